@@ -1,0 +1,51 @@
+# Two entry points on a fresh machine: `make demo` and `make test`. Everything else is a helper.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+STAMP := $(VENV)/.installed
+SCHEMAS ?= ../shared/kafka-protocol
+
+.PHONY: demo test test-core bench build install system-deps gen check-generated lint clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip setuptools wheel
+
+$(STAMP): $(PY) pyproject.toml setup.py
+	$(PIP) install -q "cython>=3.0" "numpy>=1.24"
+	$(PIP) install -q --no-build-isolation -e ".[test,demo]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+build: install
+	$(PY) setup.py -q build_ext --inplace -j 2
+
+system-deps:
+	bash tools/install_system_deps.sh
+
+gen: install
+	$(PY) tools/gen_errors.py $(SCHEMAS)/error-codes.tsv
+	$(PY) tools/gen_protocol.py $(SCHEMAS)/message
+
+check-generated: install
+	$(PY) tools/check_generated.py $(SCHEMAS)
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+test: build system-deps check-generated lint
+	$(PY) -m pytest -q tests
+
+test-core: build
+	$(PY) -m pytest -q tests/core
+
+demo: build
+	$(PY) benchmarks/bench_records.py
+
+bench: build
+	$(PY) benchmarks/bench_records.py
+
+clean:
+	rm -rf build dist *.egg-info kafka_fast/_native/_*.c kafka_fast/_native/*.so

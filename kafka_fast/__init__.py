@@ -1,0 +1,75 @@
+"""kafka_fast: a Kafka client for Python with a compiled record engine.
+
+The public names are imported on first use, so ``import kafka_fast`` stays cheap and a
+program that only needs the record engine does not load the network stack.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ._version import __version__
+from .errors import (
+    ConfigError,
+    CorruptRecordError,
+    KafkaError,
+    KafkaException,
+    ProtocolError,
+)
+from .message import (
+    TIMESTAMP_CREATE_TIME,
+    TIMESTAMP_LOG_APPEND_TIME,
+    TIMESTAMP_NOT_AVAILABLE,
+    Message,
+)
+from .topic_partition import (
+    OFFSET_BEGINNING,
+    OFFSET_END,
+    OFFSET_INVALID,
+    OFFSET_STORED,
+    TopicPartition,
+)
+
+_LAZY = {
+    "crc32c": ("kafka_fast.crc", "crc32c"),
+    "crc32c_impl": ("kafka_fast.crc", "crc32c_impl"),
+    "Producer": ("kafka_fast.producer", "Producer"),
+    "Consumer": ("kafka_fast.consumer", "Consumer"),
+    "AdminClient": ("kafka_fast.admin", "AdminClient"),
+    "RecordBatchView": ("kafka_fast.consumer", "RecordBatchView"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module_name, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'kafka_fast' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module_name), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
+
+__all__ = [
+    "__version__",
+    "ConfigError",
+    "CorruptRecordError",
+    "KafkaError",
+    "KafkaException",
+    "Message",
+    "OFFSET_BEGINNING",
+    "OFFSET_END",
+    "OFFSET_INVALID",
+    "OFFSET_STORED",
+    "ProtocolError",
+    "TIMESTAMP_CREATE_TIME",
+    "TIMESTAMP_LOG_APPEND_TIME",
+    "TIMESTAMP_NOT_AVAILABLE",
+    "TopicPartition",
+    *_LAZY,
+]

@@ -1,0 +1,178 @@
+"""The configuration table mechanism: typed keys, validation, and librdkafka-style parsing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError
+
+ROLES = ("producer", "consumer", "admin")
+
+
+@dataclass(frozen=True)
+class Key:
+    """One configuration property.
+
+    ``kind`` is one of: int, float, bool, str, list (comma-separated), enum, callable,
+    password, any. ``roles`` says which clients accept it; ``librdkafka``/``java`` say whether
+    those clients have a property of the same name and meaning; ``ignored`` keys are accepted
+    for compatibility and have no effect (documented as such).
+    """
+
+    name: str
+    kind: str
+    default: Any
+    doc: str
+    roles: tuple[str, ...] = ROLES
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    aliases: tuple[str, ...] = ()
+    librdkafka: bool = True
+    java: bool = True
+    ignored: bool = False
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def parse(self, value: Any) -> Any:
+        """Convert and check ``value``; raise ``ConfigError`` naming the key if it is wrong."""
+        kind = self.kind
+        try:
+            if value is None:
+                if self.default is None:
+                    return None
+                raise ValueError("None is not allowed")
+            if kind == "int":
+                if isinstance(value, bool):
+                    raise ValueError("expected an integer")
+                out = int(value)
+            elif kind == "float":
+                out = float(value)
+            elif kind == "bool":
+                out = _parse_bool(value)
+            elif kind in ("str", "password"):
+                if not isinstance(value, str):
+                    raise ValueError("expected a string")
+                out = value
+            elif kind == "list":
+                out = _parse_list(value)
+            elif kind == "enum":
+                out = str(value).strip()
+                if out not in self.choices:
+                    raise ValueError(f"expected one of {', '.join(self.choices)}")
+            elif kind == "callable":
+                if not callable(value):
+                    raise ValueError("expected a callable")
+                out = value
+            else:
+                out = value
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(
+                f'Invalid value {value!r} for configuration property "{self.name}": {exc}'
+            ) from None
+        if kind in ("int", "float"):
+            if self.minimum is not None and out < self.minimum:
+                raise ConfigError(
+                    f'Configuration property "{self.name}" value {out} is below the minimum '
+                    f"{self.minimum:g}"
+                )
+            if self.maximum is not None and out > self.maximum:
+                raise ConfigError(
+                    f'Configuration property "{self.name}" value {out} is above the maximum '
+                    f"{self.maximum:g}"
+                )
+        return out
+
+
+def _parse_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value != 0
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise ValueError("expected true or false")
+
+
+def _parse_list(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    if isinstance(value, Iterable):
+        return [str(part).strip() for part in value]
+    raise ValueError("expected a comma-separated string or a list")
+
+
+class Registry:
+    """All known keys, by name and alias."""
+
+    def __init__(self, keys: Iterable[Key]) -> None:
+        self.keys: dict[str, Key] = {}
+        self._by_name: dict[str, Key] = {}
+        for key in keys:
+            if key.name in self._by_name:
+                raise RuntimeError(f"configuration key {key.name} defined twice")
+            self.keys[key.name] = key
+            self._by_name[key.name] = key
+            for alias in key.aliases:
+                self._by_name[alias] = key
+
+    def lookup(self, name: str) -> Key | None:
+        """The key for ``name`` or one of its aliases."""
+        return self._by_name.get(name)
+
+
+class Config(Mapping):
+    """A validated configuration for one client role; missing keys read as their defaults."""
+
+    def __init__(self, registry: Registry, conf: Mapping[str, Any] | None, role: str) -> None:
+        if conf is None:
+            conf = {}
+        if not isinstance(conf, Mapping):
+            raise TypeError("configuration must be a dict of property names to values")
+        self.role = role
+        self._registry = registry
+        self._values: dict[str, Any] = {}
+        self.explicit: set[str] = set()
+        for name, value in conf.items():
+            key = registry.lookup(name)
+            if key is None:
+                raise ConfigError(f'No such configuration property: "{name}"')
+            if role not in key.roles:
+                raise ConfigError(
+                    f'Configuration property "{name}" does not apply to a {role}'
+                )
+            self._values[key.name] = key.parse(value)
+            self.explicit.add(key.name)
+        self.source = dict(conf)
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self._values:
+            return self._values[name]
+        key = self._registry.lookup(name)
+        if key is None:
+            raise KeyError(name)
+        if key.name in self._values:
+            return self._values[key.name]
+        return key.default
+
+    def __iter__(self):
+        return iter(self._registry.keys)
+
+    def __len__(self) -> int:
+        return len(self._registry.keys)
+
+    def is_set(self, name: str) -> bool:
+        """True if the user gave ``name`` explicitly."""
+        key = self._registry.lookup(name)
+        return key is not None and key.name in self.explicit
+
+    def require(self, name: str) -> Any:
+        """The value of ``name``; ``ConfigError`` if it is unset and has no default."""
+        value = self[name]
+        if value is None or value == "" or value == []:
+            raise ConfigError(f'Configuration property "{name}" is required')
+        return value

@@ -1,0 +1,107 @@
+"""``Message``: one record as delivered to callbacks and returned by ``poll``/``consume``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+TIMESTAMP_NOT_AVAILABLE = 0
+TIMESTAMP_CREATE_TIME = 1
+TIMESTAMP_LOG_APPEND_TIME = 2
+
+
+class Message:
+    """A record with its topic, partition, offset and error (confluent-kafka's accessors)."""
+
+    __slots__ = (
+        "_topic", "_partition", "_offset", "_key", "_value", "_headers",
+        "_timestamp_type", "_timestamp", "_error", "_latency", "_leader_epoch",
+    )
+
+    def __init__(
+        self,
+        topic: str | None = None,
+        partition: int = -1,
+        offset: int = -1001,
+        key: bytes | None = None,
+        value: bytes | None = None,
+        headers: list[tuple[str, bytes | None]] | None = None,
+        timestamp: tuple[int, int] = (TIMESTAMP_NOT_AVAILABLE, 0),
+        error: Any = None,
+        latency: float | None = None,
+        leader_epoch: int | None = None,
+    ) -> None:
+        self._topic = topic
+        self._partition = partition
+        self._offset = offset
+        self._key = key
+        self._value = value
+        self._headers = headers
+        self._timestamp_type, self._timestamp = timestamp
+        self._error = error
+        self._latency = latency
+        self._leader_epoch = leader_epoch
+
+    def topic(self) -> str | None:
+        """The topic name."""
+        return self._topic
+
+    def partition(self) -> int | None:
+        """The partition, or None if unknown."""
+        return None if self._partition is None or self._partition < 0 else self._partition
+
+    def offset(self) -> int | None:
+        """The offset, or None if unknown."""
+        return None if self._offset is None or self._offset < 0 else self._offset
+
+    def key(self) -> bytes | None:
+        """The key bytes (None if null)."""
+        return self._key
+
+    def value(self) -> bytes | None:
+        """The value bytes (None if null)."""
+        return self._value
+
+    def headers(self) -> list[tuple[str, bytes | None]] | None:
+        """Headers as a list of ``(name, value)`` pairs, or None when there are none."""
+        return self._headers if self._headers else None
+
+    def timestamp(self) -> tuple[int, int]:
+        """``(timestamp_type, timestamp_ms)``."""
+        return (self._timestamp_type, self._timestamp)
+
+    def error(self) -> Any:
+        """A ``KafkaError`` if this message reports an error, else None."""
+        return self._error
+
+    def latency(self) -> float | None:
+        """Produce latency in seconds (delivery reports only)."""
+        return self._latency
+
+    def leader_epoch(self) -> int | None:
+        """The partition leader epoch of the record's batch, if known."""
+        return self._leader_epoch
+
+    def len(self) -> int:
+        """Length of the value in bytes."""
+        return len(self._value) if self._value is not None else 0
+
+    def __len__(self) -> int:
+        return self.len()
+
+    def set_headers(self, headers: list[tuple[str, bytes | None]] | None) -> None:
+        """Replace the headers."""
+        self._headers = headers
+
+    def set_key(self, key: bytes | None) -> None:
+        """Replace the key."""
+        self._key = key
+
+    def set_value(self, value: bytes | None) -> None:
+        """Replace the value."""
+        self._value = value
+
+    def __repr__(self) -> str:
+        return (
+            f"Message(topic={self._topic!r}, partition={self._partition}, "
+            f"offset={self._offset}, key={self._key!r}, error={self._error!r})"
+        )

@@ -1,0 +1,55 @@
+"""Build the compiled record engine (Cython modules plus hand-written C kernels).
+
+Every ``kafka_fast/_native/*.pyx`` becomes one extension module and is linked with the C
+kernels in ``kafka_fast/_native/csrc``. CPU-specific paths (SSE4.2, PCLMULQDQ, ARMv8 CRC) are
+chosen at run time inside the kernels, so the build never uses ``-march=native``.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+NATIVE = os.path.join("kafka_fast", "_native")
+C_KERNELS = sorted(glob.glob(os.path.join(NATIVE, "csrc", "*.c")))
+
+
+def _compile_args() -> list[str]:
+    if sys.platform == "win32":
+        return ["/O2"]
+    return ["-O3", "-fno-strict-aliasing", "-Wno-unused-function"]
+
+
+def _extensions() -> list[Extension]:
+    modules = []
+    for pyx in sorted(glob.glob(os.path.join(NATIVE, "*.pyx"))):
+        name = os.path.splitext(pyx)[0].replace(os.sep, ".")
+        modules.append(
+            Extension(
+                name,
+                [pyx, *C_KERNELS],
+                include_dirs=[os.path.join(NATIVE, "csrc"), numpy.get_include()],
+                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+                extra_compile_args=_compile_args(),
+            )
+        )
+    return modules
+
+
+setup(
+    ext_modules=cythonize(
+        _extensions(),
+        language_level=3,
+        compiler_directives={
+            "boundscheck": False,
+            "wraparound": False,
+            "cdivision": True,
+            "embedsignature": True,
+        },
+    ),
+)
