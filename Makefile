@@ -14,7 +14,7 @@ $(PY):
 
 $(STAMP): $(PY) pyproject.toml setup.py
 	$(PIP) install -q "cython>=3.0" "numpy>=1.24"
-	$(PIP) install -q --no-build-isolation -e ".[test,demo]"
+	$(PIP) install -q --no-build-isolation -e ".[test,demo,spark]"
 	touch $(STAMP)
 
 install: $(STAMP)
