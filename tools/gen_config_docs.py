@@ -1,0 +1,87 @@
+"""Generate docs/configuration.md from the configuration table in kafka_fast/config.
+
+Usage: python tools/gen_config_docs.py [OUTPUT]   (default docs/configuration.md)
+The test suite checks the committed file equals a fresh rendering, so it cannot drift.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from kafka_fast.config import REGISTRY  # noqa: E402
+from kafka_fast.config.table import ROLES  # noqa: E402
+
+INTRO = """\
+# Configuration
+
+Generated from the configuration table in `kafka_fast/config/` by `tools/gen_config_docs.py`;
+do not edit by hand. Pass keys in the dict given to `Producer`, `Consumer` or `AdminClient`,
+exactly as with confluent-kafka. An unknown key raises `KafkaException` with `_INVALID_ARG`.
+
+Columns: **librdkafka** / **Java** say whether those clients have a property with the same
+name and meaning. Keys marked *accepted, no effect* exist so that confluent-kafka configurations
+keep working; they change nothing here.
+"""
+
+SECTIONS = (
+    ("Every client", frozenset(ROLES)),
+    ("Producer", frozenset({"producer"})),
+    ("Consumer", frozenset({"consumer"})),
+    ("Admin", frozenset({"admin"})),
+)
+
+
+def _default(key) -> str:
+    value = key.default
+    if value is None or value == "" or value == []:
+        return "—"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def _row(key) -> str:
+    doc = key.doc
+    if key.kind == "enum":
+        doc += " One of: " + ", ".join(f"`{c}`" for c in key.choices if c) + "."
+    if key.aliases:
+        doc += " Aliases: " + ", ".join(f"`{a}`" for a in key.aliases) + "."
+    if key.ignored:
+        doc += " *Accepted, no effect.*"
+    yes = {True: "yes", False: "no"}
+    return (
+        f"| `{key.name}` | {key.kind} | `{_default(key)}` | {yes[key.librdkafka]} | "
+        f"{yes[key.java]} | {doc} |"
+    )
+
+
+def render() -> str:
+    """The whole Markdown page."""
+    out = [INTRO]
+    for title, roles in SECTIONS:
+        keys = [k for k in REGISTRY.keys.values() if frozenset(k.roles) == roles]
+        if title == "Every client":
+            keys = [k for k in REGISTRY.keys.values() if len(k.roles) > 1]
+        if not keys:
+            continue
+        out.append(f"\n## {title}\n\n| key | type | default | librdkafka | Java | meaning |\n")
+        out.append("|---|---|---|---|---|---|\n")
+        out.extend(_row(k) + "\n" for k in sorted(keys, key=lambda k: k.name))
+    return "".join(out)
+
+
+def main(argv: list[str]) -> int:
+    path = argv[1] if len(argv) > 1 else os.path.join(HERE, "..", "docs", "configuration.md")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(render())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
