@@ -1,7 +1,97 @@
-"""Keys that only a consumer uses."""
+"""Keys that only a consumer uses (defaults follow librdkafka unless noted)."""
 
 from __future__ import annotations
 
 from .table import Key
 
-KEYS: list[Key] = []
+_C = ("consumer",)
+
+#: Values accepted by ``auto.offset.reset`` and the reset each one means.
+OFFSET_RESET = {
+    "smallest": "earliest", "earliest": "earliest", "beginning": "earliest",
+    "largest": "latest", "latest": "latest", "end": "latest",
+    "error": "error",
+}
+ASSIGNORS = ("range", "roundrobin", "cooperative-sticky")
+
+KEYS = [
+    Key("group.id", "str", "", "Consumer group name; required for subscribe() and commits.",
+        roles=_C),
+    Key("group.instance.id", "str", "",
+        "Static membership id (KIP-345): a restart within session.timeout.ms keeps the "
+        "assignment without a rebalance.", roles=_C),
+    Key("group.protocol", "enum", "classic",
+        "Group protocol: classic (JoinGroup/SyncGroup) or consumer (KIP-848 "
+        "ConsumerGroupHeartbeat).", choices=("classic", "consumer"), roles=_C),
+    Key("group.remote.assignor", "str", "",
+        "Server-side assignor for group.protocol=consumer (empty: the broker's default).",
+        roles=_C),
+    Key("group.protocol.type", "str", "consumer",
+        "Protocol type sent in JoinGroup.", roles=_C, java=False),
+    Key("partition.assignment.strategy", "list", ["range", "roundrobin"],
+        "Assignors offered in JoinGroup, in order of preference: range, roundrobin, "
+        "cooperative-sticky (cooperative cannot be mixed with the eager ones).",
+        roles=_C, extra={"choices": ASSIGNORS}),
+    Key("session.timeout.ms", "int", 45000,
+        "The coordinator evicts a member that sends no heartbeat for this long.",
+        minimum=1, maximum=3600000, roles=_C),
+    Key("heartbeat.interval.ms", "int", 3000, "Interval between group heartbeats.",
+        minimum=1, maximum=3600000, roles=_C),
+    Key("coordinator.query.interval.ms", "int", 600000,
+        "Re-query the group coordinator at least this often.", minimum=1, roles=_C,
+        java=False),
+    Key("max.poll.interval.ms", "int", 300000,
+        "Leave the group when the application does not call poll/consume for this long.",
+        minimum=1, maximum=86400000, roles=_C),
+    Key("enable.auto.commit", "bool", True,
+        "Commit stored offsets every auto.commit.interval.ms from the poll path.", roles=_C),
+    Key("auto.commit.interval.ms", "int", 5000, "Auto commit interval.", minimum=0,
+        maximum=86400000, roles=_C),
+    Key("enable.auto.offset.store", "bool", True,
+        "Store the offset of each message handed to the application for the next commit "
+        "(else only store_offsets() stores).", roles=_C, java=False),
+    Key("auto.offset.reset", "enum", "largest",
+        "Where to start when there is no committed offset or it is out of range: "
+        "smallest/earliest/beginning, largest/latest/end, or error.",
+        choices=tuple(OFFSET_RESET), roles=_C),
+    Key("isolation.level", "enum", "read_committed",
+        "read_committed hides aborted transactional records; read_uncommitted returns all.",
+        choices=("read_committed", "read_uncommitted"), roles=_C),
+    Key("fetch.min.bytes", "int", 1, "Minimum bytes a broker gathers before answering a Fetch.",
+        minimum=1, maximum=100000000, roles=_C),
+    Key("fetch.wait.max.ms", "int", 500,
+        "Longest time a broker waits for fetch.min.bytes.", minimum=0, maximum=300000,
+        aliases=("fetch.max.wait.ms",), roles=_C),
+    Key("fetch.max.bytes", "int", 52428800, "Maximum bytes of one Fetch response.",
+        minimum=0, maximum=2147483135, roles=_C),
+    Key("max.partition.fetch.bytes", "int", 1048576,
+        "Maximum bytes per partition in one Fetch response.", minimum=1,
+        maximum=1000000000, aliases=("fetch.message.max.bytes",), roles=_C),
+    Key("queued.max.messages.kbytes", "int", 65536,
+        "Prefetch budget: stop fetching while this many kilobytes wait for the application.",
+        minimum=1, maximum=2097151, roles=_C, java=False),
+    Key("queued.min.messages", "int", 100000,
+        "Keep fetching while fewer records than this wait for the application.",
+        minimum=1, maximum=10000000, roles=_C, java=False),
+    Key("fetch.error.backoff.ms", "int", 500,
+        "Back off this long before fetching a partition again after an error.", minimum=0,
+        maximum=300000, roles=_C, java=False),
+    Key("fetch.queue.backoff.ms", "int", 1000,
+        "Back off this long before fetching again when the prefetch budget is full.",
+        minimum=0, maximum=300000, roles=_C, java=False),
+    Key("check.crcs", "bool", False, "Verify the CRC32C of every fetched batch.", roles=_C),
+    Key("enable.partition.eof", "bool", False,
+        "Deliver a _PARTITION_EOF event each time a partition reaches its end.", roles=_C,
+        java=False),
+    Key("allow.auto.create.topics", "bool", False,
+        "Let a subscription create missing topics through Metadata.", roles=_C),
+    Key("on_commit", "callable", None,
+        "Called from poll with (KafkaError or None, [TopicPartition]) after each commit.",
+        roles=_C, java=False, aliases=("offset_commit_cb",)),
+    Key("fetch.sessions", "bool", True,
+        "Use incremental fetch sessions (KIP-227) where the broker supports them.",
+        roles=_C, librdkafka=False, java=False),
+    Key("consume.messages.per.chunk", "int", 512,
+        "How many Message objects poll() builds at a time from fetched columns.",
+        minimum=1, maximum=1000000, roles=_C, librdkafka=False, java=False),
+]
