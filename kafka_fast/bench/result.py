@@ -1,0 +1,59 @@
+"""A benchmark measurement and how it is shown."""
+
+from __future__ import annotations
+
+import resource
+import time
+from dataclasses import asdict, dataclass
+
+
+@dataclass
+class Result:
+    """One measured run of one client path."""
+
+    client: str
+    path: str
+    direction: str
+    records: int
+    nbytes: int
+    wall_s: float
+    cpu_s: float
+    error: str = ""
+
+    @property
+    def records_per_s(self) -> float:
+        return self.records / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.nbytes / self.wall_s / 1e6 if self.wall_s > 0 else 0.0
+
+    @property
+    def cpu_per_million(self) -> float:
+        return self.cpu_s / self.records * 1e6 if self.records else 0.0
+
+    @property
+    def label(self) -> str:
+        return f"{self.client} {self.path}"
+
+    def as_dict(self) -> dict:
+        out = asdict(self)
+        out.update(records_per_s=round(self.records_per_s), mb_per_s=round(self.mb_per_s, 2),
+                   cpu_s_per_million=round(self.cpu_per_million, 3))
+        return out
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+class Stopwatch:
+    """Measures wall and process CPU time between ``start()`` and ``stop()``."""
+
+    def start(self) -> Stopwatch:
+        self.wall0, self.cpu0 = time.perf_counter(), _cpu()
+        return self
+
+    def stop(self) -> tuple[float, float]:
+        return time.perf_counter() - self.wall0, _cpu() - self.cpu0

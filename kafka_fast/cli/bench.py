@@ -1,0 +1,85 @@
+"""``kafka-fast bench``: kafka_fast and installed peers side by side on one broker."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .options import UsageError
+
+PEERS = ("confluent", "aiokafka", "kafka-python")
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``bench`` subcommand."""
+    p = sub.add_parser("bench", help="produce/consume throughput against peer clients")
+    p.add_argument("-b", "--bootstrap", help="broker to use (default: start an embedded one)")
+    p.add_argument("--records", type=int, default=200_000)
+    p.add_argument("--size", type=int, default=100, help="value size in bytes")
+    p.add_argument("--key-size", type=int, default=10)
+    p.add_argument("--partitions", type=int, default=3)
+    p.add_argument("--compression", default="none",
+                   help="comma-separated codecs: " + ",".join(CODECS))
+    p.add_argument("--acks", default="1", choices=("0", "1", "all"))
+    p.add_argument("--against", default="confluent",
+                   help="comma-separated peers: " + ",".join(PEERS) + " (or 'none')")
+    p.add_argument("--only", choices=("produce", "consume"), help="run one direction only")
+    p.add_argument("--plot", metavar="FILE", help="write a PNG bar chart")
+    p.add_argument("--json", action="store_true", help="print results as JSON")
+    p.set_defaults(run=run)
+
+
+def _split(text: str, allowed: tuple[str, ...], flag: str) -> list[str]:
+    items = [x.strip() for x in text.split(",") if x.strip() and x.strip() != "none"]
+    bad = [x for x in items if x not in allowed]
+    if bad:
+        raise UsageError(f"{flag}: unknown {', '.join(bad)} (choose from {', '.join(allowed)})")
+    return items
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the benchmark (starting an embedded broker when no bootstrap is given)."""
+    from ..bench import BenchConfig, run_all
+    from ..bench.runner import format_table, plot
+    from ..embedded import EmbeddedBroker, EmbeddedBrokerError
+
+    if args.records <= 0 or args.size < 0 or args.partitions <= 0:
+        raise UsageError("--records and --partitions must be positive, --size not negative")
+    codecs = _split(args.compression, CODECS, "--compression") or ["none"]
+    against = _split(args.against, PEERS, "--against")
+    directions = (args.only,) if args.only else ("produce", "consume")
+    broker = None
+    bootstrap = args.bootstrap
+    if not bootstrap:
+        try:
+            broker = EmbeddedBroker().start()
+        except EmbeddedBrokerError as exc:
+            raise UsageError(str(exc)) from None
+        bootstrap = broker.bootstrap
+        if not args.json:
+            print(f"embedded broker (Tansu) on {bootstrap}", file=sys.stderr)
+    cfg = BenchConfig(bootstrap=bootstrap, records=args.records, size=args.size,
+                      key_size=args.key_size, partitions=args.partitions, compressions=codecs,
+                      acks=args.acks, against=against, directions=directions)
+
+    def progress(result) -> None:
+        if not args.json:
+            print(f"  {result.direction} {result.label}: {result.records_per_s:,.0f} rec/s",
+                  file=sys.stderr)
+
+    try:
+        results = run_all(cfg, progress)
+    finally:
+        if broker is not None:
+            broker.stop()
+    if args.json:
+        print(json.dumps([r.as_dict() for r in results]))
+    else:
+        print(format_table(results))
+    if args.plot:
+        plot(results, args.plot)
+        if not args.json:
+            print(f"chart written to {args.plot}", file=sys.stderr)
+    return 1 if any(r.error for r in results if r.client == "kafka_fast") else 0

@@ -1,0 +1,61 @@
+"""Options every subcommand shares: bootstrap, -X key=value, -F properties file, output mode."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+class UsageError(Exception):
+    """Bad command-line input, reported in one line with exit status 2."""
+
+
+def add_common(parser: argparse.ArgumentParser, *, bootstrap_required: bool = True) -> None:
+    """Add -b, -X, -F and --json to ``parser``."""
+    parser.add_argument("-b", "--bootstrap", required=bootstrap_required, metavar="BROKERS",
+                        help="bootstrap servers, host:port[,host:port...]")
+    parser.add_argument("-X", dest="props", action="append", default=[], metavar="KEY=VALUE",
+                        help="client configuration property (repeatable)")
+    parser.add_argument("-F", dest="prop_file", metavar="FILE",
+                        help="read client configuration from a properties file")
+    parser.add_argument("--json", action="store_true",
+                        help="machine-readable JSON output instead of text and progress bars")
+
+
+def parse_properties(text: str, source: str) -> dict[str, str]:
+    """Parse ``key=value`` lines (Java properties style; ``#``/``!`` comments, blank lines)."""
+    conf: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        sep = min((i for i in (line.find("="), line.find(":")) if i > 0), default=-1)
+        if sep <= 0:
+            raise UsageError(f"{source}:{number}: expected key=value, got {raw.strip()!r}")
+        conf[line[:sep].strip()] = line[sep + 1:].strip()
+    return conf
+
+
+def client_config(args: argparse.Namespace) -> dict[str, Any]:
+    """Build the client configuration dict from -F, then -X, then -b (later wins)."""
+    conf: dict[str, Any] = {}
+    if getattr(args, "prop_file", None):
+        try:
+            with open(args.prop_file, encoding="utf-8") as fh:
+                conf.update(parse_properties(fh.read(), args.prop_file))
+        except OSError as exc:
+            raise UsageError(f"cannot read {args.prop_file}: {exc.strerror}") from None
+    for item in getattr(args, "props", []):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"-X expects KEY=VALUE, got {item!r}")
+        conf[key.strip()] = value
+    if getattr(args, "bootstrap", None):
+        conf["bootstrap.servers"] = args.bootstrap
+    return conf
+
+
+def want_progress(args: argparse.Namespace) -> bool:
+    """Progress bars only for a person at a terminal."""
+    return not getattr(args, "json", False) and sys.stdout.isatty() and sys.stderr.isatty()

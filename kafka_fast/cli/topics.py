@@ -1,0 +1,138 @@
+"""``kafka-fast topics list|create|delete|describe`` and ``kafka-fast metadata``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from .options import UsageError, add_common, client_config
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``topics`` and ``metadata`` subcommands."""
+    topics = sub.add_parser("topics", help="list, create, delete or describe topics")
+    actions = topics.add_subparsers(dest="action", required=True)
+    lst = actions.add_parser("list", help="topic names")
+    add_common(lst)
+    create = actions.add_parser("create", help="create a topic")
+    add_common(create)
+    create.add_argument("topic")
+    create.add_argument("-P", "--partitions", type=int, default=1)
+    create.add_argument("-R", "--replication-factor", type=int, default=1)
+    create.add_argument("-C", "--config", action="append", default=[], metavar="KEY=VALUE",
+                        help="topic configuration (repeatable)")
+    delete = actions.add_parser("delete", help="delete topics")
+    add_common(delete)
+    delete.add_argument("topic", nargs="+")
+    describe = actions.add_parser("describe", help="partitions, leaders and replicas")
+    add_common(describe)
+    describe.add_argument("topic", nargs="*")
+    for p in (lst, create, delete, describe):
+        p.add_argument("--timeout", type=float, default=30.0)
+        p.set_defaults(run=run_topics)
+    meta = sub.add_parser("metadata", help="brokers, topics and partition leaders")
+    add_common(meta)
+    meta.add_argument("--timeout", type=float, default=30.0)
+    meta.set_defaults(run=run_metadata)
+
+
+def _admin(args: argparse.Namespace) -> Any:
+    from ..admin import AdminClient
+
+    return AdminClient(client_config(args))
+
+
+def _wait(futures: dict, timeout: float) -> list[str]:
+    """Wait for every admin future; return the names that succeeded (errors raise)."""
+    done = []
+    for name, fut in futures.items():
+        fut.result(timeout=timeout)
+        done.append(name)
+    return done
+
+
+def run_topics(args: argparse.Namespace) -> int:
+    """Run one ``topics`` action."""
+    from ..admin import NewTopic
+
+    admin = _admin(args)
+    try:
+        if args.action == "list":
+            md = admin.list_topics(timeout=args.timeout)
+            names = sorted(t for t in md.topics if not t.startswith("__"))
+            print(json.dumps(names) if args.json else "\n".join(names))
+        elif args.action == "create":
+            configs = {}
+            for item in args.config:
+                key, sep, value = item.partition("=")
+                if not sep:
+                    raise UsageError(f"-C expects KEY=VALUE, got {item!r}")
+                configs[key] = value
+            topic = NewTopic(args.topic, num_partitions=args.partitions,
+                             replication_factor=args.replication_factor, config=configs)
+            _wait(admin.create_topics([topic], request_timeout=args.timeout), args.timeout)
+            _say(args, {"created": args.topic}, f"created {args.topic}")
+        elif args.action == "delete":
+            done = _wait(admin.delete_topics(args.topic, request_timeout=args.timeout),
+                         args.timeout)
+            _say(args, {"deleted": done}, "\n".join(f"deleted {t}" for t in done))
+        else:
+            md = admin.list_topics(timeout=args.timeout)
+            wanted = args.topic or sorted(t for t in md.topics if not t.startswith("__"))
+            rows = [_describe(md, name) for name in wanted]
+            if args.json:
+                print(json.dumps(rows))
+            else:
+                for row in rows:
+                    print(f"topic {row['topic']}: {len(row['partitions'])} partitions")
+                    for p in row["partitions"]:
+                        print(f"  partition {p['partition']}: leader {p['leader']}, "
+                              f"replicas {p['replicas']}, isr {p['isr']}")
+    finally:
+        _close(admin)
+    return 0
+
+
+def _describe(md: Any, name: str) -> dict:
+    topic = md.topics.get(name)
+    if topic is None or (topic.error is not None and not topic.partitions):
+        raise UsageError(f"topic {name!r} does not exist")
+    return {"topic": name, "partitions": [
+        {"partition": p.id, "leader": p.leader, "replicas": list(p.replicas),
+         "isr": list(p.isrs)} for p in sorted(topic.partitions.values(), key=lambda p: p.id)]}
+
+
+def run_metadata(args: argparse.Namespace) -> int:
+    """Print brokers and every topic's partition leaders."""
+    admin = _admin(args)
+    try:
+        md = admin.list_topics(timeout=args.timeout)
+        brokers = [{"id": b.id, "host": b.host, "port": b.port}
+                   for b in sorted(md.brokers.values(), key=lambda b: b.id)]
+        topics = [_describe(md, t) for t in sorted(md.topics) if not t.startswith("__")]
+        if args.json:
+            print(json.dumps({"cluster_id": md.cluster_id, "controller_id": md.controller_id,
+                              "brokers": brokers, "topics": topics}))
+        else:
+            print(f"cluster {md.cluster_id}, controller {md.controller_id}")
+            print(f"{len(brokers)} brokers:")
+            for b in brokers:
+                print(f"  broker {b['id']} at {b['host']}:{b['port']}")
+            print(f"{len(topics)} topics:")
+            for t in topics:
+                leaders = ", ".join(f"{p['partition']}->{p['leader']}" for p in t["partitions"])
+                print(f"  {t['topic']}: {leaders}")
+    finally:
+        _close(admin)
+    return 0
+
+
+def _say(args: argparse.Namespace, obj: dict, text: str) -> None:
+    print(json.dumps(obj) if args.json else text)
+
+
+def _close(admin: Any) -> None:
+    close = getattr(admin, "close", None)
+    if close is not None:
+        close()
