@@ -1,0 +1,53 @@
+"""Generic fixtures: ``kafka`` (a broker), ``broker`` (every broker kind), ``kcat``,
+and broker logs attached to failed test reports."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.brokers import Broker, external_from_env
+from harness.kcat import kcat_path
+
+EXTERNAL = external_from_env()
+# With KAFKA_BOOTSTRAP set, tests run against that cluster only.
+BROKER_KINDS = ["external"] if EXTERNAL else ["tansu", "mock"]
+
+
+@pytest.fixture(scope="session")
+def kafka(request) -> Broker:
+    """The broker integration tests use: the external cluster when KAFKA_BOOTSTRAP is
+    set, otherwise the session's Tansu (``.kind`` tells which)."""
+    if EXTERNAL is not None:
+        return EXTERNAL
+    return request.getfixturevalue("tansu")
+
+
+@pytest.fixture(params=BROKER_KINDS)
+def broker(request) -> Broker:
+    """Each broker kind in turn: Tansu and the mock cluster, or only the external one."""
+    if request.param == "external":
+        return EXTERNAL
+    if request.param == "tansu":
+        return request.getfixturevalue("tansu")
+    return request.getfixturevalue("mock_cluster")
+
+
+@pytest.fixture(scope="session")
+def kcat() -> str | None:
+    """Path of kcat, or None when it is not installed."""
+    return kcat_path()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if not report.failed:
+        return
+    seen = set()
+    for value in getattr(item, "funcargs", {}).values():
+        if isinstance(value, Broker) and id(value) not in seen:
+            seen.add(id(value))
+            tail = value.log_tail()
+            if tail:
+                report.sections.append((f"{value.kind} broker log ({value.bootstrap})", tail))
