@@ -1,0 +1,878 @@
+"""Kafka record batches (magic 2) and legacy message sets (magic 0/1): pure-Python twin.
+
+Same API as the compiled ``kafka_fast._native._records``; the public entry point is
+``kafka_fast.records``, which documents the conventions (packed columns, nulls, headers).
+The legacy (magic 0/1) reader here is also the one the compiled module uses.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kafka_fast import compression
+from kafka_fast.errors import CorruptRecordError
+from kafka_fast.message import (
+    TIMESTAMP_CREATE_TIME,
+    TIMESTAMP_LOG_APPEND_TIME,
+    TIMESTAMP_NOT_AVAILABLE,
+)
+
+from .varint import (
+    decode_varint,
+    decode_varlong,
+    encode_varint,
+    encode_varlong,
+    size_of_varint,
+    zigzag_decode,
+    zigzag_encode,
+)
+
+__all__ = [
+    "Columns",
+    "LegacyRecordBatch",
+    "Record",
+    "RecordBatch",
+    "RecordBatchBuilder",
+    "decode_batches",
+    "decode_varint",
+    "decode_varlong",
+    "encode_batch",
+    "encode_varint",
+    "encode_varlong",
+    "patch_producer_fields",
+    "size_of_varint",
+    "zigzag_decode",
+    "zigzag_encode",
+]
+
+# RecordBatch v2 header: baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes,
+# lastOffsetDelta, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, count.
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+HEADER_SIZE = _HEADER.size  # 61
+_CRC_START = 21  # the CRC covers attributes .. end of batch
+_LOG_OVERHEAD = 12  # offset + length in front of every batch / legacy message
+_MIN_V2_LENGTH = HEADER_SIZE - _LOG_OVERHEAD  # 49
+_MIN_LEGACY_LENGTH = 14  # crc, magic, attributes, key length, value length (magic 0)
+_MIN_RECORD_SIZE = 7  # length, attributes, ts delta, offset delta, key len, value len, headers
+
+ATTR_COMPRESSION_MASK = 0x07
+ATTR_LOG_APPEND_TIME = 0x08
+ATTR_TRANSACTIONAL = 0x10
+ATTR_CONTROL = 0x20
+
+_PRODUCER_FIELDS = struct.Struct(">qhi")  # producerId, producerEpoch, baseSequence at byte 43
+_PRODUCER_AT = 43
+
+
+_CRC32C: list = []
+
+
+def _crc32c(data: Any) -> int:
+    if not _CRC32C:
+        try:
+            from kafka_fast.crc import crc32c
+        except ImportError:  # kafka_fast.crc not present yet
+            import google_crc32c
+
+            def crc32c(d: Any) -> int:
+                return google_crc32c.value(bytes(d))
+
+        _CRC32C.append(crc32c)
+    return _CRC32C[0](data)
+
+
+def _i64(x: int) -> int:
+    """Wrap to int64 as the compiled reader does for forged offsets/timestamps."""
+    return ((x + (1 << 63)) & 0xFFFFFFFFFFFFFFFF) - (1 << 63)
+
+
+def now_ms() -> int:
+    """Current wall-clock time in milliseconds (the timestamp of records given none)."""
+    return time.time_ns() // 1_000_000
+
+
+class Record:
+    """One decoded record: ``offset, timestamp, key, value, headers``."""
+
+    __slots__ = ("offset", "timestamp", "key", "value", "headers")
+
+    def __init__(
+        self,
+        offset: int,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes | None]],
+    ) -> None:
+        self.offset = offset
+        self.timestamp = timestamp
+        self.key = key
+        self.value = value
+        self.headers = headers
+
+    def _tuple(self) -> tuple:
+        return (self.offset, self.timestamp, self.key, self.value, self.headers)
+
+    def __eq__(self, other: object) -> bool:
+        try:
+            return self._tuple() == (
+                other.offset,  # type: ignore[attr-defined]
+                other.timestamp,  # type: ignore[attr-defined]
+                other.key,  # type: ignore[attr-defined]
+                other.value,  # type: ignore[attr-defined]
+                other.headers,  # type: ignore[attr-defined]
+            )
+        except AttributeError:
+            return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, "
+            f"value={self.value!r}, headers={self.headers!r})"
+        )
+
+
+class Columns:
+    """One batch as packed columns (see ``kafka_fast.records`` for the conventions).
+
+    ``offsets``/``timestamps``: int64[N]. ``keys``/``values``: ``(data uint8[M], offsets
+    int64[N+1])``, record i being ``data[offsets[i]:offsets[i+1]]``. ``key_nulls``/
+    ``value_nulls``: bool[N], True where the field is null (its slice is then empty).
+    ``headers``: None when no record has headers, else a list of N lists of (str, bytes|None).
+    """
+
+    __slots__ = ("offsets", "timestamps", "keys", "values", "key_nulls", "value_nulls", "headers")
+
+    def __init__(self, offsets, timestamps, keys, values, key_nulls, value_nulls, headers) -> None:
+        self.offsets = offsets
+        self.timestamps = timestamps
+        self.keys = keys
+        self.values = values
+        self.key_nulls = key_nulls
+        self.value_nulls = value_nulls
+        self.headers = headers
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self.__slots__:
+            raise KeyError(name)
+        return getattr(self, name)
+
+    @staticmethod
+    def _unpack(packed, nulls) -> list[bytes | None]:
+        data, offsets = packed
+        raw = memoryview(data).cast("B")
+        return [
+            None if nulls[i] else bytes(raw[offsets[i] : offsets[i + 1]])
+            for i in range(len(offsets) - 1)
+        ]
+
+    def key_list(self) -> list[bytes | None]:
+        """Keys as a list of bytes/None (creates one object per record)."""
+        return self._unpack(self.keys, self.key_nulls)
+
+    def value_list(self) -> list[bytes | None]:
+        """Values as a list of bytes/None (creates one object per record)."""
+        return self._unpack(self.values, self.value_nulls)
+
+
+def _pack_column(fields: list[bytes | None]) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+    n = len(fields)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    nulls = np.zeros(n, dtype=np.bool_)
+    total = 0
+    for i, f in enumerate(fields):
+        if f is None:
+            nulls[i] = True
+        else:
+            total += len(f)
+        offsets[i + 1] = total
+    data = np.frombuffer(b"".join(f for f in fields if f is not None), dtype=np.uint8).copy()
+    return (data, offsets), nulls
+
+
+# ---------------------------------------------------------------------------------------------
+# input normalisation (values, keys, timestamps, headers)
+
+
+def _is_packed(obj: Any) -> bool:
+    return (
+        isinstance(obj, tuple)
+        and len(obj) in (2, 3)
+        and isinstance(obj[1], np.ndarray)
+        and obj[1].ndim == 1
+    )
+
+
+def _column(obj: Any, what: str) -> list[bytes | None]:
+    """A values/keys argument as a list of bytes-like/None."""
+    if _is_packed(obj):
+        data, offsets = obj[0], obj[1]
+        nulls = obj[2] if len(obj) == 3 else None
+        if offsets.dtype != np.int64:
+            raise TypeError(f"{what}: packed offsets must be an int64 array")
+        raw = memoryview(data).cast("B")
+        n = len(offsets) - 1
+        if n < 0:
+            raise ValueError(f"{what}: packed offsets need N+1 entries")
+        if nulls is not None and len(nulls) != n:
+            raise ValueError(f"{what}: null mask has {len(nulls)} entries for {n} records")
+        out: list[bytes | None] = []
+        for i in range(n):
+            a, b = int(offsets[i]), int(offsets[i + 1])
+            if not 0 <= a <= b <= len(raw):
+                raise ValueError(
+                    f"{what}: packed offsets[{i}:{i + 2}] = ({a}, {b}) outside 0..{len(raw)}"
+                )
+            out.append(None if nulls is not None and nulls[i] else raw[a:b])
+        return out
+    if isinstance(obj, np.ndarray):
+        if obj.ndim != 2 or obj.dtype != np.uint8:
+            raise TypeError(f"{what}: a numpy array must be 2-D uint8 (one row per record)")
+        arr = np.ascontiguousarray(obj)
+        return [arr[i].tobytes() for i in range(arr.shape[0])]
+    if isinstance(obj, (bytes, bytearray, memoryview, str)):
+        raise TypeError(f"{what} must be a sequence of records, not a single {type(obj).__name__}")
+    out = []
+    for i, v in enumerate(obj):
+        if v is None:
+            out.append(None)
+        elif isinstance(v, str):
+            raise TypeError(f"{what}[{i}] is a str; encode it to bytes first")
+        else:
+            out.append(memoryview(v).cast("B") if not isinstance(v, bytes) else v)
+    return out
+
+
+def _timestamps(ts: Any, n: int) -> list[int]:
+    if ts is None:
+        return [now_ms()] * n
+    if isinstance(ts, (int, np.integer)) and not isinstance(ts, bool):
+        return [int(ts)] * n
+    out = [int(t) for t in ts]
+    if len(out) != n:
+        raise ValueError(f"timestamps has {len(out)} entries for {n} records")
+    return out
+
+
+def _headers(headers: Any, n: int) -> list[list]:
+    """Shared list of (key, value) tuples, or one list (or None) per record."""
+    if headers is None or len(headers) == 0:
+        return [[]] * n
+    if isinstance(headers[0], tuple):
+        return [list(headers)] * n
+    if len(headers) != n:
+        raise ValueError(f"headers has {len(headers)} per-record lists for {n} records")
+    return [h or [] for h in headers]
+
+
+def _encode_headers(headers: Sequence) -> bytes:
+    parts = [encode_varint(len(headers))]
+    for item in headers:
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise TypeError(f"a header must be a (key, value) tuple, got {item!r}")
+        k, v = item
+        kb = k.encode("utf-8") if isinstance(k, str) else bytes(k)
+        parts.append(encode_varint(len(kb)))
+        parts.append(kb)
+        if v is None:
+            parts.append(encode_varint(-1))
+        else:
+            vb = v.encode("utf-8") if isinstance(v, str) else bytes(v)
+            parts.append(encode_varint(len(vb)))
+            parts.append(vb)
+    return b"".join(parts)
+
+
+def _encode_record(offset_delta: int, ts_delta: int, key: Any, value: Any, headers: Any) -> bytes:
+    parts = [b"\x00", encode_varlong(ts_delta), encode_varint(offset_delta)]
+    for field in (key, value):
+        if field is None:
+            parts.append(b"\x01")  # zigzag(-1)
+        else:
+            parts.append(encode_varint(len(field)))
+            parts.append(bytes(field))
+    parts.append(_encode_headers(headers) if headers else b"\x00")
+    body = b"".join(parts)
+    return encode_varint(len(body)) + body
+
+
+def _attributes(codec: int, transactional: bool) -> int:
+    return codec | (ATTR_TRANSACTIONAL if transactional else 0)
+
+
+def _assemble(
+    records: bytes,
+    count: int,
+    codec: int,
+    level: int | None,
+    base_offset: int,
+    first_ts: int,
+    max_ts: int,
+    producer_id: int,
+    producer_epoch: int,
+    base_sequence: int,
+    transactional: bool,
+    partition_leader_epoch: int,
+) -> bytes:
+    payload = compression.compress(codec, records, level) if codec else records
+    header = bytearray(
+        _HEADER.pack(
+            base_offset,
+            HEADER_SIZE - _LOG_OVERHEAD + len(payload),
+            partition_leader_epoch,
+            2,
+            0,
+            _attributes(codec, transactional),
+            count - 1,
+            first_ts,
+            max_ts,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            count,
+        )
+    )
+    crc = _crc32c(bytes(header[_CRC_START:]) + payload)
+    struct.pack_into(">I", header, 17, crc)
+    return bytes(header) + payload
+
+
+def encode_batch(
+    values: Any,
+    keys: Any = None,
+    *,
+    timestamps: Any = None,
+    headers: Any = None,
+    compression: str | int = "none",
+    compression_level: int | None = None,
+    base_offset: int = 0,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    transactional: bool = False,
+    partition_leader_epoch: int = -1,
+) -> bytes:
+    """Encode one complete RecordBatch (magic 2) holding every given record."""
+    from kafka_fast import compression as _codecs
+
+    codec = _codecs.codec_id(compression)
+    vals = _column(values, "values")
+    n = len(vals)
+    if n == 0:
+        raise ValueError("a record batch needs at least one record")
+    ks = [None] * n if keys is None else _column(keys, "keys")
+    if len(ks) != n:
+        raise ValueError(f"keys has {len(ks)} entries for {n} values")
+    ts = _timestamps(timestamps, n)
+    hs = _headers(headers, n)
+    first = ts[0]
+    records = b"".join(
+        _encode_record(i, ts[i] - first, ks[i], vals[i], hs[i]) for i in range(n)
+    )
+    return _assemble(
+        records, n, codec, compression_level, base_offset, first, max(ts),
+        producer_id, producer_epoch, base_sequence, transactional, partition_leader_epoch,
+    )
+
+
+class RecordBatchBuilder:
+    """Builds one RecordBatch record by record; ``append`` returns False once it is full."""
+
+    def __init__(
+        self,
+        compression: str | int = "none",
+        batch_size: int = 1_048_576,
+        compression_level: int | None = None,
+        base_offset: int = 0,
+        producer_id: int = -1,
+        producer_epoch: int = -1,
+        base_sequence: int = -1,
+        transactional: bool = False,
+        partition_leader_epoch: int = -1,
+    ) -> None:
+        from kafka_fast import compression as _codecs
+
+        self._codec = _codecs.codec_id(compression)
+        self._level = compression_level
+        self._batch_size = batch_size
+        self._base_offset = base_offset
+        self._partition_leader_epoch = partition_leader_epoch
+        self.set_producer_state(producer_id, producer_epoch, base_sequence, transactional)
+        self._parts: list[bytes] = []
+        self._size = HEADER_SIZE
+        self._first_ts = 0
+        self._max_ts = -1
+        self._built: bytes | None = None
+
+    def set_producer_state(
+        self, producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool = False
+    ) -> None:
+        """Producer id, epoch, first sequence and transactional flag written by ``build``."""
+        self._producer_id = producer_id
+        self._producer_epoch = producer_epoch
+        self._base_sequence = base_sequence
+        self._transactional = bool(transactional)
+
+    def append(
+        self,
+        value: Any,
+        key: Any = None,
+        timestamp: int | None = None,
+        headers: Sequence | None = None,
+    ) -> bool:
+        """Add a record; False (and nothing added) if it would overflow ``batch_size``."""
+        if self._built is not None:
+            raise RuntimeError("the batch was already built")
+        for name, field in (("value", value), ("key", key)):
+            if isinstance(field, str):
+                raise TypeError(f"{name} is a str; encode it to bytes first")
+        ts = now_ms() if timestamp is None else int(timestamp)
+        if not self._parts:
+            self._first_ts = ts
+        rec = _encode_record(
+            len(self._parts),
+            ts - self._first_ts,
+            None if key is None else memoryview(key).cast("B"),
+            None if value is None else memoryview(value).cast("B"),
+            headers,
+        )
+        if self._parts and self._size + len(rec) > self._batch_size:
+            return False
+        self._parts.append(rec)
+        self._size += len(rec)
+        if ts > self._max_ts:
+            self._max_ts = ts
+        return True
+
+    def __len__(self) -> int:
+        return len(self._parts)
+
+    @property
+    def size_in_bytes(self) -> int:
+        """Bytes the batch holds so far, uncompressed, header included."""
+        return self._size
+
+    def build(self) -> bytes:
+        """The finished batch (the builder accepts no more records afterwards)."""
+        if self._built is None:
+            if not self._parts:
+                raise ValueError("a record batch needs at least one record")
+            self._built = _assemble(
+                b"".join(self._parts), len(self._parts), self._codec, self._level,
+                self._base_offset, self._first_ts, self._max_ts, self._producer_id,
+                self._producer_epoch, self._base_sequence, self._transactional,
+                self._partition_leader_epoch,
+            )
+            self._parts = []
+        return self._built
+
+
+def patch_producer_fields(
+    buf: Any,
+    producer_id: int,
+    producer_epoch: int,
+    base_sequence: int,
+    transactional: bool | None = None,
+) -> bytes:
+    """A copy of one built batch with new producer id/epoch/base sequence (and optionally the
+    transactional flag), its CRC recomputed."""
+    out = bytearray(buf)
+    if len(out) < HEADER_SIZE or out[16] != 2:
+        raise ValueError("not a magic 2 record batch")
+    (length,) = struct.unpack_from(">i", out, 8)
+    if length + _LOG_OVERHEAD != len(out):
+        raise ValueError(f"batch length field {length} does not match {len(out)} bytes")
+    _PRODUCER_FIELDS.pack_into(out, _PRODUCER_AT, producer_id, producer_epoch, base_sequence)
+    if transactional is not None:
+        (attrs,) = struct.unpack_from(">h", out, 21)
+        attrs = (attrs | ATTR_TRANSACTIONAL) if transactional else (attrs & ~ATTR_TRANSACTIONAL)
+        struct.pack_into(">h", out, 21, attrs)
+    struct.pack_into(">I", out, 17, _crc32c(memoryview(out)[_CRC_START:]))
+    return bytes(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# decoding
+
+
+def _records_limit(count: int, nbytes: int, where: int) -> None:
+    if count < 0:
+        raise CorruptRecordError(f"negative record count {count}", where)
+    if count * _MIN_RECORD_SIZE > nbytes:
+        raise CorruptRecordError(
+            f"record count {count} cannot fit in {nbytes} bytes of records", where
+        )
+
+
+def _parse_records(buf, pos: int, end: int, count: int, base: int):
+    """Yield (offset_delta, ts_delta, key, value, headers) for ``count`` records in buf[pos:end].
+
+    ``base`` is added to positions in error messages.
+    """
+    for _ in range(count):
+        if pos >= end:
+            raise CorruptRecordError("truncated record: fewer records than the batch declares",
+                                     base + pos)
+        length, p = decode_varint(buf, pos, end)
+        if length < 0:
+            raise CorruptRecordError(f"negative record length {length}", base + pos)
+        rend = p + length
+        if rend > end:
+            raise CorruptRecordError(f"record length {length} beyond the batch", base + pos)
+        if p >= rend:
+            raise CorruptRecordError("truncated record", base + p)
+        p += 1  # attributes (unused)
+        ts_delta, p = decode_varlong(buf, p, rend)
+        off_delta, p = decode_varint(buf, p, rend)
+        fields = []
+        for what in ("key", "value"):
+            n, p = decode_varint(buf, p, rend)
+            if n == -1:
+                fields.append(None)
+                continue
+            if n < -1:
+                raise CorruptRecordError(f"negative {what} length {n}", base + p)
+            if n > rend - p:
+                raise CorruptRecordError(f"{what} length {n} beyond the record", base + p)
+            fields.append(bytes(buf[p : p + n]))
+            p += n
+        hcount, p = decode_varint(buf, p, rend)
+        if hcount < 0:
+            raise CorruptRecordError(f"negative header count {hcount}", base + p)
+        if hcount * 2 > rend - p:
+            raise CorruptRecordError(f"header count {hcount} beyond the record", base + p)
+        headers = []
+        for _h in range(hcount):
+            n, p = decode_varint(buf, p, rend)
+            if n < 0:
+                raise CorruptRecordError(f"bad header key length {n}", base + p)
+            if n > rend - p:
+                raise CorruptRecordError(f"header key length {n} beyond the record", base + p)
+            hkey = bytes(buf[p : p + n]).decode("utf-8", "replace")
+            p += n
+            n, p = decode_varint(buf, p, rend)
+            if n < -1:
+                raise CorruptRecordError(f"negative header value length {n}", base + p)
+            if n == -1:
+                hval = None
+            else:
+                if n > rend - p:
+                    raise CorruptRecordError(
+                        f"header value length {n} beyond the record", base + p
+                    )
+                hval = bytes(buf[p : p + n])
+                p += n
+            headers.append((hkey, hval))
+        if p != rend:
+            raise CorruptRecordError(
+                f"record declares {length} bytes but its fields use {p - rend + length}", base + p
+            )
+        pos = rend
+        yield off_delta, ts_delta, fields[0], fields[1], headers
+    if pos != end:
+        raise CorruptRecordError(
+            f"{end - pos} bytes left after the {count} records the batch declares", base + pos
+        )
+
+
+class RecordBatch:
+    """A decoded RecordBatch (magic 2) header; records are parsed on ``records()``/``columns()``."""
+
+    magic = 2
+
+    def __init__(self, view: memoryview, pos: int, length: int, verify_crc: bool) -> None:
+        (
+            self.base_offset,
+            _length,
+            self.partition_leader_epoch,
+            _magic,
+            crc,
+            attrs,
+            self.last_offset_delta,
+            self.first_timestamp,
+            self.max_timestamp,
+            self.producer_id,
+            self.producer_epoch,
+            self.base_sequence,
+            self._count,
+        ) = _HEADER.unpack_from(view, pos)
+        end = pos + _LOG_OVERHEAD + length
+        if verify_crc:
+            actual = _crc32c(view[pos + _CRC_START : end])
+            if actual != crc:
+                raise CorruptRecordError(
+                    f"record batch CRC mismatch: stored {crc:#010x}, computed {actual:#010x}", pos
+                )
+        self.compression = attrs & ATTR_COMPRESSION_MASK
+        if self.compression > compression.ZSTD:
+            raise CorruptRecordError(f"unknown compression code {self.compression}", pos + 21)
+        self.attributes = attrs
+        self.timestamp_type = (
+            TIMESTAMP_LOG_APPEND_TIME if attrs & ATTR_LOG_APPEND_TIME else TIMESTAMP_CREATE_TIME
+        )
+        self.is_transactional = bool(attrs & ATTR_TRANSACTIONAL)
+        self.is_control = bool(attrs & ATTR_CONTROL)
+        if self._count < 0:
+            raise CorruptRecordError(f"negative record count {self._count}", pos + 57)
+        self.byte_size = _LOG_OVERHEAD + length
+        self.next_offset = _i64(self.base_offset + self.last_offset_delta + 1)
+        self.crc = crc
+        self._view = view
+        self._pos = pos
+        self._end = end
+
+    def __len__(self) -> int:
+        """Number of records the batch declares."""
+        return self._count
+
+    def __repr__(self) -> str:
+        return (
+            f"RecordBatch(base_offset={self.base_offset}, records={self._count}, "
+            f"compression={compression.CODEC_NAMES[self.compression]}, bytes={self.byte_size})"
+        )
+
+    def _parsed(self) -> list:
+        start = self._pos + HEADER_SIZE
+        if self.compression == compression.NONE:
+            _records_limit(self._count, self._end - start, self._pos + 57)
+            return list(_parse_records(self._view, start, self._end, self._count, 0))
+        with compression.decompress_pooled(
+            self.compression, self._view[start : self._end]
+        ) as lease:
+            raw = lease.view
+            _records_limit(self._count, len(raw), self._pos + 57)
+            try:
+                return list(_parse_records(raw, 0, len(raw), self._count, 0))
+            except CorruptRecordError as exc:
+                raise CorruptRecordError(
+                    f"{exc.args[0].str()} in decompressed records", self._pos
+                ) from None
+
+    def _timestamp(self, ts_delta: int) -> int:
+        if self.timestamp_type == TIMESTAMP_LOG_APPEND_TIME:
+            return self.max_timestamp
+        return _i64(self.first_timestamp + ts_delta)
+
+    def records(self) -> list[Record]:
+        """Every record as a ``Record`` object."""
+        base = self.base_offset
+        return [
+            Record(_i64(base + od), self._timestamp(td), k, v, h)
+            for od, td, k, v, h in self._parsed()
+        ]
+
+    def columns(self) -> Columns:
+        """Every record as packed columns (``Columns``)."""
+        parsed = self._parsed()
+        offsets = np.array([_i64(self.base_offset + p[0]) for p in parsed], dtype=np.int64)
+        timestamps = np.array([self._timestamp(p[1]) for p in parsed], dtype=np.int64)
+        keys, key_nulls = _pack_column([p[2] for p in parsed])
+        values, value_nulls = _pack_column([p[3] for p in parsed])
+        headers = [p[4] for p in parsed] if any(p[4] for p in parsed) else None
+        return Columns(offsets, timestamps, keys, values, key_nulls, value_nulls, headers)
+
+
+# ---------------------------------------------------------------------------------------------
+# legacy message sets (magic 0 and 1)
+
+_LEGACY_HEAD = struct.Struct(">qiIbb")  # offset, size, crc, magic, attributes
+
+
+def _legacy_message(view, pos: int, end: int, verify_crc: bool):
+    """Parse the message at ``pos`` (its offset/size prefix included); returns its fields and
+    the position after it. ``end`` bounds the message set."""
+    if end - pos < _LOG_OVERHEAD:
+        raise CorruptRecordError("truncated message header", pos)
+    offset, size = struct.unpack_from(">qi", view, pos)
+    if size < _MIN_LEGACY_LENGTH:
+        raise CorruptRecordError(f"message size {size} below the minimum", pos + 8)
+    mend = pos + _LOG_OVERHEAD + size
+    if mend > end:
+        raise CorruptRecordError(f"message size {size} beyond the message set", pos + 8)
+    _o, _s, crc, magic, attrs = _LEGACY_HEAD.unpack_from(view, pos)
+    if magic not in (0, 1):
+        raise CorruptRecordError(f"unknown magic {magic}", pos + 16)
+    if verify_crc:
+        actual = zlib.crc32(view[pos + 16 : mend])
+        if actual != crc:
+            raise CorruptRecordError(
+                f"message CRC mismatch: stored {crc:#010x}, computed {actual:#010x}", pos
+            )
+    p = pos + 18
+    timestamp = -1
+    if magic == 1:
+        if mend - p < 8:
+            raise CorruptRecordError("truncated message timestamp", p)
+        (timestamp,) = struct.unpack_from(">q", view, p)
+        p += 8
+    fields = []
+    for what in ("key", "value"):
+        if mend - p < 4:
+            raise CorruptRecordError(f"truncated message {what} length", p)
+        (n,) = struct.unpack_from(">i", view, p)
+        p += 4
+        if n == -1:
+            fields.append(None)
+            continue
+        if n < -1 or n > mend - p:
+            raise CorruptRecordError(f"message {what} length {n} beyond the message", p - 4)
+        fields.append(bytes(view[p : p + n]))
+        p += n
+    if p != mend:
+        raise CorruptRecordError(f"{mend - p} unexpected bytes at the end of a message", p)
+    return (offset, magic, attrs, timestamp, fields[0], fields[1]), mend
+
+
+class LegacyRecordBatch:
+    """One top-level message of a magic 0/1 message set (a wrapper if compressed)."""
+
+    partition_leader_epoch = -1
+    is_transactional = False
+    is_control = False
+    producer_id = -1
+    producer_epoch = -1
+    base_sequence = -1
+
+    def __init__(self, view: memoryview, pos: int, length: int, verify_crc: bool) -> None:
+        end = pos + _LOG_OVERHEAD + length
+        (offset, magic, attrs, ts, key, value), _ = _legacy_message(view, pos, end, verify_crc)
+        self.magic = magic
+        self.compression = attrs & ATTR_COMPRESSION_MASK
+        self.byte_size = _LOG_OVERHEAD + length
+        log_append = magic == 1 and bool(attrs & ATTR_LOG_APPEND_TIME)
+        if magic == 0:
+            self.timestamp_type = TIMESTAMP_NOT_AVAILABLE
+        else:
+            self.timestamp_type = TIMESTAMP_LOG_APPEND_TIME if log_append else TIMESTAMP_CREATE_TIME
+        if self.compression == compression.NONE:
+            self._records = [Record(offset, ts, key, value, [])]
+        elif self.compression > compression.LZ4:
+            raise CorruptRecordError(
+                f"compression code {self.compression} is not valid in a magic {magic} message",
+                pos + 17,
+            )
+        else:
+            if value is None:
+                raise CorruptRecordError("compressed message without a value", pos)
+            self._records = self._inner(view, pos, offset, magic, ts, log_append, value,
+                                        verify_crc)
+        first = self._records[0]
+        self.base_offset = first.offset
+        self.last_offset_delta = offset - first.offset
+        self.next_offset = offset + 1
+        self.first_timestamp = first.timestamp
+        self.max_timestamp = max(r.timestamp for r in self._records)
+        self._count = len(self._records)
+
+    def _inner(self, view, pos, wrapper_offset, magic, wrapper_ts, log_append, value, verify_crc):
+        with compression.decompress_pooled(
+            self.compression, value, legacy_lz4=magic == 0
+        ) as lease:
+            inner = lease.view
+            msgs = []
+            p = 0
+            try:
+                while p < len(inner):
+                    msg, p = _legacy_message(inner, p, len(inner), verify_crc)
+                    if msg[2] & ATTR_COMPRESSION_MASK:
+                        raise CorruptRecordError("nested compressed message", p)
+                    msgs.append(msg)
+            except CorruptRecordError as exc:
+                raise CorruptRecordError(
+                    f"{exc.args[0].str()} inside a compressed message", pos
+                ) from None
+        if not msgs:
+            raise CorruptRecordError("compressed message holds no messages", pos)
+        shift = wrapper_offset - msgs[-1][0] if magic >= 1 else 0
+        return [
+            Record(o + shift, wrapper_ts if log_append else ts, k, v, [])
+            for o, _m, _a, ts, k, v in msgs
+        ]
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __repr__(self) -> str:
+        return (
+            f"LegacyRecordBatch(magic={self.magic}, base_offset={self.base_offset}, "
+            f"records={self._count})"
+        )
+
+    def records(self) -> list[Record]:
+        return list(self._records)
+
+    def columns(self) -> Columns:
+        recs = self._records
+        keys, key_nulls = _pack_column([r.key for r in recs])
+        values, value_nulls = _pack_column([r.value for r in recs])
+        return Columns(
+            np.array([r.offset for r in recs], dtype=np.int64),
+            np.array([r.timestamp for r in recs], dtype=np.int64),
+            keys, values, key_nulls, value_nulls, None,
+        )
+
+
+def next_batch_bounds(view, pos: int, allow_partial: bool) -> tuple[int, int] | None:
+    """(length, magic) of the batch at ``pos``, or None when only a partial batch is left."""
+    n = len(view) - pos
+    if n < _LOG_OVERHEAD:
+        if allow_partial:
+            return None
+        raise CorruptRecordError(f"truncated batch: {n} bytes left", pos)
+    (length,) = struct.unpack_from(">i", view, pos + 8)
+    if length < _MIN_LEGACY_LENGTH:
+        raise CorruptRecordError(f"batch length {length} below the minimum", pos + 8)
+    if length > n - _LOG_OVERHEAD:
+        if allow_partial:
+            return None
+        raise CorruptRecordError(
+            f"truncated batch: length {length} but {n - _LOG_OVERHEAD} bytes left", pos
+        )
+    magic = view[pos + 16]
+    if magic == 2 and length < _MIN_V2_LENGTH:
+        raise CorruptRecordError(f"batch length {length} below the magic 2 minimum", pos + 8)
+    if magic > 2:
+        raise CorruptRecordError(f"unknown magic {magic}", pos + 16)
+    return length, magic
+
+
+def decode_batches(
+    data: Any, *, verify_crc: bool = True, allow_partial: bool = True
+) -> list[RecordBatch | LegacyRecordBatch]:
+    """Every complete batch in ``data``; a trailing partial batch is ignored unless
+    ``allow_partial`` is False (then it raises ``CorruptRecordError``)."""
+    view = memoryview(data).cast("B") if not isinstance(data, memoryview) else data.cast("B")
+    out: list[RecordBatch | LegacyRecordBatch] = []
+    pos = 0
+    while pos < len(view):
+        bounds = next_batch_bounds(view, pos, allow_partial)
+        if bounds is None:
+            break
+        length, magic = bounds
+        cls = RecordBatch if magic == 2 else LegacyRecordBatch
+        out.append(cls(view, pos, length, verify_crc))
+        pos += _LOG_OVERHEAD + length
+    return out
+
+
+CONTROL_ABORT = 0
+CONTROL_COMMIT = 1
+
+
+def decode_control_key(key: bytes) -> tuple[int, int]:
+    """(version, type) of a control record key; type 0 is ABORT, 1 COMMIT."""
+    if key is None or len(key) < 4:
+        raise CorruptRecordError("control record key shorter than 4 bytes", -1)
+    version, ctype = struct.unpack_from(">hh", key, 0)
+    return version, ctype

@@ -1,0 +1,89 @@
+"""Kafka record batches: encode (``encode_batch``, ``RecordBatchBuilder``) and decode
+(``decode_batches`` -> ``RecordBatch.records()`` / ``.columns()``), magic 2 and legacy 0/1.
+
+The compiled engine is used when built, else the pure-Python twin (``KAFKA_FAST_NO_EXTENSIONS=1``
+forces the latter); ``NATIVE`` tells which.
+
+Conventions
+-----------
+Record fields (``values``/``keys`` of ``encode_batch``) may be given as:
+
+- a sequence of bytes-like objects or None (None = null key / null value);
+- a 2-D ``uint8`` numpy array, one row per record (every field the row width; no nulls);
+- a packed tuple ``(data, offsets)`` or ``(data, offsets, nulls)``: ``data`` any bytes-like,
+  ``offsets`` a 1-D int64 numpy array of N+1 boundaries (record i is
+  ``data[offsets[i]:offsets[i+1]]``), ``nulls`` an optional length-N bool/uint8 array, true
+  where the field is null (its slice is then ignored).
+
+``keys=None`` makes every key null. Timestamps: None (now, in ms), one int for all records, or a
+sequence/int64 array of N. Headers: None, one list of ``(str, bytes | None)`` tuples applied to
+every record, or a list of N per-record lists (or None).
+
+``RecordBatch.columns()`` returns ``Columns`` with the same packed convention: ``offsets`` and
+``timestamps`` int64[N]; ``keys``/``values`` = ``(data uint8[M], offsets int64[N+1])`` pairs where
+a null field has an empty slice and is flagged in ``key_nulls``/``value_nulls`` (bool[N]);
+``headers`` is None when no record has headers, else N per-record lists. So
+``(cols.values[0], cols.values[1], cols.value_nulls)`` is a valid packed input again.
+
+``RecordBatch.timestamp_type`` uses ``kafka_fast.message``'s constants: 0 not available
+(magic 0), 1 create time, 2 log-append time (then every record carries the batch max timestamp).
+
+Malformed input raises ``kafka_fast.errors.CorruptRecordError`` with the byte position.
+"""
+
+from __future__ import annotations
+
+from kafka_fast._impl import load
+
+from ..compression import CODEC_IDS, CODEC_NAMES, codec_id
+
+_impl, NATIVE = load("_records", "records")
+
+encode_batch = _impl.encode_batch
+RecordBatchBuilder = _impl.RecordBatchBuilder
+decode_batches = _impl.decode_batches
+RecordBatch = _impl.RecordBatch
+Record = _impl.Record
+patch_producer_fields = _impl.patch_producer_fields
+encode_varint = _impl.encode_varint
+encode_varlong = _impl.encode_varlong
+decode_varint = _impl.decode_varint
+decode_varlong = _impl.decode_varlong
+size_of_varint = _impl.size_of_varint
+zigzag_encode = _impl.zigzag_encode
+zigzag_decode = _impl.zigzag_decode
+
+from kafka_fast._pure.records import (  # noqa: E402  (shared by both implementations)
+    CONTROL_ABORT,
+    CONTROL_COMMIT,
+    HEADER_SIZE,
+    Columns,
+    LegacyRecordBatch,
+    decode_control_key,
+)
+
+__all__ = [
+    "CODEC_IDS",
+    "CODEC_NAMES",
+    "CONTROL_ABORT",
+    "CONTROL_COMMIT",
+    "HEADER_SIZE",
+    "NATIVE",
+    "Columns",
+    "LegacyRecordBatch",
+    "Record",
+    "RecordBatch",
+    "RecordBatchBuilder",
+    "codec_id",
+    "decode_batches",
+    "decode_control_key",
+    "decode_varint",
+    "decode_varlong",
+    "encode_batch",
+    "encode_varint",
+    "encode_varlong",
+    "patch_producer_fields",
+    "size_of_varint",
+    "zigzag_decode",
+    "zigzag_encode",
+]
