@@ -1,0 +1,85 @@
+"""Checks and conversions of produce() arguments, with TypeErrors that name the argument."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+Headers = list[tuple[str, bytes | None]]
+
+
+def as_bytes(obj: Any, what: str) -> bytes | None:
+    """``obj`` as bytes: str is utf-8 encoded, bytes-like objects are copied, None stays None."""
+    if obj is None or type(obj) is bytes:
+        return obj
+    if isinstance(obj, str):
+        return obj.encode("utf-8")
+    if isinstance(obj, (bytearray, memoryview)):
+        return bytes(obj)
+    if isinstance(obj, bytes):
+        return bytes(obj)
+    raise TypeError(f"{what} must be bytes, str or None, not {type(obj).__name__}")
+
+
+def as_headers(headers: Any, what: str = "headers") -> Headers | None:
+    """Headers given as a list of ``(name, value)`` pairs or a dict, as a list of
+    ``(str, bytes | None)`` tuples (None when there are none)."""
+    if headers is None:
+        return None
+    if isinstance(headers, Mapping):
+        pairs = headers.items()
+    elif isinstance(headers, (list, tuple)):
+        pairs = headers
+    else:
+        raise TypeError(
+            f"{what} must be a list of (name, value) tuples or a dict, "
+            f"not {type(headers).__name__}"
+        )
+    out: Headers = []
+    for pair in pairs:
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise TypeError(f"{what} entries must be (name, value) tuples, got {pair!r}")
+        name, value = pair
+        if isinstance(name, bytes):
+            name = name.decode("utf-8")
+        elif not isinstance(name, str):
+            raise TypeError(f"{what} names must be str, not {type(name).__name__}")
+        out.append((name, as_bytes(value, f"{what} value of {name!r}")))
+    return out or None
+
+
+def as_timestamp(timestamp: Any) -> int:
+    """A record timestamp in milliseconds (0 means "now")."""
+    if type(timestamp) is int:
+        return timestamp
+    if isinstance(timestamp, bool) or not isinstance(timestamp, int):
+        raise TypeError(
+            f"timestamp must be an int (milliseconds since the epoch), "
+            f"not {type(timestamp).__name__}"
+        )
+    return int(timestamp)
+
+
+def as_partition(partition: Any) -> int:
+    """A partition number (-1 lets the partitioner choose)."""
+    if type(partition) is int:
+        return partition
+    if isinstance(partition, bool) or not isinstance(partition, int):
+        raise TypeError(f"partition must be an int, not {type(partition).__name__}")
+    return int(partition)
+
+
+def as_callback(cb: Any, what: str = "on_delivery") -> Any:
+    """A delivery callback or None."""
+    if cb is not None and not callable(cb):
+        raise TypeError(f"{what} must be callable, not {type(cb).__name__}")
+    return cb
+
+
+def as_topic(topic: Any) -> str:
+    """A non-empty topic name."""
+    if type(topic) is not str:
+        raise TypeError(f"topic must be a str, not {type(topic).__name__}")
+    if not topic:
+        raise ValueError("topic must not be empty")
+    return topic
