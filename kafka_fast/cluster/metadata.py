@@ -1,0 +1,189 @@
+"""Metadata refresh: coalesced requests, retries with backoff, periodic refresh.
+
+Runs on the client's I/O thread. One Metadata request is in flight at a time; requests that
+arrive meanwhile join it when it already covers their topics, or are merged into the next
+one. Topics asked for are remembered and refreshed every ``metadata.max.age.ms``.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import Future
+from typing import TYPE_CHECKING
+
+from ..errors import KafkaError, KafkaException
+from ..net.backoff import Backoff
+from ..net.request import settle_all
+from ..protocol.messages import MetadataRequest
+from .view import ClusterView
+
+if TYPE_CHECKING:
+    from ..net.client import KafkaClient
+
+#: Topic errors after which the topic is asked for again soon (leader elections and the like).
+_RETRY_TOPIC_ERRORS = frozenset({
+    KafkaError.LEADER_NOT_AVAILABLE, KafkaError.REPLICA_NOT_AVAILABLE,
+    KafkaError.NOT_LEADER_OR_FOLLOWER, KafkaError.FENCED_LEADER_EPOCH,
+    KafkaError.UNKNOWN_LEADER_EPOCH,
+})
+_MAX_FOLLOW_UPS = 10
+
+
+class _Batch:
+    __slots__ = ("topics", "all", "futures", "deadline")
+
+    def __init__(self, topics: set[str], all_topics: bool, deadline: float) -> None:
+        self.topics = topics
+        self.all = all_topics
+        self.futures: list[Future] = []
+        self.deadline = deadline
+
+    def covers(self, topics: set[str], all_topics: bool) -> bool:
+        return self.all or (not all_topics and topics <= self.topics)
+
+
+class MetadataManager:
+    def __init__(self, client: KafkaClient) -> None:
+        conf = client.config
+        self.client = client
+        self.tracked: set[str] = set()
+        self.max_age = conf["metadata.max.age.ms"] / 1000.0
+        self.timeout = conf["request.timeout.ms"] / 1000.0
+        self.backoff = Backoff(conf["retry.backoff.ms"], conf["retry.backoff.max.ms"])
+        self._follow_backoff = Backoff(conf["retry.backoff.ms"], conf["retry.backoff.max.ms"])
+        self._follow_ups = 0
+        self.auto_create = _auto_create(conf)
+        self._inflight: _Batch | None = None
+        self._next: _Batch | None = None
+        self._periodic = None
+        self._retry_timer = None
+
+    # -- entry points -----------------------------------------------------------------------
+    def request(self, topics: list[str] | None, all_topics: bool) -> Future:
+        """Thread-safe: a Future resolved with the ClusterView after the refresh."""
+        fut: Future = Future()
+        wanted = None if topics is None else {str(t) for t in topics}
+        self.client.loop.call_soon(lambda: self._request(wanted, all_topics, fut))
+        self.client._ensure_started()
+        return fut
+
+    def _request(self, topics: set[str] | None, all_topics: bool, fut: Future | None) -> None:
+        if topics is None:
+            topics = set(self.tracked)
+        else:
+            self.tracked |= topics
+        inflight = self._inflight
+        if inflight is not None and inflight.covers(topics, all_topics):
+            if fut is not None:
+                inflight.futures.append(fut)
+            return
+        nxt = self._next
+        if nxt is None:
+            nxt = self._next = _Batch(set(), False, 0.0)
+        nxt.topics |= topics
+        nxt.all = nxt.all or all_topics
+        if fut is not None:
+            nxt.futures.append(fut)
+        self._send_next()
+
+    def start_periodic(self) -> None:
+        self._arm_periodic()
+
+    def fail_all(self, exc: BaseException) -> None:
+        """Fail every waiting request (client shutdown)."""
+        for batch in (self._inflight, self._next):
+            if batch is not None:
+                settle_all(batch.futures, error=exc)
+        self._inflight = self._next = None
+
+    # -- sending and responses --------------------------------------------------------------
+    def _send_next(self) -> None:
+        if self._inflight is not None or self._next is None or self._retry_timer is not None:
+            return
+        batch, self._next = self._next, None
+        batch.deadline = time.monotonic() + self.timeout
+        self._inflight = batch
+        self._send(batch)
+
+    def _send(self, batch: _Batch) -> None:
+        if batch.all:
+            topics = None
+        else:
+            topics = [MetadataRequest.MetadataRequestTopic(name=t) for t in sorted(batch.topics)]
+        req = MetadataRequest(topics=topics, allow_auto_topic_creation=self.auto_create)
+        remaining_ms = max(1, int((batch.deadline - time.monotonic()) * 1000))
+        fut = self.client.send_any(req, timeout_ms=remaining_ms)
+        fut.add_done_callback(lambda f: self.client.loop.call_soon(
+            lambda: self._on_done(batch, f)))
+
+    def _on_done(self, batch: _Batch, fut: Future) -> None:
+        exc = fut.exception()
+        if exc is not None:
+            err = exc.args[0] if isinstance(exc, KafkaException) else None
+            retriable = err is None or err.retriable() or err.code() in (
+                KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._ALL_BROKERS_DOWN)
+            if err is not None and err.code() in (KafkaError._AUTHENTICATION, KafkaError._SSL):
+                retriable = False
+            delay = self.backoff.next_delay()
+            if retriable and time.monotonic() + delay < batch.deadline:
+                self._retry_timer = self.client.loop.call_later(
+                    delay, lambda: self._retry(batch))
+                return
+            self._inflight = None
+            settle_all(batch.futures, error=exc)
+            self._send_next()
+            return
+        self.backoff.reset()
+        resp = fut.result()
+        node = getattr(fut, "node_id", -1)
+        view = self.client.cluster.merge(resp, None if batch.all else batch.topics, node)
+        self.client._set_cluster(view)
+        self._inflight = None
+        settle_all(batch.futures, view)
+        self._follow_up(view, batch)
+        self._arm_periodic()
+        self._send_next()
+
+    def _retry(self, batch: _Batch) -> None:
+        self._retry_timer = None
+        self._send(batch)
+
+    def _follow_up(self, view: ClusterView, batch: _Batch) -> None:
+        """Ask again soon for topics with leader elections in progress."""
+        names = view.topics if batch.all else batch.topics
+        again = set()
+        for name in names:
+            info = view.topics.get(name)
+            if info is None:
+                continue
+            if info.error is not None:
+                if info.error.code() in _RETRY_TOPIC_ERRORS:
+                    again.add(name)
+            elif any(p.leader < 0 for p in info.partitions.values()):
+                again.add(name)
+        if not again or self._follow_ups >= _MAX_FOLLOW_UPS:
+            if not again:
+                self._follow_ups = 0
+                self._follow_backoff.reset()
+            return
+        self._follow_ups += 1
+        self.client.loop.call_later(self._follow_backoff.next_delay(),
+                                    lambda: self._request(again, False, None))
+
+    def _arm_periodic(self) -> None:
+        if self._periodic is not None:
+            self._periodic.cancel()
+        self._periodic = self.client.loop.call_later(
+            self.max_age, lambda: self._request(None, False, None))
+
+
+def _auto_create(conf) -> bool:
+    """Producers let the broker auto-create topics (as the Java client does); others do not,
+    unless ``allow.auto.create.topics`` says otherwise."""
+    try:
+        value = conf["allow.auto.create.topics"]
+    except KeyError:
+        value = None
+    if value is not None and conf.is_set("allow.auto.create.topics"):
+        return bool(value)
+    return getattr(conf, "role", "") == "producer"

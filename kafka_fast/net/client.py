@@ -1,0 +1,475 @@
+"""KafkaClient: one I/O thread, one connection per broker, the cluster view and coordinators.
+
+Threading: every public method may be called from any thread. Connection state lives on the
+I/O thread; requests submitted from other threads are queued and the selector is woken.
+Futures are resolved on the I/O thread, so their callbacks run there and must not block.
+User callbacks (``error_cb``, ``throttle_cb``) are never called on the I/O thread: events go
+to ``events`` and are dispatched by ``serve_events()`` (see ``kafka_fast.net.events``).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+from ..cluster.bootstrap import bootstrap_addresses
+from ..cluster.coordinators import CoordinatorCache
+from ..cluster.metadata import MetadataManager
+from ..cluster.view import ClusterView
+from ..errors import KafkaError, KafkaException
+from .connection import BrokerConnection, State
+from .events import EventQueue, ThrottleEvent
+from .framing import BufferPool
+from .loop import IOLoop, TimerHandle
+from .request import Request, kafka_exception
+from .settings import ConnectionSettings
+
+#: How often request deadlines, set-up deadlines and idle connections are checked (seconds).
+TIMEOUT_CHECK_INTERVAL = 0.05
+
+
+class KafkaClient:
+    """The network client shared by a producer, consumer or admin client.
+
+    ``config`` is a validated ``Config`` (``kafka_fast.config.make_config``).
+    ``serve_events_thread=True`` starts a thread that dispatches ``error_cb``/``throttle_cb``
+    events itself (for clients without a ``poll()``, like the AdminClient).
+    """
+
+    def __init__(self, config: Any, *, name: str = "", serve_events_thread: bool = False) -> None:
+        self.config = config
+        self.name = name or config["client.id"]
+        self.log: logging.Logger = config["logger"] or logging.getLogger("kafka_fast.net")
+        self.settings = ConnectionSettings.from_config(config)
+        self.loop = IOLoop(name=f"kafka_fast-io-{self.name}", logger=self.log)
+        self.pool = BufferPool()
+        self.events = EventQueue(config["error_cb"], config["throttle_cb"], self.log)
+        self._bootstrap = {-(i + 1): addr for i, addr in enumerate(
+            bootstrap_addresses(config.require("bootstrap.servers")))}
+        self._extra_brokers: dict[int, tuple[str, int]] = {}
+        self._conns: dict[int, BrokerConnection] = {}
+        self._submitted: deque[Request] = deque()
+        self.cluster: ClusterView = ClusterView()
+        self.metadata = MetadataManager(self)
+        self.coordinators = CoordinatorCache(self)
+        self._all_down_reported = False
+        self._closed = False
+        self._started = False
+        self._start_lock = threading.Lock()
+        self._event_thread: threading.Thread | None = None
+        self._serve_events_thread = serve_events_thread
+        self.loop.add_tick(self._drain_submitted)
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def start(self) -> KafkaClient:
+        """Start the I/O thread (idempotent) and the first metadata request."""
+        with self._start_lock:
+            if self._started:
+                return self
+            if self._closed:
+                raise KafkaException(KafkaError(KafkaError._DESTROY, "client is closed"))
+            self._started = True
+        self.loop.start()
+        self.loop.call_soon(self._on_start)
+        if self._serve_events_thread:
+            self._event_thread = threading.Thread(
+                target=self._serve_events_forever, name=f"kafka_fast-events-{self.name}",
+                daemon=True)
+            self._event_thread.start()
+        return self
+
+    def _ensure_started(self) -> None:
+        if not self._started:
+            self.start()
+
+    def _on_start(self) -> None:
+        self.loop.call_later(TIMEOUT_CHECK_INTERVAL, self._check_timeouts)
+        self.metadata.start_periodic()
+        self.metadata._request(None, False, None)
+
+    def close(self, timeout: float | None = 5.0) -> None:
+        """Fail everything outstanding with _DESTROY, close sockets, stop the I/O thread."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._started:
+            self.loop.call_soon(self._shutdown)
+            self.loop.stop(timeout)
+        else:
+            self.loop.stop(0)
+        if self._event_thread is not None:
+            self.events.queue.put(None)
+            self._event_thread.join(timeout)
+
+    def _shutdown(self) -> None:
+        err = KafkaError(KafkaError._DESTROY, "client closed")
+        exc = KafkaException(err)
+        while self._submitted:
+            self._submitted.popleft().fail(exc)
+        self.metadata.fail_all(exc)
+        self.coordinators.fail_all(exc)
+        for conn in list(self._conns.values()):
+            if conn.state != State.DISCONNECTED:
+                conn.close(err, backoff=False)
+            while conn.pending:
+                conn.pending.popleft().fail(exc)
+
+    def __enter__(self) -> KafkaClient:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- events -----------------------------------------------------------------------------
+    def serve_events(self, timeout: float = 0.0, max_events: int | None = None) -> int:
+        """Call ``error_cb``/``throttle_cb`` for queued client events on this thread."""
+        return self.events.serve(timeout, max_events)
+
+    def _serve_events_forever(self) -> None:
+        q = self.events.queue
+        while True:
+            event = q.get()
+            if event is None:
+                return
+            try:
+                self.events._dispatch(event)
+            except Exception:  # noqa: BLE001 - keep serving after a failing callback
+                self.log.exception("client event callback raised")
+
+    # -- scheduling on the I/O thread ---------------------------------------------------------
+    def call_soon(self, fn: Callable[[], object]) -> None:
+        self._ensure_started()
+        self.loop.call_soon(fn)
+
+    def call_later(self, delay_s: float, fn: Callable[[], object]) -> TimerHandle:
+        self._ensure_started()
+        return self.loop.call_later(delay_s, fn)
+
+    def add_poll_hook(self, fn: Callable[[], object]) -> None:
+        """Call ``fn()`` on every I/O-loop iteration; a numeric return value is the most
+        seconds the loop may wait before the next iteration."""
+        self._ensure_started()
+        self.loop.add_poll_hook(fn)
+
+    def remove_poll_hook(self, fn: Callable[[], object]) -> None:
+        self.loop.remove_poll_hook(fn)
+
+    def wakeup(self) -> None:
+        self.loop.wakeup()
+
+    # -- sending ----------------------------------------------------------------------------
+    def _new_request(self, message: Any, version: int | None, timeout_ms: int | None,
+                     node_id: int | None, any_node: bool) -> tuple[Request, Future]:
+        if self._closed:
+            raise KafkaException(KafkaError(KafkaError._DESTROY, "client is closed"))
+        timeout = (self.settings.request_timeout if timeout_ms is None else timeout_ms / 1000.0)
+        fut: Future = Future()
+        req = Request(message, version, fut, time.monotonic() + timeout, node_id, any_node)
+        return req, fut
+
+    def _submit(self, req: Request) -> None:
+        self._ensure_started()
+        self._submitted.append(req)
+        self.loop.wakeup()
+
+    def send(self, node_id: int, request: Any, *, version: int | None = None,
+             timeout_ms: int | None = None) -> Future:
+        """Send ``request`` to broker ``node_id``; a Future of the decoded response.
+
+        The Future fails with KafkaException: _TRANSPORT (connection lost or refused),
+        _TIMED_OUT (``request.timeout.ms`` or ``timeout_ms``), _AUTHENTICATION, _SSL,
+        _UNKNOWN_BROKER, _UNSUPPORTED_FEATURE, _DESTROY. Produce with acks=0 resolves
+        with None once written. The resolved Future carries ``api_version`` and ``node_id``.
+        """
+        req, fut = self._new_request(request, version, timeout_ms, node_id, False)
+        fut.node_id = node_id
+        self._submit(req)
+        return fut
+
+    def send_any(self, request: Any, *, version: int | None = None,
+                 timeout_ms: int | None = None) -> Future:
+        """Send to the least-loaded broker (bootstrap addresses while none is known).
+
+        A request not yet written when its connection fails is tried on another broker.
+        """
+        req, fut = self._new_request(request, version, timeout_ms, None, True)
+        self._submit(req)
+        return fut
+
+    def _drain_submitted(self) -> None:
+        q = self._submitted
+        while q:
+            self._dispatch(q.popleft())
+
+    def _dispatch(self, req: Request) -> None:
+        if req.any_node:
+            node = self._pick_node(req.tried or set())
+            if node is None:
+                req.fail(kafka_exception(KafkaError._ALL_BROKERS_DOWN,
+                                         "no broker available for the request"))
+                return
+            req.node_id = node
+            req.future.node_id = node
+        conn = self._connection(req.node_id)
+        if conn is None:
+            req.fail(kafka_exception(KafkaError._UNKNOWN_BROKER,
+                                     f"unknown broker node id {req.node_id}", retriable=True))
+            return
+        conn.enqueue(req)
+
+    def _reroute(self, req: Request, failed: BrokerConnection) -> bool:
+        """Called when ``req`` (sent to any broker) could not be written on ``failed``."""
+        if req.tried is None:
+            req.tried = set()
+        req.tried.add(failed.node_id)
+        if time.monotonic() >= req.deadline or self._closed:
+            return False
+        node = self._pick_node(req.tried)
+        if node is None:
+            return False
+        self._submitted.append(req)
+        return True
+
+    # -- connections --------------------------------------------------------------------------
+    def _address(self, node_id: int) -> tuple[str, int] | None:
+        b = self.cluster.brokers.get(node_id)
+        if b is not None:
+            return b.host, b.port
+        if node_id < 0:
+            return self._bootstrap.get(node_id)
+        return self._extra_brokers.get(node_id)
+
+    def _connection(self, node_id: int) -> BrokerConnection | None:
+        conn = self._conns.get(node_id)
+        if conn is None:
+            addr = self._address(node_id)
+            if addr is None:
+                return None
+            conn = self._conns[node_id] = BrokerConnection(node_id, addr[0], addr[1],
+                                                           self.settings, self)
+        return conn
+
+    def _learn_broker(self, node_id: int, host: str, port: int) -> None:
+        if node_id not in self.cluster.brokers:
+            self._extra_brokers[node_id] = (host, port)
+
+    def _known_nodes(self) -> list[int]:
+        return list(self.cluster.brokers) or list(self._bootstrap)
+
+    def _pick_node(self, exclude: set[int]) -> int | None:
+        """The least-loaded usable node: ready, then connecting, then connectable."""
+        best = None
+        best_load = 0
+        connecting = None
+        for node_id, conn in self._conns.items():
+            if node_id in exclude or conn.retire_when_idle:
+                continue
+            if conn.state == State.READY:
+                load = conn.load()
+                if best is None or load < best_load:
+                    best, best_load = node_id, load
+            elif conn.state != State.DISCONNECTED and connecting is None:
+                connecting = node_id
+        if best is not None:
+            return best
+        if connecting is not None:
+            return connecting
+        now = time.monotonic()
+        brokers = [n for n in self.cluster.brokers if n not in exclude]
+        usable = [n for n in brokers if self._connectable(n, now)]
+        if not usable and all(self._down(n) for n in self.cluster.brokers):
+            # Every known broker is unreachable: fall back to the bootstrap addresses.
+            usable = [n for n in self._bootstrap if n not in exclude
+                      and self._connectable(n, now)]
+            brokers = brokers or [n for n in self._bootstrap if n not in exclude]
+        if usable:
+            fresh = [n for n in usable if n not in self._conns]
+            if fresh:
+                return fresh[0] if fresh[0] < 0 else random.choice(fresh)
+            return min(usable, key=lambda n: self._conns[n].next_attempt)
+        if brokers:
+            return min(brokers, key=lambda n: self._conns[n].next_attempt
+                       if n in self._conns else 0.0)
+        return None
+
+    def _connectable(self, node_id: int, now: float) -> bool:
+        conn = self._conns.get(node_id)
+        return conn is None or (conn.state == State.DISCONNECTED and now >= conn.next_attempt)
+
+    def _down(self, node_id: int) -> bool:
+        conn = self._conns.get(node_id)
+        return conn is not None and conn.state == State.DISCONNECTED and conn.last_failed
+
+    def _conn_ready(self, conn: BrokerConnection) -> None:
+        self._all_down_reported = False
+
+    def _conn_down(self, conn: BrokerConnection, error: KafkaError | None, was_ready: bool,
+                   terminal: bool) -> None:
+        if conn.retire_when_idle or (conn.node_id < 0 and self.cluster.brokers):
+            if self._conns.get(conn.node_id) is conn and not conn.pending:
+                del self._conns[conn.node_id]
+        if error is None or self._closed:
+            return
+        self.events.error(error)
+        if not self._all_down_reported:
+            nodes = self._known_nodes()
+            if nodes and all(self._down(n) for n in nodes):
+                self._all_down_reported = True
+                self.events.error(KafkaError(
+                    KafkaError._ALL_BROKERS_DOWN,
+                    f"{len(nodes)}/{len(nodes)} brokers are down"))
+
+    def _throttled(self, conn: BrokerConnection, throttle_ms: int) -> None:
+        self.events.throttle(ThrottleEvent(conn.name, conn.node_id, throttle_ms / 1000.0))
+
+    def _set_cluster(self, view: ClusterView) -> None:
+        """Install a new view: follow broker address changes, adopt bootstrap connections."""
+        self.cluster = view
+        by_addr = {(b.host, b.port): b.node_id for b in view.brokers.values()}
+        for node_id, conn in list(self._conns.items()):
+            if node_id >= 0:
+                b = view.brokers.get(node_id)
+                if b is not None:
+                    conn.update_address(b.host, b.port)
+                continue
+            target = by_addr.get((conn.host, conn.port))
+            if target is not None and target not in self._conns:
+                del self._conns[node_id]
+                conn.node_id = target
+                self._conns[target] = conn
+            else:
+                conn.retire_when_idle = True
+                if conn.state == State.DISCONNECTED and not conn.pending:
+                    del self._conns[node_id]
+        for node_id in list(self._extra_brokers):
+            if node_id in view.brokers:
+                del self._extra_brokers[node_id]
+
+    def _check_timeouts(self) -> None:
+        now = time.monotonic()
+        for conn in list(self._conns.values()):
+            conn.check_timeouts(now)
+        self.loop.call_later(TIMEOUT_CHECK_INTERVAL, self._check_timeouts)
+
+    # -- node state -------------------------------------------------------------------------
+    def node_ready(self, node_id: int) -> bool:
+        """True if ``node_id`` is connected, negotiated and has room in its window.
+
+        A disconnected node starts connecting (after its reconnect backoff).
+        """
+        conn = self._conns.get(node_id)
+        if conn is not None and conn.has_capacity():
+            return True
+        if conn is None or conn.state == State.DISCONNECTED:
+            self.call_soon(lambda: self._connect(node_id))
+        return False
+
+    def _connect(self, node_id: int) -> None:
+        conn = self._connection(node_id)
+        if conn is not None and conn.state == State.DISCONNECTED:
+            if conn.blocked is None or time.monotonic() >= conn.next_attempt:
+                conn.ensure_connecting()
+
+    def in_flight(self, node_id: int) -> int:
+        conn = self._conns.get(node_id)
+        return len(conn.inflight) if conn is not None else 0
+
+    def api_version(self, node_id: int, api_key: int) -> int | None:
+        """The version negotiated with ``node_id`` for ``api_key`` (None if unknown)."""
+        conn = self._conns.get(node_id)
+        if conn is None:
+            return None
+        return conn.versions.get(api_key)
+
+    def connection_state(self, node_id: int) -> str:
+        """DISCONNECTED, CONNECTING, TLS, VERSIONS, AUTH or READY."""
+        conn = self._conns.get(node_id)
+        return conn.state.name if conn is not None else State.DISCONNECTED.name
+
+    def recycle_buffer(self, buf: bytearray) -> None:
+        """Hand back the buffer of a records-holding response once no view of it is used."""
+        self.pool.release(buf)
+
+    # -- cluster ------------------------------------------------------------------------------
+    def request_metadata(self, topics: list[str] | None = None, *,
+                         all_topics: bool = False) -> Future:
+        """Refresh metadata; a Future of the new ClusterView (concurrent requests coalesce).
+
+        ``topics`` None refreshes the topics asked for so far (only brokers if none);
+        ``all_topics`` asks for every topic in the cluster.
+        """
+        return self.metadata.request(topics, all_topics)
+
+    def wait_metadata(self, topics: list[str] | None = None,
+                      timeout: float | None = None) -> ClusterView:
+        """Block until every topic in ``topics`` is known with a leader for each partition.
+
+        Raises KafkaException: the topic's error if it stays in error (at once for
+        non-retriable ones such as TOPIC_AUTHORIZATION_FAILED), else _TIMED_OUT.
+        """
+        if self.loop.in_loop_thread():
+            raise RuntimeError("wait_metadata() would block the I/O thread")
+        timeout = self.settings.request_timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        names = list(topics or [])
+        delay = self.config["retry.backoff.ms"] / 1000.0
+        last: KafkaError | None = None
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            try:
+                view = self.request_metadata(names).result(remaining)
+            except FutureTimeout:
+                break
+            except KafkaException as exc:
+                last = exc.args[0]
+                if not last.retriable() and last.code() not in (KafkaError._TRANSPORT,
+                                                                 KafkaError._TIMED_OUT):
+                    raise
+            else:
+                last = None
+                if not view.brokers:
+                    last = KafkaError(KafkaError._TRANSPORT, "no brokers in metadata")
+                for name in names:
+                    info = view.topics.get(name)
+                    if info is None:
+                        last = KafkaError(KafkaError._UNKNOWN_TOPIC, f"topic {name} not known")
+                    elif info.error is not None:
+                        if not info.error.retriable():
+                            raise KafkaException(info.error)
+                        last = info.error
+                    elif not info.partitions or any(
+                            p.leader < 0 for p in info.partitions.values()):
+                        last = KafkaError(KafkaError.LEADER_NOT_AVAILABLE,
+                                          f"topic {name} has partitions without a leader")
+                if last is None:
+                    return view
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 2, self.config["retry.backoff.max.ms"] / 1000.0)
+        if last is not None and last.code() != KafkaError._TRANSPORT:
+            raise KafkaException(KafkaError(last.code(), f"{last.str()} (after {timeout:g}s)"))
+        raise KafkaException(KafkaError(KafkaError._TIMED_OUT,
+                                        f"metadata not available after {timeout:g}s"))
+
+    def leader(self, topic: str, partition: int) -> int | None:
+        """The partition leader from the cached view; an unknown topic is looked up (async)."""
+        view = self.cluster
+        node = view.leader(topic, partition)
+        if node is None and topic not in view.topics:
+            self.request_metadata([topic])
+        return node
+
+    def coordinator(self, key_type: int, key: str) -> Future:
+        """A Future of the node id coordinating ``key`` (0 group, 1 transaction); cached."""
+        return self.coordinators.lookup(key_type, key)
+
+    def invalidate_coordinator(self, key_type: int, key: str) -> None:
+        self.coordinators.invalidate(key_type, key)

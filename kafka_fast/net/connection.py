@@ -1,0 +1,662 @@
+"""One TCP connection to one broker: set-up (TLS, ApiVersions, SASL), framing, in-flight window.
+
+Everything here runs on the client's I/O thread. Set-up goes CONNECTING -> TLS (if any) ->
+VERSIONS (ApiVersions) -> AUTH (SASL, if any) -> READY. Requests queue in ``pending`` until
+the connection is READY and has room in its window of ``max.in.flight`` requests; responses
+are matched by correlation id (an id that matches nothing closes the connection).
+"""
+
+from __future__ import annotations
+
+import enum
+import errno
+import logging
+import socket
+import ssl
+import struct
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from ..errors import KafkaError, KafkaException, ProtocolError
+from ..protocol import API_KEYS, frame_request
+from ..protocol.headers import decode_response_header, response_header_version
+from ..protocol.messages import (
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+)
+from .backoff import Backoff
+from .framing import ConnectionClosed, FrameReader, FrameWriter
+from .request import Request, kafka_exception
+from .sasl import SaslError, make_mechanism
+from .settings import ConnectionSettings
+from .versions import choose, negotiate
+
+if TYPE_CHECKING:
+    from .client import KafkaClient
+
+_I32 = struct.Struct(">i")
+_READ = 1  # selectors.EVENT_READ
+_WRITE = 2  # selectors.EVENT_WRITE
+_API_VERSIONS = 18
+_UNSUPPORTED_VERSION = 35
+
+
+class State(enum.IntEnum):
+    DISCONNECTED = 0
+    CONNECTING = 1
+    TLS = 2
+    VERSIONS = 3
+    AUTH = 4
+    READY = 5
+
+
+def _holds_views(cls: type) -> bool:
+    """True if decoded ``cls`` objects keep memoryviews of the input (``records`` fields)."""
+    seen: set[type] = set()
+
+    def walk(c: type) -> bool:
+        if c in seen:
+            return False
+        seen.add(c)
+        for f in getattr(c, "FIELDS", ()):
+            if "records" in f.type or (f.struct is not None and walk(f.struct)):
+                return True
+        return False
+
+    return walk(cls)
+
+
+_OWNING: dict[int, bool] = {}
+
+
+def owns_buffer(api_key: int) -> bool:
+    """True if responses of ``api_key`` get a buffer of their own (records stay views of it)."""
+    owning = _OWNING.get(api_key)
+    if owning is None:
+        owning = _OWNING[api_key] = _holds_views(API_KEYS[api_key][1])
+    return owning
+
+
+class BrokerConnection:
+    """Connection state for one broker node (``node_id`` < 0 for bootstrap addresses)."""
+
+    def __init__(self, node_id: int, host: str, port: int, settings: ConnectionSettings,
+                 client: KafkaClient) -> None:
+        self.node_id = node_id
+        self.host = host
+        self.port = port
+        self.settings = settings
+        self.client = client
+        self.log: logging.Logger = client.log
+        self.state = State.DISCONNECTED
+        self.sock: socket.socket | None = None
+        self.pending: deque[Request] = deque()
+        self.inflight: dict[int, Request] = {}
+        self.versions: dict[int, int] = {}
+        self.broker_ranges: dict[int, tuple[int, int]] = {}
+        self.backoff = Backoff(settings.reconnect_backoff_ms, settings.reconnect_backoff_max_ms)
+        self.next_attempt = 0.0  # monotonic time before which no new attempt is made
+        self.blocked: KafkaError | None = None  # terminal error (auth/TLS) until next_attempt
+        self.attempts = 0
+        self.last_failed = False
+        self.last_activity = time.monotonic()
+        self.throttled_until = 0.0
+        self.retire_when_idle = False
+        self._reconnect_timer = None
+        self._setup_deadline = 0.0
+        self._corr = 0
+        self._events = 0
+        self._addrs: list[tuple] = []
+        self._addr_index = 0
+        self._reader: FrameReader | None = None
+        self._writer = FrameWriter(self._written)
+        self._sasl = None
+
+    # -- public (I/O thread) ----------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return f"{self.host}:{self.port}/{self.node_id if self.node_id >= 0 else 'bootstrap'}"
+
+    @property
+    def ready(self) -> bool:
+        return self.state == State.READY
+
+    def has_capacity(self) -> bool:
+        return (self.state == State.READY and not self.pending
+                and len(self.inflight) < self.settings.max_in_flight)
+
+    def load(self) -> int:
+        return len(self.inflight) + len(self.pending)
+
+    def enqueue(self, req: Request) -> None:
+        """Queue ``req``; connect if needed. Fails it at once while a terminal error holds."""
+        if self.state == State.DISCONNECTED:
+            now = time.monotonic()
+            if self.blocked is not None and now < self.next_attempt:
+                req.fail(KafkaException(self.blocked))
+                return
+            self.pending.append(req)
+            self.ensure_connecting(now)
+            return
+        self.pending.append(req)
+        if self.state == State.READY:
+            self.pump()
+
+    def ensure_connecting(self, now: float | None = None) -> None:
+        """Start connecting now, or when the reconnect backoff allows."""
+        if self.state != State.DISCONNECTED:
+            return
+        now = time.monotonic() if now is None else now
+        if now >= self.next_attempt:
+            self.connect()
+        elif self._reconnect_timer is None:
+            self._reconnect_timer = self.client.loop.call_later(
+                self.next_attempt - now, self._reconnect_due)
+
+    def _reconnect_due(self) -> None:
+        self._reconnect_timer = None
+        if self.state == State.DISCONNECTED and self.pending:
+            self.connect()
+
+    def update_address(self, host: str, port: int) -> None:
+        if (host, port) == (self.host, self.port):
+            return
+        self.log.info("broker %d moved from %s:%d to %s:%d", self.node_id, self.host,
+                      self.port, host, port)
+        self.host, self.port = host, port
+        self._addrs = []
+        if self.state != State.DISCONNECTED:
+            self.close(KafkaError(KafkaError._TRANSPORT, f"broker {self.node_id} moved"),
+                       backoff=False)
+
+    # -- connecting -------------------------------------------------------------------------
+    def connect(self) -> None:
+        s = self.settings
+        self.attempts += 1
+        self.last_activity = now = time.monotonic()
+        self._setup_deadline = now + s.setup_timeout
+        self.blocked = None
+        self.log.debug("connecting to %s (attempt %d)", self.name, self.attempts,
+                       extra={"kafka_event": "connect", "node_id": self.node_id,
+                              "host": self.host, "port": self.port, "ts": now})
+        try:
+            if not self._addrs:
+                self._addrs = socket.getaddrinfo(self.host, self.port, s.family,
+                                                 socket.SOCK_STREAM)
+                self._addr_index = 0
+        except OSError as exc:
+            self._fail_setup(KafkaError(
+                KafkaError._RESOLVE, f"{self.name}: failed to resolve {self.host}: {exc}"))
+            return
+        family, socktype, proto, _, addr = self._addrs[self._addr_index % len(self._addrs)]
+        self._addr_index += 1
+        try:
+            sock = socket.socket(family, socktype, proto)
+        except OSError as exc:
+            self._fail_setup(KafkaError(KafkaError._TRANSPORT, f"{self.name}: socket: {exc}"))
+            return
+        self.sock = sock
+        try:
+            sock.setblocking(False)
+            if s.nodelay:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if s.send_buffer:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, s.send_buffer)
+            if s.receive_buffer:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, s.receive_buffer)
+            err = sock.connect_ex(addr)
+        except OSError as exc:
+            err = exc.errno or errno.EIO
+        if err not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY):
+            self._fail_setup(KafkaError(
+                KafkaError._TRANSPORT, f"{self.name}: connect failed: {errno.errorcode.get(err, err)}"))
+            return
+        self.state = State.CONNECTING
+        self._events = _WRITE
+        self.client.loop.selector.register(sock, _WRITE, self._on_event)
+
+    def _on_event(self, mask: int) -> None:
+        state = self.state
+        if state >= State.VERSIONS:
+            if mask & _READ:
+                self._read()
+            if mask & _WRITE and self.sock is not None:
+                self._write()
+        elif state == State.CONNECTING:
+            self._connected()
+        elif state == State.TLS:
+            self._tls_handshake()
+
+    def _connected(self) -> None:
+        err = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if err:
+            self._fail_setup(KafkaError(
+                KafkaError._TRANSPORT,
+                f"{self.name}: connect failed: {errno.errorcode.get(err, err)}"))
+            return
+        ctx = self.settings.ssl_context
+        if ctx is None:
+            self._start_versions()
+            return
+        self.client.loop.selector.unregister(self.sock)
+        self._events = 0
+        try:
+            self.sock = ctx.wrap_socket(self.sock, server_hostname=self.host,
+                                        do_handshake_on_connect=False)
+        except (OSError, ValueError) as exc:
+            self._fail_setup(KafkaError(KafkaError._SSL, f"{self.name}: TLS set-up: {exc}"),
+                             terminal=True)
+            return
+        self.state = State.TLS
+        self._tls_handshake()
+
+    def _tls_handshake(self) -> None:
+        try:
+            self.sock.do_handshake()
+        except ssl.SSLWantReadError:
+            self._want(_READ)
+            return
+        except ssl.SSLWantWriteError:
+            self._want(_WRITE)
+            return
+        except ssl.SSLError as exc:
+            self._fail_setup(KafkaError(
+                KafkaError._SSL, f"{self.name}: TLS handshake failed: {exc}"), terminal=True)
+            return
+        except OSError as exc:
+            self._fail_setup(KafkaError(
+                KafkaError._TRANSPORT, f"{self.name}: TLS handshake failed: {exc}"))
+            return
+        self._start_versions()
+
+    def _want(self, events: int) -> None:
+        if events == self._events:
+            return
+        selector = self.client.loop.selector
+        if self._events == 0:
+            selector.register(self.sock, events, self._on_event)
+        else:
+            selector.modify(self.sock, events, self._on_event)
+        self._events = events
+
+    # -- ApiVersions and SASL ---------------------------------------------------------------
+    def _start_versions(self) -> None:
+        self.state = State.VERSIONS
+        self._reader = FrameReader(self._owns_buffer, self.client.pool)
+        self._want(_READ)
+        if not self.settings.api_version_request:
+            self._versions_done({k: (req.MIN_VERSION, req.MIN_VERSION)
+                                 for k, (req, _) in API_KEYS.items()})
+            return
+        self._send_api_versions(ApiVersionsRequest.MAX_VERSION)
+
+    def _send_api_versions(self, version: int) -> None:
+        s = self.settings
+        message = ApiVersionsRequest(client_software_name=s.software_name,
+                                     client_software_version=s.software_version)
+        self._send_internal(message, version, self._on_api_versions)
+
+    def _on_api_versions(self, req: Request, body: Any) -> None:
+        if isinstance(body, BaseException):
+            return
+        resp = None
+        try:
+            resp = ApiVersionsResponse.decode(body, req.version)
+        except ProtocolError:
+            pass
+        if resp is None or resp.error_code == _UNSUPPORTED_VERSION:
+            # A broker that does not know our version answers in v0 with its own range.
+            try:
+                resp0 = ApiVersionsResponse.decode(body, 0)
+            except ProtocolError as exc:
+                self.close(KafkaError(KafkaError._TRANSPORT,
+                                      f"{self.name}: unreadable ApiVersions reply: {exc}"))
+                return
+            if req.version == 0:
+                resp = resp0
+            else:
+                retry = 0
+                for entry in resp0.api_keys:
+                    if entry.api_key == _API_VERSIONS:
+                        retry = min(entry.max_version, req.version - 1)
+                self.log.debug("%s: ApiVersions v%d not supported, retrying with v%d",
+                               self.name, req.version, retry)
+                self._send_api_versions(max(0, retry))
+                return
+        if resp.error_code:
+            self.close(KafkaError(resp.error_code, f"{self.name}: ApiVersions failed"))
+            return
+        self._versions_done({e.api_key: (e.min_version, e.max_version) for e in resp.api_keys},
+                            resp.api_keys)
+
+    def _versions_done(self, ranges: dict[int, tuple[int, int]], entries=None) -> None:
+        self.broker_ranges = ranges
+        if entries is None:
+            self.versions = {k: lo for k, (lo, _) in ranges.items()}
+        else:
+            self.versions = negotiate(entries, API_KEYS)
+        if self.settings.sasl:
+            self._start_sasl()
+        else:
+            self._set_ready()
+
+    def _auth_failed(self, reason: str) -> None:
+        self.close(KafkaError(KafkaError._AUTHENTICATION, f"{self.name}: {reason}"),
+                   terminal=True)
+
+    def _start_sasl(self) -> None:
+        self.state = State.AUTH
+        try:
+            self._sasl = make_mechanism(self.settings.config)
+        except SaslError as exc:
+            self._auth_failed(str(exc))
+            return
+        if self.versions.get(SaslHandshakeRequest.API_KEY, -1) < 1 or \
+                SaslAuthenticateRequest.API_KEY not in self.versions:
+            self._auth_failed("broker does not support SaslHandshake v1 and SaslAuthenticate")
+            return
+        self._send_internal(SaslHandshakeRequest(mechanism=self._sasl.name), 1,
+                            self._on_sasl_handshake)
+
+    def _on_sasl_handshake(self, req: Request, body: Any) -> None:
+        if isinstance(body, BaseException):
+            return
+        try:
+            resp = SaslHandshakeResponse.decode(body, req.version)
+        except ProtocolError as exc:
+            self._auth_failed(f"bad SaslHandshake reply: {exc}")
+            return
+        if resp.error_code:
+            self._auth_failed(
+                f"SASL mechanism {self._sasl.name} rejected: {KafkaError(resp.error_code).str()}"
+                f" (broker enables: {', '.join(resp.mechanisms) or 'none'})")
+            return
+        try:
+            first = self._sasl.start()
+        except SaslError as exc:
+            self._auth_failed(str(exc))
+            return
+        self._send_sasl(first)
+
+    def _send_sasl(self, data: bytes) -> None:
+        self._send_internal(SaslAuthenticateRequest(auth_bytes=data),
+                            self.versions[SaslAuthenticateRequest.API_KEY], self._on_sasl_auth)
+
+    def _on_sasl_auth(self, req: Request, body: Any) -> None:
+        if isinstance(body, BaseException):
+            return
+        try:
+            resp = SaslAuthenticateResponse.decode(body, req.version)
+        except ProtocolError as exc:
+            self._auth_failed(f"bad SaslAuthenticate reply: {exc}")
+            return
+        if resp.error_code:
+            self._auth_failed(
+                f"SASL {self._sasl.name} authentication failed: "
+                f"{resp.error_message or KafkaError(resp.error_code).str()}")
+            return
+        try:
+            nxt = self._sasl.step(resp.auth_bytes or b"")
+        except SaslError as exc:
+            self._auth_failed(str(exc))
+            return
+        if nxt is None:
+            self._set_ready()
+        else:
+            self._send_sasl(nxt)
+
+    def _set_ready(self) -> None:
+        self.state = State.READY
+        self._sasl = None
+        self.backoff.reset()
+        self.last_failed = False
+        self.blocked = None
+        self.last_activity = time.monotonic()
+        self.log.debug("connected to %s", self.name,
+                       extra={"kafka_event": "ready", "node_id": self.node_id})
+        self.client._conn_ready(self)
+        self.pump()
+
+    # -- sending ----------------------------------------------------------------------------
+    def _next_corr(self) -> int:
+        self._corr = (self._corr + 1) & 0x7FFFFFFF
+        return self._corr
+
+    def _send_internal(self, message: Any, version: int, handler) -> None:
+        req = Request(message, version, None, self._setup_deadline, self.node_id, handler=handler)
+        corr = self._next_corr()
+        chunks = frame_request(message, version, corr, self.settings.client_id)
+        self.inflight[corr] = req
+        self._writer.push(chunks)
+        self._write()
+
+    def pump(self) -> None:
+        """Move queued requests into the window while there is room."""
+        if self.state != State.READY:
+            return
+        pending = self.pending
+        inflight = self.inflight
+        limit = self.settings.max_in_flight
+        now = 0.0
+        if self.throttled_until:
+            now = time.monotonic()
+            if now < self.throttled_until:
+                return
+            self.throttled_until = 0.0
+        queued = False
+        while pending and len(inflight) < limit:
+            req = pending.popleft()
+            if not req.start():
+                continue
+            try:
+                version = choose(self.versions, self.broker_ranges, req.message, req.version,
+                                 self.name)
+                req.version = version
+                corr = self._next_corr()
+                chunks = frame_request(req.message, version, corr, self.settings.client_id)
+            except KafkaException as exc:
+                req.fail(exc)
+                continue
+            except Exception as exc:  # noqa: BLE001 - bad request contents
+                req.fail(KafkaException(KafkaError(
+                    KafkaError._INVALID_ARG, f"cannot encode {req.message.NAME}: {exc}")))
+                continue
+            if req.expect_response:
+                inflight[corr] = req
+                self._writer.push(chunks)
+            else:
+                self._writer.push(chunks, req)
+            queued = True
+        if queued:
+            self._write()
+
+    def _written(self, req: Request) -> None:
+        """A request that expects no response has been fully written."""
+        req.resolve(None)
+
+    def _write(self) -> None:
+        sock = self.sock
+        if sock is None:
+            return
+        try:
+            done = self._writer.flush(sock)
+        except OSError as exc:
+            self.close(KafkaError(KafkaError._TRANSPORT, f"{self.name}: send failed: {exc}"))
+            return
+        self.last_activity = time.monotonic()
+        self._want(_READ if done else _READ | _WRITE)
+
+    # -- receiving --------------------------------------------------------------------------
+    def _owns_buffer(self, corr: int) -> bool:
+        req = self.inflight.get(corr)
+        return req is not None and owns_buffer(req.api_key)
+
+    def _read(self) -> None:
+        reader = self._reader
+        tls = self.settings.ssl_context is not None
+        while self.sock is not None:
+            try:
+                reader.fill(self.sock)
+            except (BlockingIOError, InterruptedError, ssl.SSLWantReadError,
+                    ssl.SSLWantWriteError):
+                break
+            except ConnectionClosed:
+                self._closed_by_peer()
+                return
+            except (OSError, ProtocolError) as exc:
+                self.close(KafkaError(KafkaError._TRANSPORT, f"{self.name}: receive failed: {exc}"))
+                return
+            try:
+                for frame in reader.frames():
+                    self._handle_frame(frame)
+                    if self.sock is None:
+                        return
+            except ProtocolError as exc:
+                self.close(KafkaError(KafkaError._TRANSPORT, f"{self.name}: {exc}"))
+                return
+            if not tls:
+                break
+        self.last_activity = time.monotonic()
+        if self.pending:
+            self.pump()
+
+    def _closed_by_peer(self) -> None:
+        if self.state == State.AUTH:
+            self._auth_failed("broker closed the connection during SASL authentication "
+                              "(wrong credentials or mechanism?)")
+        else:
+            self.close(KafkaError(KafkaError._TRANSPORT, f"{self.name}: connection closed by broker"))
+
+    def _handle_frame(self, frame: memoryview) -> None:
+        corr = _I32.unpack_from(frame, 0)[0]
+        req = self.inflight.pop(corr, None)
+        if req is None:
+            self.close(KafkaError(
+                KafkaError._TRANSPORT,
+                f"{self.name}: response correlation id {corr} matches no request in flight"))
+            return
+        api_key = req.api_key
+        version = req.version
+        if api_key == _API_VERSIONS:
+            offset = 4  # ApiVersions responses always use header v0
+        else:
+            offset = decode_response_header(frame, response_header_version(api_key, version))[1]
+        body = frame[offset:]
+        if req.handler is not None:
+            req.handler(req, body)
+            return
+        try:
+            resp = API_KEYS[api_key][1].decode(body, version)
+        except ProtocolError as exc:
+            req.fail(exc)
+            return
+        fut = req.future
+        fut.api_version = version
+        req.resolve(resp)
+        throttle = getattr(resp, "throttle_time_ms", 0)
+        if throttle and throttle > 0:
+            self.throttled_until = time.monotonic() + throttle / 1000.0
+            self.client._throttled(self, throttle)
+
+    # -- timeouts and closing ---------------------------------------------------------------
+    def check_timeouts(self, now: float) -> None:
+        state = self.state
+        if State.DISCONNECTED < state < State.READY and now >= self._setup_deadline:
+            self.close(KafkaError(
+                KafkaError._TRANSPORT,
+                f"{self.name}: connection set-up timed out after "
+                f"{self.settings.setup_timeout * 1000:.0f} ms (in state {state.name})"))
+            return
+        if self.pending:
+            expired = [r for r in self.pending if r.deadline <= now]
+            if expired:
+                for r in expired:
+                    self.pending.remove(r)
+                    r.fail(kafka_exception(KafkaError._TIMED_OUT,
+                                           f"{self.name}: request timed out in queue"))
+        if state == State.READY and self.inflight:
+            oldest = next(iter(self.inflight.values()))
+            if oldest.deadline <= now:
+                late = [(c, r) for c, r in self.inflight.items() if r.deadline <= now]
+                for corr, r in late:
+                    del self.inflight[corr]
+                    r.fail(kafka_exception(
+                        KafkaError._TIMED_OUT,
+                        f"{self.name}: {r.message.NAME} timed out waiting for a response"))
+                self.close(KafkaError(KafkaError._TRANSPORT,
+                                      f"{self.name}: closing after a request timed out"),
+                           backoff=False)
+                return
+        if (state == State.READY and not self.inflight and not self.pending
+                and not self._writer.pending):
+            idle = self.settings.idle_timeout
+            if (idle and now - self.last_activity >= idle) or self.retire_when_idle:
+                self.log.debug("closing idle connection to %s", self.name)
+                self.close(None)
+
+    def _fail_setup(self, error: KafkaError, terminal: bool = False) -> None:
+        self.close(error, terminal=terminal)
+
+    def close(self, error: KafkaError | None, *, terminal: bool = False,
+              backoff: bool = True) -> None:
+        """Close the socket and fail everything outstanding with ``error``.
+
+        ``error`` None is a quiet close (idle or shutdown) with nothing outstanding.
+        ``terminal`` errors (authentication, TLS) also fail new requests at once until the
+        next attempt is due.
+        """
+        if self.state == State.DISCONNECTED and self.sock is None:
+            return
+        was_ready = self.state == State.READY
+        sock = self.sock
+        self.sock = None
+        self.state = State.DISCONNECTED
+        if sock is not None:
+            if self._events:
+                try:
+                    self.client.loop.selector.unregister(sock)
+                except (KeyError, ValueError):
+                    pass
+            try:
+                sock.close()
+            except OSError:
+                pass
+        self._events = 0
+        self._reader = None
+        self._sasl = None
+        self.versions = {}
+        self.throttled_until = 0.0
+        unwritten = self._writer.clear()
+        inflight = list(self.inflight.values())
+        self.inflight.clear()
+        pending = list(self.pending)
+        self.pending.clear()
+        now = time.monotonic()
+        if error is not None:
+            self.last_failed = True
+            if backoff or not was_ready:
+                delay = self.backoff.next_delay()
+                if terminal:
+                    delay = max(delay, self.backoff.maximum)
+                self.next_attempt = now + delay
+            if terminal:
+                self.blocked = error
+            self.log.debug("%s: %s", self.name, error.str(),
+                           extra={"kafka_event": "closed", "node_id": self.node_id,
+                                  "error": error, "ts": now})
+        exc = KafkaException(error if error is not None else
+                             KafkaError(KafkaError._DESTROY, f"{self.name}: connection closed"))
+        for req in inflight:
+            req.fail(exc)
+        for req in unwritten:
+            req.fail(exc)
+        for req in pending:
+            if req.any_node and not terminal and self.client._reroute(req, self):
+                continue
+            req.fail(exc)
+        self.client._conn_down(self, error, was_ready, terminal)

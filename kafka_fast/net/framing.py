@@ -1,0 +1,271 @@
+"""Size-prefixed Kafka framing on non-blocking sockets.
+
+Reading: bytes are received into one reusable buffer per connection and complete frames are
+handed out as memoryviews of it, valid only until the next ``fill()``. A frame whose decoded
+response keeps views of its bytes (Fetch records) gets a buffer of its own from a
+``BufferPool`` instead: large ones are received straight into it. Such a buffer belongs to the
+response; whoever is done with every view of it may hand it back with ``BufferPool.release``
+(optional: a buffer never released is simply garbage-collected).
+
+Writing: queued chunks (bytes-like objects, never joined) go out with ``socket.sendmsg``;
+a partial write leaves the rest queued. TLS sockets cannot ``sendmsg``; there small chunks
+are gathered into records of up to 64 KiB.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import struct
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+
+from ..errors import ProtocolError
+
+_SIZE = struct.Struct(">i")
+#: Largest response frame accepted (the Java client has no cap; this one guards against garbage).
+MAX_FRAME = 1 << 30
+#: Bytes read per ``recv_into`` into the shared buffer.
+READ_CAPACITY = 256 * 1024
+#: Frames larger than this that do not need their own buffer grow the shared one up to here.
+SHARED_GROWTH_LIMIT = 8 * 1024 * 1024
+#: Most chunks passed to one ``sendmsg`` (IOV_MAX is 1024 on Linux).
+MAX_IOV = 512
+_TLS_RECORD = 64 * 1024
+
+
+class ConnectionClosed(Exception):
+    """The peer closed the connection."""
+
+
+class BufferPool:
+    """Reusable ``bytearray`` buffers for responses that own their bytes (thread-safe).
+
+    ``acquire(n)`` returns a buffer of at least ``n`` bytes: a released one that fits (and is
+    not more than 4x larger), or a new one. ``release(buf)`` hands a buffer back once nothing
+    uses views of it any more.
+    """
+
+    def __init__(self, max_buffers: int = 16, min_size: int = 64 * 1024) -> None:
+        self._free: list[bytearray] = []
+        self._lock = threading.Lock()
+        self.max_buffers = max_buffers
+        self.min_size = min_size
+
+    def acquire(self, size: int) -> bytearray:
+        if size >= self.min_size:
+            with self._lock:
+                best = -1
+                for i, buf in enumerate(self._free):
+                    if size <= len(buf) <= 4 * size and (best < 0 or len(buf) < len(self._free[best])):
+                        best = i
+                if best >= 0:
+                    return self._free.pop(best)
+        return bytearray(size)
+
+    def release(self, buf: bytearray) -> None:
+        if not isinstance(buf, bytearray) or len(buf) < self.min_size:
+            return
+        with self._lock:
+            if len(self._free) >= self.max_buffers:
+                self._free.sort(key=len)
+                if len(self._free[0]) >= len(buf):
+                    return
+                self._free.pop(0)
+            self._free.append(buf)
+
+
+class FrameReader:
+    """Turns received bytes into response frames (without the 4-byte size prefix).
+
+    ``owns_buffer(correlation_id)`` says whether the frame for that request must get a buffer
+    of its own (its decoded response keeps views of the bytes).
+    """
+
+    def __init__(self, owns_buffer: Callable[[int], bool], pool: BufferPool,
+                 capacity: int = READ_CAPACITY, max_frame: int = MAX_FRAME) -> None:
+        self._owns_buffer = owns_buffer
+        self._pool = pool
+        self._max_frame = max_frame
+        self._buf = bytearray(capacity)
+        self._view = memoryview(self._buf)
+        self._start = 0
+        self._end = 0
+        self._big: memoryview | None = None  # frame being received into its own buffer
+        self._big_filled = 0
+        self._big_size = 0
+
+    def fill(self, sock: socket.socket) -> int:
+        """One ``recv_into``; returns the bytes read. Raises ``BlockingIOError``/``ssl``
+        want-errors when nothing is available and ``ConnectionClosed`` at end of stream."""
+        if self._big is not None:
+            n = sock.recv_into(self._big[self._big_filled:self._big_size])
+            if not n:
+                raise ConnectionClosed("connection closed by broker")
+            self._big_filled += n
+            return n
+        if self._start == self._end:
+            self._start = self._end = 0
+        elif self._end == len(self._buf):
+            self._compact()
+        n = sock.recv_into(self._view[self._end:])
+        if not n:
+            raise ConnectionClosed("connection closed by broker")
+        self._end += n
+        return n
+
+    def _compact(self) -> None:
+        remaining = self._end - self._start
+        self._buf[0:remaining] = self._buf[self._start:self._end]
+        self._start, self._end = 0, remaining
+
+    def _frame_size(self, at: int) -> int:
+        size = _SIZE.unpack_from(self._buf, at)[0]
+        if size < 4 or size > self._max_frame:
+            raise ProtocolError(f"invalid response frame size {size}")
+        return size
+
+    def frames(self) -> Iterator[memoryview]:
+        """Complete frames received so far (each starts with the correlation id)."""
+        if self._big is not None:
+            if self._big_filled < self._big_size:
+                return
+            frame = self._big[:self._big_size]
+            self._big = None
+            yield frame
+        while True:
+            avail = self._end - self._start
+            if avail < 4:
+                return
+            size = self._frame_size(self._start)
+            body = self._start + 4
+            if avail - 4 >= size:
+                self._start = body + size
+                corr = _SIZE.unpack_from(self._buf, body)[0]
+                if self._owns_buffer(corr):
+                    own = self._pool.acquire(size)
+                    own[:size] = self._view[body:body + size]
+                    yield memoryview(own)[:size]
+                else:
+                    yield self._view[body:body + size]
+                continue
+            # Partial frame: decide where the rest goes.
+            owns = avail >= 8 and self._owns_buffer(_SIZE.unpack_from(self._buf, body)[0])
+            if owns or size > SHARED_GROWTH_LIMIT:
+                own = self._pool.acquire(size) if owns else bytearray(size)
+                have = avail - 4
+                own[:have] = self._view[body:self._end]
+                self._big = memoryview(own)
+                self._big_filled = have
+                self._big_size = size
+                self._start = self._end = 0
+                return
+            if size + 4 > len(self._buf):
+                self._grow(size + 4)
+            elif self._start + size + 4 > len(self._buf):
+                self._compact()
+            return
+
+    def _grow(self, needed: int) -> None:
+        capacity = len(self._buf)
+        while capacity < needed:
+            capacity *= 2
+        new = bytearray(capacity)
+        remaining = self._end - self._start
+        new[:remaining] = self._view[self._start:self._end]
+        self._buf = new
+        self._view = memoryview(new)
+        self._start, self._end = 0, remaining
+
+
+class FrameWriter:
+    """Queue of outgoing chunks; ``written(token)`` is called once a token's chunks are sent."""
+
+    def __init__(self, written: Callable[[object], None]) -> None:
+        self._chunks: deque[memoryview] = deque()
+        self._queued = 0  # total bytes ever queued
+        self._sent = 0  # total bytes ever sent
+        self._marks: deque[tuple[int, object]] = deque()
+        self._written = written
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._chunks)
+
+    def push(self, chunks, token: object = None) -> None:
+        """Queue ``chunks``; with a ``token``, ``written(token)`` runs once they are sent."""
+        for chunk in chunks:
+            view = chunk if isinstance(chunk, memoryview) else memoryview(chunk)
+            if view.format != "B" or view.ndim != 1:
+                view = view.cast("B")
+            n = view.nbytes
+            if n:
+                self._chunks.append(view)
+                self._queued += n
+        if token is not None:
+            self._marks.append((self._queued, token))
+            if self._queued == self._sent:
+                self._run_marks()
+
+    def flush(self, sock: socket.socket) -> bool:
+        """Send as much as the socket takes; True once nothing is left queued."""
+        chunks = self._chunks
+        tls = isinstance(sock, ssl.SSLSocket)
+        while chunks:
+            try:
+                if tls:
+                    n = sock.send(self._tls_record())
+                elif len(chunks) == 1:
+                    n = sock.send(chunks[0])
+                else:
+                    n = sock.sendmsg(
+                        chunks if len(chunks) <= MAX_IOV else [chunks[i] for i in range(MAX_IOV)]
+                    )
+            except (BlockingIOError, InterruptedError, ssl.SSLWantWriteError,
+                    ssl.SSLWantReadError):
+                return False
+            self._consume(n)
+            if self._marks:
+                self._run_marks()
+        return True
+
+    def _tls_record(self):
+        chunks = self._chunks
+        first = chunks[0]
+        if first.nbytes >= _TLS_RECORD or len(chunks) == 1:
+            return first
+        parts = []
+        total = 0
+        for chunk in chunks:
+            if total + chunk.nbytes > _TLS_RECORD and parts:
+                break
+            parts.append(chunk)
+            total += chunk.nbytes
+        return b"".join(parts)
+
+    def _consume(self, n: int) -> None:
+        self._sent += n
+        chunks = self._chunks
+        while n:
+            head = chunks[0]
+            size = head.nbytes
+            if n >= size:
+                chunks.popleft()
+                n -= size
+            else:
+                chunks[0] = head[n:]
+                n = 0
+
+    def _run_marks(self) -> None:
+        marks = self._marks
+        while marks and marks[0][0] <= self._sent:
+            self._written(marks.popleft()[1])
+
+    def clear(self) -> list:
+        """Drop everything queued; returns the tokens whose chunks were not all sent."""
+        self._chunks.clear()
+        pending = [token for _, token in self._marks]
+        self._marks.clear()
+        self._queued = self._sent = 0
+        return pending

@@ -1,0 +1,78 @@
+"""One request on its way to a broker, and how its Future is settled."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, InvalidStateError
+from typing import Any
+
+from ..errors import KafkaError, KafkaException
+
+
+class Request:
+    """A request plus its routing, deadline and completion.
+
+    Internal requests (connection set-up) have a ``handler(request, body_or_error)`` instead
+    of a Future; it receives the raw response body (a memoryview valid during the call).
+    """
+
+    __slots__ = ("message", "api_key", "version", "future", "deadline", "expect_response",
+                 "node_id", "any_node", "tried", "handler", "attempt")
+
+    def __init__(self, message: Any, version: int | None, future: Future | None,
+                 deadline: float, node_id: int | None = None, any_node: bool = False,
+                 handler: Callable[[Request, Any], None] | None = None) -> None:
+        self.message = message
+        self.api_key: int = message.API_KEY
+        self.version = version
+        self.future = future
+        self.deadline = deadline
+        # Produce with acks=0 gets no response: it is complete once written.
+        self.expect_response = not (self.api_key == 0 and getattr(message, "acks", -1) == 0)
+        self.node_id = node_id
+        self.any_node = any_node
+        self.tried: set[int] | None = None
+        self.handler = handler
+        self.attempt = 0
+
+    def start(self) -> bool:
+        """Mark the Future running; False if the caller cancelled it meanwhile."""
+        fut = self.future
+        return fut is None or fut.set_running_or_notify_cancel()
+
+    def resolve(self, result: Any) -> None:
+        fut = self.future
+        if fut is not None:
+            try:
+                fut.set_result(result)
+            except InvalidStateError:
+                pass
+
+    def fail(self, error: BaseException) -> None:
+        if self.handler is not None:
+            self.handler(self, error)
+            return
+        fut = self.future
+        if fut is not None:
+            try:
+                fut.set_exception(error)
+            except InvalidStateError:
+                pass
+
+
+def kafka_exception(code: int, reason: str, retriable: bool | None = None) -> KafkaException:
+    """A KafkaException carrying ``KafkaError(code, reason)``."""
+    return KafkaException(KafkaError(code, reason, retriable=retriable))
+
+
+def settle_all(futures: list[Future], result: Any = None,
+               error: BaseException | None = None) -> None:
+    """Resolve (or fail, with ``error``) every Future not already done or cancelled."""
+    for fut in futures:
+        try:
+            if error is not None:
+                fut.set_exception(error)
+            else:
+                fut.set_result(result)
+        except InvalidStateError:
+            pass
