@@ -1,0 +1,469 @@
+"""Writing Spark data to Kafka from executors.
+
+``foreach_partition_writer`` and ``map_partitions_producer`` take the rows Spark hands a
+Python function; ``write_kafka`` takes a DataFrame and, by default, moves it through Arrow
+(``mapInArrow``) so no Python object is made per row. All of them produce with one
+``kafka_fast.Producer`` per executor Python worker (see ``clients``), flush at the end of
+every Spark partition, and count delivery failures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import KafkaError, KafkaException
+from . import clients
+from .columns import Columns, ColumnSpec, chunks, encode_headers
+
+ROLE = "producer"
+#: Records per ``produce_batch`` call on the row path.
+CHUNK_ROWS = 20_000
+#: Only failures reach the delivery callback: successes are counted per batch.
+_WRITER_DEFAULTS = {"delivery.report.only.error": True}
+
+
+class DeliveryError(KafkaException):
+    """Records of a Spark partition could not be delivered; carries the first error's code."""
+
+    def __init__(self, topic: str, failed: int, total: int, first: KafkaError | None) -> None:
+        code = first.code() if first is not None else KafkaError._FAIL
+        name = first.name() if first is not None else "unknown"
+        detail = first.str() if first is not None else "no delivery report"
+        super().__init__(
+            KafkaError(
+                code,
+                f"{failed} of {total} records to topic {topic!r} failed; "
+                f"first error {name}: {detail}",
+            )
+        )
+        self.failed = failed
+        self.total = total
+
+
+@dataclass
+class Tally:
+    """Delivery outcome of one Spark partition: records handed over and failures reported."""
+
+    topic: str
+    total: int = 0
+    failed: int = 0
+    first_error: KafkaError | None = None
+
+    def __call__(self, err: Any, msg: Any) -> None:
+        if err:
+            self.failed += 1
+            if self.first_error is None:
+                self.first_error = err
+
+    @property
+    def sent(self) -> int:
+        return self.total - self.failed
+
+    def raise_if_failed(self) -> None:
+        if self.failed:
+            raise DeliveryError(self.topic, self.failed, self.total, self.first_error)
+
+
+def producer_config(conf: Mapping[str, Any]) -> dict[str, Any]:
+    """The producer settings a writer uses: ``conf`` over the writer's defaults."""
+    return {**_WRITER_DEFAULTS, **conf}
+
+
+def _producer(conf: Mapping[str, Any]) -> Any:
+    from ..producer import Producer
+
+    return clients.cached(ROLE, conf, Producer)
+
+
+def _produce_batch(producer: Any, topic: str, tally: Tally, partition: int, values: Any,
+                   keys: Any = None, timestamps: Any = None, headers: Any = None) -> None:
+    """``produce_batch`` with back-pressure: serve deliveries while the queue is full."""
+    n = len(values[1]) - 1 if isinstance(values, tuple) else len(values)
+    while True:
+        try:
+            producer.produce_batch(topic, values, keys=keys, partition=partition,
+                                   timestamps=timestamps, headers=headers, on_delivery=tally)
+            break
+        except BufferError:
+            producer.poll(0.05)
+    tally.total += n
+    producer.poll(0)
+
+
+def _produce_one(producer: Any, topic: str, tally: Tally, value: Any, key: Any,
+                 partition: int, timestamp: int, headers: Any) -> None:
+    while True:
+        try:
+            producer.produce(topic, value=value, key=key, partition=partition,
+                             on_delivery=tally, timestamp=timestamp, headers=headers)
+            break
+        except BufferError:
+            producer.poll(0.05)
+    tally.total += 1
+
+
+def _finish(producer: Any, conf: Mapping[str, Any], tally: Tally) -> None:
+    """Flush until everything handed over is delivered or failed; forget a producer that
+    failed so the retried task starts with a fresh one."""
+    remaining = producer.flush()
+    while remaining:
+        remaining = producer.flush(1.0)
+    if tally.failed:
+        clients.discard(ROLE, conf)
+
+
+def send_rows(rows: Iterable[Any], conf: Mapping[str, Any], topic: str, spec: ColumnSpec,
+              use_batch: bool = True) -> Tally:
+    """Produce ``rows`` and wait for every delivery report; the tally says what failed."""
+    producer = _producer(conf)
+    tally = Tally(topic)
+    try:
+        for cols in chunks(rows, spec, CHUNK_ROWS):
+            if use_batch:
+                for partition, group in cols.by_partition():
+                    _produce_batch(producer, topic, tally, partition, group.values,
+                                   group.keys, group.timestamps, group.headers)
+            else:
+                _produce_rows(producer, topic, tally, cols)
+    except BaseException:
+        _abandon(producer, conf)
+        raise
+    _finish(producer, conf, tally)
+    return tally
+
+
+def _produce_rows(producer: Any, topic: str, tally: Tally, cols: Columns) -> None:
+    for i, value in enumerate(cols.values):
+        _produce_one(
+            producer, topic, tally, value,
+            None if cols.keys is None else cols.keys[i],
+            -1 if cols.partitions is None else cols.partitions[i],
+            0 if cols.timestamps is None else cols.timestamps[i],
+            None if cols.headers is None else cols.headers[i],
+        )
+        if i % 1000 == 0:
+            producer.poll(0)
+
+
+def _abandon(producer: Any, conf: Mapping[str, Any]) -> None:
+    """A task failing mid-way: drop what it queued so the retry does not send it twice."""
+    try:
+        producer.purge()
+    except Exception:
+        pass
+    clients.discard(ROLE, conf)
+
+
+def _spec(value_col: str | int, key_col: str | int | None, headers_col: str | int | None,
+          partition_col: str | int | None, timestamp_col: str | int | None,
+          value_format: str | None) -> ColumnSpec:
+    return ColumnSpec(value_col, key_col, headers_col, partition_col, timestamp_col, value_format)
+
+
+class PartitionWriter:
+    """``f(rows)`` for ``foreachPartition``: produce, flush, raise ``DeliveryError`` on failure.
+
+    Picklable: holds only the configuration dict, the topic and the column choice.
+    """
+
+    def __init__(self, conf: Mapping[str, Any], topic: str, spec: ColumnSpec,
+                 use_batch: bool = True) -> None:
+        self.conf = producer_config(conf)
+        self.topic = topic
+        self.spec = spec
+        self.use_batch = use_batch
+
+    def __call__(self, rows: Iterable[Any]) -> None:
+        send_rows(rows, self.conf, self.topic, self.spec, self.use_batch).raise_if_failed()
+
+
+class PartitionCounter(PartitionWriter):
+    """``f(rows)`` for ``rdd.mapPartitions``: yields ``(partition_index, sent, failed)``."""
+
+    def __init__(self, conf: Mapping[str, Any], topic: str, spec: ColumnSpec,
+                 use_batch: bool = True, fail_on_error: bool = False) -> None:
+        super().__init__(conf, topic, spec, use_batch)
+        self.fail_on_error = fail_on_error
+
+    def __call__(self, rows: Iterable[Any]) -> Iterator[tuple[int, int, int]]:  # type: ignore[override]
+        tally = send_rows(rows, self.conf, self.topic, self.spec, self.use_batch)
+        if self.fail_on_error:
+            tally.raise_if_failed()
+        yield (_partition_index(), tally.sent, tally.failed)
+
+
+def _partition_index() -> int:
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    return ctx.partitionId() if ctx is not None else -1
+
+
+def foreach_partition_writer(
+    conf: Mapping[str, Any],
+    topic: str,
+    *,
+    value_col: str | int = "value",
+    key_col: str | int | None = None,
+    headers_col: str | int | None = None,
+    partition_col: str | int | None = None,
+    timestamp_col: str | int | None = None,
+    use_batch: bool = True,
+    value_format: str | None = None,
+) -> PartitionWriter:
+    """A picklable function for ``df.foreachPartition`` / ``rdd.foreachPartition``.
+
+    Rows (Spark ``Row``s, dicts, or tuples with integer ``*_col`` positions) are read into
+    columns and sent with ``produce_batch`` (``use_batch=False``: one ``produce`` per row).
+    At the end of the partition it flushes; if any record failed it raises ``DeliveryError``
+    with the first error and the failure count, so Spark retries the task.
+    """
+    return PartitionWriter(conf, topic, _spec(value_col, key_col, headers_col, partition_col,
+                                              timestamp_col, value_format), use_batch)
+
+
+def map_partitions_producer(
+    conf: Mapping[str, Any],
+    topic: str,
+    *,
+    value_col: str | int = "value",
+    key_col: str | int | None = None,
+    headers_col: str | int | None = None,
+    partition_col: str | int | None = None,
+    timestamp_col: str | int | None = None,
+    use_batch: bool = True,
+    value_format: str | None = None,
+    fail_on_error: bool = False,
+) -> PartitionCounter:
+    """A picklable function for ``rdd.mapPartitions`` yielding one
+    ``(partition_index, records_sent, records_failed)`` tuple per Spark partition.
+
+    Failures are reported as data; ``fail_on_error=True`` raises ``DeliveryError`` instead.
+    """
+    return PartitionCounter(conf, topic, _spec(value_col, key_col, headers_col, partition_col,
+                                               timestamp_col, value_format),
+                            use_batch, fail_on_error)
+
+
+# ---------------------------------------------------------------------------------------------
+# Arrow path: DataFrame -> Kafka-shaped columns in the JVM -> Arrow batches -> produce_batch
+
+RESULT_SCHEMA = "partition_index int, records_sent long, records_failed long"
+
+
+def df_to_kafka_columns(
+    df: Any,
+    *,
+    value_col: str = "value",
+    key_col: str | None = None,
+    headers_col: str | None = None,
+    partition_col: str | None = None,
+    timestamp_col: str | None = None,
+    value_format: str | None = None,
+) -> Any:
+    """``df`` reduced, in Spark SQL, to the columns of Spark's Kafka sink.
+
+    The result has ``value binary`` and, when asked for, ``key binary``,
+    ``headers array<struct<key string, value binary>>``, ``partition int`` and
+    ``timestamp timestamp``. Strings become UTF-8 bytes; with ``value_format="json"``
+    structs, maps and arrays become JSON text (``to_json``) and other scalars their text.
+    A long timestamp column is read as milliseconds since the epoch.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    ColumnSpec(value_col, key_col, headers_col, partition_col, timestamp_col, value_format)
+    fields = {f.name: f.dataType for f in df.schema.fields}
+
+    def typ(name: str) -> Any:
+        if name not in fields:
+            raise KeyError(f"column {name!r} is not in the DataFrame (columns: {list(fields)})")
+        return fields[name]
+
+    def as_binary(name: str, fmt: str | None) -> Any:
+        t, col = typ(name), F.col(name)
+        if isinstance(t, T.BinaryType):
+            return col
+        if isinstance(t, T.StringType):
+            return col.cast("binary")
+        if fmt == "json":
+            if isinstance(t, (T.StructType, T.MapType, T.ArrayType)):
+                return F.to_json(col).cast("binary")
+            return col.cast("string").cast("binary")
+        raise TypeError(
+            f"column {name!r} is {t.simpleString()}; Kafka values must be binary or string "
+            "(pass value_format='json' to serialise other values as JSON)"
+        )
+
+    out = [as_binary(value_col, value_format).alias("value")]
+    if key_col is not None:
+        out.append(as_binary(key_col, None).alias("key"))
+    if headers_col is not None:
+        out.append(_headers_column(headers_col, typ(headers_col)).alias("headers"))
+    if partition_col is not None:
+        t = typ(partition_col)
+        if not isinstance(t, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+            raise TypeError(f"column {partition_col!r} is {t.simpleString()}; a partition "
+                            "column must be an integer")
+        out.append(F.col(partition_col).cast("int").alias("partition"))
+    if timestamp_col is not None:
+        t = typ(timestamp_col)
+        if isinstance(t, T.TimestampType):
+            out.append(F.col(timestamp_col).alias("timestamp"))
+        elif isinstance(t, T.LongType):
+            out.append(F.timestamp_millis(F.col(timestamp_col)).alias("timestamp"))
+        else:
+            raise TypeError(f"column {timestamp_col!r} is {t.simpleString()}; a timestamp "
+                            "column must be a timestamp or a long of epoch milliseconds")
+    return df.select(*out)
+
+
+def _headers_column(name: str, t: Any) -> Any:
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    col = F.col(name)
+    if isinstance(t, T.MapType) and isinstance(t.keyType, T.StringType):
+        col, vt = F.map_entries(col), t.valueType
+    elif (isinstance(t, T.ArrayType) and isinstance(t.elementType, T.StructType)
+          and [f.name for f in t.elementType.fields] == ["key", "value"]
+          and isinstance(t.elementType["key"].dataType, T.StringType)):
+        vt = t.elementType["value"].dataType
+    else:
+        raise TypeError(f"column {name!r} is {t.simpleString()}; headers must be "
+                        "array<struct<key string, value binary|string>> or map<string, ...>")
+    if not isinstance(vt, (T.BinaryType, T.StringType)):
+        raise TypeError(f"column {name!r}: header values must be binary or string, "
+                        f"not {vt.simpleString()}")
+    return F.transform(col, lambda h: F.struct(h["key"].alias("key"),
+                                               h["value"].cast("binary").alias("value")))
+
+
+def packed(array: Any) -> tuple[Any, Any, Any] | tuple[Any, Any]:
+    """An Arrow binary array as the packed ``(data, offsets[int64 N+1], nulls)`` column."""
+    import numpy as np
+    import pyarrow as pa
+
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    n = len(array)
+    bufs = array.buffers()
+    width = np.int64 if pa.types.is_large_binary(array.type) else np.int32
+    offsets = np.frombuffer(bufs[1], dtype=width, count=n + 1, offset=array.offset * width().itemsize)
+    data = bufs[2] if bufs[2] is not None else b""
+    offsets = offsets.astype(np.int64, copy=False)
+    if array.null_count:
+        nulls = array.is_null().to_numpy(zero_copy_only=False)
+        return (data, offsets, nulls)
+    return (data, offsets)
+
+
+def _arrow_headers(array: Any) -> list | None:
+    rows = array.to_pylist()
+    if not any(rows):
+        return None
+    return [encode_headers(h, "headers") for h in rows]
+
+
+def _arrow_timestamps(array: Any) -> Any:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ms = pc.cast(array.cast(pa.timestamp("us", tz=array.type.tz)), pa.int64()) // 1000
+    return np.asarray(ms.fill_null(0), dtype=np.int64)
+
+
+def send_arrow_batches(batches: Iterable[Any], conf: Mapping[str, Any], topic: str) -> Tally:
+    """Produce Arrow record batches shaped by ``df_to_kafka_columns``; wait for deliveries."""
+    import numpy as np
+    import pyarrow as pa
+
+    producer = _producer(conf)
+    tally = Tally(topic)
+    try:
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            names = batch.schema.names
+            parts = batch.column("partition") if "partition" in names else None
+            groups = [(-1, batch)]
+            if parts is not None:
+                p = np.asarray(parts.fill_null(-1), dtype=np.int64)
+                order = np.argsort(p, kind="stable")
+                sorted_p = p[order]
+                bounds = np.flatnonzero(np.diff(sorted_p)) + 1
+                groups = [(int(sorted_p[idx[0]]), batch.take(pa.array(idx)))
+                          for idx in np.split(order, bounds)]
+            for partition, group in groups:
+                cols = group.schema.names
+                _produce_batch(
+                    producer, topic, tally, partition,
+                    packed(group.column("value")),
+                    keys=packed(group.column("key")) if "key" in cols else None,
+                    timestamps=(_arrow_timestamps(group.column("timestamp"))
+                                if "timestamp" in cols else None),
+                    headers=(_arrow_headers(group.column("headers"))
+                             if "headers" in cols else None),
+                )
+    except BaseException:
+        _abandon(producer, conf)
+        raise
+    _finish(producer, conf, tally)
+    return tally
+
+
+class ArrowPartitionWriter:
+    """``f(batches)`` for ``mapInArrow``: produce, flush, yield one result row per partition."""
+
+    def __init__(self, conf: Mapping[str, Any], topic: str, fail_on_error: bool = True) -> None:
+        self.conf = producer_config(conf)
+        self.topic = topic
+        self.fail_on_error = fail_on_error
+
+    def __call__(self, batches: Iterable[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        tally = send_arrow_batches(batches, self.conf, self.topic)
+        if self.fail_on_error:
+            tally.raise_if_failed()
+        yield pa.RecordBatch.from_arrays(
+            [pa.array([_partition_index()], pa.int32()), pa.array([tally.sent], pa.int64()),
+             pa.array([tally.failed], pa.int64())],
+            names=["partition_index", "records_sent", "records_failed"],
+        )
+
+
+def write_kafka(
+    df: Any,
+    conf: Mapping[str, Any],
+    topic: str,
+    *,
+    value_col: str = "value",
+    key_col: str | None = None,
+    headers_col: str | None = None,
+    partition_col: str | None = None,
+    timestamp_col: str | None = None,
+    value_format: str | None = None,
+    use_arrow: bool = True,
+    use_batch: bool = True,
+) -> int:
+    """Write ``df`` to ``topic``; returns the number of records delivered.
+
+    ``use_arrow`` (default) converts the columns in Spark SQL (``df_to_kafka_columns``) and
+    hands them to Python as Arrow batches (``mapInArrow``), so no Python object is made per
+    row; otherwise ``df.foreachPartition`` with ``foreach_partition_writer``. Either way a
+    Spark task whose records failed raises ``DeliveryError`` and Spark retries it.
+    """
+    opts = dict(value_col=value_col, key_col=key_col, headers_col=headers_col,
+                partition_col=partition_col, timestamp_col=timestamp_col,
+                value_format=value_format)
+    if use_arrow and use_batch and hasattr(df, "mapInArrow"):
+        shaped = df_to_kafka_columns(df, **opts)
+        rows = shaped.mapInArrow(ArrowPartitionWriter(conf, topic), RESULT_SCHEMA).collect()
+        return sum(r.records_sent for r in rows)
+    counter = map_partitions_producer(conf, topic, use_batch=use_batch, fail_on_error=True,
+                                      **opts)
+    return sum(sent for _, sent, _ in df.rdd.mapPartitions(counter).collect())

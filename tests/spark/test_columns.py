@@ -1,0 +1,145 @@
+"""Rows and Arrow batches into producer columns, and consumed columns into Spark's Arrow shape
+(no Spark session or broker: Row objects, pyarrow and the record engine only)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from pyspark.sql import Row
+
+from kafka_fast.records import decode_batches, encode_batch
+from kafka_fast.spark.columns import (
+    Columns,
+    ColumnSpec,
+    chunks,
+    encode_headers,
+    encode_value,
+    getter,
+    timestamp_ms,
+)
+from kafka_fast.spark.reader import spark_arrow
+from kafka_fast.spark.writer import packed
+
+
+def test_encode_value_bytes_str_none_and_json_only_on_request():
+    assert encode_value(b"x", "v") == b"x"
+    assert encode_value(bytearray(b"ab"), "v") == b"ab"
+    assert encode_value(memoryview(b"cd"), "v") == b"cd"
+    assert encode_value("é", "v") == "é".encode()
+    assert encode_value(None, "v") is None
+    with pytest.raises(TypeError, match=r"column 'payload' holds a dict.*value_format='json'"):
+        encode_value({"a": 1}, "payload")
+    with pytest.raises(TypeError, match="column 'v' holds a int"):
+        encode_value(3, "v")
+    assert encode_value({"a": [1, "é"]}, "v", "json") == '{"a":[1,"é"]}'.encode()
+    assert encode_value([1, 2], "v", "json") == b"[1,2]"
+    assert encode_value(Row(a=1, b=Row(c="x")), "v", "json") == b'{"a":1,"b":{"c":"x"}}'
+    assert encode_value({"t": dt.date(2024, 1, 2)}, "v", "json") == b'{"t":"2024-01-02"}'
+    assert encode_value("already text", "v", "json") == b"already text"
+    with pytest.raises(ValueError, match="value_format must be None or 'json'"):
+        ColumnSpec(value_format="avro")
+
+
+def test_encode_headers_forms():
+    assert encode_headers(None, "h") is None
+    assert encode_headers([], "h") is None
+    assert encode_headers([("a", b"1"), ("b", "2"), ("c", None)], "h") == [
+        ("a", b"1"), ("b", b"2"), ("c", None)]
+    assert encode_headers([Row(key="a", value=b"1")], "h") == [("a", b"1")]
+    assert encode_headers({"a": "1"}, "h") == [("a", b"1")]
+    assert encode_headers([{"key": "a", "value": b"1"}], "h") == [("a", b"1")]
+    with pytest.raises(TypeError, match="a header must be a"):
+        encode_headers([("a", b"1", b"2")], "h")
+    with pytest.raises(TypeError, match="header name 1 is not a str"):
+        encode_headers([(1, b"x")], "h")
+
+
+def test_timestamps():
+    assert timestamp_ms(None, "t") == 0
+    assert timestamp_ms(1_700_000_000_123, "t") == 1_700_000_000_123
+    when = dt.datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=dt.timezone.utc)
+    assert timestamp_ms(when, "t") == 1714979289123
+    with pytest.raises(TypeError, match="column 't': a timestamp must be"):
+        timestamp_ms("2024", "t")
+
+
+def test_getter_reads_rows_dicts_and_tuples():
+    row = Row(key=b"k", value=b"v")
+    assert getter(row, "value")(row) == b"v"
+    assert getter({"value": 1}, "value")({"value": 1}) == 1
+    assert getter((1, 2), 1)((1, 2)) == 2
+    with pytest.raises(KeyError, match=r"column 'nope' is not in the rows \(columns: \['key', 'value'\]\)"):
+        getter(row, "nope")
+    with pytest.raises(TypeError, match="integer column positions"):
+        getter((1, 2), "value")
+
+
+def test_chunks_split_rows_into_columns():
+    rows = [Row(k=f"k{i}", v=b"v%d" % i, h=[("n", str(i))], p=i % 2, t=i) for i in range(5)]
+    spec = ColumnSpec("v", "k", "h", "p", "t")
+    got = list(chunks(iter(rows), spec, 2))
+    assert [len(c) for c in got] == [2, 2, 1]
+    assert got[1].values == [b"v2", b"v3"]
+    assert got[1].keys == [b"k2", b"k3"]
+    assert got[1].headers == [[("n", b"2")], [("n", b"3")]]
+    assert got[1].partitions == [0, 1]
+    assert got[1].timestamps == [2, 3]
+    assert list(chunks(iter([]), spec, 2)) == []
+    only_values = list(chunks([Row(value="a"), Row(value=None)], ColumnSpec(), 10))
+    assert only_values[0].values == [b"a", None]
+    assert only_values[0].keys is None and only_values[0].headers is None
+    with pytest.raises(TypeError, match="column 'p': a partition must be an integer >= 0"):
+        list(chunks([Row(value=b"x", p=-3)], ColumnSpec(partition_col="p"), 10))
+
+
+def test_by_partition_keeps_order_inside_groups():
+    cols = Columns(values=[b"a", b"b", b"c", b"d"], keys=[b"1", b"2", b"3", b"4"],
+                   partitions=[1, 0, 1, -1])
+    groups = [(p, c.values, c.keys) for p, c in cols.by_partition()]
+    assert groups == [(1, [b"a", b"c"], [b"1", b"3"]), (0, [b"b"], [b"2"]), (-1, [b"d"], [b"4"])]
+    plain = Columns(values=[b"a"])
+    assert [(p, c) for p, c in plain.by_partition()] == [(-1, plain)]
+
+
+def test_packed_from_arrow_with_nulls_offset_slices_and_large_binary():
+    arr = pa.array([b"ab", None, b"", b"cde"], pa.binary())
+    data, offsets, nulls = packed(arr)
+    assert offsets.dtype == np.int64 and list(offsets) == [0, 2, 2, 2, 5]
+    assert list(nulls) == [False, True, False, False]
+    assert bytes(data)[offsets[3]:offsets[4]] == b"cde"
+    data, offsets = packed(arr.slice(2, 2))
+    assert [bytes(data)[a:b] for a, b in zip(offsets[:-1], offsets[1:], strict=True)] == [b"", b"cde"]
+    data, offsets = packed(pa.array([b"x", b"yz"], pa.large_binary()))
+    assert list(offsets) == [0, 1, 3]
+    # what packed() yields encodes to exactly the records it came from
+    values = packed(arr)
+    [batch] = decode_batches(encode_batch(values, keys=packed(pa.array([b"k"] * 4))))
+    assert [r.value for r in batch.records()] == [b"ab", None, b"", b"cde"]
+
+
+def test_spark_arrow_from_decoded_columns():
+    headers = [[("a", b"1")], None, [("b", None), ("c", b"")]]
+    raw = encode_batch([b"v0", None, b"v2"], keys=[None, b"k1", b"k2"],
+                       timestamps=[1000, 2000, 3000], headers=headers, base_offset=40)
+    [batch] = decode_batches(raw)
+    cols = batch.columns()
+    out = spark_arrow(cols, "tp", 3, 1, 3, include_headers=True)
+    assert out.schema.names == ["key", "value", "topic", "partition", "offset", "timestamp",
+                                "timestampType", "headers"]
+    assert out.column("key").to_pylist() == [b"k1", b"k2"]
+    assert out.column("value").to_pylist() == [None, b"v2"]
+    assert out.column("topic").to_pylist() == ["tp", "tp"]
+    assert out.column("partition").type == pa.int32()
+    assert out.column("partition").to_pylist() == [3, 3]
+    assert out.column("offset").to_pylist() == [41, 42]
+    assert out.column("timestamp").type == pa.timestamp("us", tz="UTC")
+    assert out.column("timestamp").cast(pa.int64()).to_pylist() == [2_000_000, 3_000_000]
+    assert out.column("timestampType").to_pylist() == [0, 0]
+    assert out.column("headers").to_pylist() == [
+        None, [{"key": "b", "value": None}, {"key": "c", "value": b""}]]
+    plain = spark_arrow(cols, "tp", 3, 0, 3)
+    assert "headers" not in plain.schema.names
+    assert plain.column("key").to_pylist() == [None, b"k1", b"k2"]
