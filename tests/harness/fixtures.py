@@ -38,6 +38,30 @@ def kcat() -> str | None:
     return kcat_path()
 
 
+_TANSU_FIXTURES = {"tansu", "tansu_sasl", "tansu_tls"}
+_MOCK_FIXTURES = {"mock_cluster", "fresh_mock_cluster"}
+_MARK_FOR_KIND = {"tansu": "tansu", "mock": "mock_cluster", "external": "external"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark tests by the brokers they use, so ``-m tansu`` / ``-m mock_cluster`` /
+    ``-m external`` select them."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        marks = set()
+        if names & _TANSU_FIXTURES:
+            marks.add("tansu")
+        if names & _MOCK_FIXTURES:
+            marks.add("mock_cluster")
+        if "kafka" in names:
+            marks.add("external" if EXTERNAL else "tansu")
+        callspec = getattr(item, "callspec", None)
+        if "broker" in names and callspec is not None and "broker" in callspec.params:
+            marks.add(_MARK_FOR_KIND[callspec.params["broker"]])
+        for mark in sorted(marks):
+            item.add_marker(mark)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

@@ -90,8 +90,12 @@ class MockClusterServer:
         self._check("rd_kafka_mock_broker_set_rack", broker_id, rack.encode())
 
     def op_push_errors(self, api_key: int, codes: list[int]) -> None:
-        array = (ctypes.c_int * len(codes))(*codes)
-        self._call("rd_kafka_mock_push_request_errors_array", api_key, len(codes), array)
+        if self.rk_lib.has("rd_kafka_mock_push_request_errors_array"):
+            array = (ctypes.c_int * len(codes))(*codes)
+            self._call("rd_kafka_mock_push_request_errors_array", api_key, len(codes), array)
+        else:  # older librdkafka: the variadic form
+            tail = [ctypes.c_int(c) for c in codes]
+            self._call("rd_kafka_mock_push_request_errors", api_key, len(codes), *tail)
 
     def op_clear_errors(self, api_key: int) -> None:
         self._call("rd_kafka_mock_clear_request_errors", api_key)

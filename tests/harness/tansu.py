@@ -89,12 +89,16 @@ def _launch_tansu(workdir: Path, listen_port: int, advertised_port: int, authent
     log = workdir / f"tansu-{listen_port}.log"
     proc = ManagedProcess(argv, log, env={"NO_COLOR": "1"})
     try:
+        # Tansu prints "ready in" only after binding; when the port was taken in
+        # the meantime it logs AddrInUse and exits instead.
+        deadline = time.monotonic() + START_TIMEOUT
+        while "ready in" not in proc.log_tail():
+            if not proc.alive():
+                raise RuntimeError(f"tansu exited before listening on {listen_port}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"tansu not ready on {listen_port} after {START_TIMEOUT}s")
+            time.sleep(0.02)
         _wait_ready(proc, listen_port)
-        # Another process may have taken the port between free_port() and bind:
-        # then our Tansu has exited (bind error) even though the probe answered.
-        time.sleep(0.05)
-        if not proc.alive() or "ready in" not in proc.log_tail():
-            raise RuntimeError(f"tansu did not come up on {listen_port}")
     except Exception:
         proc.stop()
         raise
