@@ -647,9 +647,11 @@ class RecordBatch:
         if self.compression == compression.NONE:
             _records_limit(self._count, self._end - start, self._pos + 57)
             return list(_parse_records(self._view, start, self._end, self._count, 0))
-        with compression.decompress_pooled(
-            self.compression, self._view[start : self._end]
-        ) as lease:
+        try:
+            lease = compression.decompress_pooled(self.compression, self._view[start : self._end])
+        except CorruptRecordError as exc:
+            raise CorruptRecordError(exc.args[0].str(), self._pos) from None
+        with lease:
             raw = lease.view
             _records_limit(self._count, len(raw), self._pos + 57)
             try:

@@ -1,0 +1,1154 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Kafka record batches (magic 2), compiled: bulk and incremental encoding, bounds-checked
+decoding to record objects or packed columns. Conventions: see ``kafka_fast.records``.
+
+Legacy message sets (magic 0/1) are decoded by the shared reader in ``kafka_fast._pure.records``.
+"""
+
+cimport cython
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport (
+    PyBytes_AS_STRING,
+    PyBytes_CheckExact,
+    PyBytes_FromStringAndSize,
+    PyBytes_GET_SIZE,
+)
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.ref cimport Py_INCREF
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy
+
+cimport numpy as cnp
+
+import numpy as np
+
+from kafka_fast import compression as _codecs
+from kafka_fast._pure.records import Columns, LegacyRecordBatch
+from kafka_fast.errors import CorruptRecordError
+
+cnp.import_array()
+
+cdef extern from "Python.h":
+    object PyMemoryView_FromMemory(char *mem, Py_ssize_t size, int flags)
+    int PyBUF_READ
+    object PyUnicode_DecodeUTF8(const char *s, Py_ssize_t size, const char *errors)
+    object PySequence_Fast(object o, const char *m)
+    Py_ssize_t PySequence_Fast_GET_SIZE(object o)
+    void *PySequence_Fast_GET_ITEM(object o, Py_ssize_t i)
+
+cdef extern from "<time.h>" nogil:
+    ctypedef long time_t
+    struct timespec:
+        time_t tv_sec
+        long tv_nsec
+    int clock_gettime(int clk_id, timespec *tp)
+    int CLOCK_REALTIME
+
+cdef extern from "crc32c.h" nogil:
+    uint32_t kf_crc32c(uint32_t crc, const void *buf, size_t len)
+
+cdef extern from "kf_records.h" nogil:
+    int KF_BATCH_HEADER, KF_CRC_START, KF_LOG_OVERHEAD, KF_MIN_RECORD
+    int KF_OK, KF_E_TRUNCATED_VARINT, KF_E_TRAILING_BYTES
+    int KF_COL_NULL, KF_COL_PTRS, KF_COL_ROWS, KF_COL_PACKED
+    ctypedef struct kf_col:
+        int kind
+        const uint8_t *data
+        int64_t width, stride
+        const int64_t *offsets
+        const uint8_t *nulls
+        const uint8_t *const *ptrs
+        const int64_t *lens
+    ctypedef struct kf_hdrs:
+        const uint8_t *data
+        int64_t len
+        const int64_t *offsets
+    ctypedef struct kf_bulk:
+        int64_t n
+        const kf_col *keys
+        const kf_col *values
+        const int64_t *ts
+        int64_t ts0
+        int64_t first_ts
+        const kf_hdrs *hdrs
+    ctypedef struct kf_rec:
+        int64_t ts_delta
+        int32_t offset_delta
+        int32_t klen, vlen
+        const uint8_t *key
+        const uint8_t *value
+        int32_t header_count
+        const uint8_t *headers
+        const uint8_t *end
+    ctypedef struct kf_columns:
+        int64_t *offsets
+        int64_t *timestamps
+        int64_t *key_pos
+        int64_t *value_pos
+        int64_t *key_ends
+        int64_t *value_ends
+        uint8_t *key_nulls
+        uint8_t *value_nulls
+        int64_t key_bytes, value_bytes
+        int has_headers
+
+    uint64_t kf_load_be64(const uint8_t *p)
+    uint32_t kf_load_be32(const uint8_t *p)
+    uint16_t kf_load_be16(const uint8_t *p)
+    void kf_store_be64(uint8_t *p, uint64_t v)
+    void kf_store_be32(uint8_t *p, uint32_t v)
+    void kf_store_be16(uint8_t *p, uint16_t v)
+    uint64_t kf_zigzag(int64_t v)
+    int64_t kf_unzigzag(uint64_t u)
+    size_t kf_uvarint_size(uint64_t u)
+    size_t kf_varint_size(int64_t v)
+    uint8_t *kf_put_uvarint(uint8_t *p, uint64_t u)
+    uint8_t *kf_put_varint(uint8_t *p, int64_t v)
+    const uint8_t *kf_get_uvarint(const uint8_t *p, const uint8_t *end, int max_bytes, int bits,
+                                  uint64_t *out, int *err)
+    size_t kf_record_body_size(int64_t offset_delta, int64_t ts_delta, int64_t klen, int64_t vlen,
+                               int64_t hlen)
+    uint8_t *kf_write_record(uint8_t *p, size_t body, int64_t offset_delta, int64_t ts_delta,
+                             const uint8_t *k, int64_t klen, const uint8_t *v, int64_t vlen,
+                             const uint8_t *h, int64_t hlen)
+    int64_t kf_bulk_size(const kf_bulk *b)
+    int64_t kf_bulk_write(const kf_bulk *b, uint8_t *out)
+    int64_t kf_max_ts(const int64_t *ts, int64_t n, int64_t ts0)
+    void kf_write_batch_header(uint8_t *buf, int64_t total, int64_t base_offset,
+                               int32_t partition_leader_epoch, int16_t attributes,
+                               int32_t last_offset_delta, int64_t first_ts, int64_t max_ts,
+                               int64_t producer_id, int16_t producer_epoch,
+                               int32_t base_sequence, int32_t count)
+    void kf_finish_crc(uint8_t *buf, int64_t total)
+    int kf_parse_record(const uint8_t **pp, const uint8_t *end, kf_rec *r)
+    int kf_parse_header(const uint8_t **pp, const uint8_t *end, const uint8_t **key,
+                        int32_t *klen, const uint8_t **value, int32_t *vlen)
+    int kf_columns_parse(const uint8_t *start, const uint8_t *end, int32_t count,
+                         int64_t base_offset, int64_t first_ts, int log_append, int64_t max_ts,
+                         kf_columns *c, const uint8_t **fault)
+    void kf_columns_copy(const uint8_t *start, int32_t count, const kf_columns *c,
+                         uint8_t *kdata, uint8_t *vdata)
+    const char *kf_error_text(int code)
+
+DEF HEADER_SIZE = 61
+DEF INT32_MAX = 2147483647
+DEF ATTR_LOG_APPEND_TIME = 0x08
+DEF ATTR_TRANSACTIONAL = 0x10
+DEF ATTR_CONTROL = 0x20
+DEF MIN_LEGACY_LENGTH = 14
+DEF MIN_V2_LENGTH = 49
+DEF POOL_SLOTS = 8
+DEF POOL_MIN = 65536
+
+# timestamp types (kafka_fast.message)
+DEF TS_CREATE = 1
+DEF TS_LOG_APPEND = 2
+
+cdef const uint8_t *_NO_HEADERS = b"\x00"
+
+
+cdef inline int64_t _now_ms() noexcept nogil:
+    cdef timespec t
+    clock_gettime(CLOCK_REALTIME, &t)
+    return <int64_t>t.tv_sec * 1000 + t.tv_nsec // 1000000
+
+
+def now_ms():
+    """Current wall-clock time in milliseconds."""
+    return _now_ms()
+
+
+# ---------------------------------------------------------------------------------------------
+# growable buffers and their pool (large buffers are reused: fresh ones page-fault)
+
+
+cdef struct GrowBuf:
+    uint8_t *p
+    Py_ssize_t len
+    Py_ssize_t cap
+
+cdef uint8_t *_pool_ptr[POOL_SLOTS]
+cdef Py_ssize_t _pool_cap[POOL_SLOTS]
+cdef int _pool_n = 0
+
+
+cdef int _buf_take(GrowBuf *b, Py_ssize_t want) except -1:
+    """Give b a buffer of at least `want` bytes, from the pool when one fits."""
+    global _pool_n
+    cdef int i, best = -1
+    for i in range(_pool_n):
+        if _pool_cap[i] >= want and (best < 0 or _pool_cap[i] < _pool_cap[best]):
+            best = i
+    if best >= 0:
+        b.p = _pool_ptr[best]
+        b.cap = _pool_cap[best]
+        _pool_n -= 1
+        _pool_ptr[best] = _pool_ptr[_pool_n]
+        _pool_cap[best] = _pool_cap[_pool_n]
+    else:
+        if want < 256:
+            want = 256
+        b.p = <uint8_t *>malloc(want)
+        if b.p == NULL:
+            raise MemoryError()
+        b.cap = want
+    b.len = 0
+    return 0
+
+
+cdef void _buf_give(GrowBuf *b) noexcept:
+    """Return b's memory to the pool (or free it)."""
+    global _pool_n
+    cdef int i, smallest
+    if b.p == NULL:
+        return
+    if b.cap >= POOL_MIN:
+        if _pool_n < POOL_SLOTS:
+            _pool_ptr[_pool_n] = b.p
+            _pool_cap[_pool_n] = b.cap
+            _pool_n += 1
+            b.p = NULL
+        else:
+            smallest = 0
+            for i in range(1, _pool_n):
+                if _pool_cap[i] < _pool_cap[smallest]:
+                    smallest = i
+            if _pool_cap[smallest] < b.cap:
+                free(_pool_ptr[smallest])
+                _pool_ptr[smallest] = b.p
+                _pool_cap[smallest] = b.cap
+                b.p = NULL
+    if b.p != NULL:
+        free(b.p)
+    b.p = NULL
+    b.len = 0
+    b.cap = 0
+
+
+cdef inline int _buf_reserve(GrowBuf *b, Py_ssize_t extra) except -1:
+    if b.len + extra <= b.cap:
+        return 0
+    cdef Py_ssize_t cap = b.cap * 2
+    if cap < b.len + extra:
+        cap = b.len + extra
+    cdef uint8_t *p = <uint8_t *>realloc(b.p, cap)
+    if p == NULL:
+        raise MemoryError()
+    b.p = p
+    b.cap = cap
+    return 0
+
+
+cdef inline int _buf_put_varint(GrowBuf *b, int64_t v) except -1:
+    _buf_reserve(b, 10)
+    b.len = kf_put_varint(b.p + b.len, v) - b.p
+    return 0
+
+
+cdef inline int _buf_put(GrowBuf *b, const uint8_t *src, Py_ssize_t n) except -1:
+    _buf_reserve(b, n)
+    memcpy(b.p + b.len, src, n)
+    b.len += n
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# small helpers
+
+
+cdef object _record_error(int code, Py_ssize_t position, bint decompressed, Py_ssize_t batch_pos):
+    text = kf_error_text(code).decode("ascii")
+    if decompressed:
+        return CorruptRecordError(f"{text} in decompressed records (at byte {position} of them)",
+                                  batch_pos)
+    return CorruptRecordError(text, position)
+
+
+cdef int _put_headers(GrowBuf *b, object headers) except -1:
+    """Append the encoded header list (count + entries)."""
+    cdef Py_ssize_t i, n
+    seq = PySequence_Fast(headers, "headers must be a list of (key, value) tuples")
+    n = PySequence_Fast_GET_SIZE(seq)
+    _buf_put_varint(b, n)
+    for i in range(n):
+        item = <object>PySequence_Fast_GET_ITEM(seq, i)
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise TypeError(f"a header must be a (key, value) tuple, got {item!r}")
+        k, v = item
+        kb = k.encode("utf-8") if isinstance(k, str) else bytes(k)
+        _buf_put_varint(b, len(kb))
+        _buf_put(b, <const uint8_t *>PyBytes_AS_STRING(kb), PyBytes_GET_SIZE(kb))
+        if v is None:
+            _buf_put_varint(b, -1)
+        else:
+            vb = v.encode("utf-8") if isinstance(v, str) else v if PyBytes_CheckExact(v) else bytes(v)
+            _buf_put_varint(b, PyBytes_GET_SIZE(vb))
+            _buf_put(b, <const uint8_t *>PyBytes_AS_STRING(vb), PyBytes_GET_SIZE(vb))
+    return 0
+
+
+cdef list _headers_list(const uint8_t *p, const uint8_t *end, int32_t count):
+    """Headers of an already validated record."""
+    cdef const uint8_t *k
+    cdef const uint8_t *v
+    cdef int32_t kl, vl, i
+    out = PyList_New(count)
+    for i in range(count):
+        kf_parse_header(&p, end, &k, &kl, &v, &vl)
+        key = PyUnicode_DecodeUTF8(<const char *>k, kl, "replace")
+        val = None if vl < 0 else PyBytes_FromStringAndSize(<const char *>v, vl)
+        item = (key, val)
+        Py_INCREF(item)
+        PyList_SET_ITEM(out, i, item)
+    return out
+
+
+cdef inline int64_t _i64(object v, str what) except? -1:
+    try:
+        return v
+    except OverflowError:
+        raise OverflowError(f"{what} {v} does not fit in int64") from None
+
+
+cdef int64_t _i64_in(object v, str what, int64_t lo, int64_t hi) except? -1:
+    cdef int64_t x = _i64(v, what)
+    if x < lo or x > hi:
+        raise OverflowError(f"{what} {v} is out of range {lo}..{hi}")
+    return x
+
+
+# ---------------------------------------------------------------------------------------------
+# bulk encoding
+
+
+cdef class _Column:
+    """A values/keys argument of encode_batch as a kf_col (keeps the buffers it points into)."""
+
+    cdef kf_col col
+    cdef Py_ssize_t n
+    cdef object keep
+    cdef const uint8_t **ptrs
+    cdef int64_t *lens
+
+    def __dealloc__(self):
+        free(self.ptrs)
+        free(self.lens)
+
+    cdef int setup(self, object obj, str what) except -1:
+        cdef cnp.ndarray arr, offs
+        cdef Py_ssize_t i, n, size
+        cdef const int64_t *o
+        cdef Py_buffer view
+        if obj is None:
+            self.col.kind = KF_COL_NULL
+            self.n = -1
+            return 0
+        if (isinstance(obj, tuple) and len(obj) in (2, 3)
+                and isinstance(obj[1], np.ndarray) and obj[1].ndim == 1):
+            data = memoryview(obj[0]).cast("B")
+            offs = obj[1]
+            if offs.dtype != np.int64:
+                raise TypeError(f"{what}: packed offsets must be an int64 array")
+            offs = np.ascontiguousarray(offs)
+            n = offs.shape[0] - 1
+            if n < 0:
+                raise ValueError(f"{what}: packed offsets need N+1 entries")
+            nulls = None
+            if len(obj) == 3 and obj[2] is not None:
+                nulls = np.ascontiguousarray(obj[2]).view(np.uint8)
+                if nulls.ndim != 1 or nulls.shape[0] != n:
+                    raise ValueError(
+                        f"{what}: null mask has {nulls.shape[0]} entries for {n} records")
+                self.col.nulls = <const uint8_t *>cnp.PyArray_DATA(nulls)
+            size = len(data)
+            o = <const int64_t *>cnp.PyArray_DATA(offs)
+            for i in range(n):
+                if not (0 <= o[i] <= o[i + 1] <= size):
+                    raise ValueError(f"{what}: packed offsets[{i}:{i + 2}] = "
+                                     f"({o[i]}, {o[i + 1]}) outside 0..{size}")
+            self.keep = (data, offs, nulls)
+            self.col.kind = KF_COL_PACKED
+            self.col.offsets = o
+            PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+            self.col.data = <const uint8_t *>view.buf
+            PyBuffer_Release(&view)  # `data` (kept) holds the export
+            self.n = n
+            return 0
+        if isinstance(obj, np.ndarray):
+            if obj.ndim != 2 or obj.dtype != np.uint8:
+                raise TypeError(f"{what}: a numpy array must be 2-D uint8 (one row per record)")
+            arr = np.ascontiguousarray(obj)
+            self.keep = arr
+            self.col.kind = KF_COL_ROWS
+            self.col.data = <const uint8_t *>cnp.PyArray_DATA(arr)
+            self.col.width = arr.shape[1]
+            self.col.stride = arr.shape[1]
+            self.n = arr.shape[0]
+            return 0
+        if isinstance(obj, (bytes, bytearray, memoryview, str)):
+            raise TypeError(
+                f"{what} must be a sequence of records, not a single {type(obj).__name__}")
+        seq = PySequence_Fast(obj, "values/keys must be a sequence")
+        n = PySequence_Fast_GET_SIZE(seq)
+        self.ptrs = <const uint8_t **>malloc(max(n, 1) * sizeof(uint8_t *))
+        self.lens = <int64_t *>malloc(max(n, 1) * sizeof(int64_t))
+        if self.ptrs == NULL or self.lens == NULL:
+            raise MemoryError()
+        views = None
+        for i in range(n):
+            item = <object>PySequence_Fast_GET_ITEM(seq, i)
+            if PyBytes_CheckExact(item):
+                self.ptrs[i] = <const uint8_t *>PyBytes_AS_STRING(item)
+                self.lens[i] = PyBytes_GET_SIZE(item)
+            elif item is None:
+                self.ptrs[i] = NULL
+                self.lens[i] = -1
+            elif isinstance(item, str):
+                raise TypeError(f"{what}[{i}] is a str; encode it to bytes first")
+            else:
+                mv = memoryview(item)
+                if not mv.c_contiguous:
+                    raise ValueError(f"{what}[{i}] is not a contiguous buffer")
+                if views is None:
+                    views = []
+                views.append(mv)
+                PyObject_GetBuffer(mv, &view, PyBUF_SIMPLE)
+                self.ptrs[i] = <const uint8_t *>view.buf
+                self.lens[i] = view.len
+                PyBuffer_Release(&view)
+        self.keep = (seq, views)
+        self.col.kind = KF_COL_PTRS
+        self.col.ptrs = self.ptrs
+        self.col.lens = self.lens
+        self.n = n
+        return 0
+
+
+cdef class _Headers:
+    """The headers argument of encode_batch as pre-encoded blobs."""
+
+    cdef kf_hdrs h
+    cdef GrowBuf buf
+    cdef object offsets
+
+    def __dealloc__(self):
+        free(self.buf.p)
+
+    cdef int setup(self, object headers, Py_ssize_t n) except -1:
+        cdef Py_ssize_t i
+        cdef int64_t[::1] offs
+        self.buf.p = <uint8_t *>malloc(256)
+        if self.buf.p == NULL:
+            raise MemoryError()
+        self.buf.cap = 256
+        self.buf.len = 0
+        if headers is None or len(headers) == 0:
+            self.buf.p[0] = 0
+            self.buf.len = 1
+        elif isinstance(headers[0], tuple):
+            _put_headers(&self.buf, headers)
+        else:
+            if len(headers) != n:
+                raise ValueError(f"headers has {len(headers)} per-record lists for {n} records")
+            self.offsets = np.empty(n + 1, dtype=np.int64)
+            offs = self.offsets
+            offs[0] = 0
+            for i in range(n):
+                h = headers[i]
+                if h is None or len(h) == 0:
+                    _buf_put(&self.buf, _NO_HEADERS, 1)
+                else:
+                    _put_headers(&self.buf, h)
+                offs[i + 1] = self.buf.len
+            self.h.offsets = &offs[0]
+        self.h.data = self.buf.p
+        self.h.len = self.buf.len
+        return 0
+
+
+cdef bytes _finish_batch(const uint8_t *records, Py_ssize_t size, int codec, object level,
+                         int64_t base_offset, int32_t partition_leader_epoch, bint transactional,
+                         int32_t count, int64_t first_ts, int64_t max_ts, int64_t producer_id,
+                         int16_t producer_epoch, int32_t base_sequence):
+    """Compress `size` bytes of encoded records and wrap them in a batch header."""
+    mv = PyMemoryView_FromMemory(<char *>records, size, PyBUF_READ)
+    try:
+        payload = _codecs.compress(codec, mv, level)
+    finally:
+        mv.release()
+    cdef Py_ssize_t total = HEADER_SIZE + len(payload)
+    if total > INT32_MAX:
+        raise ValueError(f"record batch of {total} bytes exceeds the format's limit")
+    out = PyBytes_FromStringAndSize(NULL, total)
+    cdef uint8_t *p = <uint8_t *>PyBytes_AS_STRING(out)
+    memcpy(p + HEADER_SIZE, PyBytes_AS_STRING(payload), total - HEADER_SIZE)
+    kf_write_batch_header(p, total, base_offset, partition_leader_epoch,
+                          <int16_t>(codec | (ATTR_TRANSACTIONAL if transactional else 0)),
+                          count - 1, first_ts, max_ts, producer_id, producer_epoch,
+                          base_sequence, count)
+    with nogil:
+        kf_finish_crc(p, total)
+    return out
+
+
+def encode_batch(values, keys=None, *, timestamps=None, headers=None, compression="none",
+                 compression_level=None, base_offset=0, producer_id=-1, producer_epoch=-1,
+                 base_sequence=-1, transactional=False, partition_leader_epoch=-1):
+    """Encode one complete RecordBatch (magic 2) holding every given record."""
+    cdef int codec = _codecs.codec_id(compression)
+    cdef _Column vcol = _Column()
+    cdef _Column kcol = _Column()
+    cdef _Headers hdrs = _Headers()
+    cdef kf_bulk b
+    cdef cnp.ndarray ts_arr
+    cdef int64_t size, total, max_ts
+    cdef int64_t c_base = _i64(base_offset, "base_offset")
+    cdef int64_t c_pid = _i64(producer_id, "producer_id")
+    cdef int16_t c_epoch = _i64_in(producer_epoch, "producer_epoch", -32768, 32767)
+    cdef int32_t c_seq = _i64_in(base_sequence, "base_sequence", -2147483648, INT32_MAX)
+    cdef int32_t c_ple = _i64_in(partition_leader_epoch, "partition_leader_epoch",
+                                 -2147483648, INT32_MAX)
+    cdef bint c_txn = bool(transactional)
+    cdef GrowBuf scratch
+    cdef bint nogil_ok
+    cdef Py_ssize_t n
+    cdef uint8_t *p
+    if values is None:
+        raise TypeError("values must be given (use a list with None for null values)")
+    vcol.setup(values, "values")
+    kcol.setup(keys, "keys")
+    n = vcol.n
+    if n == 0:
+        raise ValueError("a record batch needs at least one record")
+    if n > INT32_MAX:
+        raise ValueError("too many records for one batch")
+    if kcol.n >= 0 and kcol.n != n:
+        raise ValueError(f"keys has {kcol.n} entries for {n} values")
+    b.n = n
+    b.values = &vcol.col
+    b.keys = &kcol.col
+    b.ts = NULL
+    if timestamps is None:
+        b.ts0 = _now_ms()
+    elif isinstance(timestamps, (int, np.integer)) and not isinstance(timestamps, bool):
+        b.ts0 = _i64(timestamps, "timestamp")
+    else:
+        ts_arr = np.ascontiguousarray(timestamps, dtype=np.int64)
+        if ts_arr.ndim != 1 or ts_arr.shape[0] != n:
+            raise ValueError(f"timestamps has {ts_arr.size} entries for {n} records")
+        b.ts = <const int64_t *>cnp.PyArray_DATA(ts_arr)
+    b.first_ts = b.ts[0] if b.ts != NULL else b.ts0
+    hdrs.setup(headers, n)
+    b.hdrs = &hdrs.h
+    nogil_ok = vcol.col.kind != KF_COL_PTRS and kcol.col.kind != KF_COL_PTRS
+    if nogil_ok:
+        with nogil:
+            size = kf_bulk_size(&b)
+            max_ts = kf_max_ts(b.ts, n, b.ts0)
+    else:
+        size = kf_bulk_size(&b)
+        max_ts = kf_max_ts(b.ts, n, b.ts0)
+    if size < 0:
+        raise ValueError("a key or value is longer than 2 GiB")
+    total = HEADER_SIZE + size
+    if codec == 0:
+        if total > INT32_MAX:
+            raise ValueError(f"record batch of {total} bytes exceeds the format's limit")
+        out = PyBytes_FromStringAndSize(NULL, total)
+        p = <uint8_t *>PyBytes_AS_STRING(out)
+        kf_write_batch_header(p, total, c_base, c_ple, <int16_t>(ATTR_TRANSACTIONAL if c_txn else 0),
+                              <int32_t>(n - 1), b.first_ts, max_ts, c_pid, c_epoch, c_seq,
+                              <int32_t>n)
+        if nogil_ok:
+            with nogil:
+                kf_bulk_write(&b, p + HEADER_SIZE)
+                kf_finish_crc(p, total)
+        else:
+            kf_bulk_write(&b, p + HEADER_SIZE)
+            with nogil:
+                kf_finish_crc(p, total)
+        return out
+    scratch.p = NULL
+    _buf_take(&scratch, size)
+    try:
+        if nogil_ok:
+            with nogil:
+                kf_bulk_write(&b, scratch.p)
+        else:
+            kf_bulk_write(&b, scratch.p)
+        return _finish_batch(scratch.p, size, codec, compression_level, c_base, c_ple, c_txn,
+                             <int32_t>n, b.first_ts, max_ts, c_pid, c_epoch, c_seq)
+    finally:
+        _buf_give(&scratch)
+
+
+# ---------------------------------------------------------------------------------------------
+# incremental builder
+
+
+@cython.final
+cdef class RecordBatchBuilder:
+    """Builds one RecordBatch record by record; ``append`` returns False once it is full."""
+
+    cdef GrowBuf buf
+    cdef GrowBuf hdr
+    cdef int codec
+    cdef object level
+    cdef Py_ssize_t batch_size
+    cdef int64_t base_offset, producer_id, first_ts, max_ts
+    cdef int32_t partition_leader_epoch, base_sequence, count
+    cdef int16_t producer_epoch
+    cdef bint transactional
+    cdef object built
+
+    def __cinit__(self):
+        self.buf.p = NULL
+        self.hdr.p = NULL
+
+    def __init__(self, compression="none", batch_size=1_048_576, compression_level=None,
+                 base_offset=0, producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                 transactional=False, partition_leader_epoch=-1):
+        self.codec = _codecs.codec_id(compression)
+        self.level = compression_level
+        self.batch_size = batch_size
+        self.base_offset = _i64(base_offset, "base_offset")
+        self.partition_leader_epoch = _i64_in(partition_leader_epoch, "partition_leader_epoch",
+                                              -2147483648, INT32_MAX)
+        self.set_producer_state(producer_id, producer_epoch, base_sequence, transactional)
+        _buf_give(&self.buf)
+        _buf_take(&self.buf, min(max(batch_size, 4096) + 1024, 1 << 20))
+        self.buf.len = HEADER_SIZE
+        self.count = 0
+        self.max_ts = -1
+        self.first_ts = 0
+        self.built = None
+
+    def __dealloc__(self):
+        _buf_give(&self.buf)
+        free(self.hdr.p)
+
+    def set_producer_state(self, producer_id, producer_epoch, base_sequence, transactional=False):
+        """Producer id, epoch, first sequence and transactional flag written by ``build``."""
+        self.producer_id = _i64(producer_id, "producer_id")
+        self.producer_epoch = _i64_in(producer_epoch, "producer_epoch", -32768, 32767)
+        self.base_sequence = _i64_in(base_sequence, "base_sequence", -2147483648, INT32_MAX)
+        self.transactional = bool(transactional)
+
+    def append(self, value, key=None, timestamp=None, headers=None):
+        """Add a record; False (and nothing added) if it would overflow ``batch_size``."""
+        cdef Py_buffer vview, kview
+        cdef const uint8_t *v = NULL
+        cdef const uint8_t *k = NULL
+        cdef const uint8_t *h = _NO_HEADERS
+        cdef Py_ssize_t vlen = -1, klen = -1, hlen = 1, rec
+        cdef bint vheld = False, kheld = False
+        cdef int64_t ts, tsd
+        cdef size_t body
+        if self.built is not None:
+            raise RuntimeError("the batch was already built")
+        if timestamp is None:
+            ts = _now_ms()
+        else:
+            ts = _i64(timestamp, "timestamp")
+        if headers is not None and len(headers):
+            self.hdr.len = 0
+            if self.hdr.p == NULL:
+                _buf_take(&self.hdr, 256)
+            _put_headers(&self.hdr, headers)
+            h = self.hdr.p
+            hlen = self.hdr.len
+        try:
+            if PyBytes_CheckExact(value):
+                v = <const uint8_t *>PyBytes_AS_STRING(value)
+                vlen = PyBytes_GET_SIZE(value)
+            elif value is not None:
+                if isinstance(value, str):
+                    raise TypeError("value is a str; encode it to bytes first")
+                PyObject_GetBuffer(value, &vview, PyBUF_SIMPLE)
+                vheld = True
+                v = <const uint8_t *>vview.buf
+                vlen = vview.len
+            if PyBytes_CheckExact(key):
+                k = <const uint8_t *>PyBytes_AS_STRING(key)
+                klen = PyBytes_GET_SIZE(key)
+            elif key is not None:
+                if isinstance(key, str):
+                    raise TypeError("key is a str; encode it to bytes first")
+                PyObject_GetBuffer(key, &kview, PyBUF_SIMPLE)
+                kheld = True
+                k = <const uint8_t *>kview.buf
+                klen = kview.len
+            if vlen > INT32_MAX or klen > INT32_MAX:
+                raise ValueError("a key or value is longer than 2 GiB")
+            if self.count == 0:
+                self.first_ts = ts
+            tsd = <int64_t>(<uint64_t>ts - <uint64_t>self.first_ts)
+            body = kf_record_body_size(self.count, tsd, klen, vlen, hlen)
+            rec = kf_uvarint_size(kf_zigzag(body)) + body
+            if self.count > 0 and self.buf.len + rec > self.batch_size:
+                return False
+            if self.count == INT32_MAX:
+                return False
+            _buf_reserve(&self.buf, rec)
+            self.buf.len = kf_write_record(self.buf.p + self.buf.len, body, self.count, tsd,
+                                           k, klen, v, vlen, h, hlen) - self.buf.p
+        finally:
+            if vheld:
+                PyBuffer_Release(&vview)
+            if kheld:
+                PyBuffer_Release(&kview)
+        self.count += 1
+        if ts > self.max_ts or self.count == 1:
+            self.max_ts = ts
+        return True
+
+    def __len__(self):
+        return self.count
+
+    @property
+    def size_in_bytes(self):
+        """Bytes the batch holds so far, uncompressed, header included."""
+        if self.built is not None:
+            return len(self.built)
+        return self.buf.len
+
+    def build(self):
+        """The finished batch (the builder accepts no more records afterwards)."""
+        cdef Py_ssize_t total
+        if self.built is not None:
+            return self.built
+        if self.count == 0:
+            raise ValueError("a record batch needs at least one record")
+        if self.codec == 0:
+            total = self.buf.len
+            if total > INT32_MAX:
+                raise ValueError(f"record batch of {total} bytes exceeds the format's limit")
+            kf_write_batch_header(
+                self.buf.p, total, self.base_offset, self.partition_leader_epoch,
+                <int16_t>(ATTR_TRANSACTIONAL if self.transactional else 0), self.count - 1,
+                self.first_ts, self.max_ts, self.producer_id, self.producer_epoch,
+                self.base_sequence, self.count)
+            with nogil:
+                kf_finish_crc(self.buf.p, total)
+            out = PyBytes_FromStringAndSize(<char *>self.buf.p, total)
+        else:
+            out = _finish_batch(self.buf.p + HEADER_SIZE, self.buf.len - HEADER_SIZE, self.codec,
+                                self.level, self.base_offset, self.partition_leader_epoch,
+                                self.transactional, self.count, self.first_ts, self.max_ts,
+                                self.producer_id, self.producer_epoch, self.base_sequence)
+        self.built = out
+        _buf_give(&self.buf)
+        free(self.hdr.p)
+        self.hdr.p = NULL
+        return out
+
+
+def patch_producer_fields(buf, producer_id, producer_epoch, base_sequence, transactional=None):
+    """A copy of one built batch with new producer id/epoch/base sequence (and optionally the
+    transactional flag), its CRC recomputed."""
+    out = PyBytes_FromStringAndSize(NULL, len(buf))
+    cdef uint8_t *p = <uint8_t *>PyBytes_AS_STRING(out)
+    cdef Py_ssize_t n = len(buf)
+    cdef Py_buffer view
+    cdef uint16_t attrs
+    PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
+    try:
+        memcpy(p, view.buf, n)
+    finally:
+        PyBuffer_Release(&view)
+    if n < HEADER_SIZE or p[16] != 2:
+        raise ValueError("not a magic 2 record batch")
+    if <int32_t>kf_load_be32(p + 8) + KF_LOG_OVERHEAD != n:
+        raise ValueError(f"batch length field {<int32_t>kf_load_be32(p + 8)} does not match "
+                         f"{n} bytes")
+    kf_store_be64(p + 43, <uint64_t>_i64(producer_id, "producer_id"))
+    kf_store_be16(p + 51, <uint16_t><int16_t>_i64_in(producer_epoch, "producer_epoch",
+                                                     -32768, 32767))
+    kf_store_be32(p + 53, <uint32_t><int32_t>_i64_in(base_sequence, "base_sequence",
+                                                     -2147483648, INT32_MAX))
+    if transactional is not None:
+        attrs = kf_load_be16(p + 21)
+        attrs = (attrs | ATTR_TRANSACTIONAL) if transactional else (attrs & ~ATTR_TRANSACTIONAL)
+        kf_store_be16(p + 21, attrs)
+    kf_finish_crc(p, n)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# decoding
+
+
+@cython.freelist(256)
+@cython.final
+cdef class Record:
+    """One decoded record: ``offset, timestamp, key, value, headers``."""
+
+    cdef readonly int64_t offset
+    cdef readonly int64_t timestamp
+    cdef readonly object key
+    cdef readonly object value
+    cdef readonly object headers
+
+    def __init__(self, offset, timestamp, key, value, headers):
+        self.offset = offset
+        self.timestamp = timestamp
+        self.key = key
+        self.value = value
+        self.headers = headers
+
+    def __eq__(self, other):
+        try:
+            return (self.offset, self.timestamp, self.key, self.value, self.headers) == (
+                other.offset, other.timestamp, other.key, other.value, other.headers)
+        except AttributeError:
+            return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self):
+        return (f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, "
+                f"value={self.value!r}, headers={self.headers!r})")
+
+
+cdef class _Region:
+    """The record bytes of a batch: the input itself, or a decompressed (pooled) copy."""
+
+    cdef Py_buffer view
+    cdef bint held
+    cdef object lease
+    cdef const uint8_t *start
+    cdef const uint8_t *end
+    cdef bint decompressed
+
+    def __dealloc__(self):
+        self.close()
+
+    cdef close(self):
+        if self.held:
+            PyBuffer_Release(&self.view)
+            self.held = False
+        if self.lease is not None:
+            lease, self.lease = self.lease, None
+            lease.release()
+
+
+@cython.final
+cdef class RecordBatch:
+    """A decoded RecordBatch (magic 2) header; records are parsed on ``records()``/``columns()``."""
+
+    cdef readonly int64_t base_offset
+    cdef readonly int32_t last_offset_delta
+    cdef readonly int32_t partition_leader_epoch
+    cdef readonly int magic
+    cdef readonly int compression
+    cdef readonly int timestamp_type
+    cdef readonly int attributes
+    cdef readonly bint is_transactional
+    cdef readonly bint is_control
+    cdef readonly int64_t producer_id
+    cdef readonly int16_t producer_epoch
+    cdef readonly int32_t base_sequence
+    cdef readonly int64_t first_timestamp
+    cdef readonly int64_t max_timestamp
+    cdef readonly int64_t next_offset
+    cdef readonly Py_ssize_t byte_size
+    cdef readonly uint32_t crc
+    cdef int32_t count
+    cdef object mv          # memoryview over the whole input (keeps it alive)
+    cdef const uint8_t *base  # start of the input
+    cdef Py_ssize_t pos       # batch start in the input
+
+    def __len__(self):
+        """Number of records the batch declares."""
+        return self.count
+
+    def __repr__(self):
+        return (f"RecordBatch(base_offset={self.base_offset}, records={self.count}, "
+                f"compression={_codecs.CODEC_NAMES[self.compression]}, bytes={self.byte_size})")
+
+    cdef _Region _region(self):
+        cdef _Region r = _Region()
+        cdef const uint8_t *p = self.base + self.pos
+        cdef Py_ssize_t n
+        if self.compression == 0:
+            r.start = p + HEADER_SIZE
+            r.end = p + self.byte_size
+        else:
+            payload = self.mv[self.pos + HEADER_SIZE:self.pos + self.byte_size]
+            try:
+                r.lease = _codecs.decompress_pooled(self.compression, payload)
+            except CorruptRecordError as exc:
+                raise CorruptRecordError(exc.args[0].str(), self.pos) from None
+            PyObject_GetBuffer(r.lease.view, &r.view, PyBUF_SIMPLE)
+            r.held = True
+            r.start = <const uint8_t *>r.view.buf
+            r.end = r.start + r.view.len
+            r.decompressed = True
+        n = r.end - r.start
+        if <int64_t>self.count * KF_MIN_RECORD > n:
+            r.close()
+            raise CorruptRecordError(
+                f"record count {self.count} cannot fit in {n} bytes of records", self.pos + 57)
+        return r
+
+    cdef object _error(self, int code, const uint8_t *at, _Region r):
+        if r.decompressed:
+            return _record_error(code, at - r.start, True, self.pos)
+        return _record_error(code, at - self.base, False, self.pos)
+
+    def records(self):
+        """Every record as a ``Record`` object."""
+        cdef _Region r = self._region()
+        cdef const uint8_t *p = r.start
+        cdef kf_rec rec
+        cdef int32_t i
+        cdef int e
+        cdef Record obj
+        cdef bint log_append = self.timestamp_type == TS_LOG_APPEND
+        cdef uint64_t base = <uint64_t>self.base_offset
+        cdef uint64_t first = <uint64_t>self.first_timestamp
+        cdef list out
+        try:
+            out = PyList_New(self.count)
+            for i in range(self.count):
+                e = kf_parse_record(&p, r.end, &rec)
+                if e != KF_OK:
+                    raise self._error(e, p, r)
+                obj = Record.__new__(Record)
+                obj.offset = <int64_t>(base + <uint64_t><int64_t>rec.offset_delta)
+                obj.timestamp = self.max_timestamp if log_append else <int64_t>(
+                    first + <uint64_t>rec.ts_delta)
+                obj.key = None if rec.klen < 0 else PyBytes_FromStringAndSize(
+                    <const char *>rec.key, rec.klen)
+                obj.value = None if rec.vlen < 0 else PyBytes_FromStringAndSize(
+                    <const char *>rec.value, rec.vlen)
+                obj.headers = [] if rec.header_count == 0 else _headers_list(
+                    rec.headers, rec.end, rec.header_count)
+                Py_INCREF(obj)
+                PyList_SET_ITEM(out, i, obj)
+            if p != r.end:
+                raise self._error(KF_E_TRAILING_BYTES, p, r)
+            return out
+        finally:
+            r.close()
+
+    def columns(self):
+        """Every record as packed columns (``Columns``)."""
+        cdef _Region r = self._region()
+        cdef kf_columns c
+        cdef Py_ssize_t n = self.count
+        cdef const uint8_t *fault = NULL
+        cdef const uint8_t *p
+        cdef int e
+        cdef kf_rec rec
+        cdef int32_t i
+        cdef int log_append = self.timestamp_type == TS_LOG_APPEND
+        cdef cnp.ndarray offsets, timestamps, key_ends, value_ends, key_nulls, value_nulls
+        cdef cnp.ndarray kdata, vdata
+        try:
+            offsets = np.empty(n, dtype=np.int64)
+            timestamps = np.empty(n, dtype=np.int64)
+            key_ends = np.empty(n + 1, dtype=np.int64)
+            value_ends = np.empty(n + 1, dtype=np.int64)
+            key_nulls = np.empty(n, dtype=np.bool_)
+            value_nulls = np.empty(n, dtype=np.bool_)
+            c.offsets = <int64_t *>cnp.PyArray_DATA(offsets)
+            c.timestamps = <int64_t *>cnp.PyArray_DATA(timestamps)
+            c.key_ends = <int64_t *>cnp.PyArray_DATA(key_ends)
+            c.value_ends = <int64_t *>cnp.PyArray_DATA(value_ends)
+            c.key_nulls = <uint8_t *>cnp.PyArray_DATA(key_nulls)
+            c.value_nulls = <uint8_t *>cnp.PyArray_DATA(value_nulls)
+            c.key_pos = <int64_t *>malloc(max(n, 1) * sizeof(int64_t))
+            c.value_pos = <int64_t *>malloc(max(n, 1) * sizeof(int64_t))
+            if c.key_pos == NULL or c.value_pos == NULL:
+                raise MemoryError()
+            try:
+                with nogil:
+                    e = kf_columns_parse(r.start, r.end, <int32_t>n, self.base_offset,
+                                         self.first_timestamp, log_append, self.max_timestamp,
+                                         &c, &fault)
+                if e != KF_OK:
+                    raise self._error(e, fault, r)
+                kdata = np.empty(c.key_bytes, dtype=np.uint8)
+                vdata = np.empty(c.value_bytes, dtype=np.uint8)
+                with nogil:
+                    kf_columns_copy(r.start, <int32_t>n, &c, <uint8_t *>cnp.PyArray_DATA(kdata),
+                                    <uint8_t *>cnp.PyArray_DATA(vdata))
+            finally:
+                free(c.key_pos)
+                free(c.value_pos)
+            headers = None
+            if c.has_headers:
+                headers = []
+                p = r.start
+                for i in range(n):
+                    kf_parse_record(&p, r.end, &rec)
+                    headers.append([] if rec.header_count == 0 else _headers_list(
+                        rec.headers, rec.end, rec.header_count))
+            return Columns(offsets, timestamps, (kdata, key_ends), (vdata, value_ends),
+                           key_nulls, value_nulls, headers)
+        finally:
+            r.close()
+
+
+cdef RecordBatch _batch_at(object mv, const uint8_t *base, Py_ssize_t pos, Py_ssize_t length,
+                           bint verify_crc):
+    cdef RecordBatch b = RecordBatch.__new__(RecordBatch)
+    cdef const uint8_t *p = base + pos
+    cdef uint32_t actual
+    cdef int attrs
+    b.mv = mv
+    b.base = base
+    b.pos = pos
+    b.byte_size = KF_LOG_OVERHEAD + length
+    b.base_offset = <int64_t>kf_load_be64(p)
+    b.partition_leader_epoch = <int32_t>kf_load_be32(p + 12)
+    b.magic = 2
+    b.crc = kf_load_be32(p + 17)
+    attrs = <int16_t>kf_load_be16(p + 21)
+    b.attributes = attrs
+    b.last_offset_delta = <int32_t>kf_load_be32(p + 23)
+    b.first_timestamp = <int64_t>kf_load_be64(p + 27)
+    b.max_timestamp = <int64_t>kf_load_be64(p + 35)
+    b.producer_id = <int64_t>kf_load_be64(p + 43)
+    b.producer_epoch = <int16_t>kf_load_be16(p + 51)
+    b.base_sequence = <int32_t>kf_load_be32(p + 53)
+    b.count = <int32_t>kf_load_be32(p + 57)
+    if verify_crc:
+        with nogil:
+            actual = kf_crc32c(0, p + KF_CRC_START, b.byte_size - KF_CRC_START)
+        if actual != b.crc:
+            raise CorruptRecordError(
+                f"record batch CRC mismatch: stored {b.crc:#010x}, computed {actual:#010x}", pos)
+    b.compression = attrs & 0x07
+    if b.compression > 4:
+        raise CorruptRecordError(f"unknown compression code {b.compression}", pos + 21)
+    b.timestamp_type = TS_LOG_APPEND if attrs & ATTR_LOG_APPEND_TIME else TS_CREATE
+    b.is_transactional = (attrs & ATTR_TRANSACTIONAL) != 0
+    b.is_control = (attrs & ATTR_CONTROL) != 0
+    if b.count < 0:
+        raise CorruptRecordError(f"negative record count {b.count}", pos + 57)
+    b.next_offset = <int64_t>(<uint64_t>b.base_offset + <uint64_t>(<int64_t>b.last_offset_delta)
+                              + 1)
+    return b
+
+
+def decode_batches(data, *, verify_crc=True, allow_partial=True):
+    """Every complete batch in ``data``; a trailing partial batch is ignored unless
+    ``allow_partial`` is False (then it raises ``CorruptRecordError``)."""
+    cdef Py_buffer view
+    cdef const uint8_t *base
+    cdef Py_ssize_t pos = 0, n, left
+    cdef int32_t length
+    cdef int magic
+    cdef bint crc = bool(verify_crc)
+    mv = memoryview(data)
+    if not mv.c_contiguous:
+        raise ValueError("data must be a contiguous buffer")
+    if mv.format != "B" or mv.ndim != 1:
+        mv = mv.cast("B")
+    PyObject_GetBuffer(mv, &view, PyBUF_SIMPLE)
+    base = <const uint8_t *>view.buf
+    n = view.len
+    PyBuffer_Release(&view)  # `mv` keeps the export alive
+    out = []
+    while pos < n:
+        left = n - pos
+        if left < KF_LOG_OVERHEAD:
+            if allow_partial:
+                break
+            raise CorruptRecordError(f"truncated batch: {left} bytes left", pos)
+        length = <int32_t>kf_load_be32(base + pos + 8)
+        if length < MIN_LEGACY_LENGTH:
+            raise CorruptRecordError(f"batch length {length} below the minimum", pos + 8)
+        if length > left - KF_LOG_OVERHEAD:
+            if allow_partial:
+                break
+            raise CorruptRecordError(
+                f"truncated batch: length {length} but {left - KF_LOG_OVERHEAD} bytes left", pos)
+        magic = base[pos + 16]
+        if magic == 2:
+            if length < MIN_V2_LENGTH:
+                raise CorruptRecordError(f"batch length {length} below the magic 2 minimum",
+                                         pos + 8)
+            out.append(_batch_at(mv, base, pos, length, crc))
+        elif magic < 2:
+            out.append(LegacyRecordBatch(mv, pos, length, crc))
+        else:
+            raise CorruptRecordError(f"unknown magic {magic}", pos + 16)
+        pos += KF_LOG_OVERHEAD + length
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# varints
+
+
+def zigzag_encode(value):
+    """Map a signed int64 to an unsigned one (0, -1, 1, -2 ... -> 0, 1, 2, 3 ...)."""
+    cdef int64_t v = _i64(value, "value")
+    return kf_zigzag(v)
+
+
+def zigzag_decode(value):
+    """Inverse of ``zigzag_encode``."""
+    cdef uint64_t u = value
+    return kf_unzigzag(u)
+
+
+def size_of_varint(value):
+    """Encoded size in bytes of ``value`` as a zigzag varint/varlong."""
+    return kf_varint_size(_i64(value, "value"))
+
+
+def encode_varint(value):
+    """Zigzag varint of a signed int32 (1 to 5 bytes)."""
+    cdef uint8_t out[10]
+    cdef int64_t v
+    try:
+        v = value
+    except OverflowError:
+        v = 1 << 40
+    if v < -2147483648 or v > INT32_MAX:
+        raise OverflowError(f"{value} does not fit in a varint (int32)")
+    return PyBytes_FromStringAndSize(<char *>out, kf_put_varint(out, v) - out)
+
+
+def encode_varlong(value):
+    """Zigzag varint of a signed int64 (1 to 10 bytes)."""
+    cdef uint8_t out[10]
+    cdef int64_t v = _i64(value, "value")
+    return PyBytes_FromStringAndSize(<char *>out, kf_put_varint(out, v) - out)
+
+
+cdef tuple _decode_var(object buf, Py_ssize_t pos, object end, int max_bytes, int bits, str what):
+    cdef Py_buffer view
+    cdef uint64_t u
+    cdef int err = 0
+    cdef const uint8_t *q
+    cdef Py_ssize_t stop
+    PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
+    try:
+        stop = view.len if end is None else min(<Py_ssize_t>end, view.len)
+        if pos < 0 or pos > stop:
+            raise IndexError(f"position {pos} outside the buffer")
+        q = kf_get_uvarint(<const uint8_t *>view.buf + pos, <const uint8_t *>view.buf + stop,
+                           max_bytes, bits, &u, &err)
+        if q == NULL:
+            if err == KF_E_TRUNCATED_VARINT:
+                raise CorruptRecordError(f"truncated {what}", pos)
+            raise CorruptRecordError(f"{what} overflows int{bits}", pos)
+        return kf_unzigzag(u), q - <const uint8_t *>view.buf
+    finally:
+        PyBuffer_Release(&view)
+
+
+def decode_varint(buf, Py_ssize_t pos=0, end=None):
+    """Read a zigzag int32 varint at ``pos`` (not past ``end``); returns ``(value, next_pos)``."""
+    return _decode_var(buf, pos, end, 5, 32, "varint")
+
+
+def decode_varlong(buf, Py_ssize_t pos=0, end=None):
+    """Read a zigzag int64 varint at ``pos`` (not past ``end``); returns ``(value, next_pos)``."""
+    return _decode_var(buf, pos, end, 10, 64, "varlong")
