@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import KafkaError, KafkaException
 from ..net.backoff import Backoff
-from ..net.request import settle_all
+from ..net.request import VersionedRequest, settle_all
 from ..protocol.messages import FindCoordinatorRequest
 
 if TYPE_CHECKING:
@@ -44,6 +44,17 @@ def coordinator_action(code: int) -> str | None:
     if code == KafkaError.COORDINATOR_LOAD_IN_PROGRESS:
         return "backoff"
     return None
+
+
+def _find_coordinator(key_type: int, keys: list[str]) -> VersionedRequest:
+    """FindCoordinator for ``keys``: batched from v4, one key (``keys[0]``) before."""
+
+    def build(version: int) -> FindCoordinatorRequest:
+        if version >= 4:
+            return FindCoordinatorRequest(key_type=key_type, coordinator_keys=list(keys))
+        return FindCoordinatorRequest(key=keys[0], key_type=key_type)
+
+    return VersionedRequest(FindCoordinatorRequest, build)
 
 
 class _Lookup:
@@ -132,9 +143,7 @@ class CoordinatorCache:
             for group in groups:
                 for key in group:
                     self._lookups[(key_type, key)].busy = True
-                req = FindCoordinatorRequest(key=group[0], key_type=key_type,
-                                             coordinator_keys=list(group))
-                fut = client.send(node, req)
+                fut = client.send(node, _find_coordinator(key_type, group))
                 fut.add_done_callback(lambda f, t=key_type, g=group: client.loop.call_soon(
                     lambda: self._on_done(t, g, f)))
 
@@ -155,9 +164,15 @@ class CoordinatorCache:
                 else:
                     self._result((key_type, key), c.error_code, c.node_id, c.host, c.port,
                                  c.error_message)
-        else:
+        else:  # v0-3 answer one key: look the others up again
             self._result((key_type, keys[0]), resp.error_code, resp.node_id, resp.host,
                          resp.port, getattr(resp, "error_message", None))
+            for key in keys[1:]:
+                lk = self._lookups.get((key_type, key))
+                if lk is not None:
+                    lk.busy = False
+            if len(keys) > 1:
+                self._schedule_flush(0.0)
 
     def _result(self, k: tuple[int, str], code: int, node: int, host: str, port: int,
                 message: str | None) -> None:

@@ -31,7 +31,7 @@ from ..protocol.messages import (
 )
 from .backoff import Backoff
 from .framing import ConnectionClosed, FrameReader, FrameWriter
-from .request import Request, kafka_exception
+from .request import Request, VersionedRequest, kafka_exception
 from .sasl import SaslError, make_mechanism
 from .settings import ConnectionSettings
 from .versions import choose, negotiate
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .client import KafkaClient
 
 _I32 = struct.Struct(">i")
+_I16 = struct.Struct(">h")
 _READ = 1  # selectors.EVENT_READ
 _WRITE = 2  # selectors.EVENT_WRITE
 _API_VERSIONS = 18
@@ -80,6 +81,26 @@ def owns_buffer(api_key: int) -> bool:
     if owning is None:
         owning = _OWNING[api_key] = _holds_views(API_KEYS[api_key][1])
     return owning
+
+
+def decode_body(cls: Any, body: memoryview, version: int) -> Any:
+    """Decode a response body, ignoring bytes after the last field.
+
+    The Java client and librdkafka ignore trailing bytes too, and librdkafka's mock cluster
+    sends one extra byte after flexible-version bodies. Malformed input raises the codec's
+    descriptive ``ProtocolError``.
+    """
+    try:
+        return cls._DECODERS[version](body, 0)[0]
+    except Exception:  # noqa: BLE001 - re-decoded below for the descriptive error
+        return cls.decode(body, version)
+
+
+def _decode_or_none(cls: type, body: Any, version: int) -> Any:
+    try:
+        return decode_body(cls, body, version)
+    except ProtocolError:
+        return None
 
 
 class BrokerConnection:
@@ -304,35 +325,29 @@ class BrokerConnection:
     def _on_api_versions(self, req: Request, body: Any) -> None:
         if isinstance(body, BaseException):
             return
-        resp = None
-        try:
-            resp = ApiVersionsResponse.decode(body, req.version)
-        except ProtocolError:
-            pass
-        if resp is None or resp.error_code == _UNSUPPORTED_VERSION:
-            # A broker that does not know our version answers in v0 with its own range.
-            try:
-                resp0 = ApiVersionsResponse.decode(body, 0)
-            except ProtocolError as exc:
-                self.close(KafkaError(KafkaError._TRANSPORT,
-                                      f"{self.name}: unreadable ApiVersions reply: {exc}"))
-                return
-            if req.version == 0:
-                resp = resp0
-            else:
-                retry = 0
-                for entry in resp0.api_keys:
-                    if entry.api_key == _API_VERSIONS:
-                        retry = min(entry.max_version, req.version - 1)
-                self.log.debug("%s: ApiVersions v%d not supported, retrying with v%d",
-                               self.name, req.version, retry)
-                self._send_api_versions(max(0, retry))
-                return
-        if resp.error_code:
-            self.close(KafkaError(resp.error_code, f"{self.name}: ApiVersions failed"))
+        resp = _decode_or_none(ApiVersionsResponse, body, req.version)
+        if resp is not None and resp.error_code == 0:
+            self._versions_done({e.api_key: (e.min_version, e.max_version)
+                                 for e in resp.api_keys}, resp.api_keys)
             return
-        self._versions_done({e.api_key: (e.min_version, e.max_version) for e in resp.api_keys},
-                            resp.api_keys)
+        # The error code leads the body at every version.
+        code = _I16.unpack_from(body, 0)[0] if len(body) >= 2 else -1
+        if code not in (_UNSUPPORTED_VERSION, 0) or req.version == 0:
+            reason = (f"ApiVersions failed: {KafkaError(code).str()}" if resp is not None
+                      else "unreadable ApiVersions reply")
+            self.close(KafkaError(KafkaError._TRANSPORT, f"{self.name}: {reason}"))
+            return
+        # A broker that does not know our version answers with (at least) its own range
+        # for ApiVersions, usually in the v0 layout; without a readable one, use v0.
+        retry = 0
+        for parsed in (resp, _decode_or_none(ApiVersionsResponse, body, 0)):
+            if parsed is not None:
+                for entry in parsed.api_keys:
+                    if entry.api_key == _API_VERSIONS and entry.max_version < req.version:
+                        retry = max(retry, entry.max_version)
+        self.log.debug("%s: ApiVersions v%d not supported, retrying with v%d",
+                       self.name, req.version, retry)
+        self._send_api_versions(retry)
 
     def _versions_done(self, ranges: dict[int, tuple[int, int]], entries=None) -> None:
         self.broker_ranges = ranges
@@ -367,7 +382,7 @@ class BrokerConnection:
         if isinstance(body, BaseException):
             return
         try:
-            resp = SaslHandshakeResponse.decode(body, req.version)
+            resp = decode_body(SaslHandshakeResponse, body, req.version)
         except ProtocolError as exc:
             self._auth_failed(f"bad SaslHandshake reply: {exc}")
             return
@@ -391,7 +406,7 @@ class BrokerConnection:
         if isinstance(body, BaseException):
             return
         try:
-            resp = SaslAuthenticateResponse.decode(body, req.version)
+            resp = decode_body(SaslAuthenticateResponse, body, req.version)
         except ProtocolError as exc:
             self._auth_failed(f"bad SaslAuthenticate reply: {exc}")
             return
@@ -457,8 +472,11 @@ class BrokerConnection:
                 version = choose(self.versions, self.broker_ranges, req.message, req.version,
                                  self.name)
                 req.version = version
+                message = req.message
+                if message.__class__ is VersionedRequest:
+                    message = message.build(version)
                 corr = self._next_corr()
-                chunks = frame_request(req.message, version, corr, self.settings.client_id)
+                chunks = frame_request(message, version, corr, self.settings.client_id)
             except KafkaException as exc:
                 req.fail(exc)
                 continue
@@ -551,7 +569,7 @@ class BrokerConnection:
             req.handler(req, body)
             return
         try:
-            resp = API_KEYS[api_key][1].decode(body, version)
+            resp = decode_body(API_KEYS[api_key][1], body, version)
         except ProtocolError as exc:
             req.fail(exc)
             return

@@ -32,14 +32,21 @@ def choose(negotiated: dict[int, int], broker_ranges: dict[int, tuple[int, int]]
            message: Any, requested: int | None, node: str) -> int:
     """The version to send ``message`` at; raises KafkaException(_UNSUPPORTED_FEATURE)."""
     api_key = message.API_KEY
+    low, high = broker_ranges.get(api_key, (0, -1))
     if requested is None:
         version = negotiated.get(api_key)
         if version is None:
             raise kafka_exception(
                 KafkaError._UNSUPPORTED_FEATURE,
                 f"{node} does not support {message.NAME} (API key {api_key})")
+        if version > message.MAX_VERSION:
+            version = message.MAX_VERSION
+            if version < low:
+                raise kafka_exception(
+                    KafkaError._UNSUPPORTED_FEATURE,
+                    f"{node} needs {message.NAME} v{low}+, this request allows up to "
+                    f"v{message.MAX_VERSION}")
         return version
-    low, high = broker_ranges.get(api_key, (0, -1))
     if not (low <= requested <= high) or not (
             message.MIN_VERSION <= requested <= message.MAX_VERSION):
         raise kafka_exception(
