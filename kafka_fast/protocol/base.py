@@ -117,21 +117,33 @@ class Message(Struct):
     def decode(cls, buf: Any, version: int) -> Any:
         """Decode ``buf`` (bytes, bytearray or memoryview) holding exactly one message body.
 
-        ``records`` fields are memoryview slices of ``buf``. Raises ``ProtocolError``.
+        ``records`` fields are memoryview slices of ``buf``. Raises ``ProtocolError``, also
+        when bytes are left over after the last field.
         """
-        decoder = _lookup(cls, cls._DECODERS, version)
-        mv = buf if buf.__class__ is memoryview else memoryview(buf)
-        if mv.ndim != 1 or mv.itemsize != 1:
-            mv = mv.cast("B")
-        try:
-            obj, pos = decoder(mv, 0)
-        except Exception as exc:
-            raise _failure(cls, version, "decode", exc) from None
-        if pos != len(mv):
+        mv = _byte_view(buf)
+        obj, end = cls._decode(mv, version, 0)
+        if end != len(mv):
             raise ProtocolError(
-                f"{cls.NAME} v{version}: {len(mv) - pos} unexpected bytes after the last field"
+                f"{cls.NAME} v{version}: {len(mv) - end} unexpected bytes after the last field"
             )
         return obj
+
+    @classmethod
+    def decode_from(cls, buf: Any, version: int, offset: int = 0) -> tuple[Any, int]:
+        """Decode one message body starting at ``offset``: ``(message, end_offset)``.
+
+        Bytes after the message are not looked at (Kafka's clients ignore them in responses,
+        and some brokers send them).
+        """
+        return cls._decode(_byte_view(buf), version, offset)
+
+    @classmethod
+    def _decode(cls, mv: memoryview, version: int, offset: int) -> tuple[Any, int]:
+        decoder = _lookup(cls, cls._DECODERS, version)
+        try:
+            return decoder(mv, offset)
+        except Exception as exc:
+            raise _failure(cls, version, "decode", exc) from None
 
     def encode_into(self, out: bytearray, blobs: list, version: int) -> None:
         """Append this message at ``version`` to ``out``; large records go to ``blobs``."""
@@ -156,6 +168,13 @@ class Message(Struct):
         if not blobs:
             return bytes(out)
         return b"".join(chunks_of(out, blobs))
+
+
+def _byte_view(buf: Any) -> memoryview:
+    mv = buf if buf.__class__ is memoryview else memoryview(buf)
+    if mv.ndim != 1 or mv.itemsize != 1:
+        mv = mv.cast("B")
+    return mv
 
 
 def chunks_of(out: bytearray, blobs: list) -> list:

@@ -8,6 +8,7 @@ from typing import Any
 from kafka_fast.errors import ProtocolError
 from kafka_fast.protocol import headers
 from kafka_fast.protocol.base import Message, chunks_of
+from kafka_fast.protocol.compat import decode_api_versions_response
 
 __all__ = ["frame_request", "decode_response"]
 
@@ -37,8 +38,16 @@ def frame_request(
 
 
 def decode_response(frame: Any, response_cls: type, api_version: int) -> tuple[int, Any]:
-    """Decode a response frame (without its size prefix): ``(correlation_id, response)``."""
-    header_version = headers.response_header_version(response_cls.API_KEY, api_version)
+    """Decode a response frame (without its size prefix): ``(correlation_id, response)``.
+
+    As Kafka's clients do, bytes after the response body are ignored (librdkafka's mock
+    cluster sends one in Metadata v12 replies). ApiVersions responses get the version
+    fallback of ``compat.decode_api_versions_response``.
+    """
+    api_key = response_cls.API_KEY
+    header_version = headers.response_header_version(api_key, api_version)
     correlation_id, offset = headers.decode_response_header(frame, header_version)
     mv = frame if frame.__class__ is memoryview else memoryview(frame)
-    return correlation_id, response_cls.decode(mv[offset:], api_version)
+    if api_key == headers.API_VERSIONS_KEY:
+        return correlation_id, decode_api_versions_response(mv[offset:], api_version)
+    return correlation_id, response_cls.decode_from(mv, api_version, offset)[0]
