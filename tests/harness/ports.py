@@ -5,14 +5,11 @@ from __future__ import annotations
 import socket
 import time
 
+from kafka_fast.embedded import free_port
+
 LOOPBACK = "127.0.0.1"
 
-
-def free_port() -> int:
-    """A loopback TCP port that was free a moment ago (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((LOOPBACK, 0))
-        return s.getsockname()[1]
+__all__ = ["LOOPBACK", "free_port", "wait_listening"]
 
 
 def wait_listening(port: int, timeout: float, alive=lambda: True) -> None:

