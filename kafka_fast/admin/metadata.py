@@ -1,0 +1,99 @@
+"""list_topics() results, shaped like confluent-kafka's ClusterMetadata and friends."""
+
+from __future__ import annotations
+
+from ..cluster.view import ClusterView
+from ..errors import KafkaError
+
+
+class BrokerMetadata:
+    def __init__(self, id: int = -1, host: str | None = None, port: int = -1) -> None:  # noqa: A002
+        self.id = id
+        self.host = host
+        self.port = port
+
+    def __repr__(self) -> str:
+        return f"BrokerMetadata({self.id}, {self.host}:{self.port})"
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}/{self.id}"
+
+
+class PartitionMetadata:
+    def __init__(self) -> None:
+        self.id = -1
+        self.leader = -1
+        self.replicas: list[int] = []
+        self.isrs: list[int] = []
+        self.error: KafkaError | None = None
+
+    def __repr__(self) -> str:
+        if self.error is not None:
+            return f"PartitionMetadata({self.id}, {self.error})"
+        return f"PartitionMetadata({self.id})"
+
+    def __str__(self) -> str:
+        return str(self.id)
+
+
+class TopicMetadata:
+    def __init__(self) -> None:
+        self.topic: str | None = None
+        self.partitions: dict[int, PartitionMetadata] = {}
+        self.error: KafkaError | None = None
+
+    def __repr__(self) -> str:
+        if self.error is not None:
+            return f"TopicMetadata({self.topic}, {len(self.partitions)} partitions, {self.error})"
+        return f"TopicMetadata({self.topic}, {len(self.partitions)} partitions)"
+
+    def __str__(self) -> str:
+        return str(self.topic)
+
+
+class ClusterMetadata:
+    def __init__(self) -> None:
+        self.cluster_id: str | None = None
+        self.controller_id = -1
+        self.brokers: dict[int, BrokerMetadata] = {}
+        self.topics: dict[str, TopicMetadata] = {}
+        self.orig_broker_id = -1
+        self.orig_broker_name: str | None = None
+
+    def __repr__(self) -> str:
+        return f"ClusterMetadata({self.cluster_id})"
+
+    def __str__(self) -> str:
+        return str(self.cluster_id)
+
+
+def cluster_metadata(view: ClusterView, topics: list[str] | None) -> ClusterMetadata:
+    """The confluent-style metadata for ``topics`` (every topic when None) from ``view``."""
+    md = ClusterMetadata()
+    md.cluster_id = view.cluster_id
+    md.controller_id = view.controller_id
+    for b in view.brokers.values():
+        md.brokers[b.node_id] = BrokerMetadata(b.node_id, b.host, b.port)
+    source = view.brokers.get(view.source_node)
+    md.orig_broker_id = view.source_node
+    if source is not None:
+        md.orig_broker_name = f"{source.host}:{source.port}/{source.node_id}"
+    names = list(view.topics) if topics is None else topics
+    for name in names:
+        info = view.topics.get(name)
+        tm = TopicMetadata()
+        tm.topic = name
+        if info is None:
+            tm.error = KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART)
+        else:
+            tm.error = info.error
+            for p in info.partitions.values():
+                pm = PartitionMetadata()
+                pm.id = p.partition
+                pm.leader = p.leader
+                pm.replicas = list(p.replicas)
+                pm.isrs = list(p.isr)
+                pm.error = p.error
+                tm.partitions[p.partition] = pm
+        md.topics[name] = tm
+    return md
