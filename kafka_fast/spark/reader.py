@@ -12,6 +12,8 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..topic_partition import TopicPartition
 from . import clients
 from .offsets import (
@@ -36,8 +38,8 @@ HEADERS_FIELD = "headers array<struct<key:string,value:binary>>"
 RANGE_SCHEMA = "topic string, partition int, start long, end long"
 #: Records asked of one ``consume_batch`` call.
 BATCH_RECORDS = 100_000
-#: Kafka message timestamp types (``kafka_fast.message``) -> Java ``TimestampType.id``.
-_SPARK_TIMESTAMP_TYPE = {0: -1, 1: 0, 2: 1}
+#: Java ``TimestampType.id`` by ``kafka_fast.message`` timestamp type (none, create, log append).
+_SPARK_TIMESTAMP_TYPES = np.array([-1, 0, 1], dtype=np.int32)
 
 
 def reader_config(conf: Mapping[str, Any], *, fail_on_data_loss: bool = True) -> dict[str, Any]:
@@ -161,8 +163,6 @@ class RangeReader:
 
     def read(self, consumer: Any, r: OffsetRange) -> Iterator[Any]:
         """Arrow batches of exactly the records ``r.start <= offset < r.end``."""
-        import numpy as np
-
         if r.size <= 0:
             return
         tp = TopicPartition(r.topic, r.partition, r.start)
@@ -172,15 +172,15 @@ class RangeReader:
             deadline = time.monotonic() + self.poll_timeout
             while next_offset < r.end:
                 view = consumer.consume_batch(max_records=min(BATCH_RECORDS, r.end - next_offset),
-                                              timeout=1.0)
+                                              timeout=1.0, headers=self.include_headers)
                 n = len(view)
                 if n:
                     offsets = np.asarray(view.offsets)
                     lo = int(np.searchsorted(offsets, next_offset))
                     hi = int(np.searchsorted(offsets, r.end))
                     if hi > lo:
-                        yield spark_arrow(view, r.topic, r.partition, lo, hi,
-                                          include_headers=self.include_headers)
+                        yield from spark_arrow(view, lo, hi,
+                                               include_headers=self.include_headers)
                     next_offset = max(next_offset, int(offsets[-1]) + 1)
                     deadline = time.monotonic() + self.poll_timeout
                     continue
@@ -200,69 +200,26 @@ class RangeReader:
             consumer.unassign()
 
 
-def spark_arrow(view: Any, topic: str, partition: int, lo: int, hi: int, *,
-                include_headers: bool = False) -> Any:
-    """Records ``lo:hi`` of a ``RecordBatchView`` as an Arrow batch in the Kafka source schema."""
-    import numpy as np
+def spark_arrow(view: Any, lo: int, hi: int, *, include_headers: bool = False) -> list[Any]:
+    """Records ``lo:hi`` of a ``RecordBatchView`` as Arrow batches in the Kafka source schema.
+
+    Keys, values and headers are the view's own Arrow columns (no copy of the data); the
+    topic becomes a plain string column, timestamps microseconds in UTC, and timestamp
+    types Java's ids (0 create time, 1 log-append time, -1 none).
+    """
     import pyarrow as pa
 
-    n = hi - lo
-    tb = topic.encode("utf-8")
-    topic_arr = pa.Array.from_buffers(
-        pa.string(), n,
-        [None, pa.py_buffer(np.arange(n + 1, dtype=np.int32) * len(tb)), pa.py_buffer(tb * n)],
-    )
-    ts_us = np.asarray(view.timestamps[lo:hi], dtype=np.int64) * 1000
-    arrays = [
-        _binary(view.keys, getattr(view, "key_nulls", None), lo, hi),
-        _binary(view.values, getattr(view, "value_nulls", None), lo, hi),
-        topic_arr,
-        pa.array(np.full(n, partition, dtype=np.int32)),
-        pa.array(np.asarray(view.offsets[lo:hi], dtype=np.int64)),
-        pa.Array.from_buffers(pa.timestamp("us", tz="UTC"), n, [None, pa.py_buffer(ts_us)]),
-        pa.array(_timestamp_types(view, lo, hi)),
-    ]
-    names = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
+    table = view.to_arrow().slice(lo, hi - lo)
+    kinds = table.column("timestamp_type").to_numpy()
+    columns = {
+        "key": table.column("key"),
+        "value": table.column("value"),
+        "topic": table.column("topic").cast(pa.string()),
+        "partition": table.column("partition"),
+        "offset": table.column("offset"),
+        "timestamp": table.column("timestamp").cast(pa.timestamp("us", tz="UTC")),
+        "timestampType": pa.array(_SPARK_TIMESTAMP_TYPES[kinds.astype(np.intp)]),
+    }
     if include_headers:
-        arrays.append(_headers(view, lo, hi))
-        names.append("headers")
-    return pa.RecordBatch.from_arrays(arrays, names=names)
-
-
-def _binary(column: Any, nulls: Any, lo: int, hi: int) -> Any:
-    """Packed ``(data, offsets)`` records ``lo:hi`` as an Arrow large_binary array, no copy of
-    the data."""
-    import numpy as np
-    import pyarrow as pa
-
-    data, offsets = column[0], np.asarray(column[1], dtype=np.int64)
-    n = hi - lo
-    validity = None
-    if nulls is not None:
-        valid = ~np.asarray(nulls[lo:hi], dtype=bool)
-        if not valid.all():
-            validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
-    return pa.Array.from_buffers(
-        pa.large_binary(), n,
-        [validity, pa.py_buffer(np.ascontiguousarray(offsets[lo:hi + 1])), pa.py_buffer(data)],
-    )
-
-
-def _timestamp_types(view: Any, lo: int, hi: int) -> Any:
-    import numpy as np
-
-    types = getattr(view, "timestamp_types", None)
-    if types is None:
-        kind = getattr(view, "timestamp_type", 1)
-        return np.full(hi - lo, _SPARK_TIMESTAMP_TYPE.get(int(kind), -1), dtype=np.int32)
-    lookup = np.array([-1, 0, 1], dtype=np.int32)
-    return lookup[np.asarray(types[lo:hi], dtype=np.int64)]
-
-
-def _headers(view: Any, lo: int, hi: int) -> Any:
-    import pyarrow as pa
-
-    rows = view.headers[lo:hi] if view.headers is not None else [None] * (hi - lo)
-    typ = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
-    return pa.array([None if not h else [{"key": k, "value": v} for k, v in h] for h in rows],
-                    type=typ)
+        columns["headers"] = table.column("headers")
+    return pa.table(columns).to_batches()

@@ -71,7 +71,8 @@ def producer_config(conf: Mapping[str, Any]) -> dict[str, Any]:
     return {**_WRITER_DEFAULTS, **conf}
 
 
-def _producer(conf: Mapping[str, Any]) -> Any:
+def producer_for(conf: Mapping[str, Any]) -> Any:
+    """This worker's cached producer for a writer configuration (``producer_config``)."""
     from ..producer import Producer
 
     return clients.cached(ROLE, conf, Producer)
@@ -117,7 +118,7 @@ def _finish(producer: Any, conf: Mapping[str, Any], tally: Tally) -> None:
 def send_rows(rows: Iterable[Any], conf: Mapping[str, Any], topic: str, spec: ColumnSpec,
               use_batch: bool = True) -> Tally:
     """Produce ``rows`` and wait for every delivery report; the tally says what failed."""
-    producer = _producer(conf)
+    producer = producer_for(conf)
     tally = Tally(topic)
     try:
         for cols in chunks(rows, spec, CHUNK_ROWS):
@@ -381,7 +382,7 @@ def send_arrow_batches(batches: Iterable[Any], conf: Mapping[str, Any], topic: s
     import numpy as np
     import pyarrow as pa
 
-    producer = _producer(conf)
+    producer = producer_for(conf)
     tally = Tally(topic)
     try:
         for batch in batches:

@@ -10,6 +10,8 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import Row
 
+from kafka_fast.consumer.batch_view import RecordBatchView
+from kafka_fast.consumer.fetch_decode import decode_partition
 from kafka_fast.records import decode_batches, encode_batch
 from kafka_fast.spark.columns import (
     Columns,
@@ -120,26 +122,28 @@ def test_packed_from_arrow_with_nulls_offset_slices_and_large_binary():
     assert [r.value for r in batch.records()] == [b"ab", None, b"", b"cde"]
 
 
-def test_spark_arrow_from_decoded_columns():
+def test_spark_arrow_from_a_record_batch_view():
     headers = [[("a", b"1")], None, [("b", None), ("c", b"")]]
     raw = encode_batch([b"v0", None, b"v2"], keys=[None, b"k1", b"k2"],
                        timestamps=[1000, 2000, 3000], headers=headers, base_offset=40)
-    [batch] = decode_batches(raw)
-    cols = batch.columns()
-    out = spark_arrow(cols, "tp", 3, 1, 3, include_headers=True)
+    segments = decode_partition(raw, 40).segments
+    view = RecordBatchView([(0, 3, s) for s in segments], ["tp"], with_headers=True)
+    [out] = spark_arrow(view, 1, 3, include_headers=True)
     assert out.schema.names == ["key", "value", "topic", "partition", "offset", "timestamp",
                                 "timestampType", "headers"]
     assert out.column("key").to_pylist() == [b"k1", b"k2"]
     assert out.column("value").to_pylist() == [None, b"v2"]
+    assert out.column("topic").type == pa.string()
     assert out.column("topic").to_pylist() == ["tp", "tp"]
     assert out.column("partition").type == pa.int32()
     assert out.column("partition").to_pylist() == [3, 3]
     assert out.column("offset").to_pylist() == [41, 42]
     assert out.column("timestamp").type == pa.timestamp("us", tz="UTC")
     assert out.column("timestamp").cast(pa.int64()).to_pylist() == [2_000_000, 3_000_000]
+    assert out.column("timestampType").type == pa.int32()
     assert out.column("timestampType").to_pylist() == [0, 0]
     assert out.column("headers").to_pylist() == [
         None, [{"key": "b", "value": None}, {"key": "c", "value": b""}]]
-    plain = spark_arrow(cols, "tp", 3, 0, 3)
+    [plain] = spark_arrow(RecordBatchView([(0, 3, s) for s in segments], ["tp"]), 0, 3)
     assert "headers" not in plain.schema.names
     assert plain.column("key").to_pylist() == [None, b"k1", b"k2"]
