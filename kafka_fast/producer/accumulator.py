@@ -1,0 +1,253 @@
+"""The record accumulator: one open native batch per partition, sealed batches per partition,
+and the bounds on what the producer holds.
+
+Threads: the application thread appends to open builders under ``lock`` (one uncontended lock
+per ``produce()``); sealing (full batch, ``linger.ms``, flush) moves a builder into a
+:class:`ProducerBatch` on the partition's ``sealed`` deque under the same lock. The I/O thread
+only takes sealed batches (and seals lingering ones under the lock); it never appends.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections import deque
+from typing import Any
+
+from ..errors import KafkaError, KafkaException
+from ..records import RecordBatchBuilder
+from .batch import ProducerBatch, RecordEntries
+from .partitioner import partition_key
+
+_NOW_MS = time.time
+
+
+def now_ms() -> int:
+    return int(_NOW_MS() * 1000)
+
+
+class PartitionState:
+    """Everything the producer keeps for one topic-partition."""
+
+    __slots__ = (
+        "topic", "partition", "builder", "opened", "entries", "sealed", "inflight",
+        "next_seq", "acked_seq", "resync", "backoff_until", "order", "pending_ready",
+    )
+
+    def __init__(self, topic: str, partition: int) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.builder: Any = None  # open RecordBatchBuilder (application thread, under lock)
+        self.opened = 0.0  # monotonic time of the open builder's first record
+        self.entries: RecordEntries | None = None  # delivery data of the open builder
+        self.sealed: deque[ProducerBatch] = deque()  # in order; retries go back in front
+        # The rest belongs to the I/O thread.
+        self.inflight: list[ProducerBatch] = []
+        self.next_seq = 0  # next sequence number to assign (idempotence)
+        self.acked_seq = 0  # sequence following the last acknowledged batch
+        self.resync = False  # a batch is being retried: one request in flight at a time
+        self.backoff_until = 0.0
+        self.order = 0  # batches created so far (keeps retried batches in place)
+        self.pending_ready = False
+
+    def __repr__(self) -> str:
+        return f"PartitionState({self.topic}[{self.partition}])"
+
+
+class TopicState:
+    """Partitions of one topic, its sticky partition, and records waiting for metadata."""
+
+    __slots__ = ("name", "parts", "num_partitions", "sticky", "available", "pending",
+                 "first_pending")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.parts: list[PartitionState] = []
+        self.num_partitions = 0  # 0 until metadata tells
+        self.sticky = 0
+        self.available: list[int] = []  # partitions with a known leader
+        # Records produced before the topic's metadata was known:
+        # (value, key, partition, timestamp_ms, headers, callback, monotonic time)
+        self.pending: list[tuple] = []
+        self.first_pending = 0.0
+
+
+class Accumulator:
+    """Open builders, sealed batches and the producer's record/byte budget."""
+
+    def __init__(self, config: Any, algorithm: int, wakeup: Any = None) -> None:
+        self.lock = threading.Lock()
+        self.topics: dict[str, TopicState] = {}
+        self.algorithm = algorithm
+        self.count = 0  # records not yet reported to the application
+        self.bytes = 0  # payload bytes of sealed batches not yet reported
+        self.max_count = config["queue.buffering.max.messages"] or (1 << 62)
+        self.max_bytes = config["queue.buffering.max.kbytes"] * 1024
+        self.max_message = config["message.max.bytes"]
+        self.batch_size = config["batch.size"]
+        self.batch_records = config["batch.num.messages"]
+        self.linger = config["linger.ms"] / 1000.0
+        self.compression = config["compression.type"]
+        level = config["compression.level"]
+        self.compression_level = None if level < 0 else level
+        #: Records above ``batch.size`` may still be below ``message.max.bytes``: only when
+        #: the builder's bound is looser than message.max.bytes must every record be sized.
+        self.size_every_record = self.batch_size > self.max_message
+        self.ready: deque[PartitionState] = deque()  # partitions that got sealed batches
+        self.open_parts: dict[PartitionState, None] = {}
+        self.next_linger = float("inf")
+        self.wakeup = wakeup or (lambda: None)
+        self.closed = False
+
+    # -- application thread (lock held) ------------------------------------------------------
+    def check_budget(self) -> None:
+        """BufferError when the producer holds as many records/bytes as allowed."""
+        if self.count >= self.max_count:
+            raise BufferError(
+                f"Local: Queue full ({self.count} records held, "
+                f"queue.buffering.max.messages={self.max_count})")
+        if self.bytes >= self.max_bytes:
+            raise BufferError(
+                f"Local: Queue full ({self.bytes} bytes held, "
+                f"queue.buffering.max.kbytes={self.max_bytes // 1024})")
+
+    def record_size(self, value: Any, key: Any, headers: Any) -> int:
+        size = (0 if value is None else len(value)) + (0 if key is None else len(key))
+        if headers:
+            for name, hv in headers:
+                size += len(name) + (0 if hv is None else len(hv))
+        return size
+
+    def check_size(self, value: Any, key: Any, headers: Any) -> None:
+        size = self.record_size(value, key, headers)
+        if size > self.max_message:
+            raise KafkaException(KafkaError(
+                KafkaError.MSG_SIZE_TOO_LARGE,
+                f"Broker: Message size too large: record of {size} bytes exceeds "
+                f"message.max.bytes={self.max_message}"))
+
+    def append(self, ps: PartitionState, value: Any, key: Any, timestamp: int, headers: Any,
+               callback: Any) -> None:
+        """Add one record to ``ps``'s open batch, sealing/opening batches as needed."""
+        if callback is not None and not timestamp:
+            timestamp = now_ms()
+        if self.size_every_record:
+            self.check_size(value, key, headers)
+        b = ps.builder
+        if b is None or len(b) >= self.batch_records or not b.append(
+                value, key, timestamp or None, headers):
+            if not self.size_every_record:
+                self.check_size(value, key, headers)
+            if b is not None:
+                self.seal(ps)
+            b = self.open(ps)
+            b.append(value, key, timestamp or None, headers)
+        entries = ps.entries
+        if callback is not None:
+            if entries is None:
+                entries = ps.entries = RecordEntries(len(b) - 1)
+            entries.items.append((callback, key, value, headers, timestamp))
+        elif entries is not None:
+            entries.items.append(None)
+
+    def open(self, ps: PartitionState) -> Any:
+        b = ps.builder = RecordBatchBuilder(
+            compression=self.compression, batch_size=self.batch_size,
+            compression_level=self.compression_level)
+        now = time.monotonic()
+        ps.opened = now
+        self.open_parts[ps] = None
+        deadline = now + self.linger
+        if deadline < self.next_linger:
+            self.next_linger = deadline
+            self.wakeup()
+        return b
+
+    def seal(self, ps: PartitionState) -> ProducerBatch | None:
+        """Move ``ps``'s open builder to its sealed queue (lock held)."""
+        b = ps.builder
+        if b is None:
+            return None
+        ps.builder = None
+        self.open_parts.pop(ps, None)
+        count = len(b)
+        if count == 0:
+            ps.entries = None
+            return None
+        size = b.size_in_bytes
+        ps.order += 1
+        batch = ProducerBatch(ps, count, size, ps.opened, ps.entries, builder=b, order=ps.order)
+        ps.entries = None
+        self.bytes += size
+        ps.sealed.append(batch)
+        self.ready.append(ps)
+        topic = self.topics.get(ps.topic)
+        if topic is not None and topic.sticky == ps.partition:
+            self.next_sticky(topic)
+        self.wakeup()
+        return batch
+
+    def add_sealed(self, ps: PartitionState, batch: ProducerBatch) -> None:
+        """Queue an already encoded batch (``produce_batch``) after ``ps``'s open one."""
+        if ps.builder is not None:
+            self.seal(ps)
+        ps.order += 1
+        batch.order = ps.order
+        self.bytes += batch.size
+        ps.sealed.append(batch)
+        self.ready.append(ps)
+
+    def partitioner(self, key: Any, topic: TopicState) -> int:
+        """The partition for ``key`` (the sticky one when the partitioner leaves it open)."""
+        p = partition_key(key, topic.num_partitions, self.algorithm)
+        return topic.sticky if p < 0 else p
+
+    def next_sticky(self, topic: TopicState) -> None:
+        """Pick a new sticky partition for records without a key (KIP-480)."""
+        choices = topic.available or range(topic.num_partitions)
+        if len(choices) > 1:
+            current = topic.sticky
+            while True:
+                topic.sticky = random.choice(choices)
+                if topic.sticky != current:
+                    return
+        elif choices:
+            topic.sticky = choices[0]
+
+    def topic(self, name: str) -> TopicState:
+        t = self.topics.get(name)
+        if t is None:
+            t = self.topics[name] = TopicState(name)
+        return t
+
+    def set_partitions(self, t: TopicState, count: int, available: list[int]) -> None:
+        """Metadata says ``t`` has ``count`` partitions, ``available`` of them with a leader."""
+        while len(t.parts) < count:
+            t.parts.append(PartitionState(t.name, len(t.parts)))
+        first = t.num_partitions == 0
+        t.num_partitions = max(count, t.num_partitions)
+        t.available = available
+        if first or t.sticky >= t.num_partitions:
+            self.next_sticky(t)
+
+    # -- either thread (lock held) ---------------------------------------------------------
+    def seal_lingering(self, now: float) -> float:
+        """Seal every open batch older than ``linger.ms``; the next deadline (monotonic)."""
+        if now < self.next_linger:
+            return self.next_linger
+        nxt = float("inf")
+        linger = self.linger
+        for ps in list(self.open_parts):
+            deadline = ps.opened + linger
+            if deadline <= now:
+                self.seal(ps)
+            elif deadline < nxt:
+                nxt = deadline
+        self.next_linger = nxt
+        return nxt
+
+    def seal_all(self) -> None:
+        for ps in list(self.open_parts):
+            self.seal(ps)
+        self.next_linger = float("inf")

@@ -1,0 +1,111 @@
+"""A sealed record batch on its way to a partition leader, and what its delivery report needs.
+
+A batch starts as an open ``RecordBatchBuilder`` owned by the accumulator. Sealing moves it
+into a :class:`ProducerBatch` (still unbuilt: the sender stamps the producer id, epoch and
+sequence and builds it on the I/O thread). ``produce_batch`` creates batches whose payload is
+already encoded; the sender then patches the producer fields into the bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..records import patch_producer_fields
+
+
+class RecordEntries:
+    """Per-record delivery data of a batch filled by ``produce()``.
+
+    ``items[i]`` is ``(callback, key, value, headers, timestamp_ms)`` for the batch's i-th
+    record, or None when that record has no callback (only when ``items`` was backfilled).
+    """
+
+    __slots__ = ("items",)
+
+    def __init__(self, backfill: int = 0) -> None:
+        self.items: list[Any] = [None] * backfill
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def record(self, i: int) -> tuple | None:
+        return self.items[i]
+
+
+class ColumnEntries:
+    """Delivery data of a ``produce_batch`` batch: the columns it was encoded from.
+
+    Records are materialised (one ``Message`` each) only when the reports are served.
+    """
+
+    __slots__ = ("callback", "values", "keys", "timestamps", "headers", "count")
+
+    def __init__(self, callback: Any, values: Any, keys: Any, timestamps: Any, headers: Any,
+                 count: int) -> None:
+        self.callback = callback
+        self.values = values
+        self.keys = keys
+        self.timestamps = timestamps
+        self.headers = headers
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+
+class ProducerBatch:
+    """One batch for one partition, from sealing to its delivery report."""
+
+    __slots__ = (
+        "part", "builder", "payload", "count", "size", "created", "entries",
+        "base_sequence", "stamp", "attempts", "retry_at",
+        "error", "base_offset", "log_append_time", "order", "sent_at", "reported",
+    )
+
+    def __init__(self, part: Any, count: int, size: int, created: float, entries: Any,
+                 builder: Any = None, payload: bytes | None = None, order: int = 0) -> None:
+        self.part = part  # PartitionState
+        self.builder = builder
+        self.payload = payload
+        self.count = count
+        self.size = size
+        self.created = created  # monotonic seconds of the first record
+        self.entries = entries  # None, RecordEntries or ColumnEntries
+        self.base_sequence = -1  # assigned by the sender (idempotence) when first drained
+        self.stamp = (-1, -1, -1)  # (producer_id, epoch, base_sequence) the payload carries
+        self.attempts = 0
+        self.retry_at = 0.0
+        self.error: Any = None
+        self.base_offset = -1
+        self.log_append_time = -1
+        self.order = order  # creation order within the partition (keeps retries in place)
+        self.sent_at = 0.0
+        self.reported = False  # its delivery report was queued
+
+    @property
+    def topic(self) -> str:
+        return self.part.topic
+
+    @property
+    def partition(self) -> int:
+        return self.part.partition
+
+    def wire_bytes(self, producer_id: int, producer_epoch: int, transactional: bool) -> bytes:
+        """The encoded batch stamped with these producer fields and ``base_sequence``
+        (built on first use, patched when the fields changed since)."""
+        stamp = (producer_id, producer_epoch, self.base_sequence)
+        if self.payload is None:
+            builder = self.builder
+            builder.set_producer_state(producer_id, producer_epoch, self.base_sequence,
+                                       transactional)
+            self.payload = builder.build()
+            self.builder = None
+        elif stamp != self.stamp:
+            self.payload = patch_producer_fields(
+                self.payload, producer_id, producer_epoch, self.base_sequence, transactional)
+        self.stamp = stamp
+        return self.payload
+
+    def __repr__(self) -> str:
+        return (f"ProducerBatch({self.part.topic}[{self.part.partition}], count={self.count}, "
+                f"seq={self.base_sequence}, attempts={self.attempts})")

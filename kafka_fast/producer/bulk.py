@@ -1,0 +1,281 @@
+"""``produce_batch``: whole columns partitioned, grouped and encoded in compiled code.
+
+Columns are lists of bytes/str/None, 2-D uint8 arrays (one row per record) or packed
+``(data, offsets[, nulls])`` tuples (see ``kafka_fast.records``). The keys are partitioned in
+one native call, records are grouped by partition with a stable counting sort, each
+partition's rows are gathered and cut into batches of at most ``batch.size`` bytes, and each
+batch is encoded by ``encode_batch`` in one call. Arrays and packed columns create no Python
+object per record.
+
+The queue bounds act as back-pressure here: when the producer holds
+``queue.buffering.max.messages`` records, ``produce_batch`` serves delivery reports and waits
+for room (up to ``delivery.timeout.ms``) instead of raising BufferError half way.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import KafkaError, KafkaException
+from ..records import encode_batch
+from .accumulator import now_ms
+from .arguments import as_bytes, as_headers
+from .batch import ColumnEntries, ProducerBatch
+from .partitioner import (
+    chunk_ends,
+    column_length,
+    gather_packed,
+    group_by_partition,
+    is_packed,
+    partition_column,
+    row_sizes,
+)
+
+if TYPE_CHECKING:
+    from .producer import Producer
+
+#: Bytes a record adds besides its key, value and headers (length, attributes, deltas...).
+RECORD_OVERHEAD = 21
+#: The RecordBatch v2 header.
+BATCH_OVERHEAD = 61
+
+
+def _column(obj: Any, what: str, allow_none: bool) -> Any:
+    if obj is None:
+        if allow_none:
+            return None
+        raise TypeError(f"{what} must be a list, a 2-D uint8 array or a packed "
+                        "(data, offsets) column, not None")
+    if is_packed(obj):
+        return obj
+    if isinstance(obj, np.ndarray):
+        if obj.ndim != 2 or obj.dtype != np.uint8:
+            raise TypeError(f"{what} as an array must be 2-D uint8 (one row per record), "
+                            f"got {obj.ndim}-D {obj.dtype}")
+        return np.ascontiguousarray(obj)
+    if isinstance(obj, (list, tuple)):
+        out = list(obj)
+        for i, item in enumerate(out):
+            if item is not None and item.__class__ is not bytes:
+                out[i] = as_bytes(item, f"{what}[{i}]")
+        return out
+    raise TypeError(f"{what} must be a list, a 2-D uint8 array or a packed (data, offsets) "
+                    f"column, not {type(obj).__name__}")
+
+
+def _timestamps(ts: Any, n: int, need: bool) -> Any:
+    if ts is None:
+        return np.full(n, now_ms(), dtype=np.int64) if need else None
+    if isinstance(ts, bool):
+        raise TypeError("timestamps must be an int or a sequence of ints")
+    if isinstance(ts, int):
+        return np.full(n, ts or now_ms(), dtype=np.int64)
+    try:
+        arr = np.asarray(ts, dtype=np.int64)
+    except (TypeError, ValueError):
+        raise TypeError("timestamps must be an int or a sequence of ints") from None
+    if arr.ndim != 1 or len(arr) != n:
+        raise ValueError(f"timestamps has {arr.size} entries for {n} records")
+    if np.any(arr == 0):
+        arr = np.where(arr == 0, now_ms(), arr)
+    return arr
+
+
+def _headers(headers: Any, n: int) -> tuple[Any, bool]:
+    """(headers for encode_batch, per_record?)."""
+    if headers is None:
+        return None, False
+    if isinstance(headers, dict):
+        return as_headers(headers), False
+    if not isinstance(headers, (list, tuple)):
+        raise TypeError("headers must be one header list/dict for every record or a list of "
+                        f"per-record header lists, not {type(headers).__name__}")
+    if all(isinstance(h, tuple) for h in headers) and headers:
+        return as_headers(list(headers)), False
+    if len(headers) != n:
+        raise ValueError(f"headers has {len(headers)} entries for {n} records")
+    return [as_headers(h, f"headers[{i}]") for i, h in enumerate(headers)], True
+
+
+def _take(column: Any, idx: np.ndarray, order: np.ndarray, lo: int, hi: int) -> Any:
+    if column is None:
+        return None
+    if is_packed(column):
+        return gather_packed(column, order, lo, hi)
+    if isinstance(column, np.ndarray):
+        return column[idx]
+    return [column[i] for i in idx.tolist()]
+
+
+def _slice(column: Any, s: int, e: int) -> Any:
+    if column is None:
+        return None
+    if is_packed(column):
+        nulls = column[2] if len(column) == 3 else None
+        return (column[0], column[1][s:e + 1], None if nulls is None else nulls[s:e])
+    return column[s:e]
+
+
+def _header_sizes(headers: list, n: int) -> np.ndarray:
+    return np.asarray([
+        sum(len(k.encode()) + (0 if v is None else len(v)) + 4 for k, v in (h or ()))
+        for h in headers], dtype=np.int64)
+
+
+def produce_columns(p: Producer, topic: str, values: Any, keys: Any, partition: int,
+                    timestamps: Any, headers: Any, cb: Any) -> int:
+    """The columnar ``produce_batch``."""
+    values = _column(values, "values", False)
+    n = column_length(values)
+    keys = _column(keys, "keys", True)
+    if keys is not None and column_length(keys) != n:
+        raise ValueError(f"keys has {column_length(keys)} entries for {n} values")
+    if n == 0:
+        return 0
+    ts = _timestamps(timestamps, n, cb is not None)
+    hdrs, per_record_headers = _headers(headers, n)
+    acc = p._acc
+    t = _topic_with_metadata(p, topic)
+    nparts = t.num_partitions
+    if partition >= nparts:
+        raise KafkaException(KafkaError(
+            KafkaError._UNKNOWN_PARTITION,
+            f"Local: Unknown partition: {topic} has no partition {partition}"))
+
+    sizes = row_sizes(values)
+    if keys is not None:
+        sizes = sizes + row_sizes(keys)
+    if hdrs is not None:
+        sizes = sizes + (_header_sizes(hdrs, n) if per_record_headers
+                         else _header_sizes([hdrs], 1)[0])
+    biggest = int(sizes.max())
+    if biggest > acc.max_message:
+        at = int(np.argmax(sizes))
+        raise KafkaException(KafkaError(
+            KafkaError.MSG_SIZE_TOO_LARGE,
+            f"Broker: Message size too large: record {at} has {biggest} bytes, "
+            f"message.max.bytes={acc.max_message}"))
+    sizes = sizes + RECORD_OVERHEAD
+
+    if partition >= 0:
+        parts = None
+    else:
+        parts = (partition_column(keys, nparts, acc.algorithm) if keys is not None
+                 else np.full(n, -1, dtype=np.int32))
+        loose = np.flatnonzero(parts < 0)
+        if len(loose):
+            _assign_sticky(acc, t, parts, loose, sizes)
+
+    limit = max(1, acc.batch_size - BATCH_OVERHEAD)
+    codec = acc.compression
+    level = acc.compression_level
+    created = time.monotonic()
+    if parts is None or bool(np.all(parts == parts[0])):
+        target = partition if parts is None else int(parts[0])
+        groups = [(target, values, keys, ts, hdrs, sizes)]
+    else:
+        order, starts = group_by_partition(parts, nparts)
+        groups = []
+        for q in range(nparts):
+            lo, hi = int(starts[q]), int(starts[q + 1])
+            if lo == hi:
+                continue
+            idx = order[lo:hi]
+            groups.append((
+                q, _take(values, idx, order, lo, hi), _take(keys, idx, order, lo, hi),
+                None if ts is None else ts[idx],
+                [hdrs[i] for i in idx.tolist()] if per_record_headers else hdrs,
+                sizes[idx]))
+    queued = 0
+    for q, vals, ks, tss, hs, sz in groups:
+        ends = chunk_ends(sz, limit, acc.batch_records)
+        start = 0
+        for end in ends.tolist():
+            cv = _slice(vals, start, end)
+            ck = _slice(ks, start, end)
+            ct = None if tss is None else tss[start:end]
+            ch = hs[start:end] if per_record_headers else hs
+            payload = encode_batch(cv, ck, timestamps=ct, headers=ch, compression=codec,
+                                   compression_level=level)
+            count = end - start
+            entries = ColumnEntries(cb, cv, ck, ct, ch if per_record_headers else
+                                    (None if ch is None else [ch] * count), count) \
+                if cb is not None else None
+            batch = ProducerBatch(t.parts[q], count, len(payload), created, entries,
+                                  payload=payload)
+            _wait_for_room(p, count, len(payload))
+            with acc.lock:
+                acc.add_sealed(t.parts[q], batch)
+                acc.count += count
+            queued += count
+            start = end
+    p._client.wakeup()
+    return queued
+
+
+def _assign_sticky(acc: Any, t: Any, parts: np.ndarray, loose: np.ndarray,
+                   sizes: np.ndarray) -> None:
+    """Records left to the sticky partitioner: one partition per batch-sized run (KIP-480)."""
+    ends = chunk_ends(sizes[loose], max(1, acc.batch_size - BATCH_OVERHEAD),
+                      acc.batch_records)
+    start = 0
+    with acc.lock:
+        for end in ends.tolist():
+            parts[loose[start:end]] = t.sticky
+            acc.next_sticky(t)
+            start = end
+
+
+def _topic_with_metadata(p: Producer, topic: str) -> Any:
+    acc = p._acc
+    with acc.lock:
+        t = acc.topic(topic)
+        if t.num_partitions or p._learn_topic(t):
+            return t
+    timeout = p._config["request.timeout.ms"] / 1000.0
+    p._client.wait_metadata([topic], timeout=timeout)
+    with acc.lock:
+        if not p._learn_topic(t):
+            raise KafkaException(KafkaError(KafkaError._UNKNOWN_TOPIC,
+                                            f"Local: Unknown topic: {topic}"))
+    return t
+
+
+def _wait_for_room(p: Producer, count: int, size: int) -> None:
+    """Back-pressure: serve reports until the producer may hold ``count`` more records."""
+    acc = p._acc
+    if acc.count + count <= acc.max_count and acc.bytes + size <= acc.max_bytes:
+        return
+    deadline = time.monotonic() + (p._config["delivery.timeout.ms"] / 1000.0 or 3600.0)
+    while acc.count and (acc.count + count > acc.max_count or acc.bytes + size > acc.max_bytes):
+        p._client.wakeup()
+        p._serve()
+        if time.monotonic() > deadline:
+            raise BufferError("Local: Queue full (no room freed within delivery.timeout.ms)")
+        p._reports.wait(0.05)
+
+
+def produce_dicts(p: Producer, topic: str, messages: list[dict], partition: int,
+                  cb: Any) -> int:
+    """confluent-kafka's ``produce_batch(topic, [dict, ...])``: failed dicts get ``_error``."""
+    queued = 0
+    for i, m in enumerate(messages):
+        unknown = set(m) - {"value", "key", "partition", "timestamp", "headers", "callback",
+                            "on_delivery", "_error"}
+        if unknown:
+            raise TypeError(f"messages[{i}] has unknown field(s): {', '.join(sorted(unknown))}")
+        try:
+            p.produce(topic, m.get("value"), m.get("key"), m.get("partition", partition),
+                      m.get("callback") or m.get("on_delivery") or cb,
+                      m.get("timestamp", 0) or 0, m.get("headers"))
+        except BufferError as exc:
+            m["_error"] = KafkaError(KafkaError._QUEUE_FULL, str(exc))
+        except KafkaException as exc:
+            m["_error"] = exc.args[0]
+        else:
+            m.pop("_error", None)
+            queued += 1
+    return queued

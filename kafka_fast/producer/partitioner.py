@@ -1,0 +1,29 @@
+"""Partitioner front-end: the compiled hashing module, or its pure-Python twin."""
+
+from __future__ import annotations
+
+from kafka_fast._impl import load
+
+_impl, NATIVE = load("_partition", "partition")
+
+ALGORITHMS = _impl.ALGORITHMS
+UNASSIGNED = _impl.UNASSIGNED
+algorithm_id = _impl.algorithm_id
+partition_key = _impl.partition_key
+partition_column = _impl.partition_column
+group_by_partition = _impl.group_by_partition
+gather_packed = _impl.gather_packed
+row_sizes = _impl.row_sizes
+chunk_ends = _impl.chunk_ends
+is_packed = _impl.is_packed
+column_length = _impl.column_length
+column_item = _impl.column_item
+murmur2 = _impl.murmur2
+fnv1a = _impl.fnv1a
+consistent = _impl.consistent
+
+__all__ = [
+    "ALGORITHMS", "NATIVE", "UNASSIGNED", "algorithm_id", "chunk_ends", "column_item",
+    "column_length", "consistent", "fnv1a", "gather_packed", "group_by_partition",
+    "is_packed", "murmur2", "partition_column", "partition_key", "row_sizes",
+]

@@ -1,0 +1,351 @@
+"""``Producer``: confluent-kafka's Producer API on the compiled record engine.
+
+``produce()`` appends one record to its partition's open native batch (one C call); a sender
+on the client's I/O thread ships sealed batches, one ProduceRequest per leader. Delivery
+reports are served by ``poll()``/``flush()`` on the calling thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ..config import make_config
+from ..config.producer import ACKS
+from ..errors import ConfigError, KafkaError, KafkaException
+from ..net import KafkaClient
+from .accumulator import Accumulator, TopicState, now_ms
+from .arguments import as_bytes, as_callback, as_headers, as_partition, as_timestamp, as_topic
+from .bulk import produce_columns, produce_dicts
+from .delivery import DeliveryQueue, raise_failures, serve_batch
+from .metadata import ClusterMetadata
+from .partitioner import algorithm_id, partition_key
+from .sender import MAX_IDEMPOTENT_IN_FLIGHT, Sender
+
+log = logging.getLogger("kafka_fast.producer")
+
+
+def _resolve_idempotence(conf: Any) -> tuple[bool, int]:
+    """(idempotence on?, RequiredAcks) with the Java client's rules for conflicts."""
+    acks = ACKS[conf["acks"]]
+    idempotent = conf["enable.idempotence"]
+    explicit = conf.is_set("enable.idempotence")
+    if conf["transactional.id"] and not idempotent:
+        raise ConfigError("transactional.id requires enable.idempotence=true")
+    if idempotent:
+        problems = []
+        if acks != -1:
+            problems.append(f"acks={conf['acks']} (must be all)")
+        if conf["max.in.flight.requests.per.connection"] > MAX_IDEMPOTENT_IN_FLIGHT:
+            problems.append("max.in.flight.requests.per.connection="
+                            f"{conf['max.in.flight.requests.per.connection']} (at most 5)")
+        if conf["retries"] == 0:
+            problems.append("retries=0")
+        if problems:
+            if explicit or conf["transactional.id"]:
+                raise ConfigError(
+                    "enable.idempotence=true conflicts with " + ", ".join(problems))
+            idempotent = False  # defaulted on: another setting asked for weaker guarantees
+    return idempotent, acks
+
+
+class Producer:
+    """A Kafka producer (call-compatible with ``confluent_kafka.Producer``)."""
+
+    def __init__(self, conf: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        merged = dict(conf or {})
+        merged.update(kwargs)
+        config = make_config(merged, "producer")
+        self._config = config
+        self._idempotent, acks = _resolve_idempotence(config)
+        self._default_cb = config["on_delivery"]
+        self._only_errors = config["delivery.report.only.error"]
+        self._algorithm = algorithm_id(config["partitioner"])
+        self._client = KafkaClient(config, name=config["client.id"])
+        self._reports = DeliveryQueue()
+        self._acc = Accumulator(config, self._algorithm, wakeup=self._client.wakeup)
+        self._sender = Sender(self._client, config, self._acc, self._reports,
+                              idempotent=self._idempotent, acks=acks)
+        self._closed = False
+        self._client.add_poll_hook(self._sender.run)
+        self._client.start()
+
+    # -- producing -------------------------------------------------------------------------
+    def produce(self, topic: str, value: Any = None, key: Any = None, partition: int = -1,
+                on_delivery: Any = None, timestamp: int = 0, headers: Any = None, *,
+                callback: Any = None) -> None:
+        """Queue one record; its delivery is reported by ``poll()``/``flush()``.
+
+        ``value``/``key``: bytes, str (utf-8) or None. ``partition=-1`` lets the partitioner
+        choose. ``on_delivery`` (alias ``callback``) is called as ``cb(err, msg)``.
+        ``timestamp``: milliseconds since the epoch (0 = now). ``headers``: list of
+        ``(name, value)`` tuples or a dict. Raises BufferError when the queue is full and
+        KafkaException (MSG_SIZE_TOO_LARGE, _UNKNOWN_PARTITION, ...) for records that cannot
+        be sent.
+        """
+        if value is not None and value.__class__ is not bytes:
+            value = as_bytes(value, "value")
+        if key is not None and key.__class__ is not bytes:
+            key = as_bytes(key, "key")
+        if headers is not None:
+            headers = as_headers(headers)
+        if partition.__class__ is not int:
+            partition = as_partition(partition)
+        if timestamp.__class__ is not int:
+            timestamp = as_timestamp(timestamp)
+        if on_delivery is None:
+            on_delivery = self._default_cb if callback is None else as_callback(
+                callback, "callback")
+        elif not callable(on_delivery):
+            as_callback(on_delivery)
+        acc = self._acc
+        with acc.lock:
+            if acc.count >= acc.max_count or acc.bytes >= acc.max_bytes or self._closed:
+                self._refuse()
+            t = acc.topics.get(topic)
+            if t is not None and t.num_partitions:
+                if partition < 0:
+                    partition = partition_key(key, t.num_partitions, acc.algorithm)
+                    if partition < 0:
+                        partition = t.sticky
+                elif partition >= t.num_partitions:
+                    raise KafkaException(KafkaError(
+                        KafkaError._UNKNOWN_PARTITION,
+                        f"Local: Unknown partition: {topic} has no partition {partition}"))
+                ps = t.parts[partition]
+                b = ps.builder
+                if (on_delivery is None and ps.entries is None and b is not None
+                        and not acc.size_every_record and len(b) < acc.batch_records
+                        and b.append(value, key, timestamp or None, headers)):
+                    acc.count += 1
+                    return
+                acc.append(ps, value, key, timestamp, headers, on_delivery)
+            else:
+                self._produce_unknown(topic, value, key, partition, timestamp, headers,
+                                      on_delivery)
+            acc.count += 1
+
+    def _refuse(self) -> None:
+        if self._closed:
+            raise KafkaException(KafkaError(KafkaError._DESTROY, "the producer is closed"))
+        fatal = self._sender.fatal_error
+        if fatal is not None:
+            raise KafkaException(fatal)
+        self._acc.check_budget()
+
+    def _produce_unknown(self, topic: Any, value: Any, key: Any, partition: int,
+                         timestamp: int, headers: Any, cb: Any) -> None:
+        """A record for a topic whose partitions are not known yet (lock held)."""
+        topic = as_topic(topic)
+        acc = self._acc
+        t = acc.topics.get(topic)
+        if t is None:
+            t = acc.topic(topic)
+            if self._learn_topic(t):
+                return self._append_known(t, value, key, partition, timestamp, headers, cb)
+            self._client.request_metadata([topic])
+        elif t.num_partitions:
+            return self._append_known(t, value, key, partition, timestamp, headers, cb)
+        acc.check_size(value, key, headers)
+        if not t.pending:
+            t.first_pending = time.monotonic()
+        t.pending.append((value, key, partition, timestamp or now_ms(), headers, cb,
+                          time.monotonic()))
+        self._client.wakeup()
+
+    def _learn_topic(self, t: TopicState) -> bool:
+        """Take ``t``'s partitions from the cached metadata (lock held); True if known."""
+        info = self._client.cluster.topics.get(t.name)
+        if info is None or info.error is not None or not info.partitions:
+            return False
+        available = sorted(p for p, pi in info.partitions.items() if pi.leader >= 0)
+        self._acc.set_partitions(t, max(info.partitions) + 1, available)
+        return True
+
+    def _append_known(self, t: TopicState, value: Any, key: Any, partition: int,
+                      timestamp: int, headers: Any, cb: Any) -> None:
+        acc = self._acc
+        if partition < 0:
+            partition = acc.partitioner(key, t)
+        elif partition >= t.num_partitions:
+            raise KafkaException(KafkaError(
+                KafkaError._UNKNOWN_PARTITION,
+                f"Local: Unknown partition: {t.name} has no partition {partition}"))
+        acc.append(t.parts[partition], value, key, timestamp, headers, cb)
+
+    def produce_batch(self, topic: str, values: Any = None, keys: Any = None,
+                      partition: int = -1, timestamps: Any = None, headers: Any = None,
+                      on_delivery: Any = None, *, messages: Any = None,
+                      callback: Any = None) -> int:
+        """Queue many records at once; returns how many were queued.
+
+        Columnar form: ``values``/``keys`` as lists, 2-D uint8 numpy arrays (one row per
+        record) or packed ``(data, offsets[, nulls])`` columns; partitioning and encoding run
+        in compiled code with no Python object per record. ``timestamps``: None, one int or
+        N ints; ``headers``: None, one header list for all records or N per-record lists.
+        With ``on_delivery`` every record gets a report; without, failures are reported to
+        ``error_cb`` or raised by ``poll()``/``flush()``.
+
+        confluent-kafka's form, ``produce_batch(topic, [dict, ...])`` with dict keys
+        ``value``, ``key``, ``partition``, ``timestamp``, ``headers``, ``callback``: records
+        that cannot be queued get an ``_error`` entry; returns the number queued.
+        """
+        cb = on_delivery if on_delivery is not None else callback
+        if cb is not None:
+            as_callback(cb)
+        if messages is not None:
+            values = messages
+        if isinstance(values, list) and values and all(isinstance(v, dict) for v in values):
+            if keys is not None or timestamps is not None or headers is not None:
+                raise TypeError("produce_batch with a list of message dicts takes no "
+                                "keys/timestamps/headers arguments")
+            return produce_dicts(self, topic, values, as_partition(partition), cb)
+        if self._closed:
+            raise KafkaException(KafkaError(KafkaError._DESTROY, "the producer is closed"))
+        return produce_columns(self, as_topic(topic), values, keys, as_partition(partition),
+                               timestamps, headers, cb if cb is not None else self._default_cb)
+
+    # -- delivery reports --------------------------------------------------------------------
+    def poll(self, timeout: float | None = 0) -> int:
+        """Serve delivery reports and client events (error_cb, throttle_cb) on this thread.
+
+        Waits up to ``timeout`` seconds (None or negative: until something arrives) for the
+        first one. Returns the number of events served (one per record report).
+        """
+        served = self._serve()
+        if served == 0 and (timeout is None or timeout != 0):
+            wait = None if timeout is None or timeout < 0 else float(timeout)
+            deadline = None if wait is None else time.monotonic() + wait
+            while served == 0:
+                remaining = 0.2 if deadline is None else min(0.2, deadline - time.monotonic())
+                if remaining <= 0:
+                    break
+                self._reports.wait(remaining)
+                served = self._serve()
+        return served
+
+    def _serve(self) -> int:
+        reports = self._reports.done
+        served = self._client.serve_events()
+        if not reports:
+            return served
+        failures: list[KafkaError] = []
+        acc = self._acc
+        default_cb = self._default_cb
+        only_errors = self._only_errors
+        while reports:
+            batch = reports.popleft()
+            with acc.lock:
+                acc.count -= batch.count
+                acc.bytes -= batch.size
+            served += batch.count
+            serve_batch(batch, default_cb, only_errors, failures)
+        if failures:
+            self._report_failures(failures)
+        return served
+
+    def _report_failures(self, failures: list[KafkaError]) -> None:
+        if self._config["error_cb"] is not None:
+            for err in failures:
+                self._config["error_cb"](err)
+            return
+        raise_failures(failures)
+
+    def flush(self, timeout: float | None = None) -> int:
+        """Send everything queued and serve reports until none is left or ``timeout``
+        seconds passed; returns the number of records still held."""
+        acc = self._acc
+        with acc.lock:
+            acc.seal_all()
+        self._client.wakeup()
+        deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
+        while True:
+            self._serve()
+            if acc.count <= 0:
+                return 0
+            remaining = 0.1 if deadline is None else min(0.1, deadline - time.monotonic())
+            if remaining <= 0:
+                return acc.count
+            self._reports.wait(remaining)
+
+    def __len__(self) -> int:
+        """Records queued, in flight, or waiting for their delivery report to be served."""
+        return self._acc.count
+
+    def __bool__(self) -> bool:
+        return True
+
+    # -- administration --------------------------------------------------------------------
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
+        """Cluster metadata (confluent-kafka's ClusterMetadata shape), for one topic or all."""
+        wait = None if timeout is None or timeout < 0 else timeout
+        fut = self._client.request_metadata([topic] if topic else None, all_topics=not topic)
+        try:
+            view = fut.result(wait)
+        except TimeoutError:
+            raise KafkaException(KafkaError(KafkaError._TIMED_OUT,
+                                            "Local: Timed out fetching metadata")) from None
+        return ClusterMetadata(view, topic)
+
+    def purge(self, in_queue: bool = True, in_flight: bool = True, blocking: bool = True
+              ) -> None:
+        """Fail queued (_PURGE_QUEUE) and/or in-flight (_PURGE_INFLIGHT) records; their
+        reports are served by the next ``poll()``/``flush()``."""
+        if not in_queue and not in_flight:
+            return
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                sender = self._sender
+                if in_queue:
+                    sender.fail_all(KafkaError(KafkaError._PURGE_QUEUE, "Local: Purged in queue"),
+                                    in_flight=in_flight,
+                                    inflight_err=KafkaError(KafkaError._PURGE_INFLIGHT,
+                                                            "Local: Purged in flight"))
+                else:
+                    sender.fail_inflight(KafkaError(KafkaError._PURGE_INFLIGHT,
+                                                    "Local: Purged in flight"))
+            finally:
+                done.set()
+
+        if self._client.loop.running:
+            self._client.call_soon(run)
+            if blocking:
+                done.wait(10.0)
+        else:
+            run()
+
+    def close(self, timeout: float | None = None) -> None:
+        """Flush (up to ``timeout`` seconds), fail what is left with _PURGE_QUEUE, serve the
+        remaining reports and stop the network thread. Idempotent."""
+        if self._closed:
+            return
+        try:
+            remaining = self.flush(timeout)
+            if remaining:
+                self.purge()
+                try:
+                    self._serve()
+                except KafkaException as exc:
+                    log.warning("records failed at close: %s", exc)
+        finally:
+            self._closed = True
+            self._client.remove_poll_hook(self._sender.run)
+            self._client.close()
+
+    def __enter__(self) -> Producer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            if not self._closed:
+                self._client.close(0)
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass

@@ -1,0 +1,505 @@
+"""The sender: drains sealed batches into one ProduceRequest per leader, on the I/O thread.
+
+It runs as a poll hook of the client's I/O loop (every iteration), so it never blocks and
+never calls user code. Per iteration it:
+
+1. seals batches whose ``linger.ms`` expired and picks up newly sealed ones;
+2. applies new metadata (partition counts, records waiting for their topic's metadata);
+3. fails batches past ``delivery.timeout.ms`` with ``_MSG_TIMED_OUT``;
+4. with idempotence, gets the producer id / bumps the epoch when due;
+5. for every leader with room in its in-flight window, sends ONE ProduceRequest holding the
+   first ready batch of every partition it leads (more requests while the window allows).
+
+Responses: success completes the batch; retriable errors requeue it in order with exponential
+backoff (refreshing metadata for leadership errors); idempotence errors follow KIP-360
+(duplicate = success, out-of-order/unknown producer on the first unacknowledged batch = epoch
+bump, otherwise retry in order); anything else fails the batch with the broker's code.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Any
+
+from ..errors import KafkaError, KafkaException
+from ..protocol.messages import ProduceRequest
+from .accumulator import Accumulator, PartitionState, TopicState
+from .batch import ProducerBatch, RecordEntries
+from .delivery import DeliveryQueue
+from .idempotence import ProducerIdentity
+
+TopicData = ProduceRequest.TopicProduceData
+PartitionData = ProduceRequest.TopicProduceData.PartitionProduceData
+
+#: Errors after which the partition's leader is looked up again.
+REFRESH_CODES = frozenset({
+    KafkaError.NOT_LEADER_OR_FOLLOWER, KafkaError.UNKNOWN_TOPIC_OR_PARTITION,
+    KafkaError.LEADER_NOT_AVAILABLE, KafkaError.KAFKA_STORAGE_ERROR,
+    KafkaError.FENCED_LEADER_EPOCH, KafkaError.UNKNOWN_LEADER_EPOCH,
+    KafkaError.NOT_ENOUGH_REPLICAS, KafkaError._TRANSPORT, KafkaError._UNKNOWN_BROKER,
+    KafkaError._ALL_BROKERS_DOWN,
+})
+#: Local failures of a whole request that are worth a retry.
+RETRIABLE_LOCAL = frozenset({
+    KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._UNKNOWN_BROKER,
+    KafkaError._ALL_BROKERS_DOWN, KafkaError.REQUEST_TIMED_OUT, KafkaError.NETWORK_EXCEPTION,
+})
+MAX_IDEMPOTENT_IN_FLIGHT = 5
+#: Largest ProduceRequest the sender builds (bytes of record data; one batch always fits).
+MAX_REQUEST_BYTES = 16 * 1024 * 1024
+EXPIRY_INTERVAL = 0.05
+SEQ_MASK = 0x7FFFFFFF
+
+_ERR = KafkaError
+
+
+class Sender:
+    """Turns sealed batches into ProduceRequests and responses into delivery reports."""
+
+    def __init__(self, client: Any, config: Any, acc: Accumulator, reports: DeliveryQueue,
+                 *, idempotent: bool, acks: int) -> None:
+        self.client = client
+        self.acc = acc
+        self.reports = reports
+        self.acks = acks
+        self.idempotent = idempotent
+        self.request_timeout_ms = config["request.timeout.ms"]
+        self.delivery_timeout = config["delivery.timeout.ms"] / 1000.0 or float("inf")
+        self.retries = config["retries"]
+        self.backoff_base = config["retry.backoff.ms"] / 1000.0
+        self.backoff_max = max(self.backoff_base, config["retry.backoff.max.ms"] / 1000.0)
+        self.max_in_flight = min(
+            config["max.in.flight.requests.per.connection"],
+            MAX_IDEMPOTENT_IN_FLIGHT if idempotent else 1 << 30)
+        self.identity = ProducerIdentity(client, config) if idempotent else None
+        if self.identity is not None:
+            self.identity.on_new_epoch = self._reset_sequences
+        #: A transactional producer plugs in here: ``ready(ps) -> bool`` gates sending to a
+        #: partition (AddPartitionsToTxn first), ``batch_failed(batch, err)`` sees failures.
+        self.txn_hook: Any = None
+        self.transactional = False
+        self.queued: dict[PartitionState, None] = {}  # partitions with sealed batches
+        self.inflight_requests = 0
+        self.completions: deque[tuple] = deque()
+        self.want_metadata: set[str] = set()
+        self.view: Any = None
+        self.next_expiry = 0.0
+        self.fatal_error: KafkaError | None = None
+        self.closed = False
+
+    # -- the poll hook ---------------------------------------------------------------------
+    def run(self) -> float:
+        """One pass; the most seconds the loop may sleep before the next one."""
+        acc = self.acc
+        now = time.monotonic()
+        while self.completions:
+            self._complete_request(*self.completions.popleft())
+        if now >= acc.next_linger:
+            with acc.lock:
+                acc.seal_lingering(now)
+        ready = acc.ready
+        while ready:
+            self.queued[ready.popleft()] = None
+        view = self.client.cluster
+        if view is not self.view:
+            self.view = view
+            self._apply_metadata(view)
+        if now >= self.next_expiry:
+            self.next_expiry = now + EXPIRY_INTERVAL
+            self._expire(now)
+        wait = EXPIRY_INTERVAL
+        identity = self.identity
+        if identity is not None and not identity.ready:
+            if identity.state == "fatal":
+                self._fatal(identity.fatal_error)
+            else:
+                identity.maybe_send(now, self.inflight_requests)
+        elif self.queued:
+            wait = self._drain(now)
+        if self.want_metadata:
+            topics = list(self.want_metadata)
+            self.want_metadata.clear()
+            self.client.request_metadata(topics)
+        if acc.next_linger != float("inf"):
+            wait = min(wait, max(0.0, acc.next_linger - now))
+        return wait
+
+    # -- metadata --------------------------------------------------------------------------
+    def _apply_metadata(self, view: Any) -> None:
+        acc = self.acc
+        for name, t in list(acc.topics.items()):
+            info = view.topics.get(name)
+            if info is None or info.error is not None or not info.partitions:
+                continue
+            count = max(info.partitions) + 1
+            available = sorted(p for p, pi in info.partitions.items() if pi.leader >= 0)
+            with acc.lock:
+                acc.set_partitions(t, count, available)
+                if t.pending:
+                    self._assign_pending(t)
+
+    def _assign_pending(self, t: TopicState) -> None:
+        """Records produced before the topic's metadata arrived (lock held)."""
+        acc = self.acc
+        pending, t.pending = t.pending, []
+        for value, key, partition, ts, headers, cb, _created in pending:
+            if partition >= t.num_partitions:
+                self._fail_records(t.name, partition, [(cb, key, value, headers, ts)],
+                                   KafkaError(KafkaError._UNKNOWN_PARTITION,
+                                              f"{t.name} has no partition {partition}"))
+                continue
+            if partition < 0:
+                partition = acc.partitioner(key, t)
+            try:
+                acc.append(t.parts[partition], value, key, ts, headers, cb)
+            except KafkaException as exc:
+                self._fail_records(t.name, partition, [(cb, key, value, headers, ts)],
+                                   exc.args[0])
+
+    # -- expiry ----------------------------------------------------------------------------
+    def _expire(self, now: float) -> None:
+        timeout = self.delivery_timeout
+        if timeout == float("inf"):
+            return
+        acc = self.acc
+        for ps in list(self.queued):
+            sealed = ps.sealed
+            while sealed and now - sealed[0].created > timeout:
+                with acc.lock:
+                    if not sealed or now - sealed[0].created <= timeout:
+                        break
+                    batch = sealed.popleft()
+                self._expired(batch)
+        for t in list(acc.topics.values()):
+            if t.pending and now - t.pending[0][6] > timeout:
+                with acc.lock:
+                    keep = [r for r in t.pending if now - r[6] <= timeout]
+                    gone = [r for r in t.pending if now - r[6] > timeout]
+                    t.pending = keep
+                if gone:
+                    self._fail_records(
+                        t.name, -1, [(cb, key, value, headers, ts)
+                                     for value, key, _p, ts, headers, cb, _c in gone],
+                        KafkaError(KafkaError._MSG_TIMED_OUT,
+                                   f"Local: Message timed out (no metadata for {t.name})"))
+            elif t.pending and t.name not in self.view.topics:
+                self.want_metadata.add(t.name)
+
+    def _expired(self, batch: ProducerBatch) -> None:
+        if self.idempotent and batch.base_sequence >= 0:
+            self.identity.request_bump()  # its sequence numbers will never be acknowledged
+        self._finish(batch, KafkaError(KafkaError._MSG_TIMED_OUT, "Local: Message timed out"))
+
+    # -- draining --------------------------------------------------------------------------
+    def _sendable(self, ps: PartitionState, now: float) -> bool:
+        sealed = ps.sealed
+        if not sealed or sealed[0].retry_at > now or ps.backoff_until > now:
+            return False
+        if self.idempotent:
+            if ps.resync:
+                if ps.inflight:
+                    return False
+                if sealed[0].base_sequence < 0:
+                    ps.resync = False
+            if len(ps.inflight) >= MAX_IDEMPOTENT_IN_FLIGHT:
+                return False
+        hook = self.txn_hook
+        return hook is None or hook.ready(ps)
+
+    def _drain(self, now: float) -> float:
+        by_node: dict[int, list[PartitionState]] = {}
+        wait = EXPIRY_INTERVAL
+        client = self.client
+        for ps in list(self.queued):
+            if not ps.sealed:
+                del self.queued[ps]
+                continue
+            if not self._sendable(ps, now):
+                head_at = ps.sealed[0].retry_at if ps.sealed else 0.0
+                if head_at > now:
+                    wait = min(wait, head_at - now)
+                continue
+            leader = client.leader(ps.topic, ps.partition)
+            if leader is None:
+                self.want_metadata.add(ps.topic)
+                continue
+            by_node.setdefault(leader, []).append(ps)
+        for node, parts in by_node.items():
+            while parts and client.node_ready(node):
+                parts = self._send_one(node, parts, now)
+        return wait
+
+    def _send_one(self, node: int, parts: list[PartitionState], now: float
+                  ) -> list[PartitionState]:
+        """Send one request with the head batch of each of ``parts``; the partitions that
+        still have sendable batches."""
+        acc = self.acc
+        identity = self.identity
+        pid = identity.producer_id if identity is not None else -1
+        epoch = identity.epoch if identity is not None else -1
+        topics: dict[str, list] = {}
+        batches: list[ProducerBatch] = []
+        total = 0
+        rest: list[PartitionState] = []
+        for i, ps in enumerate(parts):
+            if total and total >= MAX_REQUEST_BYTES:
+                rest.extend(p for p in parts[i:] if self._sendable(p, now))
+                break
+            with acc.lock:
+                if not ps.sealed:
+                    continue
+                batch = ps.sealed.popleft()
+            if self.idempotent:
+                if batch.base_sequence < 0:
+                    batch.base_sequence = ps.next_seq
+                    ps.next_seq = (ps.next_seq + batch.count) & SEQ_MASK
+                ps.inflight.append(batch)
+            payload = batch.wire_bytes(pid, epoch, self.transactional)
+            total += len(payload)
+            batch.sent_at = now
+            topics.setdefault(ps.topic, []).append(PartitionData(index=ps.partition,
+                                                                 records=payload))
+            batches.append(batch)
+            if self._sendable(ps, now):
+                rest.append(ps)
+        if not batches:
+            return rest
+        req = ProduceRequest(
+            transactional_id=identity.transactional_id if identity is not None else None,
+            acks=self.acks, timeout_ms=self.request_timeout_ms,
+            topic_data=[TopicData(name=t, partition_data=pd) for t, pd in topics.items()])
+        self.inflight_requests += 1
+        try:
+            fut = self.client.send(node, req)
+        except KafkaException as exc:
+            self.inflight_requests -= 1
+            self._request_failed(batches, exc.args[0], time.monotonic())
+            return []
+        fut.add_done_callback(lambda f: self._on_done(f, node, batches))
+        return rest
+
+    def _on_done(self, fut: Any, node: int, batches: list[ProducerBatch]) -> None:
+        # Resolved on the I/O thread; handled at the start of the next pass.
+        self.completions.append((fut, node, batches))
+        self.client.wakeup()
+
+    # -- responses -------------------------------------------------------------------------
+    def _complete_request(self, fut: Any, node: int, batches: list[ProducerBatch]) -> None:
+        self.inflight_requests -= 1
+        now = time.monotonic()
+        exc = fut.exception()
+        if exc is not None:
+            err = exc.args[0] if isinstance(exc, KafkaException) else KafkaError(
+                KafkaError._FAIL, str(exc))
+            self._request_failed(batches, err, now)
+            return
+        resp = fut.result()
+        if resp is None:  # acks=0: written is all we learn
+            for batch in batches:
+                self._done_ok(batch, -1, -1)
+            return
+        results: dict[tuple[str, int], Any] = {}
+        for t in resp.responses:
+            for p in t.partition_responses:
+                results[(t.name, p.index)] = p
+        for batch in batches:
+            pr = results.get((batch.part.topic, batch.part.partition))
+            if pr is None:
+                self._handle_error(batch, KafkaError(
+                    KafkaError._BAD_MSG, "partition missing from the produce response",
+                    retriable=True), now)
+                continue
+            code = pr.error_code
+            if code == 0:
+                self._done_ok(batch, pr.base_offset, pr.log_append_time_ms)
+            else:
+                self._handle_error(batch, KafkaError(code, _reason(code, pr)), now)
+
+    def _request_failed(self, batches: list[ProducerBatch], err: KafkaError, now: float) -> None:
+        for batch in batches:
+            self._handle_error(batch, err, now)
+
+    def _done_ok(self, batch: ProducerBatch, base_offset: int, log_append_time: int) -> None:
+        ps = batch.part
+        if self.idempotent:
+            _discard(ps.inflight, batch)
+            end = (batch.base_sequence + batch.count) & SEQ_MASK
+            if _seq_after(end, ps.acked_seq):
+                ps.acked_seq = end
+        batch.base_offset = base_offset
+        batch.log_append_time = log_append_time if log_append_time is not None else -1
+        self._report(batch)
+
+    def _handle_error(self, batch: ProducerBatch, err: KafkaError, now: float) -> None:
+        ps = batch.part
+        code = err.code()
+        if self.idempotent:
+            _discard(ps.inflight, batch)
+            stale = batch.stamp[1] != self.identity.epoch or batch.stamp[0] != \
+                self.identity.producer_id
+            if code == KafkaError.DUPLICATE_SEQUENCE_NUMBER:
+                self._done_ok(batch, -1, -1)
+                return
+            if code in (KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER, KafkaError.UNKNOWN_PRODUCER_ID):
+                if not stale and batch.base_sequence == ps.acked_seq:
+                    # The broker lost our state for the first unacknowledged batch: new epoch.
+                    self.identity.request_bump()
+                self._retry(batch, err, now, count_attempt=False)
+                return
+            if code == KafkaError.INVALID_PRODUCER_EPOCH and stale:
+                self._retry(batch, err, now, count_attempt=False)
+                return
+            if code in (KafkaError.INVALID_PRODUCER_EPOCH, KafkaError.PRODUCER_FENCED,
+                        KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                        KafkaError.CLUSTER_AUTHORIZATION_FAILED):
+                self._fatal(KafkaError(code, err.str(), fatal=True))
+                self._finish(batch, KafkaError(code, err.str(), fatal=True))
+                return
+        retriable = err.retriable() or code in RETRIABLE_LOCAL
+        if retriable and batch.attempts < self.retries:
+            if code in REFRESH_CODES:
+                self.want_metadata.add(ps.topic)
+            self._retry(batch, err, now)
+            return
+        if self.idempotent and batch.base_sequence >= 0:
+            self.identity.request_bump()  # a gap in this partition's sequences
+        self._finish(batch, err)
+
+    def _retry(self, batch: ProducerBatch, err: KafkaError, now: float,
+               count_attempt: bool = True) -> None:
+        if now - batch.created > self.delivery_timeout:
+            if self.idempotent and batch.base_sequence >= 0:
+                self.identity.request_bump()
+            self._finish(batch, KafkaError(
+                KafkaError._MSG_TIMED_OUT, f"Local: Message timed out (last error: {err.str()})"))
+            return
+        if count_attempt:
+            batch.attempts += 1
+            delay = min(self.backoff_max, self.backoff_base * (2 ** min(batch.attempts - 1, 30)))
+        else:
+            delay = 0.0 if err.code() != KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER else \
+                self.backoff_base / 4
+        batch.retry_at = now + delay
+        ps = batch.part
+        if self.idempotent:
+            ps.resync = True
+        self._requeue(batch)
+
+    def _requeue(self, batch: ProducerBatch) -> None:
+        """Put a batch back in its partition's queue at its original place."""
+        ps = batch.part
+        acc = self.acc
+        with acc.lock:
+            sealed = ps.sealed
+            i = 0
+            n = len(sealed)
+            while i < n and sealed[i].order < batch.order:
+                i += 1
+            sealed.insert(i, batch)
+        self.queued[ps] = None
+
+    def _reset_sequences(self) -> None:
+        """New producer epoch: every partition's sequences restart at 0."""
+        acc = self.acc
+        with acc.lock:
+            for t in acc.topics.values():
+                for ps in t.parts:
+                    ps.next_seq = 0
+                    ps.acked_seq = 0
+                    ps.resync = False
+                    for batch in ps.sealed:
+                        batch.base_sequence = -1
+                    ps.inflight.clear()
+
+    # -- completion ------------------------------------------------------------------------
+    def _finish(self, batch: ProducerBatch, err: KafkaError) -> None:
+        batch.error = err
+        if self.txn_hook is not None:
+            self.txn_hook.batch_failed(batch, err)
+        self._report(batch)
+
+    def _report(self, batch: ProducerBatch) -> None:
+        if batch.reported:
+            return
+        batch.reported = True
+        self.reports.put(batch)
+
+    def _fail_records(self, topic: str, partition: int, items: list, err: KafkaError) -> None:
+        """Report records that never reached a batch (lock may be held)."""
+        entries = RecordEntries()
+        entries.items = list(items)
+        batch = ProducerBatch(PartitionState(topic, partition), len(items), 0,
+                              time.monotonic(), entries)
+        batch.error = err
+        self.reports.put(batch)
+
+    def _fatal(self, err: KafkaError | None) -> None:
+        if self.fatal_error is not None or err is None:
+            return
+        self.fatal_error = err
+        self.client.events.error(err)
+        self.fail_all(err, in_flight=False)
+
+    # -- purge / shutdown --------------------------------------------------------------------
+    def fail_all(self, err: KafkaError, *, in_flight: bool, inflight_err: KafkaError | None = None
+                 ) -> None:
+        """Fail every queued batch with ``err`` (and in-flight ones if asked): I/O thread."""
+        acc = self.acc
+        with acc.lock:
+            acc.seal_all()
+            while acc.ready:
+                self.queued[acc.ready.popleft()] = None
+            queued: list[ProducerBatch] = []
+            for t in acc.topics.values():
+                for ps in t.parts:
+                    queued.extend(ps.sealed)
+                    ps.sealed.clear()
+                if t.pending:
+                    pending, t.pending = t.pending, []
+                    self._fail_records(t.name, -1, [
+                        (cb, key, value, headers, ts)
+                        for value, key, _p, ts, headers, cb, _c in pending], err)
+        reseq = False
+        for batch in queued:
+            reseq = reseq or batch.base_sequence >= 0
+            self._finish(batch, err)
+        if in_flight:
+            for t in list(acc.topics.values()):
+                for ps in t.parts:
+                    for batch in list(ps.inflight):
+                        reseq = True
+                        self._finish(batch, inflight_err or err)
+                    ps.inflight.clear()
+        if reseq and self.idempotent:
+            self.identity.request_bump()
+
+
+    def fail_inflight(self, err: KafkaError) -> None:
+        """Report every in-flight batch as failed now (their responses are ignored)."""
+        for t in list(self.acc.topics.values()):
+            for ps in t.parts:
+                for batch in list(ps.inflight):
+                    self._finish(batch, err)
+                ps.inflight.clear()
+        if self.idempotent:
+            self.identity.request_bump()
+
+
+def _reason(code: int, pr: Any) -> str | None:
+    msg = getattr(pr, "error_message", None)
+    if msg:
+        return f"{KafkaError(code).str()}: {msg}"
+    return None
+
+
+def _discard(items: list, batch: ProducerBatch) -> None:
+    try:
+        items.remove(batch)
+    except ValueError:
+        pass
+
+
+def _seq_after(a: int, b: int) -> bool:
+    """True if sequence ``a`` is after ``b`` (31-bit wrapping)."""
+    return a != b and ((a - b) & SEQ_MASK) < (1 << 30)
