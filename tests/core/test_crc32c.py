@@ -22,7 +22,7 @@ import pytest
 NATIVE = importlib.import_module("kafka_fast._native._crc32c")
 PURE = importlib.import_module("kafka_fast._pure.crc32c")
 NATIVE_PATHS = NATIVE.available_impls()
-ALL_PATHS = ("vpclmul-avx512", "pclmul-fold", "sse4.2-3way", "armv8", "slicing-by-8")
+ALL_PATHS = ("vpclmul-avx512", "vpclmul-avx2", "pclmul-fold", "sse4.2-3way", "armv8", "slicing-by-8")
 
 IMPLS = [pytest.param((NATIVE, path), id=f"native-{path}") for path in NATIVE_PATHS]
 IMPLS.append(pytest.param((PURE, "python"), id="pure"))
@@ -220,13 +220,20 @@ def test_available_paths_follow_cpu():
     if platform.machine() in ("x86_64", "AMD64") and os.path.exists("/proc/cpuinfo"):
         with open("/proc/cpuinfo") as f:
             flags = next(line for line in f if line.startswith("flags")).split()
-        expected = ["slicing-by-8"]
-        if "sse4_2" in flags:
-            expected.insert(0, "sse4.2-3way")
-            if "pclmulqdq" in flags:
-                expected.insert(0, "pclmul-fold")
-                if "avx512f" in flags and "vpclmulqdq" in flags:
-                    expected.insert(0, "vpclmul-avx512")
+        has = set(flags).__contains__
+        expected = [
+            name
+            for name, needs in (
+                ("vpclmul-avx512", has("sse4_2") and has("pclmulqdq") and has("avx")
+                 and has("vpclmulqdq") and has("avx512f")),
+                ("vpclmul-avx2", has("sse4_2") and has("pclmulqdq") and has("avx")
+                 and has("vpclmulqdq") and has("avx2")),
+                ("pclmul-fold", has("sse4_2") and has("pclmulqdq")),
+                ("sse4.2-3way", has("sse4_2")),
+                ("slicing-by-8", True),
+            )
+            if needs
+        ]
         assert list(NATIVE_PATHS) == expected
 
 

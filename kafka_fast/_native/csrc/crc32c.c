@@ -230,12 +230,60 @@ static uint32_t kf_crc_pclmul(uint32_t s, const uint8_t *p, size_t n) {
         p += 64;
         n -= 64;
     }
+    /* The products are independent; only the XORs chain. */
     __m128i x = kf_fold16(x0, kf_k128(3), kf_fold16(x1, kf_k128(2), kf_fold16(x2, kf_k128(1), x3)));
     return kf_finish128(x, p, n);
 }
 
-#define KF_AVX512 "avx512f,vpclmulqdq,pclmul,sse4.2"
+/* Below this size the serial head that aligns the wide loads costs more than split loads. */
 #define KF_ALIGN_MIN 8192
+
+#define KF_AVX2 "avx2,vpclmulqdq,pclmul,sse4.2"
+
+KF_TARGET(KF_AVX2)
+static inline __m256i kf_k256(int i) { return _mm256_broadcastsi128_si256(kf_k128(i)); }
+
+KF_TARGET(KF_AVX2)
+static inline __m256i kf_fold32(__m256i y, __m256i k, __m256i next) {
+    __m256i lo = _mm256_clmulepi64_epi128(y, k, 0x00), hi = _mm256_clmulepi64_epi128(y, k, 0x11);
+    return _mm256_xor_si256(_mm256_xor_si256(lo, hi), next);
+}
+
+KF_TARGET(KF_AVX2)
+static uint32_t kf_crc_avx2(uint32_t s, const uint8_t *p, size_t n) {
+    if (n < 512) return kf_crc_pclmul(s, p, n);
+    if (n >= KF_ALIGN_MIN) {
+        size_t head = (size_t)(0u - (uintptr_t)p) & 31u;
+        s = kf_crc_sse42_serial(s, p, head);
+        p += head;
+        n -= head;
+    }
+    const __m256i *v = (const __m256i *)p;
+    __m256i y[8];
+    y[0] = _mm256_xor_si256(_mm256_loadu_si256(v), _mm256_setr_epi32((int)s, 0, 0, 0, 0, 0, 0, 0));
+    for (int i = 1; i < 8; i++) y[i] = _mm256_loadu_si256(v + i);
+    p += 256;
+    n -= 256;
+    const __m256i k256 = kf_k256(16);
+    while (n >= 256) {
+        v = (const __m256i *)p;
+        for (int i = 0; i < 8; i++) y[i] = kf_fold32(y[i], k256, _mm256_loadu_si256(v + i));
+        p += 256;
+        n -= 256;
+    }
+    __m256i acc = y[7];
+    for (int i = 6; i >= 0; i--) acc = kf_fold32(y[i], kf_k256(2 * (7 - i)), acc);
+    const __m256i k32 = kf_k256(2);
+    while (n >= 32) {
+        acc = kf_fold32(acc, k32, _mm256_loadu_si256((const __m256i *)p));
+        p += 32;
+        n -= 32;
+    }
+    __m128i x = kf_fold16(_mm256_castsi256_si128(acc), kf_k128(1), _mm256_extracti128_si256(acc, 1));
+    return kf_finish128(x, p, n);
+}
+
+#define KF_AVX512 "avx512f,vpclmulqdq,pclmul,sse4.2"
 
 KF_TARGET(KF_AVX512)
 static inline __m512i kf_k512(int i) { return _mm512_broadcast_i32x4(kf_k128(i)); }
@@ -249,7 +297,7 @@ static inline __m512i kf_fold64(__m512i z, __m512i k, __m512i next) {
 KF_TARGET(KF_AVX512)
 static uint32_t kf_crc_avx512(uint32_t s, const uint8_t *p, size_t n) {
     if (n < 256) return kf_crc_pclmul(s, p, n);
-    if (n >= KF_ALIGN_MIN) { /* split loads cost more than the serial head */
+    if (n >= KF_ALIGN_MIN) {
         size_t head = (size_t)(0u - (uintptr_t)p) & 63u;
         s = kf_crc_sse42_serial(s, p, head);
         p += head;
@@ -288,7 +336,8 @@ static void kf_cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
     __cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
 }
 
-static int kf_x86_level; /* 0 none, 1 sse4.2, 2 + pclmul, 3 + vpclmulqdq/avx512f */
+enum { KF_SSE42 = 1, KF_PCLMUL = 2, KF_VPCLMUL_AVX2 = 4, KF_VPCLMUL_AVX512 = 8 };
+static unsigned kf_x86_features;
 
 static void kf_x86_detect(void) {
     unsigned r[4];
@@ -296,21 +345,25 @@ static void kf_x86_detect(void) {
     unsigned max_leaf = r[0];
     kf_cpuid(1, 0, r);
     if (!(r[2] & (1u << 20))) return; /* SSE4.2 */
-    kf_x86_level = 1;
+    kf_x86_features |= KF_SSE42;
     if (!(r[2] & (1u << 1))) return; /* PCLMULQDQ */
-    kf_x86_level = 2;
-    if (!(r[2] & (1u << 27)) || max_leaf < 7) return; /* OSXSAVE */
-    unsigned lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    (void)hi;
-    if ((lo & 0xE6u) != 0xE6u) return; /* OS saves SSE, AVX, opmask and ZMM state */
+    kf_x86_features |= KF_PCLMUL;
+    if (!(r[2] & (1u << 27)) || !(r[2] & (1u << 28)) || max_leaf < 7) return; /* OSXSAVE, AVX */
+    unsigned xcr0, xcr0_hi;
+    __asm__ volatile("xgetbv" : "=a"(xcr0), "=d"(xcr0_hi) : "c"(0));
+    (void)xcr0_hi;
+    if ((xcr0 & 0x06u) != 0x06u) return; /* the OS saves XMM and YMM state */
     kf_cpuid(7, 0, r);
-    if ((r[1] & (1u << 16)) && (r[2] & (1u << 10))) kf_x86_level = 3; /* AVX512F, VPCLMULQDQ */
+    if (!(r[2] & (1u << 10))) return; /* VPCLMULQDQ */
+    if (r[1] & (1u << 5)) kf_x86_features |= KF_VPCLMUL_AVX2;
+    if ((r[1] & (1u << 16)) && (xcr0 & 0xE0u) == 0xE0u) /* AVX512F; opmask and ZMM state */
+        kf_x86_features |= KF_VPCLMUL_AVX512;
 }
 
-static int kf_has_sse42(void) { return kf_x86_level >= 1; }
-static int kf_has_pclmul(void) { return kf_x86_level >= 2; }
-static int kf_has_avx512(void) { return kf_x86_level >= 3; }
+static int kf_has_sse42(void) { return (kf_x86_features & KF_SSE42) != 0; }
+static int kf_has_pclmul(void) { return (kf_x86_features & KF_PCLMUL) != 0; }
+static int kf_has_avx2(void) { return (kf_x86_features & KF_VPCLMUL_AVX2) != 0; }
+static int kf_has_avx512(void) { return (kf_x86_features & KF_VPCLMUL_AVX512) != 0; }
 #endif /* KF_X86 */
 
 /* ------------------------------------------------------------------------------------------ */
@@ -360,6 +413,7 @@ static int kf_always(void) { return 1; }
 static const struct kf_path kf_paths[] = {
 #if defined(KF_X86)
     {"vpclmul-avx512", kf_crc_avx512, kf_has_avx512},
+    {"vpclmul-avx2", kf_crc_avx2, kf_has_avx2},
     {"pclmul-fold", kf_crc_pclmul, kf_has_pclmul},
     {"sse4.2-3way", kf_crc_sse42, kf_has_sse42},
 #endif

@@ -1,7 +1,7 @@
 /* CRC32C (Castagnoli, reflected polynomial 0x82F63B78) with run-time CPU dispatch.
  *
- * Paths, best first: "vpclmul-avx512" (512-bit carry-less folding), "pclmul-fold" (128-bit
- * carry-less folding), "sse4.2-3way" (crc32 instruction on three interleaved lanes), "armv8"
+ * Paths, best first: "vpclmul-avx512" (512-bit carry-less folding), "vpclmul-avx2" (256-bit),
+ * "pclmul-fold" (128-bit), "sse4.2-3way" (crc32 instruction on three interleaved lanes), "armv8"
  * (ARMv8 CRC32C instructions on three interleaved lanes), "slicing-by-8" (portable).
  * The path is chosen once, on first use, from what the CPU supports; the environment variable
  * KAFKA_FAST_CRC32C_IMPL=<name> asks for a specific supported path instead.
