@@ -1,0 +1,34 @@
+"""Build ``Message`` objects from decoded record columns (pure-Python twin of ``_columns``)."""
+
+from __future__ import annotations
+
+from kafka_fast.message import Message
+
+
+def append_messages(out: list, topic: str, partition: int, cols, start: int, stop: int,
+                    timestamp_type: int, leader_epoch: int) -> int:
+    """Append ``Message`` objects for records ``[start, stop)`` of ``cols`` to ``out``."""
+    n = len(cols.offsets)
+    if start < 0 or stop > n or start > stop:
+        raise ValueError(f"record range [{start}, {stop}) outside a batch of {n}")
+    kdata, koffs = cols.keys
+    vdata, voffs = cols.values
+    kd = memoryview(kdata).cast("B")
+    vd = memoryview(vdata).cast("B")
+    ko = koffs.tolist()
+    vo = voffs.tolist()
+    kn = cols.key_nulls.tolist()
+    vn = cols.value_nulls.tolist()
+    offsets = cols.offsets.tolist()
+    timestamps = cols.timestamps.tolist()
+    headers = cols.headers
+    epoch = leader_epoch if leader_epoch >= 0 else None
+    for i in range(start, stop):
+        out.append(Message(
+            topic, partition, offsets[i],
+            None if kn[i] else bytes(kd[ko[i]:ko[i + 1]]),
+            None if vn[i] else bytes(vd[vo[i]:vo[i + 1]]),
+            (headers[i] or None) if headers is not None else None,
+            (timestamp_type, timestamps[i]), None, None, epoch,
+        ))
+    return stop - start

@@ -1,0 +1,351 @@
+"""The fetcher: runs on the client's I/O thread as a poll hook.
+
+Each iteration it resolves missing positions (committed offset, then ``auto.offset.reset``),
+and sends one Fetch per partition leader holding every fetchable partition that leader leads,
+to every leader at once, while the prefetch queue is under its budget
+(``queued.max.messages.kbytes`` / ``queued.min.messages``). Responses are decoded on the I/O
+thread (CRC, decompression and columns in the record engine; read_committed filtering) and
+queued as ``Chunk``s for the application thread.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from concurrent.futures import Future
+from typing import TYPE_CHECKING
+
+from ..errors import CorruptRecordError, KafkaError, KafkaException
+from ..protocol import messages as m
+from ..topic_partition import OFFSET_BEGINNING, OFFSET_END
+from .fetch_decode import decode_partition
+from .offsets import LEADER_ERRORS, TRANSIENT_LOCAL, error_of
+from .state import NEED_COMMITTED, NEED_RESET, PartitionState
+
+if TYPE_CHECKING:
+    from .consumer import Consumer
+
+E = KafkaError
+FT = m.FetchRequest.FetchTopic
+FP = m.FetchRequest.FetchTopic.FetchPartition
+#: Fetch versions above 12 address topics by id only; 12 has everything else we use.
+FETCH_MAX_VERSION = 12
+
+
+class Chunk:
+    """Records of one partition from one Fetch response (or an end-of-partition event)."""
+
+    __slots__ = ("state", "version", "segments", "next_offset", "count", "nbytes", "eof")
+
+    def __init__(self, state: PartitionState, version: int, segments, next_offset: int,
+                 count: int, nbytes: int, eof: bool = False) -> None:
+        self.state = state
+        self.version = version
+        self.segments = segments
+        self.next_offset = next_offset
+        self.count = count
+        self.nbytes = nbytes
+        self.eof = eof
+
+
+class Fetcher:
+    """Fetch scheduling and response handling (I/O thread only, except ``wake``)."""
+
+    def __init__(self, consumer: Consumer) -> None:
+        self.c = consumer
+        conf = consumer._conf
+        self.client = consumer._client
+        self.max_wait_ms = conf["fetch.wait.max.ms"]
+        self.min_bytes = conf["fetch.min.bytes"]
+        self.max_bytes = conf["fetch.max.bytes"]
+        self.partition_max_bytes = conf["max.partition.fetch.bytes"]
+        self.queue_max_bytes = conf["queued.max.messages.kbytes"] * 1024
+        self.queue_min_records = conf["queued.min.messages"]
+        self.error_backoff = conf["fetch.error.backoff.ms"] / 1000.0
+        self.read_committed = conf["isolation.level"] == "read_committed"
+        self.check_crcs = conf["check.crcs"]
+        self.eof_enabled = conf["enable.partition.eof"]
+        self.rack = conf["client.rack"]
+        self.inflight: set[int] = set()
+        self.closed = False
+
+    # -- scheduling ----------------------------------------------------------------------------
+    def tick(self) -> float | None:
+        """Poll hook: returns the longest the I/O loop may sleep."""
+        if self.closed:
+            return None
+        c = self.c
+        now = time.monotonic()
+        wait = 0.5
+        to_resolve = []
+        by_leader: dict[int, list[PartitionState]] = defaultdict(list)
+        with c._lock:
+            if not c._parts:
+                return None
+            full = (c._queued_bytes >= self.queue_max_bytes
+                    or c._queued_records >= self.queue_min_records)
+            for ps in c._parts.values():
+                if ps.need and not ps.resolving:
+                    to_resolve.append(ps)
+                    continue
+                if full or not ps.fetchable(now):
+                    if ps.backoff_until > now:
+                        wait = min(wait, ps.backoff_until - now)
+                    continue
+                node = self.client.leader(ps.topic, ps.partition)
+                if node is None:
+                    ps.backoff_until = now + self.error_backoff
+                    continue
+                if node in self.inflight:
+                    continue
+                by_leader[node].append(ps)
+        if to_resolve:
+            self._resolve(to_resolve)
+        for node, parts in by_leader.items():
+            if self.client.node_ready(node):
+                self._send(node, parts)
+        return wait
+
+    def _send(self, node: int, parts: list[PartitionState]) -> None:
+        version = self.client.api_version(node, m.FetchRequest.API_KEY)
+        if version is None:
+            return
+        version = min(version, FETCH_MAX_VERSION)
+        topics: dict[str, list] = defaultdict(list)
+        sent = []
+        with self.c._lock:
+            for ps in parts:
+                if not ps.fetchable(time.monotonic()):
+                    continue
+                ps.fetching = True
+                sent.append((ps, ps.version, ps.fetch_offset))
+                topics[ps.topic].append(FP(
+                    partition=ps.partition, current_leader_epoch=ps.leader_epoch,
+                    fetch_offset=ps.fetch_offset, last_fetched_epoch=-1,
+                    log_start_offset=-1, partition_max_bytes=self.partition_max_bytes))
+        if not sent:
+            return
+        req = m.FetchRequest(
+            replica_id=-1, max_wait_ms=self.max_wait_ms, min_bytes=self.min_bytes,
+            max_bytes=self.max_bytes, isolation_level=1 if self.read_committed else 0,
+            session_id=0, session_epoch=-1,
+            topics=[FT(topic=t, partitions=ps) for t, ps in topics.items()],
+            forgotten_topics_data=[], rack_id=self.rack)
+        self.inflight.add(node)
+        try:
+            fut = self.client.send(node, req, version=version,
+                                   timeout_ms=self.c._conf["request.timeout.ms"]
+                                   + self.max_wait_ms)
+        except KafkaException:
+            self.inflight.discard(node)
+            with self.c._lock:
+                for ps, _, _ in sent:
+                    ps.fetching = False
+            return
+        fut.add_done_callback(lambda f: self._on_response(node, sent, f))
+
+    # -- responses -----------------------------------------------------------------------------
+    def _on_response(self, node: int, sent, fut: Future) -> None:
+        self.inflight.discard(node)
+        c = self.c
+        exc = fut.exception()
+        now = time.monotonic()
+        if exc is not None:
+            err = error_of(exc)
+            with c._lock:
+                for ps, _, _ in sent:
+                    ps.fetching = False
+                    ps.backoff_until = now + self.error_backoff
+            if err.code() not in (E._DESTROY,):
+                self.client.request_metadata(sorted({ps.topic for ps, _, _ in sent}))
+            self.client.wakeup()
+            return
+        resp = fut.result()
+        if resp.error_code:
+            with c._lock:
+                for ps, _, _ in sent:
+                    ps.fetching = False
+                    ps.backoff_until = now + self.error_backoff
+            c._post_error(KafkaError(resp.error_code, f"Fetch from broker {node} failed: "
+                                                      f"{KafkaError(resp.error_code)}"))
+            return
+        lookup = {(ps.topic, ps.partition): (ps, version, offset) for ps, version, offset in sent}
+        chunks = []
+        metadata_topics = set()
+        answered = set()
+        for topic in resp.responses:
+            name = topic.topic
+            for pd in topic.partitions:
+                key = (name, pd.partition_index)
+                entry = lookup.get(key)
+                if entry is None:
+                    continue
+                answered.add(key)
+                ps, version, offset = entry
+                chunk = self._partition(ps, version, offset, pd, now, metadata_topics)
+                if chunk is not None:
+                    chunks.append(chunk)
+        with c._lock:
+            for key, (ps, _, _) in lookup.items():
+                ps.fetching = False
+                if key not in answered:
+                    ps.backoff_until = now + self.error_backoff
+            if chunks:
+                for ch in chunks:
+                    if ch.version == ch.state.version and c._parts.get(
+                            (ch.state.topic, ch.state.partition)) is ch.state:
+                        c._ready.append(ch)
+                        c._queued_bytes += ch.nbytes
+                        c._queued_records += ch.count
+                c._cond.notify_all()
+        if metadata_topics:
+            self.client.request_metadata(sorted(metadata_topics))
+
+    def _partition(self, ps: PartitionState, version: int, offset: int, pd, now: float,
+                   metadata_topics: set) -> Chunk | None:
+        code = pd.error_code
+        c = self.c
+        if code:
+            if code == E.OFFSET_OUT_OF_RANGE:
+                with c._lock:
+                    if ps.version == version:
+                        ps.require(NEED_RESET, c._reset_strategy)
+                return None
+            with c._lock:
+                ps.backoff_until = now + self.error_backoff
+            if code in LEADER_ERRORS or code == E.UNKNOWN_TOPIC_ID:
+                metadata_topics.add(ps.topic)
+            else:
+                c._post_error(KafkaError(code, f"Fetch of {ps.topic} [{ps.partition}] at offset "
+                                               f"{offset}: {KafkaError(code)}"))
+            return None
+        aborted = None
+        if self.read_committed and pd.aborted_transactions:
+            aborted = [(a.producer_id, a.first_offset) for a in pd.aborted_transactions]
+        records = pd.records
+        try:
+            decoded = decode_partition(records, offset, read_committed=self.read_committed,
+                                       aborted_transactions=aborted, verify_crc=self.check_crcs)
+        except CorruptRecordError as exc:
+            with c._lock:
+                ps.backoff_until = now + self.error_backoff
+            c._post_error(KafkaError(E._BAD_MSG, f"{ps.topic} [{ps.partition}] at offset "
+                                                 f"{offset}: {exc.args[0].str()}"))
+            return None
+        with c._lock:
+            if ps.version != version:
+                return None
+            ps.high_watermark = pd.high_watermark
+            ps.last_stable_offset = pd.last_stable_offset
+            ps.log_start_offset = pd.log_start_offset
+            if decoded.next_offset > ps.fetch_offset:
+                ps.fetch_offset = decoded.next_offset
+            if decoded.count:
+                ps.eof_reported = False
+                nbytes = len(records) if records is not None else 0
+                return Chunk(ps, version, decoded.segments, decoded.next_offset,
+                             decoded.count, nbytes)
+            if decoded.next_offset > offset:
+                # Only control or aborted batches: move the application position as well.
+                return Chunk(ps, version, [], decoded.next_offset, 0, 0)
+            end = pd.last_stable_offset if (self.read_committed
+                                            and pd.last_stable_offset >= 0) \
+                else pd.high_watermark
+            if self.eof_enabled and not ps.eof_reported and offset >= end:
+                ps.eof_reported = True
+                return Chunk(ps, version, [], offset, 0, 0, eof=True)
+        return None
+
+    # -- positions -----------------------------------------------------------------------------
+    def _resolve(self, parts: list[PartitionState]) -> None:
+        c = self.c
+        committed = []
+        reset: dict[tuple[str, int], int] = {}
+        with c._lock:
+            for ps in parts:
+                ps.resolving = True
+                if ps.need == NEED_COMMITTED and c._group_id:
+                    committed.append(ps)
+                else:
+                    target = ps.reset_to if ps.need == NEED_RESET and ps.reset_to is not None \
+                        else c._reset_strategy
+                    if target is None:
+                        ps.resolving = False
+                        ps.backoff_until = time.monotonic() + self.error_backoff
+                        if not ps.error_reported:
+                            ps.error_reported = True
+                            c._post_error(KafkaError(
+                                E._AUTO_OFFSET_RESET,
+                                f"{ps.topic} [{ps.partition}]: no committed offset and "
+                                f"auto.offset.reset=error", fatal=False))
+                        continue
+                    reset[(ps.topic, ps.partition)] = target
+        if committed:
+            versions = {(ps.topic, ps.partition): (ps, ps.version) for ps in committed}
+            f = c._offsets.fetch_committed(list(versions), c._conf["request.timeout.ms"] / 1000)
+            f.add_done_callback(lambda f: self._on_committed(versions, f))
+        if reset:
+            self._list(reset, {tp: c._parts[tp] for tp in reset})
+
+    def _on_committed(self, versions, f: Future) -> None:
+        c = self.c
+        exc = f.exception()
+        if exc is not None:
+            with c._lock:
+                for ps, _ in versions.values():
+                    ps.resolving = False
+                    ps.backoff_until = time.monotonic() + self.error_backoff
+            c._post_error(error_of(exc))
+            return
+        found = f.result()
+        with c._lock:
+            for tp, (ps, version) in versions.items():
+                if ps.version != version:
+                    ps.resolving = False
+                    continue
+                offset, metadata, epoch = found.get(tp, (-1, None, -1))
+                ps.committed = offset
+                if offset >= 0:
+                    ps.set_position(offset, -1)
+                    ps.resolving = False
+                else:
+                    ps.need = NEED_RESET
+                    ps.reset_to = None
+                    ps.resolving = False
+        self.client.wakeup()
+
+    def _list(self, wanted: dict[tuple[str, int], int], parts) -> None:
+        c = self.c
+        versions = {tp: parts[tp].version for tp in wanted}
+        f = c._offsets.list_offsets(
+            {tp: (-2 if ts == OFFSET_BEGINNING else -1 if ts == OFFSET_END else ts)
+             for tp, ts in wanted.items()},
+            c._conf["request.timeout.ms"] / 1000,
+            isolation_level=1 if self.read_committed else 0)
+
+        def done(f: Future) -> None:
+            exc = f.exception()
+            with c._lock:
+                if exc is not None:
+                    for tp in wanted:
+                        parts[tp].resolving = False
+                        parts[tp].backoff_until = time.monotonic() + self.error_backoff
+                else:
+                    for tp, (offset, _epoch, _) in f.result().items():
+                        ps = parts[tp]
+                        ps.resolving = False
+                        if ps.version != versions[tp]:
+                            continue
+                        if offset < 0:
+                            # A timestamp past the last record: start at the end.
+                            ps.need = NEED_RESET
+                            ps.reset_to = OFFSET_END
+                            continue
+                        ps.set_position(offset, -1)
+            if exc is not None:
+                err = error_of(exc)
+                if err.code() not in TRANSIENT_LOCAL:
+                    c._post_error(err)
+            self.client.wakeup()
+
+        f.add_done_callback(done)

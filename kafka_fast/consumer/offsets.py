@@ -1,0 +1,312 @@
+"""Offset requests: ListOffsets (to partition leaders), OffsetFetch and OffsetCommit (to the
+group coordinator), each retried on the I/O thread until it succeeds, fails for good, or its
+deadline passes.
+
+Every call returns a ``concurrent.futures.Future``. Retriable errors follow the error table of
+the client design: NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH / UNKNOWN_TOPIC_OR_PART refresh
+metadata then retry; NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE find the coordinator again;
+COORDINATOR_LOAD_IN_PROGRESS backs off without re-discovery.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from concurrent.futures import Future
+from typing import Any
+
+from ..errors import KafkaError, KafkaException
+from ..protocol import messages as m
+from ..topic_partition import TopicPartition
+
+E = KafkaError
+LEADER_ERRORS = frozenset({
+    E.NOT_LEADER_OR_FOLLOWER, E.LEADER_NOT_AVAILABLE, E.FENCED_LEADER_EPOCH,
+    E.UNKNOWN_LEADER_EPOCH, E.UNKNOWN_TOPIC_OR_PART, E.OFFSET_NOT_AVAILABLE,
+    E.REPLICA_NOT_AVAILABLE, E.KAFKA_STORAGE_ERROR, E.REQUEST_TIMED_OUT,
+})
+REDISCOVER = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE})
+BACKOFF = frozenset({E.COORDINATOR_LOAD_IN_PROGRESS, E.REQUEST_TIMED_OUT})
+TRANSIENT_LOCAL = frozenset({E._TRANSPORT, E._TIMED_OUT, E._ALL_BROKERS_DOWN,
+                             E._UNKNOWN_BROKER, E._WAIT_COORD})
+
+GROUP = 0
+
+
+def error_of(exc: BaseException) -> KafkaError:
+    """The KafkaError carried by ``exc`` (or a _FAIL error describing it)."""
+    if isinstance(exc, KafkaException):
+        return exc.args[0]
+    return KafkaError(E._FAIL, f"{type(exc).__name__}: {exc}")
+
+
+class _Retry:
+    """Deadline and exponential backoff of one logical request."""
+
+    def __init__(self, client: Any, timeout: float) -> None:
+        self.client = client
+        self.deadline = time.monotonic() + timeout
+        conf = client.config
+        self.delay = conf["retry.backoff.ms"] / 1000.0
+        self.max_delay = conf["retry.backoff.max.ms"] / 1000.0
+
+    def later(self, fn) -> bool:
+        """Schedule ``fn`` after the next backoff; False when the deadline has passed."""
+        now = time.monotonic()
+        if now >= self.deadline:
+            return False
+        delay = min(self.delay, self.deadline - now)
+        self.delay = min(self.delay * 2, self.max_delay)
+        self.client.call_later(delay, fn)
+        return True
+
+    def remaining_ms(self) -> int:
+        return max(1, int((self.deadline - time.monotonic()) * 1000))
+
+
+class OffsetClient:
+    """Offset look-ups and commits for one consumer (``group_id`` may be empty)."""
+
+    def __init__(self, client: Any, group_id: str) -> None:
+        self.client = client
+        self.group_id = group_id
+
+    # -- ListOffsets ---------------------------------------------------------------------------
+    def list_offsets(self, wanted: dict[tuple[str, int], int], timeout: float,
+                     isolation_level: int = 1) -> Future:
+        """Offsets for ``{(topic, partition): timestamp}`` (-2 earliest, -1 latest, else the
+        first offset with a timestamp >= the given one). Resolves to ``{tp: (offset,
+        leader_epoch, timestamp)}``; offset -1 means no such record."""
+        fut: Future = Future()
+        results: dict[tuple[str, int], tuple[int, int, int]] = {}
+        retry = _Retry(self.client, timeout)
+        state = {"pending": dict(wanted), "last": None}
+
+        def attempt() -> None:
+            if fut.done():
+                return
+            pending = state["pending"]
+            by_leader: dict[int, list[tuple[str, int]]] = defaultdict(list)
+            unknown = []
+            for tp in pending:
+                node = self.client.leader(*tp)
+                if node is None:
+                    unknown.append(tp)
+                else:
+                    by_leader[node].append(tp)
+            if unknown:
+                self.client.request_metadata(sorted({t for t, _ in unknown}))
+                if not by_leader:
+                    again(KafkaError(E.LEADER_NOT_AVAILABLE,
+                                     f"no leader known for {sorted(unknown)}"))
+                    return
+            outstanding = {"n": len(by_leader), "retry": bool(unknown)}
+            for node, tps in by_leader.items():
+                topics: dict[str, list] = defaultdict(list)
+                for t, p in tps:
+                    topics[t].append(m.ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
+                        partition_index=p, timestamp=pending[(t, p)], max_num_offsets=1))
+                req = m.ListOffsetsRequest(
+                    replica_id=-1, isolation_level=isolation_level,
+                    topics=[m.ListOffsetsRequest.ListOffsetsTopic(name=t, partitions=ps)
+                            for t, ps in topics.items()],
+                    timeout_ms=retry.remaining_ms())
+                f = self.client.send(node, req)
+                f.add_done_callback(lambda f, tps=tps: on_response(f, tps, outstanding))
+
+        def on_response(f: Future, tps, outstanding) -> None:
+            exc = f.exception()
+            if exc is not None:
+                err = error_of(exc)
+                if err.code() in TRANSIENT_LOCAL or err.retriable():
+                    outstanding["retry"] = True
+                    state["last"] = err
+                    self.client.request_metadata(sorted({t for t, _ in tps}))
+                else:
+                    finish_error(err)
+                    return
+            else:
+                resp = f.result()
+                for topic in resp.topics:
+                    for p in topic.partitions:
+                        tp = (topic.name, p.partition_index)
+                        if tp not in state["pending"]:
+                            continue
+                        code = p.error_code
+                        if code == 0:
+                            offset = p.offset
+                            if f.api_version == 0 and p.old_style_offsets:
+                                offset = p.old_style_offsets[0]
+                            results[tp] = (offset, p.leader_epoch, p.timestamp)
+                            del state["pending"][tp]
+                        elif code in LEADER_ERRORS:
+                            outstanding["retry"] = True
+                            state["last"] = KafkaError(code)
+                            self.client.request_metadata([topic.name])
+                        else:
+                            finish_error(KafkaError(
+                                code, f"ListOffsets for {tp[0]} [{tp[1]}]: {KafkaError(code)}"))
+                            return
+            outstanding["n"] -= 1
+            if outstanding["n"] == 0:
+                if not state["pending"]:
+                    fut.set_result(results)
+                elif outstanding["retry"]:
+                    again(state["last"])
+                else:
+                    again(KafkaError(E._FAIL, "partitions missing from ListOffsets response"))
+
+        def again(err: KafkaError | None) -> None:
+            if not retry.later(attempt):
+                finish_error(KafkaError(E._TIMED_OUT,
+                                        f"ListOffsets timed out ({err.str() if err else ''})"))
+
+        def finish_error(err: KafkaError) -> None:
+            if not fut.done():
+                fut.set_exception(KafkaException(err))
+
+        if not wanted:
+            fut.set_result({})
+        else:
+            self.client.call_soon(attempt)
+        return fut
+
+    # -- coordinator requests -----------------------------------------------------------------
+    def coordinator_call(self, build, handle, timeout: float) -> Future:
+        """Send ``build()`` to the group coordinator; ``handle(resp)`` returns the result or
+        raises KafkaException. Coordinator moves and loading are retried until ``timeout``."""
+        fut: Future = Future()
+        retry = _Retry(self.client, timeout)
+        last: list[KafkaError | None] = [None]
+
+        def attempt() -> None:
+            if fut.done():
+                return
+            cf = self.client.coordinator(GROUP, self.group_id)
+            cf.add_done_callback(on_coordinator)
+
+        def on_coordinator(cf: Future) -> None:
+            exc = cf.exception()
+            if exc is not None:
+                err = error_of(exc)
+                return again(err) if (err.retriable() or err.code() in TRANSIENT_LOCAL) \
+                    else fail(err)
+            node = cf.result()
+            f = self.client.send(node, build())
+            f.add_done_callback(on_response)
+
+        def on_response(f: Future) -> None:
+            exc = f.exception()
+            if exc is not None:
+                err = error_of(exc)
+                if err.code() in TRANSIENT_LOCAL:
+                    self.client.invalidate_coordinator(GROUP, self.group_id)
+                    return again(err)
+                return fail(err)
+            try:
+                result = handle(f.result())
+            except KafkaException as exc2:
+                err = exc2.args[0]
+                if err.code() in REDISCOVER:
+                    self.client.invalidate_coordinator(GROUP, self.group_id)
+                    return again(err)
+                if err.code() in BACKOFF:
+                    return again(err)
+                return fail(err)
+            if not fut.done():
+                fut.set_result(result)
+
+        def again(err: KafkaError) -> None:
+            last[0] = err
+            if not retry.later(attempt):
+                fail(KafkaError(E._TIMED_OUT, f"timed out waiting for the group coordinator "
+                                              f"(last error: {err.str()})"))
+
+        def fail(err: KafkaError) -> None:
+            if not fut.done():
+                fut.set_exception(KafkaException(err))
+
+        self.client.call_soon(attempt)
+        return fut
+
+    def fetch_committed(self, tps: list[tuple[str, int]], timeout: float,
+                        require_stable: bool = True) -> Future:
+        """Committed offsets: ``{tp: (offset, metadata, leader_epoch)}`` (offset -1: none)."""
+        topics: dict[str, list[int]] = defaultdict(list)
+        for t, p in tps:
+            topics[t].append(p)
+
+        def build():
+            return m.OffsetFetchRequest(
+                group_id=self.group_id,
+                topics=[m.OffsetFetchRequest.OffsetFetchRequestTopic(name=t, partition_indexes=ps)
+                        for t, ps in topics.items()],
+                groups=[m.OffsetFetchRequest.OffsetFetchRequestGroup(
+                    group_id=self.group_id,
+                    topics=[m.OffsetFetchRequest.OffsetFetchRequestGroup.OffsetFetchRequestTopics(
+                        name=t, partition_indexes=ps) for t, ps in topics.items()])],
+                require_stable=require_stable)
+
+        def handle(resp):
+            out = {}
+            if resp.groups:
+                group = resp.groups[0]
+                if group.error_code:
+                    raise KafkaException(KafkaError(group.error_code))
+                topic_list = group.topics
+            else:
+                if resp.error_code:
+                    raise KafkaException(KafkaError(resp.error_code))
+                topic_list = resp.topics
+            for topic in topic_list:
+                for p in topic.partitions:
+                    if p.error_code:
+                        if p.error_code == E.UNSTABLE_OFFSET_COMMIT:
+                            raise KafkaException(KafkaError(
+                                E.COORDINATOR_LOAD_IN_PROGRESS, "unstable offset commit"))
+                        raise KafkaException(KafkaError(p.error_code))
+                    out[(topic.name, p.partition_index)] = (
+                        p.committed_offset, p.metadata, p.committed_leader_epoch)
+            return out
+
+        return self.coordinator_call(build, handle, timeout)
+
+    def commit(self, offsets: list[TopicPartition], generation: int, member_id: str,
+               group_instance_id: str | None, timeout: float) -> Future:
+        """OffsetCommit; resolves to the TopicPartition list with per-partition ``error`` set,
+        or fails with the first group-level or partition-level error."""
+        topics: dict[str, list[TopicPartition]] = defaultdict(list)
+        for tp in offsets:
+            topics[tp.topic].append(tp)
+
+        def build():
+            R = m.OffsetCommitRequest
+            return R(
+                group_id=self.group_id, generation_id_or_member_epoch=generation,
+                member_id=member_id, group_instance_id=group_instance_id or None,
+                topics=[R.OffsetCommitRequestTopic(name=t, partitions=[
+                    R.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
+                        partition_index=tp.partition, committed_offset=tp.offset,
+                        committed_leader_epoch=(tp.leader_epoch if tp.leader_epoch is not None
+                                                else -1),
+                        committed_metadata=tp.metadata or "")
+                    for tp in tps]) for t, tps in topics.items()])
+
+        def handle(resp):
+            errors = {}
+            first = None
+            for topic in resp.topics:
+                for p in topic.partitions:
+                    if p.error_code:
+                        err = KafkaError(p.error_code)
+                        errors[(topic.name, p.partition_index)] = err
+                        if first is None or (first.code() not in REDISCOVER | BACKOFF
+                                             and err.code() in REDISCOVER | BACKOFF):
+                            first = err
+            if first is not None:
+                raise KafkaException(first)
+            return [TopicPartition(tp.topic, tp.partition, tp.offset, tp.metadata,
+                                   tp.leader_epoch, errors.get((tp.topic, tp.partition)))
+                    for tp in offsets]
+
+        return self.coordinator_call(build, handle, timeout)

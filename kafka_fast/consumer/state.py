@@ -1,0 +1,75 @@
+"""Per-partition consumer state shared by the application thread and the I/O thread.
+
+Writers hold the consumer's lock. ``version`` changes whenever the position is moved by the
+application (seek, pause, reset, reassignment); fetched data tagged with an older version is
+dropped instead of delivered.
+"""
+
+from __future__ import annotations
+
+from ..topic_partition import OFFSET_INVALID
+
+#: ``need`` values: how a partition without a fetch position gets one.
+NEED_NONE = 0
+NEED_COMMITTED = 1   # look up the committed offset, else auto.offset.reset
+NEED_RESET = 2       # apply reset_to (OFFSET_BEGINNING / OFFSET_END / timestamp lookup)
+
+
+class PartitionState:
+    """Fetch and application positions, pause flag, watermarks and stored offset."""
+
+    __slots__ = (
+        "topic", "partition", "fetch_offset", "position", "paused", "version", "need",
+        "reset_to", "resolving", "fetching", "backoff_until", "leader_epoch", "high_watermark",
+        "last_stable_offset", "log_start_offset", "stored", "stored_metadata", "stored_epoch",
+        "committed", "eof_reported", "error_reported",
+    )
+
+    def __init__(self, topic: str, partition: int) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.fetch_offset = -1
+        self.position = OFFSET_INVALID
+        self.paused = False
+        self.version = 0
+        self.need = NEED_COMMITTED
+        self.reset_to = None
+        self.resolving = False
+        self.fetching = False
+        self.backoff_until = 0.0
+        self.leader_epoch = -1
+        self.high_watermark = -1
+        self.last_stable_offset = -1
+        self.log_start_offset = -1
+        self.stored = OFFSET_INVALID
+        self.stored_metadata: str | None = None
+        self.stored_epoch = -1
+        self.committed = OFFSET_INVALID
+        self.eof_reported = False
+        self.error_reported = False
+
+    def set_position(self, offset: int, leader_epoch: int = -1) -> None:
+        """Start fetching (and delivering) at ``offset``."""
+        self.version += 1
+        self.fetch_offset = offset
+        self.position = offset
+        self.leader_epoch = leader_epoch
+        self.need = NEED_NONE
+        self.reset_to = None
+        self.eof_reported = False
+
+    def require(self, need: int, reset_to: int | None = None) -> None:
+        """Drop the fetch position until it is looked up again."""
+        self.version += 1
+        self.fetch_offset = -1
+        self.need = need
+        self.reset_to = reset_to
+        self.resolving = False
+
+    def fetchable(self, now: float) -> bool:
+        return (self.need == NEED_NONE and not self.paused and not self.fetching
+                and now >= self.backoff_until)
+
+    def __repr__(self) -> str:
+        return (f"PartitionState({self.topic}[{self.partition}] fetch={self.fetch_offset} "
+                f"position={self.position} need={self.need} paused={self.paused})")
