@@ -45,6 +45,8 @@ _unpack_i16 = _i16.unpack_from
 _unpack_i32 = _i32.unpack_from
 _pack_i16 = _i16.pack
 _pack_i32 = _i32.pack
+_pack_2b = struct.Struct("BB").pack
+_pack_3b = struct.Struct("BBB").pack
 _NULL16 = b"\xff\xff"
 _NULL32 = b"\xff\xff\xff\xff"
 
@@ -91,13 +93,17 @@ def write_uvarint(out, value):
         if value < 0:
             raise WireError(f"negative value {value} for an unsigned varint")
         out.append(value)
-        return
-    if value > 0xFFFFFFFF:
-        raise WireError(f"value {value} does not fit an unsigned 32-bit varint")
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
+    elif value < 0x4000:
+        out += _pack_2b((value & 0x7F) | 0x80, value >> 7)
+    elif value < 0x200000:
+        out += _pack_3b((value & 0x7F) | 0x80, ((value >> 7) & 0x7F) | 0x80, value >> 14)
+    else:
+        if value > 0xFFFFFFFF:
+            raise WireError(f"value {value} does not fit an unsigned 32-bit varint")
+        while value >= 0x80:
+            out.append((value & 0x7F) | 0x80)
+            value >>= 7
+        out.append(value)
 
 
 def read_uuid(mv, pos):
@@ -150,13 +156,21 @@ def read_nullable_string(mv, pos):
 
 
 def read_compact_string(mv, pos):
-    n, pos = read_uvarint(mv, pos)
+    n = mv[pos]
+    if n < 0x80:
+        pos += 1
+    else:
+        n, pos = read_uvarint(mv, pos)
     end = _check(mv, pos, n - 1, "string")
     return str(mv[pos:end], "utf-8"), end
 
 
 def read_compact_nullable_string(mv, pos):
-    n, pos = read_uvarint(mv, pos)
+    n = mv[pos]
+    if n < 0x80:
+        pos += 1
+    else:
+        n, pos = read_uvarint(mv, pos)
     if n == 0:
         return None, pos
     end = _check(mv, pos, n - 1, "string")
@@ -276,7 +290,9 @@ def read_nullable_records(mv, pos):
     pos += 4
     if n == -1:
         return None, pos
-    end = _nullable_check(mv, pos, n, "records")
+    end = pos + n
+    if n < 0 or end > len(mv):
+        _nullable_check(mv, pos, n, "records")
     return mv[pos:end], end
 
 
@@ -287,53 +303,66 @@ def read_compact_records(mv, pos):
 
 
 def read_compact_nullable_records(mv, pos):
-    n, pos = read_uvarint(mv, pos)
+    n = mv[pos]
+    if n < 0x80:
+        pos += 1
+    else:
+        n, pos = read_uvarint(mv, pos)
     if n == 0:
         return None, pos
-    end = _check(mv, pos, n - 1, "records")
+    end = pos + n - 1
+    if end > len(mv):
+        _check(mv, pos, n - 1, "records")
     return mv[pos:end], end
 
 
-def _put_records(out, blobs, value, n):
+def write_records(out, blobs, value):
+    n = value.nbytes if value.__class__ is memoryview else len(value)
+    out += _pack_i32(n)
     if n >= RECORDS_CHUNK_MIN:
         blobs.append((len(out), value))
     else:
         out += value
 
 
-def write_records(out, blobs, value):
-    n = _nbytes(value)
-    out += _pack_i32(n)
-    _put_records(out, blobs, value, n)
-
-
 def write_nullable_records(out, blobs, value):
     if value is None:
         out += _NULL32
+        return
+    n = value.nbytes if value.__class__ is memoryview else len(value)
+    out += _pack_i32(n)
+    if n >= RECORDS_CHUNK_MIN:
+        blobs.append((len(out), value))
     else:
-        n = _nbytes(value)
-        out += _pack_i32(n)
-        _put_records(out, blobs, value, n)
+        out += value
 
 
 def write_compact_records(out, blobs, value):
-    n = _nbytes(value)
+    n = value.nbytes if value.__class__ is memoryview else len(value)
     write_uvarint(out, n + 1)
-    _put_records(out, blobs, value, n)
+    if n >= RECORDS_CHUNK_MIN:
+        blobs.append((len(out), value))
+    else:
+        out += value
 
 
 def write_compact_nullable_records(out, blobs, value):
     if value is None:
         out.append(0)
+        return
+    n = value.nbytes if value.__class__ is memoryview else len(value)
+    write_uvarint(out, n + 1)
+    if n >= RECORDS_CHUNK_MIN:
+        blobs.append((len(out), value))
     else:
-        n = _nbytes(value)
-        write_uvarint(out, n + 1)
-        _put_records(out, blobs, value, n)
+        out += value
 
 
 # ---------------------------------------------------------------- arrays
 
 def _read_elements(mv, pos, n, elem):
+    if n == 0:
+        return [], pos
     left = len(mv) - pos
     if elem.__class__ is Fixed:
         size = n * elem.size
@@ -367,14 +396,22 @@ def read_nullable_array(mv, pos, elem):
 
 
 def read_compact_array(mv, pos, elem):
-    n, pos = read_uvarint(mv, pos)
+    n = mv[pos]
+    if n < 0x80:
+        pos += 1
+    else:
+        n, pos = read_uvarint(mv, pos)
     if n == 0:
         raise WireError("null array where the field is not nullable")
     return _read_elements(mv, pos, n - 1, elem)
 
 
 def read_compact_nullable_array(mv, pos, elem):
-    n, pos = read_uvarint(mv, pos)
+    n = mv[pos]
+    if n < 0x80:
+        pos += 1
+    else:
+        n, pos = read_uvarint(mv, pos)
     if n == 0:
         return None, pos
     return _read_elements(mv, pos, n - 1, elem)
@@ -402,7 +439,11 @@ def write_nullable_array(out, blobs, items, elem):
 
 
 def write_compact_array(out, blobs, items, elem):
-    write_uvarint(out, len(items) + 1)
+    n = len(items) + 1
+    if n < 0x80:
+        out.append(n)
+    else:
+        write_uvarint(out, n)
     _write_elements(out, blobs, items, elem)
 
 
@@ -410,7 +451,11 @@ def write_compact_nullable_array(out, blobs, items, elem):
     if items is None:
         out.append(0)
     else:
-        write_uvarint(out, len(items) + 1)
+        n = len(items) + 1
+        if n < 0x80:
+            out.append(n)
+        else:
+            write_uvarint(out, n)
         _write_elements(out, blobs, items, elem)
 
 
