@@ -11,6 +11,7 @@ import importlib
 import os
 import platform
 import random
+import shutil
 import subprocess
 import sys
 import threading
@@ -18,6 +19,8 @@ import threading
 import google_crc32c
 import numpy as np
 import pytest
+
+import kafka_fast
 
 NATIVE = importlib.import_module("kafka_fast._native._crc32c")
 PURE = importlib.import_module("kafka_fast._pure.crc32c")
@@ -300,3 +303,66 @@ def test_threads_share_the_kernel():
     for t in threads:
         t.join(timeout=60)
     assert {i: r for i, r in results.items()} == {i: [expected[i]] * 5 for i in range(4)}
+
+
+# --- aarch64 kernel, cross-compiled and run under user-mode emulation -------------------------
+
+ARM_HARNESS = r"""
+#include "crc32c.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t bitwise(uint32_t crc, const uint8_t *p, size_t n) {
+    crc = ~crc;
+    while (n--) {
+        crc ^= *p++;
+        for (int k = 0; k < 8; k++) crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+int main(void) {
+    static uint8_t buf[70000];
+    uint8_t v[32];
+    const char *names[8];
+    size_t count = kf_crc32c_impls(names, 8);
+    int fails = 0;
+    srand(7);
+    for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)rand();
+    for (size_t t = 0; t < count; t++) {
+        if (kf_crc32c_select(names[t]) != 0 || strcmp(kf_crc32c_impl(), names[t]) != 0) return 2;
+        for (int i = 0; i < 32; i++) v[i] = (uint8_t)i;
+        fails += kf_crc32c(0, v, 32) != 0x46DD794Eu;
+        fails += kf_crc32c(0, "123456789", 9) != 0xE3069283u;
+        for (size_t off = 0; off < 8; off++)
+            for (size_t n = 0; n <= 2000; n += 1 + off)
+                fails += kf_crc32c((uint32_t)n, buf + off, n) != bitwise((uint32_t)n, buf + off, n);
+        size_t big = sizeof buf - 9;
+        fails += kf_crc32c(5, buf + 9, big) != bitwise(5, buf + 9, big);
+        fails += kf_crc32c(kf_crc32c(5, buf + 9, 777), buf + 786, big - 777) != bitwise(5, buf + 9, big);
+        printf("%s\n", names[t]);
+    }
+    printf("fails=%d\n", fails);
+    return fails != 0;
+}
+"""
+CROSS_CC = shutil.which("aarch64-linux-gnu-gcc")
+QEMU = shutil.which("qemu-aarch64")
+
+
+@pytest.mark.skipif(not (CROSS_CC and QEMU), reason="needs aarch64-linux-gnu-gcc and qemu-aarch64")
+def test_armv8_path_under_emulation(tmp_path):
+    csrc = os.path.join(os.path.dirname(kafka_fast.__file__), "_native", "csrc")
+    source = tmp_path / "harness.c"
+    source.write_text(ARM_HARNESS)
+    exe = tmp_path / "harness"
+    subprocess.run(
+        [CROSS_CC, "-O3", "-Wall", "-Wextra", "-Werror", "-static", f"-I{csrc}", str(source),
+         os.path.join(csrc, "crc32c.c"), "-o", str(exe), "-lpthread"],
+        check=True, capture_output=True, timeout=120,
+    )
+    out = subprocess.run([QEMU, "-cpu", "max", str(exe)], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.split() == ["armv8", "slicing-by-8", "fails=0"], out.stdout + out.stderr
+    assert out.returncode == 0

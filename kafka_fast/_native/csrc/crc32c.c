@@ -235,6 +235,9 @@ static uint32_t kf_crc_pclmul(uint32_t s, const uint8_t *p, size_t n) {
     return kf_finish128(x, p, n);
 }
 
+#if defined(__clang__) ? __clang_major__ >= 6 : __GNUC__ >= 8 /* compilers that know VPCLMULQDQ */
+#define KF_VPCLMUL 1
+
 /* Below this size the serial head that aligns the wide loads costs more than split loads. */
 #define KF_ALIGN_MIN 8192
 
@@ -330,6 +333,7 @@ static uint32_t kf_crc_avx512(uint32_t s, const uint8_t *p, size_t n) {
                                               _mm512_extracti32x4_epi32(z, 3))));
     return kf_finish128(x, p, n);
 }
+#endif /* KF_VPCLMUL */
 
 static void kf_cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
     r[0] = r[1] = r[2] = r[3] = 0;
@@ -412,8 +416,10 @@ static int kf_always(void) { return 1; }
 
 static const struct kf_path kf_paths[] = {
 #if defined(KF_X86)
+#if defined(KF_VPCLMUL)
     {"vpclmul-avx512", kf_crc_avx512, kf_has_avx512},
     {"vpclmul-avx2", kf_crc_avx2, kf_has_avx2},
+#endif
     {"pclmul-fold", kf_crc_pclmul, kf_has_pclmul},
     {"sse4.2-3way", kf_crc_sse42, kf_has_sse42},
 #endif
