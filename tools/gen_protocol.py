@@ -473,8 +473,12 @@ class ModuleWriter:
 
     def wrapper(self, direction: str, kind: tuple) -> str:
         """A named one-line function for a composite kind used as a tagged field."""
-        name = f"_{direction}_" + "_".join(str(x) for x in _flatten(kind))
-        name = re.sub(r"[^A-Za-z0-9_]", "", name)
+        if kind[0] == "array":
+            _, flex, nullable, elem = kind
+            what = elem[1] if elem[0] in ("struct", "fixed") else elem[0]
+            name = f"_{direction}_{VARIANT[(flex, nullable)]}array_of_{what}"
+        else:
+            name = f"_{direction}_nullable_{kind[1]}"
         if name not in self.extra_names:
             self.extra_names.add(name)
             if direction == "read":
@@ -764,16 +768,6 @@ class ModuleWriter:
             body.add(f"    {ln}: {w!r},")
         body.add("}")
         return module_name(msg.name), body.text()
-
-
-def _flatten(obj):
-    if isinstance(obj, tuple):
-        for x in obj:
-            yield from _flatten(x)
-    elif isinstance(obj, bool):
-        yield "t" if obj else "f"
-    else:
-        yield obj
 
 
 def ident(code: str) -> str:

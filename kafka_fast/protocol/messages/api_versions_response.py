@@ -313,7 +313,7 @@ def _enc_ApiVersionsResponse_v3(out, blobs, o):
     write_tags(out, blobs, o, _WRITE_TAGS_ApiVersionsResponse_v3)
 
 
-def _read_array_t_f_struct_SupportedFeatureKey_v3(mv, pos):
+def _read_compact_array_of_SupportedFeatureKey_v3(mv, pos):
     return read_compact_array(mv, pos, _dec_SupportedFeatureKey_v3)
 
 
@@ -321,7 +321,7 @@ def _read_int64(mv, pos):
     return _u_q(mv, pos)[0], pos + 8
 
 
-def _read_array_t_f_struct_FinalizedFeatureKey_v3(mv, pos):
+def _read_compact_array_of_FinalizedFeatureKey_v3(mv, pos):
     return read_compact_array(mv, pos, _dec_FinalizedFeatureKey_v3)
 
 
@@ -329,7 +329,7 @@ def _read_bool(mv, pos):
     return _u_x(mv, pos)[0], pos + 1
 
 
-def _write_array_t_f_struct_SupportedFeatureKey_v3(out, blobs, value):
+def _write_compact_array_of_SupportedFeatureKey_v3(out, blobs, value):
     write_compact_array(out, blobs, value, _enc_SupportedFeatureKey_v3)
 
 
@@ -337,7 +337,7 @@ def _write_int64(out, blobs, value):
     out += _p_q(value)
 
 
-def _write_array_t_f_struct_FinalizedFeatureKey_v3(out, blobs, value):
+def _write_compact_array_of_FinalizedFeatureKey_v3(out, blobs, value):
     write_compact_array(out, blobs, value, _enc_FinalizedFeatureKey_v3)
 
 
@@ -345,8 +345,8 @@ def _write_bool(out, blobs, value):
     out += _p_x(value)
 
 
-_READ_TAGS_ApiVersionsResponse_v3 = {0: ('supported_features', _read_array_t_f_struct_SupportedFeatureKey_v3), 1: ('finalized_features_epoch', _read_int64), 2: ('finalized_features', _read_array_t_f_struct_FinalizedFeatureKey_v3), 3: ('zk_migration_ready', _read_bool)}
-_WRITE_TAGS_ApiVersionsResponse_v3 = ((0, 'supported_features', [], _write_array_t_f_struct_SupportedFeatureKey_v3), (1, 'finalized_features_epoch', -1, _write_int64), (2, 'finalized_features', [], _write_array_t_f_struct_FinalizedFeatureKey_v3), (3, 'zk_migration_ready', False, _write_bool),)
+_READ_TAGS_ApiVersionsResponse_v3 = {0: ('supported_features', _read_compact_array_of_SupportedFeatureKey_v3), 1: ('finalized_features_epoch', _read_int64), 2: ('finalized_features', _read_compact_array_of_FinalizedFeatureKey_v3), 3: ('zk_migration_ready', _read_bool)}
+_WRITE_TAGS_ApiVersionsResponse_v3 = ((0, 'supported_features', [], _write_compact_array_of_SupportedFeatureKey_v3), (1, 'finalized_features_epoch', -1, _write_int64), (2, 'finalized_features', [], _write_compact_array_of_FinalizedFeatureKey_v3), (3, 'zk_migration_ready', False, _write_bool),)
 
 ApiVersionsResponse._DECODERS = (_dec_ApiVersionsResponse_v0, _dec_ApiVersionsResponse_v1, _dec_ApiVersionsResponse_v1, _dec_ApiVersionsResponse_v3, _dec_ApiVersionsResponse_v3,)
 ApiVersionsResponse._ENCODERS = (_enc_ApiVersionsResponse_v0, _enc_ApiVersionsResponse_v1, _enc_ApiVersionsResponse_v1, _enc_ApiVersionsResponse_v3, _enc_ApiVersionsResponse_v3,)

@@ -107,16 +107,16 @@ def _enc_BrokerHeartbeatRequest_v1(out, blobs, o):
     write_tags(out, blobs, o, _WRITE_TAGS_BrokerHeartbeatRequest_v1)
 
 
-def _read_array_t_f_uuid(mv, pos):
+def _read_compact_array_of_uuid(mv, pos):
     return read_compact_array(mv, pos, read_uuid)
 
 
-def _write_array_t_f_uuid(out, blobs, value):
+def _write_compact_array_of_uuid(out, blobs, value):
     write_compact_array(out, blobs, value, write_uuid)
 
 
-_READ_TAGS_BrokerHeartbeatRequest_v1 = {0: ('offline_log_dirs', _read_array_t_f_uuid)}
-_WRITE_TAGS_BrokerHeartbeatRequest_v1 = ((0, 'offline_log_dirs', [], _write_array_t_f_uuid),)
+_READ_TAGS_BrokerHeartbeatRequest_v1 = {0: ('offline_log_dirs', _read_compact_array_of_uuid)}
+_WRITE_TAGS_BrokerHeartbeatRequest_v1 = ((0, 'offline_log_dirs', [], _write_compact_array_of_uuid),)
 
 BrokerHeartbeatRequest._DECODERS = (_dec_BrokerHeartbeatRequest_v0, _dec_BrokerHeartbeatRequest_v1,)
 BrokerHeartbeatRequest._ENCODERS = (_enc_BrokerHeartbeatRequest_v0, _enc_BrokerHeartbeatRequest_v1,)

@@ -389,18 +389,18 @@ def _enc_FetchSnapshotResponse_v1(out, blobs, o):
     write_tags(out, blobs, o, _WRITE_TAGS_FetchSnapshotResponse_v1)
 
 
-def _read_array_t_f_struct_NodeEndpoint_v1(mv, pos):
+def _read_compact_array_of_NodeEndpoint_v1(mv, pos):
     return read_compact_array(mv, pos, _dec_NodeEndpoint_v1)
 
 
-def _write_array_t_f_struct_NodeEndpoint_v1(out, blobs, value):
+def _write_compact_array_of_NodeEndpoint_v1(out, blobs, value):
     write_compact_array(out, blobs, value, _enc_NodeEndpoint_v1)
 
 
 _READ_TAGS_PartitionSnapshot_v0 = {0: ('current_leader', _dec_LeaderIdAndEpoch_v0)}
 _WRITE_TAGS_PartitionSnapshot_v0 = ((0, 'current_leader', LeaderIdAndEpoch(), _enc_LeaderIdAndEpoch_v0),)
-_READ_TAGS_FetchSnapshotResponse_v1 = {0: ('node_endpoints', _read_array_t_f_struct_NodeEndpoint_v1)}
-_WRITE_TAGS_FetchSnapshotResponse_v1 = ((0, 'node_endpoints', [], _write_array_t_f_struct_NodeEndpoint_v1),)
+_READ_TAGS_FetchSnapshotResponse_v1 = {0: ('node_endpoints', _read_compact_array_of_NodeEndpoint_v1)}
+_WRITE_TAGS_FetchSnapshotResponse_v1 = ((0, 'node_endpoints', [], _write_compact_array_of_NodeEndpoint_v1),)
 
 FetchSnapshotResponse._DECODERS = (_dec_FetchSnapshotResponse_v0, _dec_FetchSnapshotResponse_v1,)
 FetchSnapshotResponse._ENCODERS = (_enc_FetchSnapshotResponse_v0, _enc_FetchSnapshotResponse_v1,)

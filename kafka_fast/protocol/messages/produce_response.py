@@ -665,18 +665,18 @@ def _enc_ProduceResponse_v10(out, blobs, o):
     write_tags(out, blobs, o, _WRITE_TAGS_ProduceResponse_v10)
 
 
-def _read_array_t_f_struct_NodeEndpoint_v10(mv, pos):
+def _read_compact_array_of_NodeEndpoint_v10(mv, pos):
     return read_compact_array(mv, pos, _dec_NodeEndpoint_v10)
 
 
-def _write_array_t_f_struct_NodeEndpoint_v10(out, blobs, value):
+def _write_compact_array_of_NodeEndpoint_v10(out, blobs, value):
     write_compact_array(out, blobs, value, _enc_NodeEndpoint_v10)
 
 
 _READ_TAGS_PartitionProduceResponse_v10 = {0: ('current_leader', _dec_LeaderIdAndEpoch_v10)}
 _WRITE_TAGS_PartitionProduceResponse_v10 = ((0, 'current_leader', LeaderIdAndEpoch(), _enc_LeaderIdAndEpoch_v10),)
-_READ_TAGS_ProduceResponse_v10 = {0: ('node_endpoints', _read_array_t_f_struct_NodeEndpoint_v10)}
-_WRITE_TAGS_ProduceResponse_v10 = ((0, 'node_endpoints', [], _write_array_t_f_struct_NodeEndpoint_v10),)
+_READ_TAGS_ProduceResponse_v10 = {0: ('node_endpoints', _read_compact_array_of_NodeEndpoint_v10)}
+_WRITE_TAGS_ProduceResponse_v10 = ((0, 'node_endpoints', [], _write_compact_array_of_NodeEndpoint_v10),)
 
 ProduceResponse._DECODERS = (_dec_ProduceResponse_v0, _dec_ProduceResponse_v1, _dec_ProduceResponse_v2, _dec_ProduceResponse_v2, _dec_ProduceResponse_v2, _dec_ProduceResponse_v5, _dec_ProduceResponse_v5, _dec_ProduceResponse_v5, _dec_ProduceResponse_v8, _dec_ProduceResponse_v9, _dec_ProduceResponse_v10, _dec_ProduceResponse_v10,)
 ProduceResponse._ENCODERS = (_enc_ProduceResponse_v0, _enc_ProduceResponse_v1, _enc_ProduceResponse_v2, _enc_ProduceResponse_v2, _enc_ProduceResponse_v2, _enc_ProduceResponse_v5, _enc_ProduceResponse_v5, _enc_ProduceResponse_v5, _enc_ProduceResponse_v8, _enc_ProduceResponse_v9, _enc_ProduceResponse_v10, _enc_ProduceResponse_v10,)
