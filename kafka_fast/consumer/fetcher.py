@@ -20,6 +20,7 @@ from ..protocol import messages as m
 from ..topic_partition import OFFSET_BEGINNING, OFFSET_END
 from .fetch_decode import decode_partition
 from .offsets import LEADER_ERRORS, TRANSIENT_LOCAL, error_of
+from .requests import versioned
 from .state import NEED_COMMITTED, NEED_RESET, PartitionState
 
 if TYPE_CHECKING:
@@ -107,10 +108,6 @@ class Fetcher:
         return wait
 
     def _send(self, node: int, parts: list[PartitionState]) -> None:
-        version = self.client.api_version(node, m.FetchRequest.API_KEY)
-        if version is None:
-            return
-        version = min(version, FETCH_MAX_VERSION)
         topics: dict[str, list] = defaultdict(list)
         sent = []
         with self.c._lock:
@@ -125,15 +122,15 @@ class Fetcher:
                     log_start_offset=-1, partition_max_bytes=self.partition_max_bytes))
         if not sent:
             return
-        req = m.FetchRequest(
+        req = versioned(m.FetchRequest, lambda: m.FetchRequest(
             replica_id=-1, max_wait_ms=self.max_wait_ms, min_bytes=self.min_bytes,
             max_bytes=self.max_bytes, isolation_level=1 if self.read_committed else 0,
             session_id=0, session_epoch=-1,
             topics=[FT(topic=t, partitions=ps) for t, ps in topics.items()],
-            forgotten_topics_data=[], rack_id=self.rack)
+            forgotten_topics_data=[], rack_id=self.rack), FETCH_MAX_VERSION)
         self.inflight.add(node)
         try:
-            fut = self.client.send(node, req, version=version,
+            fut = self.client.send(node, req,
                                    timeout_ms=self.c._conf["request.timeout.ms"]
                                    + self.max_wait_ms)
         except KafkaException:

@@ -29,6 +29,7 @@ from .consumer_protocol import (
     encode_subscription,
 )
 from .offsets import GROUP, TRANSIENT_LOCAL, error_of
+from .requests import versioned_message
 
 if TYPE_CHECKING:
     from .consumer import Consumer
@@ -174,13 +175,13 @@ class ClassicGroup:
         self.joined_partitions = self.partition_counts()
         sub = Subscription(topics=self.topics, owned=self.owned if self.cooperative else {},
                            generation=self.generation)
-        req = m.JoinGroupRequest(
+        req = versioned_message(m.JoinGroupRequest(
             group_id=self.group_id, session_timeout_ms=self.session_timeout_ms,
             rebalance_timeout_ms=self.rebalance_timeout_ms, member_id=self.member_id,
             group_instance_id=self.instance_id, protocol_type=self.protocol_type,
             protocols=[m.JoinGroupRequest.JoinGroupRequestProtocol(
                 name=a.name, metadata=encode_subscription(sub)) for a in self.assignors],
-            reason=None)
+            reason=None))
         f = self.client.send(self.coordinator, req,
                              timeout_ms=self.rebalance_timeout_ms + 5000)
         f.add_done_callback(lambda f: self._on_join(f, epoch))
@@ -215,10 +216,10 @@ class ClassicGroup:
                 self._retry_join(None)
                 return
         self.state = SYNCING
-        req = m.SyncGroupRequest(
+        req = versioned_message(m.SyncGroupRequest(
             group_id=self.group_id, generation_id=self.generation, member_id=self.member_id,
             group_instance_id=self.instance_id, protocol_type=self.protocol_type,
-            protocol_name=self.protocol_name, assignments=assignments)
+            protocol_name=self.protocol_name, assignments=assignments))
         f2 = self.client.send(self.coordinator, req)
         f2.add_done_callback(lambda f2: self._on_sync(f2, epoch))
 
@@ -318,8 +319,9 @@ class ClassicGroup:
         if self.rejoin_needed:
             self._start_join()
             return
-        req = m.HeartbeatRequest(group_id=self.group_id, generation_id=self.generation,
-                                 member_id=self.member_id, group_instance_id=self.instance_id)
+        req = versioned_message(m.HeartbeatRequest(
+            group_id=self.group_id, generation_id=self.generation, member_id=self.member_id,
+            group_instance_id=self.instance_id))
         f = self.client.send(self.coordinator, req)
         f.add_done_callback(lambda f: self._on_heartbeat(f, epoch))
 
@@ -391,11 +393,11 @@ class ClassicGroup:
         self._cancel_heartbeat()
         if self.coordinator is None or not self.member_id or self.instance_id:
             return None
-        req = m.LeaveGroupRequest(
+        req = versioned_message(m.LeaveGroupRequest(
             group_id=self.group_id, member_id=self.member_id,
             members=[m.LeaveGroupRequest.MemberIdentity(member_id=self.member_id,
                                                         group_instance_id=self.instance_id,
-                                                        reason="the consumer is closing")])
+                                                        reason="the consumer is closing")]))
         member = self.member_id
         self.member_id = ""
         self.generation = -1

@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import KafkaError, KafkaException
 from ..protocol import messages as m
 from ..topic_partition import TopicPartition
+from .requests import versioned
 
 E = KafkaError
 LEADER_ERRORS = frozenset({
@@ -106,11 +107,11 @@ class OffsetClient:
                 for t, p in tps:
                     topics[t].append(m.ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
                         partition_index=p, timestamp=pending[(t, p)], max_num_offsets=1))
-                req = m.ListOffsetsRequest(
+                req = versioned(m.ListOffsetsRequest, lambda topics=topics: m.ListOffsetsRequest(
                     replica_id=-1, isolation_level=isolation_level,
                     topics=[m.ListOffsetsRequest.ListOffsetsTopic(name=t, partitions=ps)
                             for t, ps in topics.items()],
-                    timeout_ms=retry.remaining_ms())
+                    timeout_ms=retry.remaining_ms()))
                 f = self.client.send(node, req)
                 f.add_done_callback(lambda f, tps=tps: on_response(f, tps, outstanding))
 
@@ -236,7 +237,7 @@ class OffsetClient:
         for t, p in tps:
             topics[t].append(p)
 
-        def build():
+        def make():
             return m.OffsetFetchRequest(
                 group_id=self.group_id,
                 topics=[m.OffsetFetchRequest.OffsetFetchRequestTopic(name=t, partition_indexes=ps)
@@ -246,6 +247,9 @@ class OffsetClient:
                     topics=[m.OffsetFetchRequest.OffsetFetchRequestGroup.OffsetFetchRequestTopics(
                         name=t, partition_indexes=ps) for t, ps in topics.items()])],
                 require_stable=require_stable)
+
+        def build():
+            return versioned(m.OffsetFetchRequest, make)
 
         def handle(resp):
             out = {}
@@ -279,7 +283,7 @@ class OffsetClient:
         for tp in offsets:
             topics[tp.topic].append(tp)
 
-        def build():
+        def make():
             R = m.OffsetCommitRequest
             return R(
                 group_id=self.group_id, generation_id_or_member_epoch=generation,
@@ -291,6 +295,9 @@ class OffsetClient:
                                                 else -1),
                         committed_metadata=tp.metadata or "")
                     for tp in tps]) for t, tps in topics.items()])
+
+        def build():
+            return versioned(m.OffsetCommitRequest, make)
 
         def handle(resp):
             errors = {}
