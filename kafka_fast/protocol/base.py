@@ -114,15 +114,17 @@ class Message(Struct):
     _ENCODERS: tuple = ()
 
     @classmethod
-    def decode(cls, buf: Any, version: int) -> Any:
-        """Decode ``buf`` (bytes, bytearray or memoryview) holding exactly one message body.
+    def decode(cls, buf: Any, version: int, *, strict: bool = False) -> Any:
+        """Decode one message body from ``buf`` (bytes, bytearray or memoryview).
 
-        ``records`` fields are memoryview slices of ``buf``. Raises ``ProtocolError``, also
-        when bytes are left over after the last field.
+        ``records`` fields are memoryview slices of ``buf``. Raises ``ProtocolError`` on
+        truncated or malformed input. Bytes after the last field are ignored, as Kafka's
+        clients do (librdkafka's mock cluster sends one after flexible Metadata responses);
+        with ``strict`` they raise ``ProtocolError`` too.
         """
         mv = _byte_view(buf)
         obj, end = cls._decode(mv, version, 0)
-        if end != len(mv):
+        if strict and end != len(mv):
             raise ProtocolError(
                 f"{cls.NAME} v{version}: {len(mv) - end} unexpected bytes after the last field"
             )

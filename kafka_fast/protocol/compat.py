@@ -18,16 +18,17 @@ def decode_api_versions_response(body: Any, version: int) -> Any:
     A broker that does not support the requested ApiVersions version answers with error
     UNSUPPORTED_VERSION (35) in a v0 body, or (librdkafka's mock cluster) in a body that fits
     no version. As Kafka's clients do, fall back to v0, and failing that keep just the error
-    code, so the caller can retry with a lower version.
+    code, so the caller can retry with a lower version. Decoding is strict here: a reply that
+    only half fits (the mock's would yield a throttle time of 20 minutes) is not trusted.
     """
     from kafka_fast.protocol.messages import ApiVersionsResponse
 
     try:
-        return ApiVersionsResponse.decode(body, version)
+        return ApiVersionsResponse.decode(body, version, strict=True)
     except ProtocolError as first:
         if version != 0:
             try:
-                return ApiVersionsResponse.decode(body, 0)
+                return ApiVersionsResponse.decode(body, 0, strict=True)
             except ProtocolError:
                 pass
         if len(body) >= 2:

@@ -6,6 +6,7 @@ import uuid
 
 import pytest
 
+from kafka_fast.errors import ProtocolError
 from kafka_fast.protocol import by_name, decode_response, frame_request, headers
 from kafka_fast.protocol.messages import (
     ApiVersionsRequest,
@@ -62,7 +63,7 @@ def test_metadata_request_v12_frame():
     assert req.encode(12) == body
     head = bytes.fromhex("0003" "000c" "0000002a" "0002" "6b66" "00")
     assert joined(frame_request(req, 12, 42, "kf")) == len(head + body).to_bytes(4, "big") + head + body
-    assert MetadataRequest.decode(body, 12) == req
+    assert MetadataRequest.decode(body, 12, strict=True) == req
 
 
 def test_metadata_request_v1_null_topics_means_all():
@@ -92,7 +93,7 @@ def test_api_versions_response_v3_with_tagged_fields():
         "01" "08" "0000000000000005"     # tag 1 FinalizedFeaturesEpoch = 5
         "03" "01" "01"                   # tag 3 ZkMigrationReady = true
     )
-    resp = ApiVersionsResponse.decode(body, 3)
+    resp = ApiVersionsResponse.decode(body, 3, strict=True)
     assert resp.error_code == 0
     assert [(k.api_key, k.min_version, k.max_version) for k in resp.api_keys] == [(18, 0, 3)]
     assert resp.finalized_features_epoch == 5
@@ -114,7 +115,7 @@ def test_fetch_response_v4_records_are_zero_copy():
         + len(records).to_bytes(4, "big") + records
     )
     buf = bytearray(body)
-    resp = FetchResponse.decode(buf, 4)
+    resp = FetchResponse.decode(buf, 4, strict=True)
     part = resp.responses[0].partitions[0]
     assert (part.partition_index, part.high_watermark, part.last_stable_offset) == (3, 10, 9)
     assert part.aborted_transactions is None
@@ -186,3 +187,22 @@ def test_by_name_and_api_keys():
         assert req.API_KEY == resp.API_KEY == key
     with pytest.raises(KeyError):
         by_name("NoSuchRequest")
+
+
+def test_api_versions_unsupported_version_replies():
+    from kafka_fast.protocol.compat import decode_api_versions_response
+
+    # Kafka: a v0 body with UNSUPPORTED_VERSION and the ApiVersions range it supports.
+    v0_reply = bytes.fromhex("0023" "00000001" "0012" "0000" "0002")
+    resp = decode_api_versions_response(v0_reply, 3)
+    assert resp.error_code == 35
+    assert [(k.api_key, k.min_version, k.max_version) for k in resp.api_keys] == [(18, 0, 2)]
+    # librdkafka's mock cluster (2.16) answers a v3 request with a body fitting no version
+    # (a one-byte count that is not a compact count, entries without tagged fields).
+    mock_reply = bytes.fromhex("0023" "01" "0012" "0000" "0002" "00000000")
+    resp = decode_api_versions_response(mock_reply, 3)
+    assert (resp.error_code, resp.api_keys, resp.throttle_time_ms) == (35, [], 0)
+    frame = bytes.fromhex("00000009") + mock_reply
+    assert decode_response(frame, ApiVersionsResponse, 3)[1].error_code == 35
+    with pytest.raises(ProtocolError):
+        decode_api_versions_response(b"\x00\x00\x05", 3)

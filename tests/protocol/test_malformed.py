@@ -34,11 +34,12 @@ def test_every_prefix_raises(cls):
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.NAME)
-def test_trailing_bytes_raise(cls):
+def test_trailing_bytes_raise_when_strict(cls):
     version = cls.MAX_VERSION
     data = populated(cls, version).encode(version)
     with pytest.raises(ProtocolError, match="unexpected bytes after the last field"):
-        cls.decode(data + b"\x00", version)
+        cls.decode(data + b"\x00", version, strict=True)
+    assert cls.decode(data + b"\x00", version) == cls.decode(data, version, strict=True)
 
 
 def test_error_names_message_version_and_field():

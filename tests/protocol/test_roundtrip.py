@@ -13,7 +13,7 @@ CLASSES = all_message_classes()
 
 def _roundtrip(obj, cls, version):
     data = obj.encode(version)
-    decoded = cls.decode(data, version)
+    decoded = cls.decode(data, version, strict=True)
     assert decoded == obj, f"{cls.NAME} v{version}"
     assert decoded.encode(version) == data
     assert b"".join(bytes(c) for c in obj.encode_chunks(version)) == data
