@@ -118,3 +118,28 @@ def test_make_assignors_validates_names_and_protocol_mix():
         make_assignors(["sticky"])
     with pytest.raises(ValueError, match="cannot mix"):
         make_assignors(["range", "cooperative-sticky"])
+
+
+def test_subscription_and_assignment_bytes_follow_the_consumer_protocol():
+    from kafka_fast.consumer.consumer_protocol import (
+        decode_assignment,
+        decode_subscription,
+        encode_assignment,
+        encode_subscription,
+    )
+
+    # version, topics ["t"], null user data
+    assert encode_subscription(Subscription(["t"]), 0).hex() == "000000000001000174ffffffff"
+    raw = encode_subscription(Subscription(["t"], owned={"t": [1, 0]}, generation=4), 3)
+    assert raw.hex() == ("0003" "00000001" "000174" "ffffffff" "00000001" "000174"
+                         "00000002" "00000000" "00000001" "00000004" "ffff")
+    sub = decode_subscription(raw, "inst")
+    assert (sub.topics, sub.owned, sub.generation, sub.group_instance_id) == (
+        ["t"], {"t": [0, 1]}, 4, "inst")
+    raw = encode_assignment({"t": [2, 1]})
+    assert raw.hex() == "0000" "00000001" "000174" "00000002" "00000001" "00000002" "ffffffff"
+    assert decode_assignment(raw) == {"t": [1, 2]}
+    assert decode_assignment(b"") == {}
+    # A newer version than we know is read with the fields we know.
+    newer = b"\x00\x09" + encode_subscription(Subscription(["u"]), 3)[2:] + b"\x01\x02"
+    assert decode_subscription(newer).topics == ["u"]
