@@ -8,7 +8,7 @@ from __future__ import annotations
 import socket
 import struct
 
-from kafka_fast.protocol import decode_response, frame_request
+from kafka_fast.protocol import by_name, decode_response, frame_request
 
 TIMEOUT = 10.0
 
@@ -57,15 +57,8 @@ class RawConnection:
         self._send(frame_request(request, version, self.correlation_id, self.client_id))
         (size,) = struct.unpack(">i", self._recv_exact(4))
         self.last_frame = self._recv_exact(size)
-        response_cls = type(request).__name__.replace("Request", "Response")
-        from kafka_fast.protocol import by_name
-
-        correlation_id, response = decode_response(
-            self.last_frame, by_name(response_cls), version
-        )
+        response_cls = by_name(request.NAME[: -len("Request")] + "Response")
+        correlation_id, response = decode_response(self.last_frame, response_cls, version)
         assert correlation_id == self.correlation_id
         return response
 
-
-def connect(address: tuple[str, int]) -> RawConnection:
-    return RawConnection(*address)
