@@ -328,6 +328,55 @@ def _unlz4(data: Any, max_size: int, legacy: bool) -> Lease:
 
 
 _DCTX = threading.local()
+_ZSTD_MAGIC = 0xFD2FB528
+_ZSTD_BLOCK_MAX = 128 * 1024
+
+
+def _zstd_bound(view: memoryview) -> int:
+    """Walk the frames (RFC 8878) to check they are complete; returns an upper bound of the
+    decompressed size (raw and RLE block sizes, 128 KiB per compressed block)."""
+    pos, end, bound = 0, len(view), 0
+    if not end:
+        raise _corrupt(ZSTD, "is empty")
+    while pos < end:
+        if end - pos < 4:
+            raise _corrupt(ZSTD, "has a truncated frame magic")
+        (magic,) = struct.unpack_from("<I", view, pos)
+        if magic & 0xFFFFFFF0 == 0x184D2A50:  # skippable frame
+            if end - pos < 8:
+                raise _corrupt(ZSTD, "has a truncated skippable frame")
+            (size,) = struct.unpack_from("<I", view, pos + 4)
+            pos += 8 + size
+            if pos > end:
+                raise _corrupt(ZSTD, "has a truncated skippable frame")
+            continue
+        if magic != _ZSTD_MAGIC:
+            raise _corrupt(ZSTD, "has no zstd frame magic")
+        if end - pos < 5:
+            raise _corrupt(ZSTD, "has a truncated frame header")
+        fhd = view[pos + 4]
+        if fhd & 0x08:
+            raise _corrupt(ZSTD, "has a reserved frame header bit set")
+        single = fhd & 0x20
+        fcs = (1 if single else 0, 2, 4, 8)[fhd >> 6]
+        pos += 5 + (0 if single else 1) + (0, 1, 2, 4)[fhd & 3] + fcs
+        while True:
+            if end - pos < 3:
+                raise _corrupt(ZSTD, "is truncated (block header)")
+            head = view[pos] | view[pos + 1] << 8 | view[pos + 2] << 16
+            kind, size = (head >> 1) & 3, head >> 3
+            if kind == 3:
+                raise _corrupt(ZSTD, "has a reserved block type")
+            pos += 3 + (1 if kind == 1 else size)
+            if pos > end:
+                raise _corrupt(ZSTD, "is truncated (block data)")
+            bound += size if kind < 2 else _ZSTD_BLOCK_MAX
+            if head & 1:
+                break
+        pos += 4 if fhd & 0x04 else 0
+        if pos > end:
+            raise _corrupt(ZSTD, "is truncated (checksum)")
+    return bound
 
 
 def _unzstd(data: Any, max_size: int) -> Lease:
@@ -335,46 +384,26 @@ def _unzstd(data: Any, max_size: int) -> Lease:
     if dctx is None:
         dctx = _DCTX.dctx = zstandard.ZstdDecompressor()
     view = memoryview(data).cast("B")
-    try:
-        declared = zstandard.frame_content_size(view)
-    except zstandard.ZstdError as exc:
-        raise _corrupt(ZSTD, f"is invalid ({exc})") from None
-    if declared > max_size:
-        raise _too_big(ZSTD, max_size)
-    # Trust a declared size only up to what the input could plausibly hold; grow beyond that
-    # as output is really produced.
-    plausible = max(_POOL_MIN, 64 * len(view))
-    cap = min(declared + 1 if declared >= 0 else 4 * len(view) + 1, plausible, max_size + 1)
+    bound = _zstd_bound(view)
+    cap = min(bound, max_size) + 1
     buf = _POOL.take(cap) if cap >= _POOL_MIN else bytearray(cap)
     n = 0
     try:
         with dctx.stream_reader(view, read_across_frames=True, read_size=1 << 20) as reader:
-            while True:
-                if n == len(buf):
-                    if n > max_size:
-                        raise _too_big(ZSTD, max_size)
-                    bigger = bytearray(min(2 * len(buf), max_size + 1))
-                    bigger[:n] = buf
-                    if len(buf) >= _POOL_MIN:
-                        _POOL.give(buf)
-                    buf = bigger
-                with memoryview(buf) as out:
-                    got = reader.readinto(out[n:])
-                if not got:
-                    break
-                n += got
+            with memoryview(buf) as out:
+                while n < cap:
+                    got = reader.readinto(out[n:cap])
+                    if not got:
+                        break
+                    n += got
     except zstandard.ZstdError as exc:
         if len(buf) >= _POOL_MIN:
             _POOL.give(buf)
         raise _corrupt(ZSTD, f"is invalid ({exc})") from None
-    except CorruptRecordError:
+    if n > max_size:
         if len(buf) >= _POOL_MIN:
             _POOL.give(buf)
-        raise
-    if n > max_size:
         raise _too_big(ZSTD, max_size)
-    if n == 0 and not len(view):
-        raise _corrupt(ZSTD, "is empty")
     return Lease(memoryview(buf)[:n], buf if len(buf) >= _POOL_MIN else None)
 
 
@@ -382,14 +411,17 @@ def decompress_pooled(
     codec: str | int,
     data: Any,
     *,
-    max_size: int = MAX_DECOMPRESSED_SIZE,
+    max_size: int | None = None,
     legacy_lz4: bool = False,
 ) -> Lease:
     """Decompress into a (possibly pooled) buffer; use as ``with decompress_pooled(...) as l:``.
 
-    ``l.view`` is valid until ``release()``. Raises ``CorruptRecordError`` on bad data.
+    ``l.view`` is valid until ``release()``. ``max_size`` defaults to ``MAX_DECOMPRESSED_SIZE``.
+    Raises ``CorruptRecordError`` on bad data.
     """
     cid = codec_id(codec)
+    if max_size is None:
+        max_size = MAX_DECOMPRESSED_SIZE
     if cid == GZIP:
         return _gunzip(data, max_size)
     if cid == SNAPPY:
@@ -405,7 +437,7 @@ def decompress(
     codec: str | int,
     data: Any,
     *,
-    max_size: int = MAX_DECOMPRESSED_SIZE,
+    max_size: int | None = None,
     legacy_lz4: bool = False,
 ) -> bytes:
     """Decompress ``data`` to bytes (bounded by ``max_size``); CorruptRecordError on bad data."""

@@ -378,7 +378,7 @@ def encode_batch(
     hs = _headers(headers, n)
     first = ts[0]
     records = b"".join(
-        _encode_record(i, ts[i] - first, ks[i], vals[i], hs[i]) for i in range(n)
+        _encode_record(i, _i64(ts[i] - first), ks[i], vals[i], hs[i]) for i in range(n)
     )
     return _assemble(
         records, n, codec, compression_level, base_offset, first, max(ts),
@@ -442,7 +442,7 @@ class RecordBatchBuilder:
             self._first_ts = ts
         rec = _encode_record(
             len(self._parts),
-            ts - self._first_ts,
+            _i64(ts - self._first_ts),
             None if key is None else memoryview(key).cast("B"),
             None if value is None else memoryview(value).cast("B"),
             headers,
@@ -451,7 +451,7 @@ class RecordBatchBuilder:
             return False
         self._parts.append(rec)
         self._size += len(rec)
-        if ts > self._max_ts:
+        if ts > self._max_ts or len(self._parts) == 1:
             self._max_ts = ts
         return True
 
@@ -537,39 +537,43 @@ def _parse_records(buf, pos: int, end: int, count: int, base: int):
         off_delta, p = decode_varint(buf, p, rend)
         fields = []
         for what in ("key", "value"):
+            at = p
             n, p = decode_varint(buf, p, rend)
             if n == -1:
                 fields.append(None)
                 continue
             if n < -1:
-                raise CorruptRecordError(f"negative {what} length {n}", base + p)
+                raise CorruptRecordError(f"negative {what} length {n}", base + at)
             if n > rend - p:
-                raise CorruptRecordError(f"{what} length {n} beyond the record", base + p)
+                raise CorruptRecordError(f"{what} length {n} beyond the record", base + at)
             fields.append(bytes(buf[p : p + n]))
             p += n
+        at = p
         hcount, p = decode_varint(buf, p, rend)
         if hcount < 0:
-            raise CorruptRecordError(f"negative header count {hcount}", base + p)
+            raise CorruptRecordError(f"negative header count {hcount}", base + at)
         if hcount * 2 > rend - p:
-            raise CorruptRecordError(f"header count {hcount} beyond the record", base + p)
+            raise CorruptRecordError(f"header count {hcount} beyond the record", base + at)
         headers = []
         for _h in range(hcount):
+            at = p
             n, p = decode_varint(buf, p, rend)
             if n < 0:
-                raise CorruptRecordError(f"bad header key length {n}", base + p)
+                raise CorruptRecordError(f"bad header key length {n}", base + at)
             if n > rend - p:
-                raise CorruptRecordError(f"header key length {n} beyond the record", base + p)
+                raise CorruptRecordError(f"header key length {n} beyond the record", base + at)
             hkey = bytes(buf[p : p + n]).decode("utf-8", "replace")
             p += n
+            at = p
             n, p = decode_varint(buf, p, rend)
             if n < -1:
-                raise CorruptRecordError(f"negative header value length {n}", base + p)
+                raise CorruptRecordError(f"negative header value length {n}", base + at)
             if n == -1:
                 hval = None
             else:
                 if n > rend - p:
                     raise CorruptRecordError(
-                        f"header value length {n} beyond the record", base + p
+                        f"header value length {n} beyond the record", base + at
                     )
                 hval = bytes(buf[p : p + n])
                 p += n
@@ -770,9 +774,10 @@ class LegacyRecordBatch:
             self._records = self._inner(view, pos, offset, magic, ts, log_append, value,
                                         verify_crc)
         first = self._records[0]
+        last = max(offset, self._records[-1].offset)
         self.base_offset = first.offset
-        self.last_offset_delta = offset - first.offset
-        self.next_offset = offset + 1
+        self.last_offset_delta = last - first.offset
+        self.next_offset = last + 1
         self.first_timestamp = first.timestamp
         self.max_timestamp = max(r.timestamp for r in self._records)
         self._count = len(self._records)
@@ -796,7 +801,10 @@ class LegacyRecordBatch:
                 ) from None
         if not msgs:
             raise CorruptRecordError("compressed message holds no messages", pos)
+        # magic 1: inner offsets are relative to the wrapper's (the last record's) offset; a
+        # wrapper offset below that (as some producers send) leaves them as they are, as in Kafka.
         shift = wrapper_offset - msgs[-1][0] if magic >= 1 else 0
+        shift = max(shift, 0)
         return [
             Record(o + shift, wrapper_ts if log_append else ts, k, v, [])
             for o, _m, _a, ts, k, v in msgs

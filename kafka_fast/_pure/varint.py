@@ -70,7 +70,7 @@ def _decode(buf, pos: int, end: int | None, max_bytes: int, bits: int, what: str
                 raise CorruptRecordError(f"{what} overflows int{bits}", pos)
             return zigzag_decode(u), pos + i + 1
         shift += 7
-    raise CorruptRecordError(f"{what} longer than {max_bytes} bytes", pos)
+    raise CorruptRecordError(f"{what} overflows int{bits} (longer than {max_bytes} bytes)", pos)
 
 
 def decode_varint(buf, pos: int = 0, end: int | None = None) -> tuple[int, int]:
