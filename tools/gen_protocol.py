@@ -823,7 +823,11 @@ def render_index(messages: list[MessageDef]) -> str:
         if m.api_key is not None:
             by_key.setdefault(m.api_key, {})[m.kind] = m
     for key in sorted(by_key):
-        req, resp = by_key[key]["request"], by_key[key]["response"]
+        pair = by_key[key]
+        if set(pair) != {"request", "response"}:
+            names = ", ".join(m.name for m in pair.values())
+            raise ValueError(f"API key {key} needs one request and one response schema: {names}")
+        req, resp = pair["request"], pair["response"]
         rf = req.flexible[0] if req.flexible else None
         sf = resp.flexible[0] if resp.flexible else None
         lines.append(f"    {key}: ({req.name!r}, {resp.name!r}, {rf!r}, {sf!r}, "
