@@ -3,10 +3,10 @@
  * Notation: a CRC "state" is the reflected 32-bit register between the initial and the final
  * inversion. For a state s and message M, crc(s, M) is linear, so
  *     crc(s, A || B) = shift(crc(s, A), |B|) ^ crc(0, B),   shift(s, n) = s * x^(8n) mod P,
- * which is how the three-lane kernels join their lanes. The folding kernels keep a 128-bit
- * (or 4 x 128-bit) remainder congruent to the message read so far and move it forward with
- * carry-less multiplications by x^(8D +/- ...) mod P; at the end the remainder is itself a
- * 16-byte message with the same CRC, which the crc32 instruction finishes.
+ * which is how the three-lane kernels join their lanes. The folding kernels keep 128-bit
+ * remainders (one per vector lane) congruent to the message read so far and move each one D
+ * bytes forward with carry-less multiplications by x^(8D+63) and x^(8D-1) mod P; at the end the
+ * remainder is itself a 16-byte message with the same CRC, which the crc32 instruction finishes.
  *
  * All constants (byte tables, lane shift tables, folding multipliers) are computed once at
  * first use from the polynomial, under a once-only initialiser.
@@ -212,8 +212,52 @@ static inline uint32_t kf_finish128(__m128i x, const uint8_t *p, size_t n) {
     return kf_crc_sse42_serial(s, p, n);
 }
 
+/* Large inputs go in blocks of a folding part (64 * KF_FUSED_ITERS bytes) followed by three
+ * crc32 lanes of KF_LANE_0 bytes, all advanced in one loop: the carry-less multiplier and the
+ * crc32 instruction run on different execution ports, so the lanes come almost for free. */
+#define KF_FUSED_ITERS (KF_LANE_0 / 16)
+#define KF_FUSED_BLOCK (64 * KF_FUSED_ITERS + 3 * KF_LANE_0)
+
+KF_TARGET("sse4.2,pclmul")
+static uint32_t kf_crc_pclmul_fused(uint32_t s, const uint8_t *p) {
+    const __m128i *v = (const __m128i *)p;
+    __m128i x0 = _mm_xor_si128(_mm_loadu_si128(v), _mm_cvtsi32_si128((int)s));
+    __m128i x1 = _mm_loadu_si128(v + 1), x2 = _mm_loadu_si128(v + 2), x3 = _mm_loadu_si128(v + 3);
+    const __m128i k64 = kf_k128(4);
+    const uint8_t *lane = p + 64 * KF_FUSED_ITERS;
+    uint64_t a = 0, b = 0, c = 0;
+    for (size_t i = 1; i < KF_FUSED_ITERS; i++) {
+        v = (const __m128i *)(p + 64 * i);
+        x0 = kf_fold16(x0, k64, _mm_loadu_si128(v));
+        x1 = kf_fold16(x1, k64, _mm_loadu_si128(v + 1));
+        x2 = kf_fold16(x2, k64, _mm_loadu_si128(v + 2));
+        x3 = kf_fold16(x3, k64, _mm_loadu_si128(v + 3));
+        const uint8_t *q = lane + 16 * (i - 1);
+        a = _mm_crc32_u64(a, kf_load64(q));
+        b = _mm_crc32_u64(b, kf_load64(q + KF_LANE_0));
+        c = _mm_crc32_u64(c, kf_load64(q + 2 * KF_LANE_0));
+        a = _mm_crc32_u64(a, kf_load64(q + 8));
+        b = _mm_crc32_u64(b, kf_load64(q + KF_LANE_0 + 8));
+        c = _mm_crc32_u64(c, kf_load64(q + 2 * KF_LANE_0 + 8));
+    }
+    const uint8_t *q = lane + 16 * (KF_FUSED_ITERS - 1);
+    a = _mm_crc32_u64(_mm_crc32_u64(a, kf_load64(q)), kf_load64(q + 8));
+    b = _mm_crc32_u64(_mm_crc32_u64(b, kf_load64(q + KF_LANE_0)), kf_load64(q + KF_LANE_0 + 8));
+    c = _mm_crc32_u64(_mm_crc32_u64(c, kf_load64(q + 2 * KF_LANE_0)),
+                      kf_load64(q + 2 * KF_LANE_0 + 8));
+    __m128i x = kf_fold16(x0, kf_k128(3), kf_fold16(x1, kf_k128(2), kf_fold16(x2, kf_k128(1), x3)));
+    uint32_t folded = (uint32_t)_mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(x));
+    folded = (uint32_t)_mm_crc32_u64(folded, (uint64_t)_mm_extract_epi64(x, 1));
+    s = kf_shift_apply(0, folded) ^ (uint32_t)a;
+    s = kf_shift_apply(0, s) ^ (uint32_t)b;
+    return kf_shift_apply(0, s) ^ (uint32_t)c;
+}
+
 KF_TARGET("sse4.2,pclmul")
 static uint32_t kf_crc_pclmul(uint32_t s, const uint8_t *p, size_t n) {
+    if (n < 128) return kf_crc_sse42_serial(s, p, n);
+    for (; n >= KF_FUSED_BLOCK; p += KF_FUSED_BLOCK, n -= KF_FUSED_BLOCK)
+        s = kf_crc_pclmul_fused(s, p);
     if (n < 128) return kf_crc_sse42_serial(s, p, n);
     const __m128i *v = (const __m128i *)p;
     __m128i x0 = _mm_xor_si128(_mm_loadu_si128(v), _mm_cvtsi32_si128((int)s));

@@ -1,8 +1,9 @@
 /* CRC32C (Castagnoli, reflected polynomial 0x82F63B78) with run-time CPU dispatch.
  *
  * Paths, best first: "vpclmul-avx512" (512-bit carry-less folding), "vpclmul-avx2" (256-bit),
- * "pclmul-fold" (128-bit), "sse4.2-3way" (crc32 instruction on three interleaved lanes), "armv8"
- * (ARMv8 CRC32C instructions on three interleaved lanes), "slicing-by-8" (portable).
+ * "pclmul-fold" (128-bit, with three crc32-instruction lanes alongside on large inputs),
+ * "sse4.2-3way" (crc32 instruction on three interleaved lanes), "armv8" (ARMv8 CRC32C
+ * instructions on three interleaved lanes), "slicing-by-8" (portable).
  * The path is chosen once, on first use, from what the CPU supports; the environment variable
  * KAFKA_FAST_CRC32C_IMPL=<name> asks for a specific supported path instead.
  * All functions are thread-safe and may be called without holding the GIL.
