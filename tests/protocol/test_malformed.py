@@ -101,7 +101,7 @@ def test_unsupported_version_is_protocol_error():
 _message = st.sampled_from(CLASSES)
 
 
-@settings(max_examples=400, deadline=500, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
 @given(cls=_message, data=st.data(), garbage=st.binary(max_size=300))
 def test_random_garbage_never_raises_anything_else(cls, data, garbage):
     version = data.draw(st.integers(cls.MIN_VERSION, cls.MAX_VERSION))
@@ -111,7 +111,7 @@ def test_random_garbage_never_raises_anything_else(cls, data, garbage):
         pass
 
 
-@settings(max_examples=400, deadline=500, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
 @given(cls=_message, data=st.data())
 def test_mutated_frames_never_raise_anything_else(cls, data):
     version = data.draw(st.integers(cls.MIN_VERSION, cls.MAX_VERSION))
@@ -127,3 +127,17 @@ def test_mutated_frames_never_raise_anything_else(cls, data):
         return
     # Whatever decodes must encode again (possibly to different bytes, e.g. bool 0x7F -> 1).
     assert isinstance(decoded.encode(version), bytes)
+
+
+@settings(max_examples=300, deadline=2000)
+@given(api_key=st.sampled_from([0, 1, 3, 10, 18]), data=st.data(),
+       frame=st.binary(max_size=200))
+def test_garbage_response_frames(api_key, data, frame):
+    from kafka_fast.protocol import API_KEYS, decode_response
+
+    response_cls = API_KEYS[api_key][1]
+    version = data.draw(st.integers(response_cls.MIN_VERSION, response_cls.MAX_VERSION))
+    try:
+        decode_response(frame, response_cls, version)
+    except ProtocolError:
+        pass
