@@ -83,22 +83,9 @@ def owns_buffer(api_key: int) -> bool:
     return owning
 
 
-def decode_body(cls: Any, body: memoryview, version: int) -> Any:
-    """Decode a response body, ignoring bytes after the last field.
-
-    The Java client and librdkafka ignore trailing bytes too, and librdkafka's mock cluster
-    sends one extra byte after flexible-version bodies. Malformed input raises the codec's
-    descriptive ``ProtocolError``.
-    """
-    try:
-        return cls._DECODERS[version](body, 0)[0]
-    except Exception:  # noqa: BLE001 - re-decoded below for the descriptive error
-        return cls.decode(body, version)
-
-
 def _decode_or_none(cls: type, body: Any, version: int) -> Any:
     try:
-        return decode_body(cls, body, version)
+        return cls.decode(body, version)
     except ProtocolError:
         return None
 
@@ -382,7 +369,7 @@ class BrokerConnection:
         if isinstance(body, BaseException):
             return
         try:
-            resp = decode_body(SaslHandshakeResponse, body, req.version)
+            resp = SaslHandshakeResponse.decode(body, req.version)
         except ProtocolError as exc:
             self._auth_failed(f"bad SaslHandshake reply: {exc}")
             return
@@ -406,7 +393,7 @@ class BrokerConnection:
         if isinstance(body, BaseException):
             return
         try:
-            resp = decode_body(SaslAuthenticateResponse, body, req.version)
+            resp = SaslAuthenticateResponse.decode(body, req.version)
         except ProtocolError as exc:
             self._auth_failed(f"bad SaslAuthenticate reply: {exc}")
             return
@@ -569,7 +556,7 @@ class BrokerConnection:
             req.handler(req, body)
             return
         try:
-            resp = decode_body(API_KEYS[api_key][1], body, version)
+            resp = API_KEYS[api_key][1].decode(body, version)
         except ProtocolError as exc:
             req.fail(exc)
             return
