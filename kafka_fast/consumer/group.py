@@ -38,6 +38,12 @@ E = KafkaError
 REJOIN = frozenset({E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID, E.REBALANCE_IN_PROGRESS})
 REDISCOVER = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE})
 
+#: librdkafka's mock cluster closes the connection on flexible JoinGroup (v6+) and
+#: SyncGroup (v4+) requests; v5 and v3 carry everything this client uses (static
+#: membership included).
+JOIN_GROUP_MAX_VERSION = 5
+SYNC_GROUP_MAX_VERSION = 3
+
 # states
 UNJOINED, REVOKING, JOINING, SYNCING, STABLE, CLOSED = range(6)
 
@@ -181,7 +187,7 @@ class ClassicGroup:
             group_instance_id=self.instance_id, protocol_type=self.protocol_type,
             protocols=[m.JoinGroupRequest.JoinGroupRequestProtocol(
                 name=a.name, metadata=encode_subscription(sub)) for a in self.assignors],
-            reason=None))
+            reason=None), JOIN_GROUP_MAX_VERSION)
         f = self.client.send(self.coordinator, req,
                              timeout_ms=self.rebalance_timeout_ms + 5000)
         f.add_done_callback(lambda f: self._on_join(f, epoch))
@@ -219,7 +225,7 @@ class ClassicGroup:
         req = versioned_message(m.SyncGroupRequest(
             group_id=self.group_id, generation_id=self.generation, member_id=self.member_id,
             group_instance_id=self.instance_id, protocol_type=self.protocol_type,
-            protocol_name=self.protocol_name, assignments=assignments))
+            protocol_name=self.protocol_name, assignments=assignments), SYNC_GROUP_MAX_VERSION)
         f2 = self.client.send(self.coordinator, req)
         f2.add_done_callback(lambda f2: self._on_sync(f2, epoch))
 
