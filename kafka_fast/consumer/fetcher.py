@@ -68,7 +68,15 @@ class Fetcher:
         self.eof_enabled = conf["enable.partition.eof"]
         self.rack = conf["client.rack"]
         self.inflight: set[int] = set()
+        self.awaiting_metadata = False
         self.closed = False
+
+    def _metadata_arrived(self, f: Future) -> None:
+        self.awaiting_metadata = False
+        if f.exception() is not None:
+            self.client.call_later(self.error_backoff, self.client.wakeup)
+        else:
+            self.client.wakeup()
 
     # -- scheduling ----------------------------------------------------------------------------
     def tick(self) -> float | None:
@@ -79,6 +87,7 @@ class Fetcher:
         now = time.monotonic()
         wait = 0.5
         to_resolve = []
+        leaderless: set[str] = set()
         by_leader: dict[int, list[PartitionState]] = defaultdict(list)
         with c._lock:
             if not c._parts:
@@ -95,13 +104,18 @@ class Fetcher:
                     continue
                 node = self.client.leader(ps.topic, ps.partition)
                 if node is None:
-                    ps.backoff_until = now + self.error_backoff
+                    leaderless.add(ps.topic)
                     continue
                 if node in self.inflight:
                     continue
                 by_leader[node].append(ps)
         if to_resolve:
             self._resolve(to_resolve)
+        if leaderless and not self.awaiting_metadata:
+            # Fetch again as soon as the leaders are known.
+            self.awaiting_metadata = True
+            self.client.request_metadata(sorted(leaderless)).add_done_callback(
+                self._metadata_arrived)
         for node, parts in by_leader.items():
             if self.client.node_ready(node):
                 self._send(node, parts)
