@@ -37,6 +37,33 @@ cdef extern from "Python.h":
     Py_ssize_t PySequence_Fast_GET_SIZE(object o)
     void *PySequence_Fast_GET_ITEM(object o, Py_ssize_t i)
 
+cdef extern from *:
+    """
+    /* ptr/len of each item of a list of bytes/None, prefetching ahead (the objects are
+     * scattered on the heap); returns the index of the first other item, or n. */
+    static Py_ssize_t kf_collect_bytes(PyObject **items, Py_ssize_t start, Py_ssize_t n,
+                                       const uint8_t **ptrs, int64_t *lens) {
+        for (Py_ssize_t i = start; i < n; i++) {
+            if (i + 8 < n) __builtin_prefetch(items[i + 8]);
+            PyObject *o = items[i];
+            if (PyBytes_CheckExact(o)) {
+                ptrs[i] = (const uint8_t *)PyBytes_AS_STRING(o);
+                lens[i] = PyBytes_GET_SIZE(o);
+            } else if (o == Py_None) {
+                ptrs[i] = NULL;
+                lens[i] = -1;
+            } else {
+                return i;
+            }
+        }
+        return n;
+    }
+    """
+    ctypedef struct PyObject
+    PyObject **PySequence_Fast_ITEMS(object o)
+    Py_ssize_t kf_collect_bytes(PyObject **items, Py_ssize_t start, Py_ssize_t n,
+                                const uint8_t **ptrs, int64_t *lens)
+
 cdef extern from "<time.h>" nogil:
     ctypedef long time_t
     struct timespec:
@@ -396,15 +423,10 @@ cdef class _Column:
         if self.ptrs == NULL or self.lens == NULL:
             raise MemoryError()
         views = None
-        for i in range(n):
+        i = kf_collect_bytes(PySequence_Fast_ITEMS(seq), 0, n, self.ptrs, self.lens)
+        while i < n:
             item = <object>PySequence_Fast_GET_ITEM(seq, i)
-            if PyBytes_CheckExact(item):
-                self.ptrs[i] = <const uint8_t *>PyBytes_AS_STRING(item)
-                self.lens[i] = PyBytes_GET_SIZE(item)
-            elif item is None:
-                self.ptrs[i] = NULL
-                self.lens[i] = -1
-            elif isinstance(item, str):
+            if isinstance(item, str):
                 raise TypeError(f"{what}[{i}] is a str; encode it to bytes first")
             else:
                 mv = memoryview(item)
@@ -417,6 +439,7 @@ cdef class _Column:
                 self.ptrs[i] = <const uint8_t *>view.buf
                 self.lens[i] = view.len
                 PyBuffer_Release(&view)
+            i = kf_collect_bytes(PySequence_Fast_ITEMS(seq), i + 1, n, self.ptrs, self.lens)
         self.keep = (seq, views)
         self.col.kind = KF_COL_PTRS
         self.col.ptrs = self.ptrs
@@ -617,7 +640,7 @@ cdef class RecordBatchBuilder:
                                               -2147483648, INT32_MAX)
         self.set_producer_state(producer_id, producer_epoch, base_sequence, transactional)
         _buf_give(&self.buf)
-        _buf_take(&self.buf, min(max(batch_size, 4096) + 1024, 1 << 20))
+        _buf_take(&self.buf, min(max(batch_size, 4096) + 1024, POOL_MIN))
         self.buf.len = HEADER_SIZE
         self.count = 0
         self.max_ts = -1
@@ -781,21 +804,31 @@ def patch_producer_fields(buf, producer_id, producer_epoch, base_sequence, trans
 
 @cython.freelist(256)
 @cython.final
+@cython.no_gc
 cdef class Record:
-    """One decoded record: ``offset, timestamp, key, value, headers``."""
+    """One decoded record: ``offset, timestamp, key, value, headers``.
+
+    Not tracked by the garbage collector (decoding creates many; they hold only bytes and
+    the header list), so do not store a record inside its own headers.
+    """
 
     cdef readonly int64_t offset
     cdef readonly int64_t timestamp
     cdef readonly object key
     cdef readonly object value
-    cdef readonly object headers
+    cdef object _headers  # None when the record has no headers
 
     def __init__(self, offset, timestamp, key, value, headers):
         self.offset = offset
         self.timestamp = timestamp
         self.key = key
         self.value = value
-        self.headers = headers
+        self._headers = headers if headers else None
+
+    @property
+    def headers(self):
+        """List of ``(str, bytes | None)`` tuples (empty when the record has none)."""
+        return [] if self._headers is None else self._headers
 
     def __eq__(self, other):
         try:
@@ -923,8 +956,8 @@ cdef class RecordBatch:
                     <const char *>rec.key, rec.klen)
                 obj.value = None if rec.vlen < 0 else PyBytes_FromStringAndSize(
                     <const char *>rec.value, rec.vlen)
-                obj.headers = [] if rec.header_count == 0 else _headers_list(
-                    rec.headers, rec.end, rec.header_count)
+                if rec.header_count:
+                    obj._headers = _headers_list(rec.headers, rec.end, rec.header_count)
                 Py_INCREF(obj)
                 PyList_SET_ITEM(out, i, obj)
             if p != r.end:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from kafka_fast import compression
+from kafka_fast.crc import crc32c as _crc32c
 from kafka_fast.errors import CorruptRecordError
 from kafka_fast.message import (
     TIMESTAMP_CREATE_TIME,
@@ -68,23 +69,6 @@ ATTR_CONTROL = 0x20
 
 _PRODUCER_FIELDS = struct.Struct(">qhi")  # producerId, producerEpoch, baseSequence at byte 43
 _PRODUCER_AT = 43
-
-
-_CRC32C: list = []
-
-
-def _crc32c(data: Any) -> int:
-    if not _CRC32C:
-        try:
-            from kafka_fast.crc import crc32c
-        except ImportError:  # kafka_fast.crc not present yet
-            import google_crc32c
-
-            def crc32c(d: Any) -> int:
-                return google_crc32c.value(bytes(d))
-
-        _CRC32C.append(crc32c)
-    return _CRC32C[0](data)
 
 
 def _i64(x: int) -> int:

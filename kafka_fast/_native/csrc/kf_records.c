@@ -32,9 +32,16 @@ int64_t kf_bulk_size(const kf_bulk *b) {
 
 int64_t kf_bulk_write(const kf_bulk *b, uint8_t *out) {
     uint8_t *p = out;
+    const int scattered = b->values->kind == KF_COL_PTRS;
     for (int64_t i = 0; i < b->n; i++) {
         const uint8_t *k, *v, *h;
         int64_t klen, vlen, hlen;
+        if (scattered && i + 4 < b->n && b->values->ptrs[i + 4]) {
+            /* separate objects: fetch the value a few records ahead */
+            const uint8_t *ahead = b->values->ptrs[i + 4];
+            __builtin_prefetch(ahead);
+            if (b->values->lens[i + 4] > 64) __builtin_prefetch(ahead + 64);
+        }
         kf_col_get(b->keys, i, &k, &klen);
         kf_col_get(b->values, i, &v, &vlen);
         kf_hdr_get(b->hdrs, i, &h, &hlen);
