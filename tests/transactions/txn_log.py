@@ -1,0 +1,147 @@
+"""Test helpers at the transaction layer: a KafkaClient driven by hand (transactional
+ProduceRequests built with the record engine) and the raw log read back with control batches."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, NamedTuple
+
+from kafka_fast.config import make_config
+from kafka_fast.errors import KafkaError, KafkaException
+from kafka_fast.net import KafkaClient
+from kafka_fast.protocol import messages as m
+from kafka_fast.records import (
+    CONTROL_ABORT,
+    CONTROL_COMMIT,
+    decode_batches,
+    decode_control_key,
+    encode_batch,
+)
+from kafka_fast.transactions import TransactionManager
+
+CONTROL_NAMES = {CONTROL_ABORT: "ABORT", CONTROL_COMMIT: "COMMIT"}
+
+
+class Entry(NamedTuple):
+    """One record of the log: data (``kind`` "data") or a control marker ("COMMIT"/"ABORT")."""
+
+    offset: int
+    kind: str
+    key: bytes | None
+    value: bytes | None
+    producer_id: int
+    producer_epoch: int
+    transactional: bool
+
+
+def client_config(broker: Any, transactional_id: str, **extra: Any) -> Any:
+    conf = broker.client_config({"transactional.id": transactional_id,
+                                 "transaction.timeout.ms": 10000})
+    conf.update(extra)
+    return make_config(conf, "producer")
+
+
+class HandProducer:
+    """A transactional producer reduced to what the manager needs: one ProduceRequest per
+    call, carrying one transactional batch stamped with the manager's producer id/epoch."""
+
+    def __init__(self, broker: Any, transactional_id: str, **extra: Any) -> None:
+        self.config = client_config(broker, transactional_id, **extra)
+        self.client = KafkaClient(self.config).start()
+        self.txn = TransactionManager(self.client, self.config)
+        self.sequences: dict[tuple[str, int], int] = {}
+        self.txn.on_new_epoch = lambda pid, epoch: self.sequences.clear()
+
+    def produce(self, topic: str, partition: int, values: list[bytes],
+                keys: list[bytes] | None = None, timeout: float = 10.0) -> int:
+        """Add the partition to the transaction, write ``values``; the base offset."""
+        self.txn.maybe_add_partitions([(topic, partition)]).result(timeout)
+        code, offset = self.send_batch(topic, partition, values, keys, timeout)
+        if code:
+            raise KafkaException(KafkaError(code))
+        return offset
+
+    def send_batch(self, topic: str, partition: int, values: list[bytes],
+                   keys: list[bytes] | None = None, timeout: float = 10.0) -> tuple[int, int]:
+        """One transactional Produce (no AddPartitionsToTxn); (error code, base offset)."""
+        pid, epoch = self.txn.producer_id_and_epoch()
+        tp = (topic, partition)
+        seq = self.sequences.get(tp, 0)
+        batch = encode_batch(values, keys, producer_id=pid, producer_epoch=epoch,
+                             base_sequence=seq, transactional=True)
+        self.client.wait_metadata([topic], timeout)
+        leader = self.client.leader(topic, partition)
+        data = m.ProduceRequest.TopicProduceData
+        req = m.ProduceRequest(
+            transactional_id=self.txn.transactional_id, acks=-1, timeout_ms=5000,
+            topic_data=[data(name=topic, partition_data=[
+                data.PartitionProduceData(index=partition, records=batch)])])
+        resp = self.client.send(leader, req).result(timeout)
+        p = resp.responses[0].partition_responses[0]
+        if p.error_code == 0:
+            self.sequences[tp] = seq + len(values)
+        return p.error_code, p.base_offset
+
+    def close(self) -> None:
+        self.txn.close()
+        self.client.close()
+
+
+def read_log(client: KafkaClient, topic: str, partition: int, *, verify_crc: bool = True,
+             timeout: float = 10.0) -> list[Entry]:
+    """Every record of the partition from offset 0 to the high watermark, control records
+    included, read with raw read_uncommitted Fetch requests.
+
+    ``verify_crc=False`` is for the mock cluster, which writes its transaction markers with a
+    zero CRC; data batches are CRC-checked either way.
+    """
+    client.wait_metadata([topic], timeout)
+    fetch = m.FetchRequest
+    deadline = time.monotonic() + timeout
+    out: list[Entry] = []
+    offset = 0
+    for _ in range(1000):
+        leader = client.leader(topic, partition)
+        req = fetch(replica_id=-1, max_wait_ms=50, min_bytes=1, max_bytes=1 << 20,
+                    isolation_level=0, topics=[fetch.FetchTopic(
+                        topic=topic, topic_id=client.cluster.topics[topic].topic_id,
+                        partitions=[fetch.FetchTopic.FetchPartition(
+                            partition=partition, fetch_offset=offset,
+                            partition_max_bytes=1 << 20, log_start_offset=-1,
+                            current_leader_epoch=-1)])])
+        p = client.send(leader, req).result(max(0.1, deadline - time.monotonic()))
+        p = p.responses[0].partitions[0]
+        assert p.error_code == 0, KafkaError(p.error_code)
+        data = bytes(p.records or b"")
+        for batch in decode_batches(data, verify_crc=verify_crc):
+            if not batch.is_control:
+                start = batch_start(data, batch.base_offset)
+                decode_batches(data[start:start + batch.byte_size], verify_crc=True)
+            for rec in batch.records():
+                if rec.offset < offset:
+                    continue
+                kind = "data"
+                if batch.is_control:
+                    kind = CONTROL_NAMES[decode_control_key(rec.key)[1]]
+                out.append(Entry(rec.offset, kind, rec.key, rec.value, batch.producer_id,
+                                 batch.producer_epoch, batch.is_transactional))
+            offset = max(offset, batch.next_offset)
+        if offset >= p.high_watermark:
+            return out
+        assert time.monotonic() < deadline, f"log of {topic} [{partition}] not read: {out}"
+    raise AssertionError(f"log of {topic} [{partition}] not read in 1000 fetches")
+
+
+def batch_start(data: bytes, base_offset: int) -> int:
+    """Byte position of the batch with ``base_offset`` in a fetched records buffer."""
+    pos = 0
+    while pos + 12 <= len(data):
+        if int.from_bytes(data[pos:pos + 8], "big", signed=True) == base_offset:
+            return pos
+        pos += 12 + int.from_bytes(data[pos + 8:pos + 12], "big", signed=True)
+    raise AssertionError(f"no batch at offset {base_offset}")
+
+
+def summary(entries: list[Entry]) -> list[tuple[str, bytes | None]]:
+    """(kind, value) per record: data values and COMMIT/ABORT markers in log order."""
+    return [(e.kind, e.value if e.kind == "data" else None) for e in entries]
