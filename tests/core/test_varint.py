@@ -4,7 +4,7 @@ checked against kafka-python's and aiokafka's encoders."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.record.util import encode_varint as kp_encode_varint
 
@@ -56,6 +56,7 @@ def test_varlong_edges(rec, value):
     assert rec.decode_varlong(enc) == (value, len(enc))
 
 
+@settings(deadline=None)
 @given(st.integers(*I32))
 def test_varint_round_trip(rec, value):
     enc = rec.encode_varint(value)
@@ -63,6 +64,7 @@ def test_varint_round_trip(rec, value):
     assert rec.size_of_varint(value) == len(enc)
 
 
+@settings(deadline=None)
 @given(st.integers(*I64))
 def test_varlong_round_trip(rec, value):
     enc = rec.encode_varlong(value)
@@ -122,6 +124,7 @@ def test_end_bound_respected(rec):
     assert rec.decode_varint(b"\xd8\x04", 0, 2) == (300, 2)
 
 
+@settings(deadline=None)
 @given(st.binary(max_size=12), st.integers(0, 12))
 def test_native_and_pure_decode_alike(native, pure, data, pos):
     pos = min(pos, len(data))
