@@ -383,7 +383,7 @@ cdef class _Column:
                 raise ValueError(f"{what}: packed offsets need N+1 entries")
             nulls = None
             if len(obj) == 3 and obj[2] is not None:
-                nulls = np.ascontiguousarray(obj[2]).view(np.uint8)
+                nulls = np.ascontiguousarray(obj[2], dtype=np.bool_).view(np.uint8)
                 if nulls.ndim != 1 or nulls.shape[0] != n:
                     raise ValueError(
                         f"{what}: null mask has {nulls.shape[0]} entries for {n} records")

@@ -351,6 +351,8 @@ def encode_batch(
     from kafka_fast import compression as _codecs
 
     codec = _codecs.codec_id(compression)
+    if values is None:
+        raise TypeError("values must be given (use a list with None for null values)")
     vals = _column(values, "values")
     n = len(vals)
     if n == 0:

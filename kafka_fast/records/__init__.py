@@ -19,16 +19,37 @@ Record fields (``values``/``keys`` of ``encode_batch``) may be given as:
 sequence/int64 array of N. Headers: None, one list of ``(str, bytes | None)`` tuples applied to
 every record, or a list of N per-record lists (or None).
 
+``RecordBatchBuilder``: ``append`` returns False (adding nothing) when the record would take
+the batch past ``batch_size`` (uncompressed bytes, header included; the first record always
+fits); ``size_in_bytes`` is a property; ``set_producer_state(producer_id, producer_epoch,
+base_sequence, transactional)`` may be called until ``build()``, which returns the batch bytes
+(and the same bytes again if called twice). ``patch_producer_fields(buf, producer_id,
+producer_epoch, base_sequence, transactional=None)`` returns a copy of a built batch with those
+fields replaced and its CRC recomputed (for retries after an epoch bump).
+
 ``RecordBatch.columns()`` returns ``Columns`` with the same packed convention: ``offsets`` and
 ``timestamps`` int64[N]; ``keys``/``values`` = ``(data uint8[M], offsets int64[N+1])`` pairs where
 a null field has an empty slice and is flagged in ``key_nulls``/``value_nulls`` (bool[N]);
 ``headers`` is None when no record has headers, else N per-record lists. So
 ``(cols.values[0], cols.values[1], cols.value_nulls)`` is a valid packed input again.
 
+``RecordBatch.records()`` returns ``Record`` objects (``offset, timestamp, key, value,
+headers``; ``headers`` is a list, empty when the record has none). The compiled ``Record`` is not
+tracked by the garbage collector (decoding creates many), so never store a record in its own
+header list.
+
 ``RecordBatch.timestamp_type`` uses ``kafka_fast.message``'s constants: 0 not available
 (magic 0), 1 create time, 2 log-append time (then every record carries the batch max timestamp).
 
-Malformed input raises ``kafka_fast.errors.CorruptRecordError`` with the byte position.
+``decode_batches(data, verify_crc=True, allow_partial=True)`` returns every complete batch; a
+trailing partial batch (normal at the end of a Fetch response) is ignored, or raises with
+``allow_partial=False``. Batch headers and CRCs are checked there; records are parsed (and
+decompressed) on ``records()``/``columns()``. Legacy magic 0/1 message sets decode as one
+``LegacyRecordBatch`` per top-level message (a compressed wrapper holds several records).
+
+Malformed input raises ``kafka_fast.errors.CorruptRecordError`` with the byte position of the
+fault in ``data`` (for faults inside compressed records: the position of their batch).
+Decompressed sizes are capped by ``kafka_fast.compression.MAX_DECOMPRESSED_SIZE``.
 """
 
 from __future__ import annotations
