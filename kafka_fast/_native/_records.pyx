@@ -670,6 +670,8 @@ cdef class RecordBatchBuilder:
         cdef size_t body
         if self.built is not None:
             raise RuntimeError("the batch was already built")
+        if self.buf.p == NULL:
+            raise RuntimeError("RecordBatchBuilder.__init__ was not called")
         if timestamp is None:
             ts = _now_ms()
         else:
@@ -892,6 +894,9 @@ cdef class RecordBatch:
     cdef const uint8_t *base  # start of the input
     cdef Py_ssize_t pos       # batch start in the input
 
+    def __init__(self):
+        raise TypeError("RecordBatch objects come from decode_batches()")
+
     def __len__(self):
         """Number of records the batch declares."""
         return self.count
@@ -1067,6 +1072,11 @@ cdef RecordBatch _batch_at(object mv, const uint8_t *base, Py_ssize_t pos, Py_ss
     return b
 
 
+class _LegacyRecordBatch(LegacyRecordBatch):
+    __doc__ = LegacyRecordBatch.__doc__
+    record_type = Record
+
+
 def decode_batches(data, *, verify_crc=True, allow_partial=True):
     """Every complete batch in ``data``; a trailing partial batch is ignored unless
     ``allow_partial`` is False (then it raises ``CorruptRecordError``)."""
@@ -1107,7 +1117,7 @@ def decode_batches(data, *, verify_crc=True, allow_partial=True):
                                          pos + 8)
             out.append(_batch_at(mv, base, pos, length, crc))
         elif magic < 2:
-            out.append(LegacyRecordBatch(mv, pos, length, crc))
+            out.append(_LegacyRecordBatch(mv, pos, length, crc))
         else:
             raise CorruptRecordError(f"unknown magic {magic}", pos + 16)
         pos += KF_LOG_OVERHEAD + length

@@ -729,6 +729,8 @@ def _legacy_message(view, pos: int, end: int, verify_crc: bool):
 class LegacyRecordBatch:
     """One top-level message of a magic 0/1 message set (a wrapper if compressed)."""
 
+    record_type: Any = Record  # the compiled module substitutes its own Record
+
     partition_leader_epoch = -1
     is_transactional = False
     is_control = False
@@ -748,7 +750,7 @@ class LegacyRecordBatch:
         else:
             self.timestamp_type = TIMESTAMP_LOG_APPEND_TIME if log_append else TIMESTAMP_CREATE_TIME
         if self.compression == compression.NONE:
-            self._records = [Record(offset, ts, key, value, [])]
+            self._records = [self.record_type(offset, ts, key, value, [])]
         elif self.compression > compression.LZ4:
             raise CorruptRecordError(
                 f"compression code {self.compression} is not valid in a magic {magic} message",
@@ -792,7 +794,7 @@ class LegacyRecordBatch:
         shift = wrapper_offset - msgs[-1][0] if magic >= 1 else 0
         shift = max(shift, 0)
         return [
-            Record(o + shift, wrapper_ts if log_append else ts, k, v, [])
+            self.record_type(o + shift, wrapper_ts if log_append else ts, k, v, [])
             for o, _m, _a, ts, k, v in msgs
         ]
 
