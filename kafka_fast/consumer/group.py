@@ -19,7 +19,7 @@ import time
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
-from ..errors import KafkaError
+from ..errors import KafkaError, ProtocolError
 from ..protocol import messages as m
 from .assignors import COOPERATIVE, Assignor, Subscription
 from .consumer_protocol import (
@@ -43,6 +43,8 @@ REDISCOVER = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE})
 #: membership included).
 JOIN_GROUP_MAX_VERSION = 5
 SYNC_GROUP_MAX_VERSION = 3
+#: Seconds the group leader waits before sending the assignment (see ``_on_join``).
+LEADER_SYNC_DELAY = 0.05
 
 # states
 UNJOINED, REVOKING, JOINING, SYNCING, STABLE, CLOSED = range(6)
@@ -222,12 +224,23 @@ class ClassicGroup:
                 self._retry_join(None)
                 return
         self.state = SYNCING
+        if len(assignments) > 1:
+            # Let the followers' SyncGroups reach the coordinator first: some coordinators
+            # (librdkafka's mock cluster) only answer followers already waiting when the
+            # leader's assignment arrives, and send later ones back into a rebalance.
+            self.client.call_later(LEADER_SYNC_DELAY,
+                                   lambda: self._send_sync(assignments, epoch)
+                                   if self.state == SYNCING and epoch == self.epoch else None)
+        else:
+            self._send_sync(assignments, epoch)
+
+    def _send_sync(self, assignments: list, epoch: int) -> None:
         req = versioned_message(m.SyncGroupRequest(
             group_id=self.group_id, generation_id=self.generation, member_id=self.member_id,
             group_instance_id=self.instance_id, protocol_type=self.protocol_type,
             protocol_name=self.protocol_name, assignments=assignments), SYNC_GROUP_MAX_VERSION)
         f2 = self.client.send(self.coordinator, req)
-        f2.add_done_callback(lambda f2: self._on_sync(f2, epoch))
+        f2.add_done_callback(lambda f2: self._on_sync(f2, epoch, assignments))
 
     def _lead(self, resp) -> list:
         assignor = next(a for a in self.assignors if a.name == resp.protocol_name)
@@ -251,10 +264,17 @@ class ClassicGroup:
         return [SA(member_id=mid, assignment=encode_assignment(result.get(mid, {})))
                 for mid in members]
 
-    def _on_sync(self, f: Future, epoch: int) -> None:
+    def _on_sync(self, f: Future, epoch: int, assignments: list) -> None:
         if self.state == CLOSED or epoch != self.epoch:
             return
         exc = f.exception()
+        if isinstance(exc, ProtocolError):
+            # librdkafka's mock cluster answers a SyncGroup that came after the group
+            # completed its sync with an error and a null assignment (a field that is not
+            # nullable): a rebalance is under way, so join again.
+            self.client.log.info("SyncGroup response not decodable (%s): rejoining", exc)
+            self._retry_join(None)
+            return
         if exc is not None:
             self.client.invalidate_coordinator(GROUP, self.group_id)
             self._retry_join(error_of(exc))
