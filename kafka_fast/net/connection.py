@@ -420,7 +420,8 @@ class BrokerConnection:
         self.blocked = None
         self.last_activity = time.monotonic()
         self.log.debug("connected to %s", self.name,
-                       extra={"kafka_event": "ready", "node_id": self.node_id})
+                       extra={"kafka_event": "ready", "node_id": self.node_id,
+                              "ts": self.last_activity})
         self.client._conn_ready(self)
         self.pump()
 
