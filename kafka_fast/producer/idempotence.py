@@ -42,20 +42,34 @@ class ProducerIdentity:
         self.backoff = Backoff(config["retry.backoff.ms"], config["retry.backoff.max.ms"])
         self._send = send or client.send_any
         self.on_new_epoch: Callable[[], None] = lambda: None
+        #: A transactional producer's TransactionManager: it gets the id and epoch from the
+        #: transaction coordinator (``adopt``) and is told of bump requests.
+        self.manager: Any = None
 
     @property
     def ready(self) -> bool:
         return self.state == "ready"
 
+    def adopt(self, producer_id: int, epoch: int) -> None:
+        """Use an id and epoch the transaction manager obtained (I/O thread)."""
+        self.producer_id = producer_id
+        self.epoch = epoch
+        self.bump_requested = False
+        self.state = "ready"
+        self.on_new_epoch()
+
     def request_bump(self) -> None:
         """Ask for a new epoch (sequences restart at 0) once nothing is in flight."""
+        if self.manager is not None:
+            self.manager.request_epoch_bump()
+            return
         if self.state in ("ready", "need_init"):
             self.bump_requested = True
             self.state = "need_init"
 
     def maybe_send(self, now: float, inflight: int) -> None:
         """Send InitProducerId when one is due (a bump waits for in-flight requests)."""
-        if self.state != "need_init" or now < self.retry_at:
+        if self.state != "need_init" or now < self.retry_at or self.manager is not None:
             return
         if self.bump_requested and inflight:
             return

@@ -17,6 +17,7 @@ from ..config import make_config
 from ..config.producer import ACKS
 from ..errors import ConfigError, KafkaError, KafkaException
 from ..net import KafkaClient
+from ..transactions.producer_link import link_producer
 from .accumulator import Accumulator, TopicState, now_ms
 from .arguments import as_bytes, as_callback, as_headers, as_partition, as_timestamp, as_topic
 from .bulk import produce_columns, produce_dicts
@@ -70,6 +71,7 @@ class Producer:
         self._sender = Sender(self._client, config, self._acc, self._reports,
                               idempotent=self._idempotent, acks=acks)
         self._closed = False
+        self._txn = link_producer(self) if config["transactional.id"] else None
         self._client.add_poll_hook(self._sender.run)
         self._client.start()
 
@@ -86,6 +88,8 @@ class Producer:
         KafkaException (MSG_SIZE_TOO_LARGE, _UNKNOWN_PARTITION, ...) for records that cannot
         be sent.
         """
+        if self._txn is not None:
+            self._txn.check_produce()
         if value is not None and value.__class__ is not bytes:
             value = as_bytes(value, "value")
         if key is not None and key.__class__ is not bytes:
@@ -205,6 +209,8 @@ class Producer:
             return produce_dicts(self, topic, values, as_partition(partition), cb)
         if self._closed:
             raise KafkaException(KafkaError(KafkaError._DESTROY, "the producer is closed"))
+        if self._txn is not None:
+            self._txn.check_produce()
         return produce_columns(self, as_topic(topic), values, keys, as_partition(partition),
                                timestamps, headers, cb if cb is not None else self._default_cb)
 
@@ -319,6 +325,40 @@ class Producer:
         else:
             run()
 
+    # -- transactions (transactional.id) ---------------------------------------------------
+    def init_transactions(self, timeout: float | None = None) -> None:
+        """Register ``transactional.id`` with its coordinator (fences older producers with
+        the same id and completes what they left open). Call once, before the first
+        transaction; retriable errors may be retried by calling it again."""
+        self._transactions("init_transactions").init_transactions(timeout)
+
+    def begin_transaction(self) -> None:
+        """Start a transaction: records produced until commit/abort belong to it."""
+        self._transactions("begin_transaction").begin_transaction()
+
+    def send_offsets_to_transaction(self, positions: Any, group_metadata: Any,
+                                    timeout: float | None = None) -> None:
+        """Commit the consumer positions (TopicPartitions with the next offset to read) for
+        ``group_metadata`` (``Consumer.consumer_group_metadata()``) with the transaction."""
+        self._transactions("send_offsets_to_transaction").send_offsets_to_transaction(
+            positions, group_metadata, timeout)
+
+    def commit_transaction(self, timeout: float | None = None) -> None:
+        """Flush, then commit. Errors carry confluent-kafka's flags: ``txn_requires_abort()``
+        (abort, then start over), ``retriable()`` (call again), ``fatal()``."""
+        self._transactions("commit_transaction").commit_transaction(timeout)
+
+    def abort_transaction(self, timeout: float | None = None) -> None:
+        """Fail the queued records (_PURGE_QUEUE), wait for those in flight, then abort."""
+        self._transactions("abort_transaction").abort_transaction(timeout)
+
+    def _transactions(self, name: str) -> Any:
+        if self._txn is None:
+            raise KafkaException(KafkaError(
+                KafkaError._NOT_CONFIGURED,
+                f"{name}: the transactional API requires transactional.id to be configured"))
+        return self._txn
+
     def close(self, timeout: float | None = None) -> None:
         """Flush (up to ``timeout`` seconds), fail what is left with _PURGE_QUEUE, serve the
         remaining reports and stop the network thread. Idempotent."""
@@ -334,6 +374,8 @@ class Producer:
                     log.warning("records failed at close: %s", exc)
         finally:
             self._closed = True
+            if self._txn is not None:
+                self._txn.close()
             self._client.remove_poll_hook(self._sender.run)
             self._client.close()
 

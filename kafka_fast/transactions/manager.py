@@ -208,6 +208,16 @@ class TransactionManager:
         if fatal is not None:
             self._to_fatal(fatal)
 
+    def request_epoch_bump(self) -> None:
+        """The producer lost track of its sequence numbers (e.g. the broker forgot the
+        producer id): the open transaction must be aborted, and the abort bumps the epoch."""
+        with self._lock:
+            self._bump_at_abort = True
+            if self._state in SENDING_STATES:
+                self._to_abortable(abortable_error(
+                    KafkaError._INCONSISTENT,
+                    "the producer's sequence numbers are out of step with the broker"))
+
     def close(self) -> None:
         """Fail whatever waits on the manager (the producer is closing)."""
         with self._lock:
