@@ -60,6 +60,8 @@ class KafkaClient:
         self.metadata = MetadataManager(self)
         self.coordinators = CoordinatorCache(self)
         self._all_down_reported = False
+        self._first_use: dict[str, float] = {}
+        self._lookup_interval = config["retry.backoff.ms"] / 1000.0
         self._closed = False
         self._started = False
         self._start_lock = threading.Lock()
@@ -464,7 +466,10 @@ class KafkaClient:
         view = self.cluster
         node = view.leader(topic, partition)
         if node is None and topic not in view.topics:
-            self.request_metadata([topic])
+            now = time.monotonic()
+            if now - self._first_use.get(topic, -1e9) >= self._lookup_interval:
+                self._first_use[topic] = now
+                self.request_metadata([topic])
         return node
 
     def coordinator(self, key_type: int, key: str) -> Future:

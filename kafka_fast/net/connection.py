@@ -116,6 +116,7 @@ class BrokerConnection:
         self.throttled_until = 0.0
         self.retire_when_idle = False
         self._reconnect_timer = None
+        self._throttle_timer = None
         self._setup_deadline = 0.0
         self._corr = 0
         self._events = 0
@@ -449,6 +450,9 @@ class BrokerConnection:
         if self.throttled_until:
             now = time.monotonic()
             if now < self.throttled_until:
+                if self._throttle_timer is None:
+                    self._throttle_timer = self.client.loop.call_later(
+                        self.throttled_until - now, self._throttle_over)
                 return
             self.throttled_until = 0.0
         queued = False
@@ -480,6 +484,10 @@ class BrokerConnection:
             queued = True
         if queued:
             self._write()
+
+    def _throttle_over(self) -> None:
+        self._throttle_timer = None
+        self.pump()
 
     def _written(self, req: Request) -> None:
         """A request that expects no response has been fully written."""
