@@ -10,6 +10,7 @@ queued as ``Chunk``s for the application thread.
 
 from __future__ import annotations
 
+import struct
 import time
 from collections import defaultdict
 from concurrent.futures import Future
@@ -31,6 +32,35 @@ FT = m.FetchRequest.FetchTopic
 FP = m.FetchRequest.FetchTopic.FetchPartition
 #: Fetch versions above 12 address topics by id only; 12 has everything else we use.
 FETCH_MAX_VERSION = 12
+
+
+_BATCH_HEAD = struct.Struct(">qi")  # base offset, batch length
+_LAST_DELTA = struct.Struct(">i")
+_LOG_OVERHEAD = 12
+_MIN_BATCH = 26  # the smallest legacy message; RecordBatches are at least 61
+
+
+def next_offset_after(records, offset: int) -> int:
+    """The offset after the last complete batch in ``records`` (``offset`` if none),
+    read from batch headers alone."""
+    if records is None:
+        return offset
+    end = offset
+    pos = 0
+    n = len(records)
+    while n - pos >= _MIN_BATCH:
+        base, length = _BATCH_HEAD.unpack_from(records, pos)
+        size = _LOG_OVERHEAD + length
+        if length < _MIN_BATCH - _LOG_OVERHEAD or pos + size > n or n - pos < 27:
+            break
+        if records[pos + 16] >= 2:
+            last = base + _LAST_DELTA.unpack_from(records, pos + 23)[0] + 1
+        else:  # a legacy message (set wrapper) carries its last offset
+            last = base + 1
+        if last > end:
+            end = last
+        pos += size
+    return end
 
 
 class Chunk:
@@ -181,26 +211,36 @@ class Fetcher:
                                                       f"{KafkaError(resp.error_code)}"))
             return
         lookup = {(ps.topic, ps.partition): (ps, version, offset) for ps, version, offset in sent}
-        chunks = []
-        metadata_topics = set()
+        items = []
         answered = set()
         for topic in resp.responses:
             name = topic.topic
             for pd in topic.partitions:
                 key = (name, pd.partition_index)
                 entry = lookup.get(key)
-                if entry is None:
-                    continue
-                answered.add(key)
-                ps, version, offset = entry
-                chunk = self._partition(ps, version, offset, pd, now, metadata_topics)
-                if chunk is not None:
-                    chunks.append(chunk)
+                if entry is not None:
+                    answered.add(key)
+                    items.append((entry, pd))
+        # Move every fetch position past the complete batches first (batch headers only)
+        # and send the next Fetch, so the broker prepares it while this one is decoded.
         with c._lock:
+            for (ps, version, offset), pd in items:
+                if pd.error_code == 0 and ps.version == version:
+                    end = next_offset_after(pd.records, offset)
+                    if end > ps.fetch_offset:
+                        ps.fetch_offset = end
             for key, (ps, _, _) in lookup.items():
                 ps.fetching = False
                 if key not in answered:
                     ps.backoff_until = now + self.error_backoff
+        self.tick()
+        chunks = []
+        metadata_topics = set()
+        for (ps, version, offset), pd in items:
+            chunk = self._partition(ps, version, offset, pd, now, metadata_topics)
+            if chunk is not None:
+                chunks.append(chunk)
+        with c._lock:
             if chunks:
                 for ch in chunks:
                     if ch.version == ch.state.version and c._parts.get(
@@ -239,6 +279,9 @@ class Fetcher:
                                        aborted_transactions=aborted, verify_crc=self.check_crcs)
         except CorruptRecordError as exc:
             with c._lock:
+                if ps.version == version:
+                    # Fetch the same offset again (after the backoff): nothing is skipped.
+                    ps.set_position(offset, ps.leader_epoch)
                 ps.backoff_until = now + self.error_backoff
             c._post_error(KafkaError(E._BAD_MSG, f"{ps.topic} [{ps.partition}] at offset "
                                                  f"{offset}: {exc.args[0].str()}"))
