@@ -213,6 +213,12 @@ class TransactionManager:
         producer id): the open transaction must be aborted, and the abort bumps the epoch."""
         with self._lock:
             self._bump_at_abort = True
+        # On the next loop pass, so that the failure of the batch that caused this (reported
+        # right after) is the error the application sees.
+        self.client.call_soon(self._bump_makes_abortable)
+
+    def _bump_makes_abortable(self) -> None:
+        with self._lock:
             if self._state in SENDING_STATES:
                 self._to_abortable(abortable_error(
                     KafkaError._INCONSISTENT,

@@ -145,3 +145,51 @@ def batch_start(data: bytes, base_offset: int) -> int:
 def summary(entries: list[Entry]) -> list[tuple[str, bytes | None]]:
     """(kind, value) per record: data values and COMMIT/ABORT markers in log order."""
     return [(e.kind, e.value if e.kind == "data" else None) for e in entries]
+
+
+def committed_and_aborted(entries: list[Entry]) -> tuple[list[Entry], list[Entry]]:
+    """Data records of committed and of aborted transactions, each in log order (a marker
+    settles the open records of its producer id)."""
+    open_: dict[int, list[Entry]] = {}
+    committed: list[Entry] = []
+    aborted: list[Entry] = []
+    for e in entries:
+        if e.kind == "data":
+            open_.setdefault(e.producer_id, []).append(e)
+        else:
+            (committed if e.kind == "COMMIT" else aborted).extend(open_.pop(e.producer_id, []))
+    assert not open_, f"transactions left open: {open_}"
+    return committed, aborted
+
+
+def read_records(broker: Any, topic: str, partitions: int, isolation: str, *,
+                 reader: str, at_least: int, idle: float = 1.0,
+                 timeout: float = 20.0) -> list[tuple[int, int, bytes | None, bytes | None]]:
+    """(partition, offset, key, value) of every record a consumer returns from offset 0 (by
+    assign, no group), read until ``at_least`` arrived and then nothing more for ``idle``
+    seconds. ``reader``: "ours" (kafka_fast) or "confluent"."""
+    conf = broker.client_config({"group.id": f"reader-{topic}", "enable.auto.commit": False,
+                                 "isolation.level": isolation, "fetch.wait.max.ms": 100})
+    if reader == "ours":
+        from kafka_fast import Consumer, TopicPartition
+        from kafka_fast.topic_partition import OFFSET_BEGINNING
+    else:
+        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+    consumer = Consumer(conf)
+    got: list[tuple[int, int, bytes | None, bytes | None]] = []
+    try:
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
+        deadline = time.monotonic() + timeout
+        last = time.monotonic()
+        while time.monotonic() < deadline:
+            msgs = consumer.consume(1000, 0.2)
+            for msg in msgs:
+                assert msg.error() is None, msg.error()
+                got.append((msg.partition(), msg.offset(), msg.key(), msg.value()))
+            if msgs:
+                last = time.monotonic()
+            elif len(got) >= at_least and time.monotonic() - last >= idle:
+                return got
+        raise AssertionError(f"{reader} read {len(got)} of at least {at_least} records")
+    finally:
+        consumer.close()
