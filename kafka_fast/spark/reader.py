@@ -46,7 +46,6 @@ def reader_config(conf: Mapping[str, Any], *, fail_on_data_loss: bool = True) ->
     """Consumer settings for range reads: never commit, never store offsets, and report an
     out-of-range start (deleted records) as an error unless data loss is tolerated."""
     out = dict(conf)
-    out.setdefault("group.id", "kafka-fast-spark-reader")
     out.update({
         "enable.auto.commit": False,
         "enable.auto.offset.store": False,

@@ -9,7 +9,7 @@ every Spark partition, and count delivery failures.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +61,13 @@ class Tally:
     def sent(self) -> int:
         return self.total - self.failed
 
+    def refuse(self, count: int, error: KafkaError) -> None:
+        """``count`` records the producer would not take, because of ``error``."""
+        self.total += count
+        self.failed += count
+        if self.first_error is None:
+            self.first_error = error
+
     def raise_if_failed(self) -> None:
         if self.failed:
             raise DeliveryError(self.topic, self.failed, self.total, self.first_error)
@@ -78,23 +85,37 @@ def producer_for(conf: Mapping[str, Any]) -> Any:
     return clients.cached(ROLE, conf, Producer)
 
 
+class Refused(Exception):
+    """The producer would not take records (it raised instead of queueing them)."""
+
+    def __init__(self, count: int, error: KafkaError) -> None:
+        super().__init__(error)
+        self.count = count
+        self.error = error
+
+
+def _refused(count: int, exc: BaseException) -> Refused:
+    if isinstance(exc, KafkaException):
+        return Refused(count, exc.args[0])
+    return Refused(count, KafkaError(KafkaError._QUEUE_FULL, str(exc)))
+
+
 def _produce_batch(producer: Any, topic: str, tally: Tally, partition: int, values: Any,
                    keys: Any = None, timestamps: Any = None, headers: Any = None) -> None:
-    """``produce_batch`` with back-pressure: serve deliveries while the queue is full."""
+    """One ``produce_batch`` call (it waits for queue room itself); raises ``Refused``."""
     n = len(values[1]) - 1 if isinstance(values, tuple) else len(values)
-    while True:
-        try:
-            producer.produce_batch(topic, values, keys=keys, partition=partition,
-                                   timestamps=timestamps, headers=headers, on_delivery=tally)
-            break
-        except BufferError:
-            producer.poll(0.05)
+    try:
+        producer.produce_batch(topic, values, keys=keys, partition=partition,
+                               timestamps=timestamps, headers=headers, on_delivery=tally)
+    except (KafkaException, BufferError) as exc:
+        raise _refused(n, exc) from exc
     tally.total += n
     producer.poll(0)
 
 
 def _produce_one(producer: Any, topic: str, tally: Tally, value: Any, key: Any,
                  partition: int, timestamp: int, headers: Any) -> None:
+    """One ``produce``, serving deliveries while the queue is full; raises ``Refused``."""
     while True:
         try:
             producer.produce(topic, value=value, key=key, partition=partition,
@@ -102,25 +123,44 @@ def _produce_one(producer: Any, topic: str, tally: Tally, value: Any, key: Any,
             break
         except BufferError:
             producer.poll(0.05)
+        except KafkaException as exc:
+            raise _refused(1, exc) from exc
     tally.total += 1
 
 
-def _finish(producer: Any, conf: Mapping[str, Any], tally: Tally) -> None:
-    """Flush until everything handed over is delivered or failed; forget a producer that
-    failed so the retried task starts with a fresh one."""
+def _deliver(conf: Mapping[str, Any], topic: str,
+             produce_all: Callable[[Any, Tally], None]) -> Tally:
+    """Run ``produce_all(producer, tally)`` with the worker's producer, then flush until
+    every record is delivered or failed.
+
+    Records the producer refused count as failed; what the task had queued is then purged
+    (reported as failed too) rather than sent, since the task will fail and be retried.
+    Any other exception purges as well and propagates. A producer that saw a failure is
+    dropped from the cache so the retried task starts with a fresh one.
+    """
+    producer = producer_for(conf)
+    tally = Tally(topic)
+    try:
+        produce_all(producer, tally)
+    except Refused as exc:
+        tally.refuse(exc.count, exc.error)
+        producer.purge()
+    except BaseException:
+        _abandon(producer, conf)
+        raise
     remaining = producer.flush()
     while remaining:
         remaining = producer.flush(1.0)
     if tally.failed:
         clients.discard(ROLE, conf)
+    return tally
 
 
 def send_rows(rows: Iterable[Any], conf: Mapping[str, Any], topic: str, spec: ColumnSpec,
               use_batch: bool = True) -> Tally:
     """Produce ``rows`` and wait for every delivery report; the tally says what failed."""
-    producer = producer_for(conf)
-    tally = Tally(topic)
-    try:
+
+    def produce_all(producer: Any, tally: Tally) -> None:
         for cols in chunks(rows, spec, CHUNK_ROWS):
             if use_batch:
                 for partition, group in cols.by_partition():
@@ -128,11 +168,8 @@ def send_rows(rows: Iterable[Any], conf: Mapping[str, Any], topic: str, spec: Co
                                    group.keys, group.timestamps, group.headers)
             else:
                 _produce_rows(producer, topic, tally, cols)
-    except BaseException:
-        _abandon(producer, conf)
-        raise
-    _finish(producer, conf, tally)
-    return tally
+
+    return _deliver(conf, topic, produce_all)
 
 
 def _produce_rows(producer: Any, topic: str, tally: Tally, cols: Columns) -> None:
@@ -369,36 +406,19 @@ def _arrow_headers(array: Any) -> list | None:
 
 
 def _arrow_timestamps(array: Any) -> Any:
-    import numpy as np
+    """Epoch milliseconds of an Arrow timestamp column (0, "now", for nulls)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
-    ms = pc.cast(array.cast(pa.timestamp("us", tz=array.type.tz)), pa.int64()) // 1000
-    return np.asarray(ms.fill_null(0), dtype=np.int64)
+    micros = array.cast(pa.timestamp("us", tz=array.type.tz)).cast(pa.int64()).fill_null(0)
+    return micros.to_numpy() // 1000
 
 
 def send_arrow_batches(batches: Iterable[Any], conf: Mapping[str, Any], topic: str) -> Tally:
     """Produce Arrow record batches shaped by ``df_to_kafka_columns``; wait for deliveries."""
-    import numpy as np
-    import pyarrow as pa
 
-    producer = producer_for(conf)
-    tally = Tally(topic)
-    try:
+    def produce_all(producer: Any, tally: Tally) -> None:
         for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            names = batch.schema.names
-            parts = batch.column("partition") if "partition" in names else None
-            groups = [(-1, batch)]
-            if parts is not None:
-                p = np.asarray(parts.fill_null(-1), dtype=np.int64)
-                order = np.argsort(p, kind="stable")
-                sorted_p = p[order]
-                bounds = np.flatnonzero(np.diff(sorted_p)) + 1
-                groups = [(int(sorted_p[idx[0]]), batch.take(pa.array(idx)))
-                          for idx in np.split(order, bounds)]
-            for partition, group in groups:
+            for partition, group in arrow_partition_groups(batch):
                 cols = group.schema.names
                 _produce_batch(
                     producer, topic, tally, partition,
@@ -409,11 +429,25 @@ def send_arrow_batches(batches: Iterable[Any], conf: Mapping[str, Any], topic: s
                     headers=(_arrow_headers(group.column("headers"))
                              if "headers" in cols else None),
                 )
-    except BaseException:
-        _abandon(producer, conf)
-        raise
-    _finish(producer, conf, tally)
-    return tally
+
+    return _deliver(conf, topic, produce_all)
+
+
+def arrow_partition_groups(batch: Any) -> list[tuple[int, Any]]:
+    """``(partition, rows)`` of a batch: by its ``partition`` column (order kept inside each
+    group), else the whole batch with partition -1."""
+    import numpy as np
+    import pyarrow as pa
+
+    if batch.num_rows == 0:
+        return []
+    if "partition" not in batch.schema.names:
+        return [(-1, batch)]
+    p = np.asarray(batch.column("partition").fill_null(-1), dtype=np.int64)
+    order = np.argsort(p, kind="stable")
+    sorted_p = p[order]
+    bounds = np.flatnonzero(np.diff(sorted_p)) + 1
+    return [(int(p[idx[0]]), batch.take(pa.array(idx))) for idx in np.split(order, bounds)]
 
 
 class ArrowPartitionWriter:

@@ -23,7 +23,7 @@ from kafka_fast.spark.columns import (
     timestamp_ms,
 )
 from kafka_fast.spark.reader import spark_arrow
-from kafka_fast.spark.writer import packed
+from kafka_fast.spark.writer import arrow_partition_groups, packed
 
 
 def test_encode_value_bytes_str_none_and_json_only_on_request():
@@ -147,3 +147,14 @@ def test_spark_arrow_from_a_record_batch_view():
     [plain] = spark_arrow(RecordBatchView([(0, 3, s) for s in segments], ["tp"]), 0, 3)
     assert "headers" not in plain.schema.names
     assert plain.column("key").to_pylist() == [None, b"k1", b"k2"]
+
+
+def test_arrow_partition_groups_keep_order_inside_each_partition():
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array([b"a", b"b", b"c", b"d", b"e"]), pa.array([2, 0, 2, None, 0], pa.int32())],
+        names=["value", "partition"])
+    groups = [(p, g.column("value").to_pylist()) for p, g in arrow_partition_groups(batch)]
+    assert groups == [(-1, [b"d"]), (0, [b"b", b"e"]), (2, [b"a", b"c"])]
+    plain = pa.RecordBatch.from_arrays([pa.array([b"x"])], names=["value"])
+    assert arrow_partition_groups(plain) == [(-1, plain)]
+    assert arrow_partition_groups(plain.slice(0, 0)) == []
