@@ -79,6 +79,10 @@ def _label(size: int) -> str:
         f"{size >> 10} KiB" if size % 1024 == 0 else f"{size} B")
 
 
+def _num(value: float) -> str:
+    return f"{value:.2f}" if value >= 0.1 else f"{value:.2g}"
+
+
 def render(results: dict, sizes: list[int]) -> str:
     names = list(dict.fromkeys(name for name, _ in results))
     head = "| implementation | " + " | ".join(f"{_label(s)} GB/s | ratio" for s in sizes) + " |"
@@ -89,7 +93,7 @@ def render(results: dict, sizes: list[int]) -> str:
         for size in sizes:
             value = results.get((name, size))
             google = results[("google-crc32c", size)]
-            cells += ["-", "-"] if value is None else [f"{value:.2f}", f"{value / google:.2f}x"]
+            cells += ["-", "-"] if value is None else [_num(value), _num(value / google) + "x"]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
