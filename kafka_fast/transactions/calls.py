@@ -85,7 +85,15 @@ class CoordinatorCall:
     def start(self) -> Future:
         """Begin (from any thread); returns ``self.future``."""
         self.client.call_soon(self._lookup)
+        if self.deadline != float("inf"):
+            # A coordinator lookup or a request may outlive the deadline: end the call then.
+            timer = self.client.call_later(self.deadline - time.monotonic(), self._expire)
+            self.future.add_done_callback(lambda f: timer.cancel())
         return self.future
+
+    def _expire(self) -> None:
+        if not self.future.done():
+            self._timed_out()
 
     # -- I/O thread --------------------------------------------------------------------------
     def _lookup(self) -> None:
@@ -166,7 +174,12 @@ class CoordinatorCall:
 
     def _timed_out(self) -> None:
         last = self.last_error
-        detail = f" (last error: {last.name()}: {last.str()})" if last is not None else ""
+        if last is not None:
+            detail = f" (last error: {last.name()}: {last.str()})"
+        elif self.attempts == 0:
+            detail = " (no coordinator found)"
+        else:
+            detail = ""
         settle_all([self.future], error=KafkaException(retriable_error(
             KafkaError._TIMED_OUT, f"{self.what} timed out{detail}")))
 
