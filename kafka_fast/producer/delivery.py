@@ -93,7 +93,7 @@ def serve_batch(batch: ProducerBatch, default_cb: Any, only_errors: bool,
         return
     unreported = 0
     for i, item in enumerate(entries.items):
-        if item is None:
+        if item is None or item[0] is None:
             if default_cb is None:
                 unreported += 1
                 continue

@@ -59,7 +59,8 @@ class ProducerIdentity:
         self.on_new_epoch()
 
     def request_bump(self) -> None:
-        """Ask for a new epoch (sequences restart at 0) once nothing is in flight."""
+        """Ask for a new epoch, or a new producer id without a transactional id (sequences
+        restart at 0), once nothing is in flight."""
         if self.manager is not None:
             self.manager.request_epoch_bump()
             return
@@ -73,7 +74,9 @@ class ProducerIdentity:
             return
         if self.bump_requested and inflight:
             return
-        bump = self.bump_requested and self.producer_id >= 0
+        # Only a transactional id keeps its producer id across a bump (KIP-360); an
+        # idempotent producer takes a fresh id, which restarts every sequence at 0 as well.
+        bump = self.bump_requested and self.producer_id >= 0 and self.transactional_id is not None
         req = InitProducerIdRequest(
             transactional_id=self.transactional_id,
             transaction_timeout_ms=self.transaction_timeout_ms,

@@ -27,6 +27,7 @@ from .partitioner import algorithm_id, partition_key
 from .sender import MAX_IDEMPOTENT_IN_FLIGHT, Sender
 
 log = logging.getLogger("kafka_fast.producer")
+_PURGED = (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)
 
 
 def _resolve_idempotence(conf: Any) -> tuple[bool, int]:
@@ -250,7 +251,10 @@ class Producer:
             served += batch.count
             serve_batch(batch, default_cb, only_errors, failures)
         if failures:
-            self._report_failures(failures)
+            # Records the application purged itself are not news to it.
+            failures = [f for f in failures if f.code() not in _PURGED]
+            if failures:
+                self._report_failures(failures)
         return served
 
     def _report_failures(self, failures: list[KafkaError]) -> None:
@@ -365,7 +369,11 @@ class Producer:
         if self._closed:
             return
         try:
-            remaining = self.flush(timeout)
+            try:
+                remaining = self.flush(timeout)
+            except KafkaException as exc:
+                log.warning("records failed before close: %s", exc)
+                remaining = len(self)
             if remaining:
                 self.purge()
                 try:
@@ -374,8 +382,6 @@ class Producer:
                     log.warning("records failed at close: %s", exc)
         finally:
             self._closed = True
-            if self._txn is not None:
-                self._txn.close()
             self._client.remove_poll_hook(self._sender.run)
             self._client.close()
 

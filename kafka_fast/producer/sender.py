@@ -85,6 +85,7 @@ class Sender:
         self.want_metadata: set[str] = set()
         self.view: Any = None
         self.next_expiry = 0.0
+        self.next_metadata = 0.0
         self.fatal_error: KafkaError | None = None
         self.closed = False
 
@@ -117,9 +118,10 @@ class Sender:
                 identity.maybe_send(now, self.inflight_requests)
         elif self.queued:
             wait = self._drain(now)
-        if self.want_metadata:
+        if self.want_metadata and now >= self.next_metadata:
             topics = list(self.want_metadata)
             self.want_metadata.clear()
+            self.next_metadata = now + self.backoff_base
             self.client.request_metadata(topics)
         if acc.next_linger != float("inf"):
             wait = min(wait, max(0.0, acc.next_linger - now))
@@ -225,7 +227,13 @@ class Sender:
                 self.want_metadata.add(ps.topic)
                 continue
             by_node.setdefault(leader, []).append(ps)
+        brokers = client.cluster.brokers
         for node, parts in by_node.items():
+            if node not in brokers:
+                # The leader is missing from the latest metadata (down when it was taken):
+                # look again until its address is known.
+                self.want_metadata.update(ps.topic for ps in parts)
+                continue
             while parts and client.node_ready(node):
                 parts = self._send_one(node, parts, now)
         return wait

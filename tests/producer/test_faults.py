@@ -1,0 +1,235 @@
+"""Faults on the 3-broker mock cluster (idempotence, acks=all): every record exactly once and
+in order per partition; plus failures that need no broker at all."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+from harness.topics import create_topic, unique_topic
+from readback import read_confluent
+
+from kafka_fast import KafkaError, KafkaException, Producer
+
+PRODUCE = 0  # API key
+
+
+def _values(count: int) -> list[bytes]:
+    return [b"%09d" % i for i in range(count)]
+
+
+def _assert_exactly_once_in_order(broker, topic: str, partitions: int, count: int,
+                                  keys_per_partition: dict[int, list[bytes]]) -> None:
+    got = read_confluent(broker, topic, partitions, count, timeout=60)
+    assert len(got) == count, f"{len(got) - count} duplicate(s)"
+    for p in range(partitions):
+        values = [g.value for g in got if g.partition == p]
+        assert values == keys_per_partition[p]
+        offsets = [g.offset for g in got if g.partition == p]
+        assert offsets == list(range(len(offsets)))
+
+
+def _produce_all(p: Producer, topic: str, partitions: int, count: int, pace: float,
+                 chunk: int = 2000) -> tuple[dict[int, list[bytes]], list]:
+    """Produce ``count`` records round-robin over partitions, ``pace`` s between chunks."""
+    errors = []
+    want: dict[int, list[bytes]] = {q: [] for q in range(partitions)}
+
+    def on_delivery(err, msg):
+        if err is not None:
+            errors.append(err)
+
+    for i, v in enumerate(_values(count)):
+        q = i % partitions
+        want[q].append(v)
+        p.produce(topic, v, partition=q, on_delivery=on_delivery if i % 97 == 0 else None)
+        if i % chunk == chunk - 1:
+            p.poll(0)
+            time.sleep(pace)
+    return want, errors
+
+
+def test_leader_moves_while_producing(fresh_mock_cluster):
+    cluster = fresh_mock_cluster
+    topic = unique_topic("moves")
+    partitions, count = 4, 200_000
+    create_topic(cluster, topic, partitions, replication_factor=3)
+    stop = threading.Event()
+    moves = []
+
+    def mover():
+        n = 0
+        while not stop.wait(0.25):
+            n += 1
+            for q in range(partitions):
+                cluster.set_leader(topic, q, 1 + (n + q) % 3)
+            moves.append(n)
+
+    thread = threading.Thread(target=mover, daemon=True)
+    conf = cluster.client_config({"acks": "all", "enable.idempotence": True,
+                                  "linger.ms": 5, "queue.buffering.max.messages": 1_000_000})
+    with Producer(conf) as p:
+        thread.start()
+        try:
+            want, errors = _produce_all(p, topic, partitions, count, pace=0.01)
+            assert p.flush(60) == 0
+        finally:
+            stop.set()
+            thread.join()
+    assert errors == []
+    assert len(moves) >= 4
+    _assert_exactly_once_in_order(cluster, topic, partitions, count, want)
+
+
+def test_broker_down_then_up(fresh_mock_cluster):
+    cluster = fresh_mock_cluster
+    topic = unique_topic("bounce")
+    partitions, count = 3, 30_000
+    create_topic(cluster, topic, partitions, replication_factor=3)
+    for q in range(partitions):
+        cluster.set_leader(topic, q, 1 + q)
+    conf = cluster.client_config({"acks": "all", "linger.ms": 5,
+                                  "queue.buffering.max.messages": 1_000_000})
+    reports = []
+    with Producer(conf) as p:
+        values = _values(count)
+        want = {q: [] for q in range(partitions)}
+        for i, v in enumerate(values):
+            if i == count // 3:
+                cluster.broker_down(2)
+            if i == 2 * count // 3:
+                time.sleep(1.0)
+                cluster.broker_up(2)
+            q = i % partitions
+            want[q].append(v)
+            p.produce(topic, v, partition=q,
+                      on_delivery=lambda err, msg: reports.append(err))
+            if i % 1000 == 0:
+                p.poll(0)
+        assert p.flush(60) == 0
+    assert reports == [None] * count
+    _assert_exactly_once_in_order(cluster, topic, partitions, count, want)
+
+
+@pytest.mark.parametrize("codes", [
+    [KafkaError.NOT_LEADER_OR_FOLLOWER] * 3,
+    [KafkaError.REQUEST_TIMED_OUT] * 2,
+    [KafkaError.NOT_ENOUGH_REPLICAS] * 3,
+    [KafkaError.NOT_LEADER_OR_FOLLOWER, KafkaError.REQUEST_TIMED_OUT,
+     KafkaError.NOT_ENOUGH_REPLICAS],
+    [KafkaError.UNKNOWN_PRODUCER_ID],
+    [KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER],
+], ids=["not_leader", "timed_out", "not_enough_replicas", "mixed", "unknown_producer_id",
+        "out_of_order"])
+def test_injected_produce_errors_are_retried_once(fresh_mock_cluster, codes):
+    cluster = fresh_mock_cluster
+    topic = unique_topic("inject")
+    create_topic(cluster, topic, 2, replication_factor=3)
+    conf = cluster.client_config({"acks": "all", "retry.backoff.ms": 10})
+    reports = []
+    with Producer(conf) as p:
+        assert p.list_topics(topic, 10).topics[topic].error is None
+        cluster.push_errors(PRODUCE, codes)
+        want = {0: [], 1: []}
+        for i, v in enumerate(_values(200)):
+            want[i % 2].append(v)
+            p.produce(topic, v, partition=i % 2, on_delivery=lambda e, m: reports.append(
+                (e, m.partition(), m.value())))
+            if i % 50 == 49:
+                p.flush(30)
+        assert p.flush(30) == 0
+    assert [r[0] for r in reports] == [None] * 200
+    _assert_exactly_once_in_order(cluster, topic, 2, 200, want)
+
+
+def test_non_retriable_error_reaches_the_callback(fresh_mock_cluster):
+    cluster = fresh_mock_cluster
+    topic = unique_topic("fatal-code")
+    create_topic(cluster, topic, 1)
+    reports = []
+    with Producer(cluster.client_config({"acks": "all"})) as p:
+        assert p.list_topics(topic, 10).topics[topic].error is None
+        cluster.push_errors(PRODUCE, [KafkaError.TOPIC_AUTHORIZATION_FAILED])
+        p.produce(topic, b"refused", on_delivery=lambda e, m: reports.append((e, m.value())))
+        p.flush(10)
+        p.produce(topic, b"accepted", on_delivery=lambda e, m: reports.append((e, m.value())))
+        assert p.flush(10) == 0
+    assert reports[0][0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert reports[0][1] == b"refused"
+    assert reports[1] == (None, b"accepted")
+    got = read_confluent(cluster, topic, 1, 1)
+    assert [g.value for g in got] == [b"accepted"]
+
+
+def test_oversize_record_is_refused_and_the_producer_keeps_working(mock_cluster):
+    topic = unique_topic("oversize")
+    create_topic(mock_cluster, topic, 1)
+    with Producer(mock_cluster.client_config({"message.max.bytes": 100_000})) as p:
+        with pytest.raises(KafkaException) as info:
+            p.produce(topic, b"x" * 100_001)
+        assert info.value.args[0].code() == KafkaError.MSG_SIZE_TOO_LARGE
+        assert "100001 bytes exceeds message.max.bytes=100000" in info.value.args[0].str()
+        p.produce(topic, b"y" * 99_000, b"k")
+        p.produce(topic, b"after")
+        assert len(p) == 2
+        assert p.flush(10) == 0
+    got = read_confluent(mock_cluster, topic, 1, 2)
+    assert [g.value for g in got] == [b"y" * 99_000, b"after"]
+
+
+def _dead_address() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{s.getsockname()[1]}"
+
+
+def test_unreachable_bootstrap_times_out_deliveries():
+    reports = []
+    conf = {"bootstrap.servers": _dead_address(), "message.timeout.ms": 3000}
+    with Producer(conf) as p:
+        for i in range(10):
+            p.produce("nowhere", b"v%d" % i, on_delivery=lambda e, m: reports.append((e, m)))
+        start = time.monotonic()
+        assert p.flush(2) == 10
+        took = time.monotonic() - start
+        assert 1.9 <= took < 2.6
+        deadline = time.monotonic() + 10
+        while len(reports) < 10 and time.monotonic() < deadline:
+            p.poll(0.2)
+        assert len(p) == 0
+    assert [e.code() for e, _ in reports] == [KafkaError._MSG_TIMED_OUT] * 10
+    assert [m.value() for _, m in reports] == [b"v%d" % i for i in range(10)]
+    assert time.monotonic() - start >= 2.9
+
+
+def test_buffer_error_when_the_queue_is_full():
+    conf = {"bootstrap.servers": _dead_address(), "queue.buffering.max.messages": 10,
+            "message.timeout.ms": 1000}
+    with Producer(conf) as p:
+        for _ in range(10):
+            p.produce("nowhere", b"v")
+        with pytest.raises(BufferError, match="Queue full"):
+            p.produce("nowhere", b"one too many")
+        assert len(p) == 10
+        p.purge()
+        assert p.poll(1) >= 10  # ten reports, plus client events (broker down)
+        assert len(p) == 0
+        p.produce("nowhere", b"room again")
+        assert len(p) == 1
+        p.purge()
+
+
+def test_failures_without_a_callback_are_raised_from_flush():
+    conf = {"bootstrap.servers": _dead_address(), "message.timeout.ms": 500}
+    p = Producer(conf)
+    try:
+        p.produce("nowhere", b"lost?")
+        with pytest.raises(KafkaException) as info:
+            p.flush(5)
+        err = info.value.args[0]
+        assert err.code() == KafkaError._MSG_TIMED_OUT
+        assert "1 record(s) to nowhere" in err.str()
+    finally:
+        p.close(0)
