@@ -2,19 +2,22 @@
 # Install the system tools the integration tests drive as independent peers:
 #   kcat  - a second Kafka client (librdkafka based) for interop tests
 #   socat - TLS terminator put in front of Tansu for the TLS tests
+#   aarch64 cross compiler + qemu-user - run the ARMv8 CRC32C kernel under emulation
 # Idempotent: installs only what is missing, runs `apt-get update` at most once.
 # Exits non-zero with a clear message when something cannot be installed.
 set -euo pipefail
 
 # command name -> Debian package
-declare -A PACKAGES=([kcat]=kcat [socat]=socat)
+declare -A PACKAGES=([kcat]=kcat [socat]=socat 
+    [aarch64-linux-gnu-gcc]="gcc-aarch64-linux-gnu libc6-dev-arm64-cross" [qemu-aarch64]=qemu-user)
 
 missing=()
 for cmd in "${!PACKAGES[@]}"; do
     if command -v "$cmd" >/dev/null 2>&1; then
         echo "install_system_deps: $cmd already present at $(command -v "$cmd")"
     else
-        missing+=("${PACKAGES[$cmd]}")
+        # shellcheck disable=SC2206  # a value may name several packages
+        missing+=(${PACKAGES[$cmd]})
     fi
 done
 
