@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 VALUE_FORMATS = (None, "json")
@@ -100,24 +100,32 @@ def _partition(value: Any, column: str) -> int:
     raise TypeError(f"column {column!r}: a partition must be an integer >= 0, got {value!r}")
 
 
-def getter(row: Any, column: str | int) -> Callable[[Any], Any]:
-    """A fast accessor for ``column`` in rows shaped like ``row``.
+def column_reader(row: Any, column: str | int) -> Callable[[list], list]:
+    """A function giving ``column`` of every row in a list of rows shaped like ``row``.
 
-    Spark ``Row`` objects and other named tuples are read by position, dicts by key,
-    plain tuples/lists by integer index.
+    Spark ``Row`` objects, named tuples and plain tuples (integer ``column``) are read by
+    position with ``tuple.__getitem__`` (``Row.__getitem__`` is Python code and several
+    times slower); dicts by key.
     """
     fields = getattr(row, "__fields__", None) or getattr(row, "_fields", None)
-    if isinstance(column, int):
-        return operator.itemgetter(column)
-    if fields is not None:
-        try:
-            return operator.itemgetter(list(fields).index(column))
-        except ValueError:
-            raise KeyError(f"column {column!r} is not in the rows (columns: {list(fields)})") from None
+    if isinstance(row, tuple):
+        if isinstance(column, int):
+            index = column
+        elif fields is not None and column in fields:
+            index = list(fields).index(column)
+        else:
+            raise KeyError(f"column {column!r} is not in the rows (columns: "
+                           f"{list(fields) if fields is not None else 'unnamed'})")
+        if not -len(row) <= index < len(row):
+            raise KeyError(f"column {column!r} is not in rows of {len(row)} fields")
+        get = tuple.__getitem__
+        return lambda rows: [get(r, index) for r in rows]
     if isinstance(row, Mapping):
         if column not in row:
             raise KeyError(f"column {column!r} is not in the rows (keys: {list(row)})")
-        return operator.itemgetter(column)
+        return lambda rows: [r[column] for r in rows]
+    if isinstance(row, list) and isinstance(column, int):
+        return lambda rows: [r[column] for r in rows]
     raise TypeError(
         f"cannot read column {column!r} from a {type(row).__name__}; use Rows, dicts, or "
         "integer column positions for tuples"
@@ -174,46 +182,29 @@ class Columns:
 def chunks(rows: Iterable[Any], spec: ColumnSpec, size: int) -> Iterator[Columns]:
     """Read ``rows`` into ``Columns`` of up to ``size`` records each."""
     it = iter(rows)
-    for first in it:
-        value_of = getter(first, spec.value_col)
-        key_of = getter(first, spec.key_col) if spec.key_col is not None else None
-        headers_of = getter(first, spec.headers_col) if spec.headers_col is not None else None
-        part_of = getter(first, spec.partition_col) if spec.partition_col is not None else None
-        ts_of = getter(first, spec.timestamp_col) if spec.timestamp_col is not None else None
-        break
-    else:
+    chunk = list(islice(it, size))
+    if not chunk:
         return
+    first = chunk[0]
+
+    def reader(column: str | int | None) -> Callable[[list], list] | None:
+        return None if column is None else column_reader(first, column)
+
+    value_of, key_of = reader(spec.value_col), reader(spec.key_col)
+    headers_of, part_of = reader(spec.headers_col), reader(spec.partition_col)
+    ts_of = reader(spec.timestamp_col)
     vcol, kcol, fmt = str(spec.value_col), str(spec.key_col), spec.value_format
     hcol, pcol, tcol = str(spec.headers_col), str(spec.partition_col), str(spec.timestamp_col)
-    pending: Iterable[Any] = _prepend(first, it)
-    while True:
-        cols = Columns(
-            keys=[] if key_of else None,
-            headers=[] if headers_of else None,
-            timestamps=[] if ts_of else None,
-            partitions=[] if part_of else None,
+    while chunk:
+        yield Columns(
+            values=[v if v is None or type(v) is bytes else encode_value(v, vcol, fmt)
+                    for v in value_of(chunk)],
+            keys=None if key_of is None else [
+                k if k is None or type(k) is bytes else encode_value(k, kcol)
+                for k in key_of(chunk)],
+            headers=None if headers_of is None else [
+                encode_headers(h, hcol) for h in headers_of(chunk)],
+            timestamps=None if ts_of is None else [timestamp_ms(t, tcol) for t in ts_of(chunk)],
+            partitions=None if part_of is None else [_partition(p, pcol) for p in part_of(chunk)],
         )
-        values, keys = cols.values, cols.keys
-        for n, row in enumerate(pending, 1):
-            v = value_of(row)
-            values.append(v if v is None or type(v) is bytes else encode_value(v, vcol, fmt))
-            if keys is not None:
-                k = key_of(row)
-                keys.append(k if k is None or type(k) is bytes else encode_value(k, kcol))
-            if headers_of is not None:
-                cols.headers.append(encode_headers(headers_of(row), hcol))
-            if ts_of is not None:
-                cols.timestamps.append(timestamp_ms(ts_of(row), tcol))
-            if part_of is not None:
-                cols.partitions.append(_partition(part_of(row), pcol))
-            if n >= size:
-                break
-        if not values:
-            return
-        yield cols
-        pending = it
-
-
-def _prepend(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
-    yield first
-    yield from rest
+        chunk = list(islice(it, size))

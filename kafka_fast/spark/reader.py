@@ -76,8 +76,9 @@ def offset_ranges(
     start = parse_offsets(starting_offsets, name="starting_offsets")
     end = parse_offsets(ending_offsets, name="ending_offsets")
     check_specs(start, end)
-    probe_conf = reader_config(conf)
-    probe_conf["enable.partition.eof"] = True
+    # the end of each partition is found by reading until an empty fetch reports it: do
+    # not let the broker hold that fetch for fetch.wait.max.ms
+    probe_conf = {**reader_config(conf), "enable.partition.eof": True, "fetch.wait.max.ms": 10}
     consumer = Consumer(probe_conf)
     try:
         parts = topic_partitions(consumer, topics, timeout)

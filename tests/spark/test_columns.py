@@ -17,9 +17,9 @@ from kafka_fast.spark.columns import (
     Columns,
     ColumnSpec,
     chunks,
+    column_reader,
     encode_headers,
     encode_value,
-    getter,
     timestamp_ms,
 )
 from kafka_fast.spark.reader import spark_arrow
@@ -68,15 +68,22 @@ def test_timestamps():
         timestamp_ms("2024", "t")
 
 
-def test_getter_reads_rows_dicts_and_tuples():
-    row = Row(key=b"k", value=b"v")
-    assert getter(row, "value")(row) == b"v"
-    assert getter({"value": 1}, "value")({"value": 1}) == 1
-    assert getter((1, 2), 1)((1, 2)) == 2
+def test_column_reader_reads_rows_dicts_and_tuples():
+    rows = [Row(key=b"k", value=b"v"), Row(key=b"k2", value=b"v2")]
+    assert column_reader(rows[0], "value")(rows) == [b"v", b"v2"]
+    assert column_reader({"value": 1}, "value")([{"value": 1}, {"value": 2}]) == [1, 2]
+    assert column_reader((1, 2), 1)([(1, 2), (3, 4)]) == [2, 4]
+    assert column_reader([1, 2], 0)([[1, 2], [3, 4]]) == [1, 3]
     with pytest.raises(KeyError, match=r"column 'nope' is not in the rows \(columns: \['key', 'value'\]\)"):
-        getter(row, "nope")
-    with pytest.raises(TypeError, match="integer column positions"):
-        getter((1, 2), "value")
+        column_reader(rows[0], "nope")
+    with pytest.raises(KeyError, match="column 5 is not in rows of 2 fields"):
+        column_reader((1, 2), 5)
+    with pytest.raises(KeyError, match="unnamed"):
+        column_reader((1, 2), "value")
+    with pytest.raises(KeyError, match=r"keys: \['a'\]"):
+        column_reader({"a": 1}, "value")
+    with pytest.raises(TypeError, match="cannot read column 'value' from a bytes"):
+        column_reader(b"raw", "value")
 
 
 def test_chunks_split_rows_into_columns():
