@@ -194,12 +194,6 @@ def _abandon(producer: Any, conf: Mapping[str, Any]) -> None:
     clients.discard(ROLE, conf)
 
 
-def _spec(value_col: str | int, key_col: str | int | None, headers_col: str | int | None,
-          partition_col: str | int | None, timestamp_col: str | int | None,
-          value_format: str | None) -> ColumnSpec:
-    return ColumnSpec(value_col, key_col, headers_col, partition_col, timestamp_col, value_format)
-
-
 class PartitionWriter:
     """``f(rows)`` for ``foreachPartition``: produce, flush, raise ``DeliveryError`` on failure.
 
@@ -258,8 +252,9 @@ def foreach_partition_writer(
     At the end of the partition it flushes; if any record failed it raises ``DeliveryError``
     with the first error and the failure count, so Spark retries the task.
     """
-    return PartitionWriter(conf, topic, _spec(value_col, key_col, headers_col, partition_col,
-                                              timestamp_col, value_format), use_batch)
+    spec = ColumnSpec(value_col, key_col, headers_col, partition_col, timestamp_col,
+                      value_format)
+    return PartitionWriter(conf, topic, spec, use_batch)
 
 
 def map_partitions_producer(
@@ -280,9 +275,9 @@ def map_partitions_producer(
 
     Failures are reported as data; ``fail_on_error=True`` raises ``DeliveryError`` instead.
     """
-    return PartitionCounter(conf, topic, _spec(value_col, key_col, headers_col, partition_col,
-                                               timestamp_col, value_format),
-                            use_batch, fail_on_error)
+    spec = ColumnSpec(value_col, key_col, headers_col, partition_col, timestamp_col,
+                      value_format)
+    return PartitionCounter(conf, topic, spec, use_batch, fail_on_error)
 
 
 # ---------------------------------------------------------------------------------------------
