@@ -151,7 +151,7 @@ def run_kafka_python(bootstrap, topic, n, acks, codec):
     keys, values = _data(n)
     p = KafkaProducer(bootstrap_servers=bootstrap, acks=1 if acks == "1" else "all",
                       compression_type=None if codec == "none" else codec, linger_ms=5,
-                      batch_size=1_000_000, buffer_memory=1 << 30)
+                      batch_size=1_000_000)
     p.partitions_for(topic)
     start = _clock()
     for i in range(n):

@@ -4,7 +4,10 @@ and the bounds on what the producer holds.
 Threads: the application thread appends to open builders under ``lock`` (one uncontended lock
 per ``produce()``); sealing (full batch, ``linger.ms``, flush) moves a builder into a
 :class:`ProducerBatch` on the partition's ``sealed`` deque under the same lock. The I/O thread
-only takes sealed batches (and seals lingering ones under the lock); it never appends.
+never appends: it takes sealed batches with single deque operations (atomic, no lock), and
+when batches passed ``linger.ms`` it first asks a producing application thread to seal them
+(``linger_due``), taking the lock itself only if the application is idle. So the two threads
+hardly ever meet on the lock, which would cost an interpreter-lock hand-over each time.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from .batch import ProducerBatch, RecordEntries
 from .partitioner import partition_key
 
 _NOW_MS = time.time
+#: A sealed batch wakes the I/O thread only if it would otherwise sleep longer than this.
+WAKE_SLACK = 0.001
 
 
 def now_ms() -> int:
@@ -76,7 +81,7 @@ class TopicState:
 class Accumulator:
     """Open builders, sealed batches and the producer's record/byte budget."""
 
-    def __init__(self, config: Any, algorithm: int, wakeup: Any = None) -> None:
+    def __init__(self, config: Any, algorithm: int) -> None:
         self.lock = threading.Lock()
         self.topics: dict[str, TopicState] = {}
         self.algorithm = algorithm
@@ -97,7 +102,13 @@ class Accumulator:
         self.ready: deque[PartitionState] = deque()  # partitions that got sealed batches
         self.open_parts: dict[PartitionState, None] = {}
         self.next_linger = float("inf")
-        self.wakeup = wakeup or (lambda: None)
+        #: Set under the lock when the I/O thread should look at the queues soon; the
+        #: application thread wakes it after releasing the lock (never a syscall inside it).
+        self.wake = False
+        #: Set by the I/O thread when open batches passed linger.ms (see Sender._linger_due).
+        self.linger_due = False
+        #: When the I/O thread will look at the queues next without being woken (monotonic).
+        self.io_deadline = 0.0
         self.closed = False
 
     # -- application thread (lock held) ------------------------------------------------------
@@ -161,7 +172,8 @@ class Accumulator:
         deadline = now + self.linger
         if deadline < self.next_linger:
             self.next_linger = deadline
-            self.wakeup()
+            if deadline < self.io_deadline:
+                self.wake = True  # the I/O thread sleeps past this batch's linger deadline
         return b
 
     def seal(self, ps: PartitionState) -> ProducerBatch | None:
@@ -185,7 +197,8 @@ class Accumulator:
         topic = self.topics.get(ps.topic)
         if topic is not None and topic.sticky == ps.partition:
             self.next_sticky(topic)
-        self.wakeup()
+        if self.io_deadline > time.monotonic() + WAKE_SLACK:
+            self.wake = True  # the I/O thread would not look at the queues soon enough
         return batch
 
     def add_sealed(self, ps: PartitionState, batch: ProducerBatch) -> None:
@@ -234,6 +247,7 @@ class Accumulator:
     # -- either thread (lock held) ---------------------------------------------------------
     def seal_lingering(self, now: float) -> float:
         """Seal every open batch older than ``linger.ms``; the next deadline (monotonic)."""
+        self.linger_due = False
         if now < self.next_linger:
             return self.next_linger
         nxt = float("inf")
@@ -251,3 +265,4 @@ class Accumulator:
         for ps in list(self.open_parts):
             self.seal(ps)
         self.next_linger = float("inf")
+        self.linger_due = False

@@ -210,9 +210,9 @@ def produce_columns(p: Producer, topic: str, values: Any, keys: Any, partition: 
             with acc.lock:
                 acc.add_sealed(t.parts[q], batch)
                 acc.count += count
+            p._client.wakeup()
             queued += count
             start = end
-    p._client.wakeup()
     return queued
 
 

@@ -68,7 +68,7 @@ class Producer:
         self._algorithm = algorithm_id(config["partitioner"])
         self._client = KafkaClient(config, name=config["client.id"])
         self._reports = DeliveryQueue()
-        self._acc = Accumulator(config, self._algorithm, wakeup=self._client.wakeup)
+        self._acc = Accumulator(config, self._algorithm)
         self._sender = Sender(self._client, config, self._acc, self._reports,
                               idempotent=self._idempotent, acks=acks)
         self._closed = False
@@ -110,6 +110,8 @@ class Producer:
         with acc.lock:
             if acc.count >= acc.max_count or acc.bytes >= acc.max_bytes or self._closed:
                 self._refuse()
+            if acc.linger_due:
+                acc.seal_lingering(time.monotonic())
             t = acc.topics.get(topic)
             if t is not None and t.num_partitions:
                 if partition < 0:
@@ -132,6 +134,9 @@ class Producer:
                 self._produce_unknown(topic, value, key, partition, timestamp, headers,
                                       on_delivery)
             acc.count += 1
+        if acc.wake:
+            acc.wake = False
+            self._client.wakeup()
 
     def _refuse(self) -> None:
         if self._closed:
@@ -159,7 +164,7 @@ class Producer:
             t.first_pending = time.monotonic()
         t.pending.append((value, key, partition, timestamp or now_ms(), headers, cb,
                           time.monotonic()))
-        self._client.wakeup()
+        acc.wake = True
 
     def _learn_topic(self, t: TopicState) -> bool:
         """Take ``t``'s partitions from the cached metadata (lock held); True if known."""

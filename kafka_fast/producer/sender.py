@@ -49,6 +49,8 @@ MAX_IDEMPOTENT_IN_FLIGHT = 5
 #: Largest ProduceRequest the sender builds (bytes of record data; one batch always fits).
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
 EXPIRY_INTERVAL = 0.05
+#: How long the sender leaves sealing of lingering batches to a producing application thread.
+LINGER_GRACE = 0.001
 SEQ_MASK = 0x7FFFFFFF
 
 _ERR = KafkaError
@@ -86,6 +88,8 @@ class Sender:
         self.view: Any = None
         self.next_expiry = 0.0
         self.next_metadata = 0.0
+        self.linger_grace = LINGER_GRACE
+        self.linger_due_at = 0.0
         self.fatal_error: KafkaError | None = None
         self.closed = False
 
@@ -97,8 +101,7 @@ class Sender:
         while self.completions:
             self._complete_request(*self.completions.popleft())
         if now >= acc.next_linger:
-            with acc.lock:
-                acc.seal_lingering(now)
+            self._linger_due(now)
         ready = acc.ready
         while ready:
             self.queued[ready.popleft()] = None
@@ -123,9 +126,29 @@ class Sender:
             self.want_metadata.clear()
             self.next_metadata = now + self.backoff_base
             self.client.request_metadata(topics)
-        if acc.next_linger != float("inf"):
+        if acc.linger_due:
+            wait = min(wait, self.linger_grace)
+        elif acc.next_linger != float("inf"):
             wait = min(wait, max(0.0, acc.next_linger - now))
+        acc.io_deadline = now + wait
         return wait
+
+    def _linger_due(self, now: float) -> None:
+        """Batches passed ``linger.ms``. A producing application thread seals them itself on
+        its next ``produce()`` (no lock hand-over between threads); when it does not within
+        ``linger_grace``, this thread seals them."""
+        acc = self.acc
+        if not acc.linger_due:
+            acc.linger_due = True
+            self.linger_due_at = now
+            return
+        if now - self.linger_due_at >= self.linger_grace and acc.lock.acquire(False):
+            # The application is idle (or busy elsewhere): seal them here. Never block on the
+            # lock: its holder may be waiting for the interpreter lock this thread holds.
+            try:
+                acc.seal_lingering(now)
+            finally:
+                acc.lock.release()
 
     # -- metadata --------------------------------------------------------------------------
     def _apply_metadata(self, view: Any) -> None:
@@ -168,11 +191,7 @@ class Sender:
         for ps in list(self.queued):
             sealed = ps.sealed
             while sealed and now - sealed[0].created > timeout:
-                with acc.lock:
-                    if not sealed or now - sealed[0].created <= timeout:
-                        break
-                    batch = sealed.popleft()
-                self._expired(batch)
+                self._expired(sealed.popleft())
         for t in list(acc.topics.values()):
             if t.pending and now - t.pending[0][6] > timeout:
                 with acc.lock:
@@ -242,7 +261,6 @@ class Sender:
                   ) -> list[PartitionState]:
         """Send one request with the head batch of each of ``parts``; the partitions that
         still have sendable batches."""
-        acc = self.acc
         identity = self.identity
         pid = identity.producer_id if identity is not None else -1
         epoch = identity.epoch if identity is not None else -1
@@ -254,10 +272,9 @@ class Sender:
             if total and total >= MAX_REQUEST_BYTES:
                 rest.extend(p for p in parts[i:] if self._sendable(p, now))
                 break
-            with acc.lock:
-                if not ps.sealed:
-                    continue
-                batch = ps.sealed.popleft()
+            if not ps.sealed:
+                continue
+            batch = ps.sealed.popleft()  # the application thread only appends on the right
             if self.idempotent:
                 if batch.base_sequence < 0:
                     batch.base_sequence = ps.next_seq
@@ -397,14 +414,13 @@ class Sender:
     def _requeue(self, batch: ProducerBatch) -> None:
         """Put a batch back in its partition's queue at its original place."""
         ps = batch.part
-        acc = self.acc
-        with acc.lock:
-            sealed = ps.sealed
-            i = 0
-            n = len(sealed)
-            while i < n and sealed[i].order < batch.order:
-                i += 1
-            sealed.insert(i, batch)
+        sealed = ps.sealed
+        # Concurrent appends by the application thread land on the right, after index i.
+        i = 0
+        n = len(sealed)
+        while i < n and sealed[i].order < batch.order:
+            i += 1
+        sealed.insert(i, batch)
         self.queued[ps] = None
 
     def _reset_sequences(self) -> None:
