@@ -43,6 +43,9 @@ def test_commit_abort_commit(broker):
     p = _producer(broker, f"tid-{topic}")
     try:
         p.init_transactions(10)
+        # Metadata first: records produce() queues while the topic is unknown can end up after
+        # a produce_batch() made once it is known (a producer ordering issue of its own).
+        p.list_topics(topic, 10)
 
         p.begin_transaction()
         for i in range(4):
