@@ -39,6 +39,7 @@ from .batch_view import RecordBatchView, eof_error
 from .fetch_decode import Segment
 from .fetcher import Chunk, Fetcher
 from .group import ClassicGroup
+from .group_kip848 import ConsumerGroupMember
 from .offsets import OffsetClient, error_of
 from .state import NEED_COMMITTED, NEED_NONE, NEED_RESET, PartitionState
 
@@ -113,7 +114,7 @@ class Consumer:
         self._client = KafkaClient(self._conf, name=self._conf["client.id"])
         self._offsets = OffsetClient(self._client, self._group_id)
         self._fetcher = Fetcher(self)
-        self._group: ClassicGroup | None = None
+        self._group: ClassicGroup | ConsumerGroupMember | None = None
         self._client.start()
         self._client.add_poll_hook(self._fetcher.tick)
 
@@ -282,7 +283,10 @@ class Consumer:
         self._callbacks = {"assign": on_assign, "revoke": on_revoke, "lost": on_lost}
         self._subscription = list(topics)
         if self._group is None:
-            self._group = ClassicGroup(self, self._assignors)
+            if self._conf["group.protocol"] == "consumer":
+                self._group = ConsumerGroupMember(self)
+            else:
+                self._group = ClassicGroup(self, self._assignors)
         group = self._group
         self._client.call_soon(lambda: group.subscribe(list(topics)))
 
@@ -720,8 +724,7 @@ class Consumer:
         return g.generation, g.member_id, g.instance_id
 
     def _send_commit(self, offsets: list[TopicPartition], timeout: float) -> Future:
-        generation, member, instance = self._generation()
-        fut = self._offsets.commit(offsets, generation, member, instance, timeout)
+        fut = self._offsets.commit(offsets, self._generation, timeout)
 
         def done(f: Future) -> None:
             if f.exception() is None:

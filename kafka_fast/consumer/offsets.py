@@ -27,7 +27,8 @@ LEADER_ERRORS = frozenset({
     E.REPLICA_NOT_AVAILABLE, E.KAFKA_STORAGE_ERROR, E.REQUEST_TIMED_OUT,
 })
 REDISCOVER = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE})
-BACKOFF = frozenset({E.COORDINATOR_LOAD_IN_PROGRESS, E.REQUEST_TIMED_OUT})
+BACKOFF = frozenset({E.COORDINATOR_LOAD_IN_PROGRESS, E.REQUEST_TIMED_OUT,
+                     E.STALE_MEMBER_EPOCH})
 TRANSIENT_LOCAL = frozenset({E._TRANSPORT, E._TIMED_OUT, E._ALL_BROKERS_DOWN,
                              E._UNKNOWN_BROKER, E._WAIT_COORD})
 
@@ -275,16 +276,20 @@ class OffsetClient:
 
         return self.coordinator_call(build, handle, timeout)
 
-    def commit(self, offsets: list[TopicPartition], generation: int, member_id: str,
-               group_instance_id: str | None, timeout: float) -> Future:
+    def commit(self, offsets: list[TopicPartition], identity, timeout: float) -> Future:
         """OffsetCommit; resolves to the TopicPartition list with per-partition ``error`` set,
-        or fails with the first group-level or partition-level error."""
+        or fails with the first group-level or partition-level error.
+
+        ``identity()`` gives ``(generation or member epoch, member id, group instance id)``
+        and is asked again for every attempt (STALE_MEMBER_EPOCH is retried with the epoch
+        the next heartbeat brings)."""
         topics: dict[str, list[TopicPartition]] = defaultdict(list)
         for tp in offsets:
             topics[tp.topic].append(tp)
 
         def make():
             R = m.OffsetCommitRequest
+            generation, member_id, group_instance_id = identity()
             return R(
                 group_id=self.group_id, generation_id_or_member_epoch=generation,
                 member_id=member_id, group_instance_id=group_instance_id or None,

@@ -1,0 +1,300 @@
+"""The next-generation group protocol (KIP-848, ``group.protocol=consumer``), client side.
+
+The coordinator assigns partitions; the member only heartbeats (ConsumerGroupHeartbeat) with
+its subscription and the partitions it owns, and reconciles towards the target assignment the
+coordinator returns: partitions taken away are revoked in the poll thread (after a commit when
+auto commit is on), new ones are assigned there, and the next heartbeat reports the new
+ownership. Member epochs replace generations (also in OffsetCommit).
+
+Errors: UNKNOWN_MEMBER_ID / FENCED_MEMBER_EPOCH lose the assignment and join again with epoch
+0; NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE find the coordinator again;
+COORDINATOR_LOAD_IN_PROGRESS backs off; FENCED_INSTANCE_ID and UNSUPPORTED_VERSION are fatal.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from concurrent.futures import Future
+from typing import TYPE_CHECKING
+
+from ..errors import KafkaError
+from ..protocol import messages as m
+from .offsets import GROUP, TRANSIENT_LOCAL, error_of
+from .requests import versioned_message
+
+if TYPE_CHECKING:
+    from .consumer import Consumer
+
+E = KafkaError
+REDISCOVER = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE})
+UNJOINED, JOINED, CLOSED = range(3)
+CGH = m.ConsumerGroupHeartbeatRequest
+
+
+class ConsumerGroupMember:
+    """One member of a consumer group under KIP-848 (same interface as ClassicGroup)."""
+
+    def __init__(self, consumer: Consumer) -> None:
+        self.c = consumer
+        self.client = consumer._client
+        conf = consumer._conf
+        self.group_id: str = conf["group.id"]
+        self.instance_id: str | None = conf["group.instance.id"] or None
+        self.rebalance_timeout_ms = conf["max.poll.interval.ms"]
+        self.max_poll_interval = conf["max.poll.interval.ms"] / 1000.0
+        self.server_assignor = conf["group.remote.assignor"] or None
+        self.rack = conf["client.rack"] or None
+        self.backoff = conf["retry.backoff.ms"] / 1000.0
+        self.member_id = str(uuid.uuid4())
+        self.member_epoch = 0
+        self.heartbeat_interval = conf["heartbeat.interval.ms"] / 1000.0
+        self.state = UNJOINED
+        self.owned: dict[str, list[int]] = {}
+        self.target: dict[uuid.UUID, list[int]] | None = None
+        self.reconciling = False
+        self.literal: list[str] = []
+        self.patterns: list[re.Pattern] = []
+        self.coordinator: int | None = None
+        self.timer = None
+        self.inflight = False
+        self.fatal: KafkaError | None = None
+        self.epoch = 0
+
+    @property
+    def generation(self) -> int:
+        """The member epoch (what OffsetCommit carries under this protocol)."""
+        return self.member_epoch
+
+    # -- subscription --------------------------------------------------------------------------
+    def subscribe(self, topics: list[str]) -> None:
+        self.literal = [t for t in topics if not t.startswith("^")]
+        self.patterns = [re.compile(t) for t in topics if t.startswith("^")]
+        f = self.client.request_metadata(self.literal or None, all_topics=bool(self.patterns))
+        f.add_done_callback(lambda f: self._start_join())
+
+    def matched_topics(self) -> list[str]:
+        names = set(self.literal)
+        if self.patterns:
+            for name in self.client.cluster.topics:
+                if not name.startswith("__") and any(p.match(name) for p in self.patterns):
+                    names.add(name)
+        return sorted(names)
+
+    def _start_join(self) -> None:
+        if self.state == CLOSED or self.fatal is not None:
+            return
+        self.state = JOINED
+        self._heartbeat_now()
+
+    # -- heartbeats ----------------------------------------------------------------------------
+    def _schedule(self, delay: float) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        epoch = self.epoch
+        self.timer = self.client.call_later(delay, lambda: self._heartbeat(epoch))
+
+    def _heartbeat_now(self) -> None:
+        self._schedule(0.0)
+
+    def _owned_ids(self) -> list:
+        view = self.client.cluster
+        out = []
+        for topic, parts in sorted(self.owned.items()):
+            info = view.topics.get(topic)
+            if info is not None and info.topic_id is not None and parts:
+                out.append(CGH.TopicPartitions(topic_id=info.topic_id, partitions=sorted(parts)))
+        return out
+
+    def _heartbeat(self, epoch: int) -> None:
+        if self.state != JOINED or epoch != self.epoch:
+            return
+        if self.inflight:
+            self._schedule(self.heartbeat_interval)
+            return
+        if self.member_epoch > 0 and time.monotonic() - self.c._last_poll > \
+                self.max_poll_interval:
+            self.c._post_error(KafkaError(
+                E._MAX_POLL_EXCEEDED,
+                f"Application maximum poll interval ({self.max_poll_interval * 1000:.0f}ms) "
+                f"exceeded: leaving the group"))
+            self.leave()
+            self._lost()
+            self.state = UNJOINED
+            self.c._rejoin_on_poll = True
+            return
+        if self.coordinator is None:
+            self._find_coordinator()
+            return
+        req = versioned_message(CGH(
+            group_id=self.group_id, member_id=self.member_id, member_epoch=self.member_epoch,
+            instance_id=self.instance_id, rack_id=self.rack,
+            rebalance_timeout_ms=self.rebalance_timeout_ms,
+            subscribed_topic_names=self.matched_topics(),
+            # Names are resolved here (also for ^patterns); an empty regex says "none" (and
+            # librdkafka's mock cluster wants both fields present together).
+            subscribed_topic_regex="",
+            server_assignor=self.server_assignor, topic_partitions=self._owned_ids()))
+        self.inflight = True
+        f = self.client.send(self.coordinator, req)
+        f.add_done_callback(lambda f: self._on_heartbeat(f, epoch))
+
+    def _find_coordinator(self) -> None:
+        epoch = self.epoch
+        f = self.client.coordinator(GROUP, self.group_id)
+
+        def done(f: Future) -> None:
+            if epoch != self.epoch or self.state != JOINED:
+                return
+            exc = f.exception()
+            if exc is not None:
+                self._schedule(self.backoff)
+                return
+            self.coordinator = f.result()
+            self._heartbeat_now()
+
+        f.add_done_callback(done)
+
+    def _on_heartbeat(self, f: Future, epoch: int) -> None:
+        self.inflight = False
+        if self.state != JOINED or epoch != self.epoch:
+            return
+        exc = f.exception()
+        if exc is not None:
+            err = error_of(exc)
+            if err.code() == E._UNSUPPORTED_FEATURE:
+                self._fail(KafkaError(E._UNSUPPORTED_FEATURE,
+                                      "the group coordinator does not support "
+                                      "group.protocol=consumer (ConsumerGroupHeartbeat)",
+                                      fatal=True))
+                return
+            if err.code() in TRANSIENT_LOCAL:
+                self.client.invalidate_coordinator(GROUP, self.group_id)
+                self.coordinator = None
+            self._schedule(self.backoff)
+            return
+        resp = f.result()
+        code = resp.error_code
+        if code:
+            self._error(code, resp.error_message)
+            return
+        if resp.member_id:
+            self.member_id = resp.member_id
+        self.member_epoch = resp.member_epoch
+        if resp.heartbeat_interval_ms > 0:
+            self.heartbeat_interval = resp.heartbeat_interval_ms / 1000.0
+        if resp.assignment is not None:
+            self.target = {}
+            for tp in resp.assignment.topic_partitions:
+                self.target.setdefault(tp.topic_id, []).extend(tp.partitions)
+        self._reconcile()
+        self._schedule(self.heartbeat_interval)
+
+    def _error(self, code: int, message: str | None) -> None:
+        err = KafkaError(code, f"ConsumerGroupHeartbeat: {message or KafkaError(code)}")
+        if code in REDISCOVER:
+            self.client.invalidate_coordinator(GROUP, self.group_id)
+            self.coordinator = None
+            self._schedule(self.backoff)
+        elif code == E.COORDINATOR_LOAD_IN_PROGRESS:
+            self._schedule(self.backoff)
+        elif code in (E.UNKNOWN_MEMBER_ID, E.FENCED_MEMBER_EPOCH):
+            self._lost()
+            self.member_epoch = 0
+            self.epoch += 1
+            self._heartbeat_now()
+        elif code in (E.FENCED_INSTANCE_ID, E.UNSUPPORTED_VERSION, E.UNSUPPORTED_ASSIGNOR,
+                      E.GROUP_AUTHORIZATION_FAILED, E.INVALID_REQUEST):
+            self._fail(KafkaError(code, err.str(), fatal=code == E.FENCED_INSTANCE_ID))
+        else:
+            self.c._post_error(err)
+            self._schedule(max(self.backoff, 1.0))
+
+    def _fail(self, err: KafkaError) -> None:
+        self.fatal = err
+        self._lost()
+        self.state = UNJOINED
+        self.c._post_error(err)
+
+    # -- reconciliation ----------------------------------------------------------------------
+    def _reconcile(self) -> None:
+        if self.target is None or self.reconciling:
+            return
+        names = {}
+        unknown = False
+        by_id = {info.topic_id: name for name, info in self.client.cluster.topics.items()
+                 if info.topic_id is not None}
+        for topic_id, parts in self.target.items():
+            name = by_id.get(topic_id)
+            if name is None:
+                unknown = True
+                continue
+            names[name] = sorted(set(parts))
+        if unknown:
+            self.client.request_metadata(all_topics=True).add_done_callback(
+                lambda f: self.client.call_soon(self._reconcile))
+        old = {(t, p) for t, ps in self.owned.items() for p in ps}
+        new = {(t, p) for t, ps in names.items() for p in ps}
+        revoked = sorted(old - new)
+        added = sorted(new - old)
+        if not revoked and not added:
+            if not unknown:
+                self.target = None
+            return
+        self.reconciling = True
+        self.pending = (names, revoked, added)
+        self.c._post_event(("incremental", added, revoked, self.epoch))
+
+    def incremental_revoke_done(self, epoch: int) -> None:
+        """The poll thread applied a reconciliation step: report the new ownership."""
+        if not self.reconciling:
+            return
+        self.reconciling = False
+        names, revoked, added = self.pending
+        owned = {(t, p) for t, ps in self.owned.items() for p in ps}
+        owned = (owned - set(revoked)) | set(added)
+        result: dict[str, list[int]] = {}
+        for t, p in sorted(owned):
+            result.setdefault(t, []).append(p)
+        self.owned = result
+        if epoch == self.epoch and self.state == JOINED:
+            self._heartbeat_now()
+            self._reconcile()
+
+    def revoke_done(self, epoch: int) -> None:
+        """Only the eager classic protocol revokes everything first."""
+
+    def _lost(self) -> None:
+        self.reconciling = False
+        self.target = None
+        if self.owned:
+            owned, self.owned = self.owned, {}
+            self.c._post_event(("lost", owned, self.epoch))
+
+    def _handle_group_error(self, code: int, api: str) -> None:
+        """A commit met a membership error: heartbeat at once to learn the new epoch."""
+        if self.state == JOINED:
+            self._heartbeat_now()
+
+    # -- leaving -------------------------------------------------------------------------------
+    def leave(self) -> Future | None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self.coordinator is None or self.member_epoch <= 0:
+            return None
+        req = versioned_message(CGH(
+            group_id=self.group_id, member_id=self.member_id,
+            member_epoch=-2 if self.instance_id else -1, instance_id=self.instance_id))
+        self.member_epoch = 0
+        try:
+            return self.client.send(self.coordinator, req)
+        except Exception:  # noqa: BLE001 - the client is closing
+            return None
+
+    def close(self) -> Future | None:
+        f = self.leave()
+        self.state = CLOSED
+        self.epoch += 1
+        return f
