@@ -71,6 +71,8 @@ class Consumer:
             raise ConfigError(str(exc)) from None
         if self._conf["heartbeat.interval.ms"] >= self._conf["session.timeout.ms"]:
             raise ConfigError('"heartbeat.interval.ms" must be lower than "session.timeout.ms"')
+        if self._conf["max.poll.interval.ms"] < self._conf["session.timeout.ms"]:
+            raise ConfigError('"max.poll.interval.ms" must be >= "session.timeout.ms"')
         self._group_id: str = self._conf["group.id"]
         if self._conf["group.instance.id"] and not self._group_id:
             raise ConfigError('"group.instance.id" requires "group.id"')

@@ -3,6 +3,8 @@ cooperative rebalancing and static membership."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from consumer_support import as_tuple, make_items, produce_confluent, read_all, wait_for
 from harness import create_topic, unique_topic
@@ -159,3 +161,23 @@ def test_static_member_keeps_its_identity_across_a_restart(mock_cluster):
         mock_cluster.stop_request_tracking()
         a.close()
         b.close()
+
+
+def test_member_that_stops_polling_leaves_and_rejoins_on_the_next_poll(tansu):
+    topic = unique_topic("maxpoll")
+    create_topic(tansu, topic, 2)
+    tracker = Tracker()
+    c = member(tansu, unique_topic("g"), **{"session.timeout.ms": 2000,
+                                            "max.poll.interval.ms": 2000})
+    try:
+        c.subscribe([topic], **tracker.kwargs())
+        wait_for(lambda: owned(c) == [0, 1], 30, lambda: c.poll(0.05), "assignment")
+        time.sleep(3.0)  # longer than max.poll.interval.ms without a poll
+        msg = c.poll(0.1)
+        assert msg is not None and msg.error() is not None
+        assert msg.error().code() == -147  # _MAX_POLL_EXCEEDED
+        wait_for(lambda: owned(c) == [0, 1] and tracker.events[-1] == ("assign", [0, 1]),
+                 30, lambda: c.poll(0.05), "rejoined")
+        assert ("revoke", [0, 1]) in tracker.events
+    finally:
+        c.close()
