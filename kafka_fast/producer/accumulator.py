@@ -36,7 +36,7 @@ class PartitionState:
     """Everything the producer keeps for one topic-partition."""
 
     __slots__ = (
-        "topic", "partition", "builder", "opened", "entries", "sealed", "inflight",
+        "topic", "partition", "builder", "fast", "opened", "entries", "sealed", "inflight",
         "next_seq", "acked_seq", "resync", "backoff_until", "order", "pending_ready",
     )
 
@@ -44,6 +44,9 @@ class PartitionState:
         self.topic = topic
         self.partition = partition
         self.builder: Any = None  # open RecordBatchBuilder (application thread, under lock)
+        #: ``builder`` when produce()'s fast path may append to it (no delivery entries to
+        #: keep in step, no per-record size check), else None.
+        self.fast: Any = None
         self.opened = 0.0  # monotonic time of the open builder's first record
         self.entries: RecordEntries | None = None  # delivery data of the open builder
         self.sealed: deque[ProducerBatch] = deque()  # in order; retries go back in front
@@ -89,6 +92,9 @@ class Accumulator:
         self.bytes = 0  # payload bytes of sealed batches not yet reported
         self.max_count = config["queue.buffering.max.messages"] or (1 << 62)
         self.max_bytes = config["queue.buffering.max.kbytes"] * 1024
+        #: ``max_count`` while records may be added, 0 when the byte budget is used up or the
+        #: producer closed/failed: produce() compares ``count`` with this one number.
+        self.count_limit = self.max_count
         self.max_message = config["message.max.bytes"]
         self.batch_size = config["batch.size"]
         self.batch_records = config["batch.num.messages"]
@@ -122,6 +128,10 @@ class Accumulator:
             raise BufferError(
                 f"Local: Queue full ({self.bytes} bytes held, "
                 f"queue.buffering.max.kbytes={self.max_bytes // 1024})")
+
+    def refresh_limit(self, open_: bool = True) -> None:
+        """Recompute ``count_limit`` after the byte count or the producer's state changed."""
+        self.count_limit = self.max_count if open_ and self.bytes < self.max_bytes else 0
 
     def record_size(self, value: Any, key: Any, headers: Any) -> int:
         size = (0 if value is None else len(value)) + (0 if key is None else len(key))
@@ -158,6 +168,7 @@ class Accumulator:
         if callback is not None:
             if entries is None:
                 entries = ps.entries = RecordEntries(len(b) - 1)
+                ps.fast = None
             entries.items.append((callback, key, value, headers, timestamp))
         elif entries is not None:
             entries.items.append(None)
@@ -166,6 +177,7 @@ class Accumulator:
         b = ps.builder = RecordBatchBuilder(
             compression=self.compression, batch_size=self.batch_size,
             compression_level=self.compression_level)
+        ps.fast = None if self.size_every_record else b
         now = time.monotonic()
         ps.opened = now
         self.open_parts[ps] = None
@@ -181,6 +193,7 @@ class Accumulator:
         b = ps.builder
         if b is None:
             return None
+        ps.fast = None
         ps.builder = None
         self.open_parts.pop(ps, None)
         count = len(b)
@@ -192,6 +205,8 @@ class Accumulator:
         batch = ProducerBatch(ps, count, size, ps.opened, ps.entries, builder=b, order=ps.order)
         ps.entries = None
         self.bytes += size
+        if self.bytes >= self.max_bytes:
+            self.count_limit = 0
         ps.sealed.append(batch)
         self.ready.append(ps)
         topic = self.topics.get(ps.topic)
@@ -208,6 +223,8 @@ class Accumulator:
         ps.order += 1
         batch.order = ps.order
         self.bytes += batch.size
+        if self.bytes >= self.max_bytes:
+            self.count_limit = 0
         ps.sealed.append(batch)
         self.ready.append(ps)
 

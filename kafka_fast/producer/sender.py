@@ -462,6 +462,7 @@ class Sender:
         if self.fatal_error is not None or err is None:
             return
         self.fatal_error = err
+        self.acc.count_limit = 0  # produce() now raises the fatal error
         self.client.events.error(err)
         self.fail_all(err, in_flight=False)
 
