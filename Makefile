@@ -28,6 +28,7 @@ system-deps:
 gen: install
 	$(PY) tools/gen_errors.py $(SCHEMAS)/error-codes.tsv
 	$(PY) tools/gen_protocol.py $(SCHEMAS)/message
+	$(PY) tools/gen_config_docs.py
 
 check-generated: install
 	$(PY) tools/check_generated.py $(SCHEMAS)
