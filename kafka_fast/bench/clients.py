@@ -298,7 +298,7 @@ def kafka_python_produce(t: Target, p: Payload) -> Result:
     producer = KafkaProducer(bootstrap_servers=t.bootstrap, linger_ms=5,
                              acks=-1 if t.acks == "all" else int(t.acks),
                              compression_type=None if t.compression == "none" else t.compression,
-                             batch_size=1_000_000, buffer_memory=1 << 30)
+                             batch_size=1_000_000)
     sw = Stopwatch().start()
     for i in range(len(values)):
         producer.send(t.topic, values[i], key=keys[i])

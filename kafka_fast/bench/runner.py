@@ -48,6 +48,15 @@ def _create_topic(bootstrap: str, name: str, partitions: int) -> None:
             close()
 
 
+def _measure(fn: Callable, target: Target, payload: Payload, direction: str) -> Result:
+    """Run one path; a peer that fails is reported as an error row, not a crash."""
+    try:
+        return fn(target, payload)
+    except Exception as exc:  # a peer's own error, reported in the table
+        client = fn.__name__.split("_")[0]
+        return Result(client, fn.__name__, direction, 0, 0, 0.0, 0.0, f"{type(exc).__name__}: {exc}")
+
+
 def run_all(cfg: BenchConfig, on_result: Callable[[Result], None] | None = None) -> list[Result]:
     """Run the benchmark matrix; ``on_result`` sees each result as it arrives."""
     payload = Payload.make(cfg.records, cfg.size, cfg.key_size)
@@ -69,7 +78,7 @@ def run_all(cfg: BenchConfig, on_result: Callable[[Result], None] | None = None)
                     topic = f"bench-{uuid.uuid4().hex[:10]}"
                     _create_topic(cfg.bootstrap, topic, cfg.partitions)
                     target = Target(cfg.bootstrap, topic, cfg.partitions, compression, cfg.acks)
-                    result = fn(target, payload)
+                    result = _measure(fn, target, payload, "produce")
                     if fn.__name__ == "kafka_fast_produce_batch" and not result.error:
                         source_topic = topic
                     if "produce" in cfg.directions:
@@ -79,7 +88,7 @@ def run_all(cfg: BenchConfig, on_result: Callable[[Result], None] | None = None)
                 for fn in CLIENTS[client][2]:
                     target = Target(cfg.bootstrap, source_topic, cfg.partitions, compression,
                                     cfg.acks)
-                    record(fn(target, payload), compression)
+                    record(_measure(fn, target, payload, "consume"), compression)
     return results
 
 
