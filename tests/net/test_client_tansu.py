@@ -177,6 +177,12 @@ def test_rejected_sasl_login_fails_fast(tansu_sasl, mechanism):
         assert len(log.events("connect")) == 1
         client.serve_events()
         assert KafkaError._AUTHENTICATION in [e.code() for e in errors]
+    with KafkaClient(make_config(conf, "admin")).start() as client:
+        start = time.monotonic()
+        with pytest.raises(KafkaException) as info:
+            client.wait_metadata(timeout=10)
+        assert info.value.args[0].code() == KafkaError._AUTHENTICATION
+        assert time.monotonic() - start < 5
 
 
 def test_tls_connects_and_verifies_the_ca(tansu_tls):
