@@ -16,25 +16,22 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
+from ..producer.arguments import as_bytes, as_headers
+
 VALUE_FORMATS = (None, "json")
 _BYTES_LIKE = (bytes, bytearray, memoryview)
 
 
 def encode_value(value: Any, column: str, value_format: str | None = None) -> bytes | None:
-    """One value or key as bytes (or None); ``column`` names it in errors."""
-    if value is None or type(value) is bytes:
-        return value
-    if isinstance(value, str):
-        return value.encode("utf-8")
-    if isinstance(value, _BYTES_LIKE):
-        return bytes(value)
-    if value_format == "json":
+    """One value as bytes (or None); ``column`` names it in errors."""
+    if value_format == "json" and value is not None and not isinstance(value, (str, *_BYTES_LIKE)):
         return json.dumps(_jsonable(value), separators=(",", ":"), ensure_ascii=False,
                           default=_json_default).encode("utf-8")
-    raise TypeError(
-        f"column {column!r} holds a {type(value).__name__}; Kafka values must be bytes or str "
-        "(pass value_format='json' to serialise other values as JSON)"
-    )
+    try:
+        return as_bytes(value, f"column {column!r}")
+    except TypeError as exc:
+        raise TypeError(f"{exc} (pass value_format='json' to serialise other values as JSON)"
+                        ) from None
 
 
 def _jsonable(value: Any) -> Any:
@@ -56,26 +53,12 @@ def _json_default(value: Any) -> Any:
 
 
 def encode_headers(headers: Any, column: str) -> list[tuple[str, bytes | None]] | None:
-    """Headers as ``[(name, value_bytes)]``; None or empty gives None."""
-    if not headers:
-        return None
-    items = headers.items() if isinstance(headers, Mapping) else headers
-    out = []
-    for item in items:
-        if isinstance(item, Mapping):
-            name, value = item.get("key"), item.get("value")
-        else:
-            try:
-                name, value = item
-            except (TypeError, ValueError):
-                raise TypeError(
-                    f"column {column!r}: a header must be a (name, value) pair or a "
-                    f"struct<key, value>, got {item!r}"
-                ) from None
-        if not isinstance(name, str):
-            raise TypeError(f"column {column!r}: header name {name!r} is not a str")
-        out.append((name, encode_value(value, column)))
-    return out
+    """Headers as ``[(name, value_bytes)]`` (None when there are none): a dict, or a list of
+    ``(name, value)`` pairs, ``Row(key, value)`` structs or ``{"key", "value"}`` dicts."""
+    if headers and not isinstance(headers, Mapping):
+        headers = [(h.get("key"), h.get("value")) if isinstance(h, Mapping) else h
+                   for h in headers]
+    return as_headers(headers, f"column {column!r} headers")
 
 
 def timestamp_ms(value: Any, column: str) -> int:
@@ -200,7 +183,7 @@ def chunks(rows: Iterable[Any], spec: ColumnSpec, size: int) -> Iterator[Columns
             values=[v if v is None or type(v) is bytes else encode_value(v, vcol, fmt)
                     for v in value_of(chunk)],
             keys=None if key_of is None else [
-                k if k is None or type(k) is bytes else encode_value(k, kcol)
+                k if k is None or type(k) is bytes else as_bytes(k, f"column {kcol!r}")
                 for k in key_of(chunk)],
             headers=None if headers_of is None else [
                 encode_headers(h, hcol) for h in headers_of(chunk)],

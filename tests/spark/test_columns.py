@@ -32,9 +32,10 @@ def test_encode_value_bytes_str_none_and_json_only_on_request():
     assert encode_value(memoryview(b"cd"), "v") == b"cd"
     assert encode_value("é", "v") == "é".encode()
     assert encode_value(None, "v") is None
-    with pytest.raises(TypeError, match=r"column 'payload' holds a dict.*value_format='json'"):
+    with pytest.raises(TypeError, match=r"column 'payload' must be bytes, str or None, not dict "
+                                        r"\(pass value_format='json'"):
         encode_value({"a": 1}, "payload")
-    with pytest.raises(TypeError, match="column 'v' holds a int"):
+    with pytest.raises(TypeError, match="column 'v' must be bytes, str or None, not int"):
         encode_value(3, "v")
     assert encode_value({"a": [1, "é"]}, "v", "json") == '{"a":[1,"é"]}'.encode()
     assert encode_value([1, 2], "v", "json") == b"[1,2]"
@@ -53,10 +54,12 @@ def test_encode_headers_forms():
     assert encode_headers([Row(key="a", value=b"1")], "h") == [("a", b"1")]
     assert encode_headers({"a": "1"}, "h") == [("a", b"1")]
     assert encode_headers([{"key": "a", "value": b"1"}], "h") == [("a", b"1")]
-    with pytest.raises(TypeError, match="a header must be a"):
+    with pytest.raises(TypeError, match=r"column 'h' headers entries must be \(name, value\) tuples"):
         encode_headers([("a", b"1", b"2")], "h")
-    with pytest.raises(TypeError, match="header name 1 is not a str"):
+    with pytest.raises(TypeError, match="column 'h' headers names must be str, not int"):
         encode_headers([(1, b"x")], "h")
+    with pytest.raises(TypeError, match="column 'h' headers value of 'a' must be bytes, str or None"):
+        encode_headers([("a", 1.5)], "h")
 
 
 def test_timestamps():
