@@ -1,0 +1,143 @@
+"""produce_batch: columnar lists, 2-D arrays and packed columns, and confluent-kafka's list of
+dicts; records read back exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from harness.topics import create_topic, unique_topic
+from readback import read_confluent
+
+from kafka_fast import KafkaError, KafkaException, Producer
+from kafka_fast.producer.partitioner import partition_key
+
+
+def _packed(items: list[bytes | None]) -> tuple:
+    offsets = np.zeros(len(items) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([0 if x is None else len(x) for x in items])
+    nulls = np.array([x is None for x in items], dtype=np.bool_)
+    return (b"".join(x or b"" for x in items), offsets, nulls)
+
+
+def _by_partition(got):
+    out: dict[int, list] = {}
+    for g in got:
+        out.setdefault(g.partition, []).append(g)
+    return out
+
+
+def test_columns_of_every_shape_round_trip(broker):
+    topic = unique_topic("pb-cols")
+    create_topic(broker, topic, 3)
+    n = 3000
+    keys = [b"key-%05d" % i for i in range(n)]  # 9 bytes each
+    values = [b"value-%06d-" % i + bytes([i % 256]) * (i % 50) for i in range(n)]
+    with Producer(broker.client_config({"batch.size": 20_000})) as p:
+        # 1. lists, with per-record timestamps and one header list for every record
+        assert p.produce_batch(topic, values[:1000], keys[:1000],
+                               timestamps=list(range(1_600_000_000_000,
+                                                     1_600_000_000_000 + 1000)),
+                               headers=[("src", b"lists")]) == 1000
+        # 2. 2-D uint8 arrays (fixed width keys and values)
+        arr_v = np.frombuffer(b"".join(v[:12] for v in values[1000:2000]),
+                              dtype=np.uint8).reshape(1000, 12)
+        arr_k = np.frombuffer(b"".join(keys[1000:2000]), dtype=np.uint8).reshape(1000, 9)
+        assert p.produce_batch(topic, arr_v, arr_k) == 1000
+        # 3. packed columns with null values and keys
+        pv = [None if i % 10 == 0 else values[i] for i in range(2000, 3000)]
+        pk = [None if i % 7 == 0 else keys[i] for i in range(2000, 3000)]
+        assert p.produce_batch(topic, _packed(pv), _packed(pk),
+                               headers=[[("i", b"%d" % i)] for i in range(2000, 3000)]) == 1000
+        assert p.flush(30) == 0
+    got = read_confluent(broker, topic, 3, n)
+    assert len(got) == n
+    want_by_key: dict = {}
+    for i in range(1000):
+        want_by_key[keys[i]] = (values[i], (("src", b"lists"),), 1_600_000_000_000 + i)
+    for i in range(1000, 2000):
+        want_by_key[keys[i]] = (values[i][:12], (), None)
+    null_keyed = []
+    for j, i in enumerate(range(2000, 3000)):
+        rec = (pv[j], (("i", b"%d" % i),), None)
+        if pk[j] is None:
+            null_keyed.append(rec)
+        else:
+            want_by_key[keys[i]] = rec
+    seen_null = []
+    for g in got:
+        if g.key is None:
+            seen_null.append((g.value, g.headers, None))
+            continue
+        value, headers, ts = want_by_key.pop(g.key)
+        assert (g.value, g.headers) == (value, headers)
+        if ts is not None:
+            assert g.timestamp == ts
+        # keyed records sit where murmur2 puts them
+        assert g.partition == partition_key(g.key, 3, 4)
+    assert want_by_key == {}
+    assert sorted(seen_null, key=repr) == sorted(null_keyed, key=repr)
+    # per partition, records keep the order in which they were given
+    for records in _by_partition(got).values():
+        idx = [int(g.value[6:12]) for g in records if g.value is not None]
+        assert idx == sorted(idx)
+
+
+def test_explicit_partition_and_per_record_callbacks(broker):
+    topic = unique_topic("pb-cb")
+    create_topic(broker, topic, 2)
+    reports = []
+    values = [b"v%04d" % i for i in range(500)]
+    with Producer(broker.client_config()) as p:
+        assert p.produce_batch(topic, values, partition=1,
+                               on_delivery=lambda e, m: reports.append(
+                                   (e, m.partition(), m.offset(), m.value()))) == 500
+        assert p.flush(30) == 0
+    assert reports == [(None, 1, i, values[i]) for i in range(500)]
+    got = read_confluent(broker, topic, 2, 500)
+    assert [(g.partition, g.offset, g.value) for g in got] == [
+        (1, i, values[i]) for i in range(500)]
+
+
+def test_confluent_list_of_dicts_form(broker):
+    topic = unique_topic("pb-dicts")
+    create_topic(broker, topic, 2)
+    reports = []
+    messages = [{"value": b"v%d" % i, "key": b"k%d" % i, "partition": i % 2,
+                 "headers": [("n", b"%d" % i)], "timestamp": 1_650_000_000_000 + i}
+                for i in range(50)]
+    messages.append({"value": b"x" * 2_000_000, "partition": 0})  # too large
+    messages.append({"value": b"bad", "partition": 9})  # no such partition
+    with Producer(broker.client_config()) as p:
+        p.list_topics(topic, 10)
+        queued = p.produce_batch(topic, messages,
+                                 on_delivery=lambda e, m: reports.append((e, m.value())))
+        assert queued == 50
+        assert p.flush(30) == 0
+    assert messages[50]["_error"].code() == KafkaError.MSG_SIZE_TOO_LARGE
+    assert messages[51]["_error"].code() == KafkaError._UNKNOWN_PARTITION
+    assert all("_error" not in m for m in messages[:50])
+    assert sorted(reports) == sorted((None, b"v%d" % i) for i in range(50))
+    got = read_confluent(broker, topic, 2, 50)
+    assert sorted((g.partition, g.key, g.value, g.headers, g.timestamp) for g in got) == sorted(
+        (i % 2, b"k%d" % i, b"v%d" % i, (("n", b"%d" % i),), 1_650_000_000_000 + i)
+        for i in range(50))
+
+
+def test_bad_columns_are_refused(tansu):
+    topic = unique_topic("pb-bad")
+    create_topic(tansu, topic, 1)
+    with Producer(tansu.client_config()) as p:
+        with pytest.raises(TypeError, match="values must be a list, a 2-D uint8 array"):
+            p.produce_batch(topic, 42)
+        with pytest.raises(TypeError, match=r"values\[1\] must be bytes, str or None"):
+            p.produce_batch(topic, [b"a", 3])
+        with pytest.raises(ValueError, match="keys has 1 entries for 2 values"):
+            p.produce_batch(topic, [b"a", b"b"], [b"k"])
+        with pytest.raises(TypeError, match="2-D uint8"):
+            p.produce_batch(topic, np.zeros((2, 3), dtype=np.int32))
+        with pytest.raises(ValueError, match="non-decreasing"):
+            p.produce_batch(topic, (b"abc", np.array([0, 2, 1], dtype=np.int64)))
+        with pytest.raises(KafkaException) as info:
+            p.produce_batch(topic, [b"x" * 1_000_001])
+        assert info.value.args[0].code() == KafkaError.MSG_SIZE_TOO_LARGE
+        assert len(p) == 0
