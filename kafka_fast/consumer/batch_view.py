@@ -23,9 +23,12 @@ from typing import Any
 
 import numpy as np
 
+from .._impl import load
 from ..errors import KafkaError
 from ..message import Message
 from .fetch_decode import Segment
+
+append_messages = load("_columns", "columns")[0].append_messages
 
 
 class PackedColumn:
@@ -168,20 +171,12 @@ class RecordBatchView:
         return out
 
     def __iter__(self) -> Iterator[Message]:
-        headers = self.headers if self.headers is not None else self._headers()
-        for i in range(self._n):
-            yield Message(
-                self.topics[self.topic_index[i]],
-                int(self.partitions[i]),
-                int(self.offsets[i]),
-                self.keys[i],
-                self.values[i],
-                headers[i],
-                (int(self.timestamp_types[i]), int(self.timestamps[i])),
-                None,
-                None,
-                int(self.leader_epochs[i]) if self.leader_epochs[i] >= 0 else None,
-            )
+        """The records as ``Message`` objects (built a segment at a time, compiled)."""
+        for t, partition, seg in self._pieces:
+            out: list[Message] = []
+            append_messages(out, self.topics[t], partition, seg.cols, seg.start, seg.stop,
+                            seg.timestamp_type, seg.leader_epoch)
+            yield from out
 
     def to_arrow(self):
         """A ``pyarrow.Table`` sharing this view's buffers (pyarrow is an optional dependency).

@@ -474,7 +474,8 @@ class Consumer:
     def _before_delivery(self) -> Message | None:
         self._check_open()
         self._settle()
-        self._msgs_state = None
+        if self._idx >= self._nmsgs:
+            self._msgs_state = None
         self._last_poll = time.monotonic()
         if self._rejoin_on_poll and self._group is not None:
             self._rejoin_on_poll = False
@@ -581,12 +582,12 @@ class Consumer:
             raise KafkaException(err._error)
         if self._idx < self._nmsgs:
             # Records already built for poll(): deliver those through the view too.
-            ps = self._msgs_state
-            rest = [msg for msg in self._msgs[self._idx:] if msg._error is None]
-            self._idx = self._nmsgs
+            taken = self._msgs[self._idx:self._idx + max_records]
+            self._idx += len(taken)
             self._settle()
+            rest = [msg for msg in taken if msg._error is None]
             if rest:
-                return self._view_from_messages(rest, ps, headers)
+                return self._view_from_messages(rest, headers)
         while total < max_records:
             count, info = self._take(max_records - total, None, pieces)
             if info is not None:
@@ -606,7 +607,7 @@ class Consumer:
         pieces = [(remap[t], p, s) for t, p, s in pieces]
         return RecordBatchView(pieces, [topics[i] for i in used], with_headers=headers)
 
-    def _view_from_messages(self, msgs: list[Message], ps, headers: bool) -> RecordBatchView:
+    def _view_from_messages(self, msgs: list[Message], headers: bool) -> RecordBatchView:
         import numpy as np
 
         from ..records import Columns

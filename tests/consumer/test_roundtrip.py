@@ -236,3 +236,25 @@ def test_invalid_arguments_are_named(broker):
             c.consume(-1)
     finally:
         c.close()
+
+
+def test_mixing_poll_consume_and_consume_batch_delivers_each_record_once(broker):
+    topic = unique_topic("mix")
+    create_topic(broker, topic, 1)
+    expected = produce_confluent(broker, topic, make_items(300, 1))
+    c = consumer(broker)
+    try:
+        c.assign([TopicPartition(topic, 0)])
+        rows = [as_tuple(m) for m in read_all(c, 5)]
+        view = c.consume_batch(50, 5.0, headers=True)
+        rows += [as_tuple(m) for m in view]
+        rows += [as_tuple(m) for m in c.consume(20, 5.0)]
+        assert c.position([TopicPartition(topic, 0)])[0].offset == len(rows)
+        while len(rows) < 300:
+            view = c.consume_batch(1000, 5.0, headers=True)
+            assert len(view), "records missing"
+            rows += [as_tuple(m) for m in view]
+        assert rows == expected
+        assert c.position([TopicPartition(topic, 0)])[0].offset == 300
+    finally:
+        c.close()
