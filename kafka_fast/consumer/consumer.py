@@ -330,6 +330,9 @@ class Consumer:
                 cb = self._on_commit
                 if cb is not None:
                     cb(ev[1], ev[2])
+                elif ev[1] is not None:
+                    # Without on_commit a failed commit is handed out like any other error.
+                    return Message(error=ev[1])
             elif kind == "assign":
                 self._rebalance_assign(ev[1], ev[2])
             elif kind == "revoke":
