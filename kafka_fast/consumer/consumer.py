@@ -330,8 +330,9 @@ class Consumer:
                 cb = self._on_commit
                 if cb is not None:
                     cb(ev[1], ev[2])
-                elif ev[1] is not None:
-                    # Without on_commit a failed commit is handed out like any other error.
+                elif ev[1] is not None and len(ev) < 4:
+                    # Without on_commit a failed commit is handed out like any other error
+                    # (unless commit() already raised it).
                     return Message(error=ev[1])
             elif kind == "assign":
                 self._rebalance_assign(ev[1], ev[2])
@@ -820,7 +821,7 @@ class Consumer:
         try:
             result = self._wait(fut, None, "commit")
         except KafkaException as exc:
-            self._post_event(("commit", exc.args[0], offsets))
+            self._post_event(("commit", exc.args[0], offsets, "raised"))
             raise
         self._post_event(("commit", None, result))
         return result
