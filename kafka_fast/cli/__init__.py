@@ -6,6 +6,7 @@ Errors are reported in one line on stderr (exit 1; 2 for bad arguments), never a
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from concurrent.futures import TimeoutError as FutureTimeout
 
@@ -26,10 +27,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _LastClientError(logging.Handler):
+    """Keeps the client's most recent warning, so a final error line can say why."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.message = ""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.message = record.getMessage()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    last = _LastClientError()
+    client_log = logging.getLogger("kafka_fast")
+    client_log.addHandler(last)
+    client_log.propagate = False
+
+    def fail(text: str) -> int:
+        why = f" (last client error: {last.message})" if last.message else ""
+        print(f"kafka-fast {args.command}: {text}{why}", file=sys.stderr)
+        return 1
+
     try:
         return args.run(args)
     except UsageError as exc:
@@ -37,13 +59,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KafkaException as exc:
         err = exc.args[0]
-        print(f"kafka-fast {args.command}: {err.name()}: {err.str()}", file=sys.stderr)
-        return 1
+        return fail(f"{err.name()}: {err.str()}")
     except FutureTimeout:
-        print(f"kafka-fast {args.command}: timed out waiting for the cluster", file=sys.stderr)
-        return 1
+        return fail("timed out waiting for the cluster")
     except KeyboardInterrupt:
         return 130
     except (OSError, ValueError, TypeError) as exc:
-        print(f"kafka-fast {args.command}: {exc}", file=sys.stderr)
-        return 1
+        return fail(str(exc))
+    finally:
+        client_log.removeHandler(last)

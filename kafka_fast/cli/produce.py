@@ -67,9 +67,9 @@ def _json_headers(obj: dict, number: int) -> list[tuple[str, bytes | None]]:
     return out
 
 
-def read_records(stream: BinaryIO, args: argparse.Namespace) -> Iterator[Record]:
-    """Yield ``(key, value, headers)`` for each input line."""
-    static = _static_headers(args.headers)
+def read_records(stream: BinaryIO, args: argparse.Namespace,
+                 static: list[tuple[str, bytes | None]]) -> Iterator[Record]:
+    """Yield ``(key, value, headers)`` for each input line; ``static`` headers go on all."""
     delim = args.key_delimiter.encode() if args.key_delimiter else None
     for number, line in enumerate(stream, 1):
         line = line.rstrip(b"\r\n")
@@ -98,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     from .. import Producer
 
     conf = client_config(args)
+    static = _static_headers(args.headers)
     if args.compression:
         conf["compression.type"] = args.compression
     conf.setdefault("message.timeout.ms", int(args.timeout * 1000))
@@ -117,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         producer.list_topics(args.topic, timeout=args.timeout)
         with Progress(f"producing to {args.topic}", None, want_progress(args)) as progress:
-            for key, value, headers in read_records(stream, args):
+            for key, value, headers in read_records(stream, args, static):
                 while True:
                     try:
                         producer.produce(args.topic, value=value, key=key,
