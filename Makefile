@@ -5,6 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 SCHEMAS ?= ../shared/kafka-protocol
+RECORDS ?= 200000
 
 .PHONY: demo test test-core bench build install system-deps gen check-generated lint clean
 
@@ -42,11 +43,18 @@ test: build system-deps check-generated lint
 test-core: build
 	$(PY) -m pytest -q tests/core
 
+# The main job: kafka_fast against confluent-kafka on one broker (an embedded Tansu unless
+# BOOTSTRAP=host:port is given); prints the table and writes bench.png.
 demo: build
-	$(PY) benchmarks/bench_records.py
+	$(VENV)/bin/kafka-fast bench $(if $(BOOTSTRAP),--bootstrap $(BOOTSTRAP)) \
+		--records $(RECORDS) --against confluent --plot bench.png
 
+# Every benchmark, each printing its table (results are kept in docs/benchmarks.md).
 bench: build
+	$(PY) benchmarks/bench_crc32c.py
 	$(PY) benchmarks/bench_records.py
+	$(VENV)/bin/kafka-fast bench $(if $(BOOTSTRAP),--bootstrap $(BOOTSTRAP)) \
+		--records $(RECORDS) --compression none,lz4,zstd --against confluent,aiokafka,kafka-python
 
 clean:
 	rm -rf build dist *.egg-info kafka_fast/_native/_*.c kafka_fast/_native/*.so
