@@ -336,3 +336,8 @@ CLIENTS: dict[str, tuple[str, list[Callable], list[Callable]]] = {
     "aiokafka": ("aiokafka", [aiokafka_produce], [aiokafka_consume]),
     "kafka-python": ("kafka", [kafka_python_produce], [kafka_python_consume]),
 }
+
+#: every benchmark function by name, for the worker process
+FUNCTIONS: dict[str, Callable] = {
+    fn.__name__: fn for _, produce, consume in CLIENTS.values() for fn in (*produce, *consume)
+}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import resource
 import time
 from dataclasses import asdict, dataclass
@@ -19,6 +20,7 @@ class Result:
     wall_s: float
     cpu_s: float
     error: str = ""
+    broker_cpu_s: float = 0.0
 
     @property
     def records_per_s(self) -> float:
@@ -33,14 +35,39 @@ class Result:
         return self.cpu_s / self.records * 1e6 if self.records else 0.0
 
     @property
+    def broker_cores(self) -> float:
+        """Broker CPU seconds per wall second: near 1.0 means a single-threaded broker is the
+        limit; far below it means the client (or the network) is."""
+        return self.broker_cpu_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def client_cores(self) -> float:
+        """Client CPU seconds per wall second."""
+        return self.cpu_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
     def label(self) -> str:
         return f"{self.client} {self.path}"
 
     def as_dict(self) -> dict:
         out = asdict(self)
         out.update(records_per_s=round(self.records_per_s), mb_per_s=round(self.mb_per_s, 2),
-                   cpu_s_per_million=round(self.cpu_per_million, 3))
+                   cpu_s_per_million=round(self.cpu_per_million, 3),
+                   client_cores=round(self.client_cores, 2),
+                   broker_cores=round(self.broker_cores, 2))
         return out
+
+
+def process_cpu(pid: int | None) -> float:
+    """User+system CPU seconds used so far by process ``pid`` (0.0 if unknown)."""
+    if not pid:
+        return 0.0
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def _cpu() -> float:

@@ -26,6 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--against", default="confluent",
                    help="comma-separated peers: " + ",".join(PEERS) + " (or 'none')")
     p.add_argument("--only", choices=("produce", "consume"), help="run one direction only")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="run each case this many times and report the median")
     p.add_argument("--plot", metavar="FILE", help="write a PNG bar chart")
     p.add_argument("--json", action="store_true", help="print results as JSON")
     p.set_defaults(run=run)
@@ -45,8 +47,9 @@ def run(args: argparse.Namespace) -> int:
     from ..bench.runner import format_table, plot
     from ..embedded import EmbeddedBroker, EmbeddedBrokerError
 
-    if args.records <= 0 or args.size < 0 or args.partitions <= 0:
-        raise UsageError("--records and --partitions must be positive, --size not negative")
+    if args.records <= 0 or args.size < 0 or args.partitions <= 0 or args.repeat <= 0:
+        raise UsageError("--records, --partitions and --repeat must be positive, "
+                         "--size not negative")
     codecs = _split(args.compression, CODECS, "--compression") or ["none"]
     against = _split(args.against, PEERS, "--against")
     directions = (args.only,) if args.only else ("produce", "consume")
@@ -62,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"embedded broker (Tansu) on {bootstrap}", file=sys.stderr)
     cfg = BenchConfig(bootstrap=bootstrap, records=args.records, size=args.size,
                       key_size=args.key_size, partitions=args.partitions, compressions=codecs,
-                      acks=args.acks, against=against, directions=directions)
+                      acks=args.acks, against=against, directions=directions,
+                      repeat=args.repeat, broker_pid=broker.pid if broker else None)
 
     def progress(result) -> None:
         if not args.json:

@@ -1,0 +1,42 @@
+"""Runs one benchmark case in a fresh process and prints its result as ``RESULT {json}``.
+
+A fresh process per case keeps one client's threads, caches and garbage out of the next
+client's measurement. Used by ``kafka_fast.bench.runner``; not meant to be run by hand.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from dataclasses import asdict
+
+from .clients import FUNCTIONS, Target
+from .payload import Payload
+
+#: Modules loaded before timing starts, so a throughput figure does not include one-off import
+#: work (the message codecs are loaded on first use).
+WARM = ("producer", "consumer", "admin", "protocol.messages.produce_request",
+        "protocol.messages.produce_response", "protocol.messages.fetch_request",
+        "protocol.messages.fetch_response", "protocol.messages.list_offsets_request",
+        "protocol.messages.list_offsets_response", "protocol.messages.metadata_request",
+        "protocol.messages.metadata_response", "protocol.messages.api_versions_request",
+        "protocol.messages.api_versions_response", "protocol.messages.init_producer_id_request",
+        "protocol.messages.init_producer_id_response")
+
+
+def main(argv: list[str]) -> int:
+    spec = json.loads(argv[1])
+    if spec["fn"].startswith("kafka_fast"):
+        for name in WARM:
+            importlib.import_module(f"kafka_fast.{name}")
+    payload = Payload.make(spec["records"], spec["size"], spec["key_size"])
+    target = Target(spec["bootstrap"], spec["topic"], spec["partitions"], spec["compression"],
+                    spec["acks"])
+    result = FUNCTIONS[spec["fn"]](target, payload)
+    print("RESULT " + json.dumps(asdict(result)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
