@@ -12,6 +12,17 @@ call each, with no Python object per row for arrays and packed columns.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport PyObject
+from cpython.pythread cimport (
+    NOWAIT_LOCK,
+    WAIT_LOCK,
+    PyThread_acquire_lock,
+    PyThread_allocate_lock,
+    PyThread_free_lock,
+    PyThread_release_lock,
+    PyThread_type_lock,
+)
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libc.string cimport memcpy
 
@@ -418,3 +429,148 @@ def chunk_ends(sizes, int64_t max_bytes, Py_ssize_t max_count):
             ends[k] = n
             k += 1
     return ends_arr[:k].copy()
+
+
+# -- produce()'s compiled fast path ---------------------------------------------------------
+# The producer's routing state lives in these classes so that the per-record path reads and
+# writes C fields: the accumulator, topic and partition states (kafka_fast.producer.accumulator)
+# subclass them, and Producer subclasses ProduceRouter.
+
+cdef class RouteLock:
+    """A mutex like ``threading.Lock`` whose uncontended acquire is a C call."""
+
+    cdef PyThread_type_lock _lock
+    cdef bint _held
+
+    def __cinit__(self):
+        self._lock = PyThread_allocate_lock()
+        if self._lock == NULL:
+            raise MemoryError("cannot allocate a lock")
+
+    def __dealloc__(self):
+        if self._lock != NULL:
+            PyThread_free_lock(self._lock)
+
+    cdef inline void take(self):
+        if not PyThread_acquire_lock(self._lock, NOWAIT_LOCK):
+            with nogil:
+                PyThread_acquire_lock(self._lock, WAIT_LOCK)
+        self._held = True
+
+    cdef inline void give(self):
+        self._held = False
+        PyThread_release_lock(self._lock)
+
+    def acquire(self, blocking=True):
+        """Take the lock; with ``blocking=False`` only if it is free. True if taken."""
+        if blocking:
+            self.take()
+            return True
+        if PyThread_acquire_lock(self._lock, NOWAIT_LOCK):
+            self._held = True
+            return True
+        return False
+
+    def release(self):
+        if not self._held:
+            raise RuntimeError("release unlocked lock")
+        self.give()
+
+    def locked(self):
+        return self._held
+
+    def __enter__(self):
+        self.take()
+        return True
+
+    def __exit__(self, *exc):
+        self.give()
+        return False
+
+
+cdef class PartitionRoute:
+    """Per-partition routing state: ``fast`` is the open batch produce()'s fast path may
+    append to (None when the general path must run)."""
+
+    cdef public object fast
+
+
+cdef class TopicRoute:
+    """Per-topic routing state: partition count, partition states, sticky partition."""
+
+    cdef public list parts
+    cdef public int num_partitions
+    cdef public int sticky
+
+
+cdef class RouterState:
+    """The accumulator's counters and flags that produce() checks for every record."""
+
+    cdef public RouteLock lock
+    cdef public dict topics
+    cdef public long long count
+    cdef public long long count_limit
+    cdef public bint linger_due
+    cdef public bint wake
+    cdef public int algorithm
+    cdef public long long batch_records
+
+
+cdef class ProduceRouter:
+    """``Producer.produce``: records without timestamp, headers or callbacks whose topic and
+    partitions are known go straight into their partition's open batch here; everything else
+    takes ``self._produce`` (the general path, in Python)."""
+
+    cdef public RouterState _acc
+    cdef public object _txn
+    cdef public object _default_cb
+
+    def produce(self, topic, value=None, key=None, partition=-1, on_delivery=None,
+                timestamp=0, headers=None, *, callback=None):
+        """Queue one record; its delivery is reported by ``poll()``/``flush()``.
+
+        ``value``/``key``: bytes, str (utf-8) or None. ``partition=-1`` lets the partitioner
+        choose. ``on_delivery`` (alias ``callback``) is called as ``cb(err, msg)``.
+        ``timestamp``: milliseconds since the epoch (0 = now). ``headers``: list of
+        ``(name, value)`` tuples or a dict. Raises BufferError when the queue is full and
+        KafkaException (MSG_SIZE_TOO_LARGE, _UNKNOWN_PARTITION, ...) for records that cannot
+        be sent.
+        """
+        cdef RouterState acc = self._acc
+        cdef PyObject *tp
+        cdef TopicRoute t
+        cdef int p
+        cdef bint done = False
+        if (on_delivery is None and callback is None and headers is None
+                and self._default_cb is None and self._txn is None
+                and type(partition) is int and type(timestamp) is int and timestamp == 0
+                and (value is None or type(value) is bytes)
+                and (key is None or type(key) is bytes) and acc is not None):
+            acc.lock.take()
+            try:
+                if acc.count < acc.count_limit and not acc.linger_due:
+                    tp = PyDict_GetItem(acc.topics, topic)
+                    if tp != NULL:
+                        t = <TopicRoute>tp
+                        p = partition
+                        if t.num_partitions > 0 and p < t.num_partitions:
+                            if p < 0:
+                                if key is None:
+                                    p = _choose(NULL, 0, True, t.num_partitions, acc.algorithm)
+                                else:
+                                    p = _choose(<const uint8_t *>PyBytes_AS_STRING(key),
+                                                PyBytes_GET_SIZE(key), False,
+                                                t.num_partitions, acc.algorithm)
+                                if p < 0:
+                                    p = t.sticky
+                            b = (<PartitionRoute>t.parts[p]).fast
+                            if b is not None and len(b) < acc.batch_records \
+                                    and b.append(value, key):
+                                acc.count += 1
+                                done = True
+            finally:
+                acc.lock.give()
+            if done:
+                return None
+        return self._produce(topic, value, key, partition, on_delivery, timestamp, headers,
+                             callback)

@@ -13,7 +13,6 @@ hardly ever meet on the lock, which would cost an interpreter-lock hand-over eac
 from __future__ import annotations
 
 import random
-import threading
 import time
 from collections import deque
 from typing import Any
@@ -21,7 +20,7 @@ from typing import Any
 from ..errors import KafkaError, KafkaException
 from ..records import RecordBatchBuilder
 from .batch import ProducerBatch, RecordEntries
-from .partitioner import partition_key
+from .partitioner import PartitionRoute, RouteLock, RouterState, TopicRoute, partition_key
 
 _NOW_MS = time.time
 #: A sealed batch wakes the I/O thread only if it would otherwise sleep longer than this.
@@ -32,11 +31,11 @@ def now_ms() -> int:
     return int(_NOW_MS() * 1000)
 
 
-class PartitionState:
-    """Everything the producer keeps for one topic-partition."""
+class PartitionState(PartitionRoute):
+    """Everything the producer keeps for one topic-partition (``fast`` is in the base)."""
 
     __slots__ = (
-        "topic", "partition", "builder", "fast", "opened", "entries", "sealed", "inflight",
+        "topic", "partition", "builder", "opened", "entries", "sealed", "inflight",
         "next_seq", "acked_seq", "resync", "backoff_until", "order", "pending_ready",
     )
 
@@ -63,11 +62,11 @@ class PartitionState:
         return f"PartitionState({self.topic}[{self.partition}])"
 
 
-class TopicState:
-    """Partitions of one topic, its sticky partition, and records waiting for metadata."""
+class TopicState(TopicRoute):
+    """Partitions of one topic, its sticky partition, and records waiting for metadata
+    (``parts``, ``num_partitions`` and ``sticky`` are in the base)."""
 
-    __slots__ = ("name", "parts", "num_partitions", "sticky", "available", "pending",
-                 "first_pending")
+    __slots__ = ("name", "available", "pending", "first_pending")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -81,11 +80,12 @@ class TopicState:
         self.first_pending = 0.0
 
 
-class Accumulator:
-    """Open builders, sealed batches and the producer's record/byte budget."""
+class Accumulator(RouterState):
+    """Open builders, sealed batches and the producer's record/byte budget (the counters
+    produce() checks per record are in the base)."""
 
     def __init__(self, config: Any, algorithm: int) -> None:
-        self.lock = threading.Lock()
+        self.lock = RouteLock()
         self.topics: dict[str, TopicState] = {}
         self.algorithm = algorithm
         self.count = 0  # records not yet reported to the application

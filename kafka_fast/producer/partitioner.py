@@ -21,9 +21,16 @@ column_item = _impl.column_item
 murmur2 = _impl.murmur2
 fnv1a = _impl.fnv1a
 consistent = _impl.consistent
+# produce()'s routing state and compiled fast path (see kafka_fast._native._partition)
+RouteLock = _impl.RouteLock
+PartitionRoute = _impl.PartitionRoute
+TopicRoute = _impl.TopicRoute
+RouterState = _impl.RouterState
+ProduceRouter = _impl.ProduceRouter
 
 __all__ = [
-    "ALGORITHMS", "NATIVE", "UNASSIGNED", "algorithm_id", "chunk_ends", "column_item",
+    "ALGORITHMS", "NATIVE", "PartitionRoute", "ProduceRouter", "RouteLock", "RouterState",
+    "TopicRoute", "UNASSIGNED", "algorithm_id", "chunk_ends", "column_item",
     "column_length", "consistent", "fnv1a", "gather_packed", "group_by_partition",
     "is_packed", "murmur2", "partition_column", "partition_key", "row_sizes",
 ]

@@ -23,7 +23,7 @@ from .arguments import as_bytes, as_callback, as_headers, as_partition, as_times
 from .bulk import produce_columns, produce_dicts
 from .delivery import DeliveryQueue, raise_failures, serve_batch
 from .metadata import ClusterMetadata
-from .partitioner import algorithm_id, partition_key
+from .partitioner import ProduceRouter, algorithm_id, partition_key
 from .sender import MAX_IDEMPOTENT_IN_FLIGHT, Sender
 
 log = logging.getLogger("kafka_fast.producer")
@@ -54,8 +54,13 @@ def _resolve_idempotence(conf: Any) -> tuple[bool, int]:
     return idempotent, acks
 
 
-class Producer:
-    """A Kafka producer (call-compatible with ``confluent_kafka.Producer``)."""
+class Producer(ProduceRouter):
+    """A Kafka producer (call-compatible with ``confluent_kafka.Producer``).
+
+    ``produce()`` is inherited from the compiled ``ProduceRouter``: records without
+    timestamp, headers or callbacks go straight into their partition's open batch there;
+    the others take ``_produce`` below.
+    """
 
     def __init__(self, conf: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         merged = dict(conf or {})
@@ -77,18 +82,9 @@ class Producer:
         self._client.start()
 
     # -- producing -------------------------------------------------------------------------
-    def produce(self, topic: str, value: Any = None, key: Any = None, partition: int = -1,
-                on_delivery: Any = None, timestamp: int = 0, headers: Any = None, *,
-                callback: Any = None) -> None:
-        """Queue one record; its delivery is reported by ``poll()``/``flush()``.
-
-        ``value``/``key``: bytes, str (utf-8) or None. ``partition=-1`` lets the partitioner
-        choose. ``on_delivery`` (alias ``callback``) is called as ``cb(err, msg)``.
-        ``timestamp``: milliseconds since the epoch (0 = now). ``headers``: list of
-        ``(name, value)`` tuples or a dict. Raises BufferError when the queue is full and
-        KafkaException (MSG_SIZE_TOO_LARGE, _UNKNOWN_PARTITION, ...) for records that cannot
-        be sent.
-        """
+    def _produce(self, topic: Any, value: Any, key: Any, partition: Any, on_delivery: Any,
+                 timestamp: Any, headers: Any, callback: Any) -> None:
+        """produce()'s general path: checks and converts every argument."""
         if self._txn is not None:
             self._txn.check_produce()
         if value is not None and value.__class__ is not bytes:
