@@ -211,6 +211,7 @@ def produce_columns(p: Producer, topic: str, values: Any, keys: Any, partition: 
                 acc.add_sealed(t.parts[q], batch)
                 acc.count += count
             p._client.wakeup()
+            time.sleep(0)  # let the I/O thread ship it while the next batch is encoded
             queued += count
             start = end
     return queued
