@@ -24,7 +24,9 @@ import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
+# The test harness (mock cluster launcher) is imported from tests/; appended so that nothing
+# there shadows an installed package.
+sys.path.append(os.path.join(ROOT, "tests"))
 
 VALUE_SIZE = 100
 KEY_SIZE = 10

@@ -386,6 +386,32 @@ def gather_packed(column, order, Py_ssize_t start, Py_ssize_t stop):
     return (out_data, out_offsets_arr, nulls)
 
 
+def gather_rows(rows, order, Py_ssize_t start, Py_ssize_t stop, out=None):
+    """Rows ``order[start:stop]`` of a C-contiguous 2-D uint8 array, copied into ``out``
+    (a ``(stop - start, width)`` uint8 array, reused across calls) or a new array."""
+    cdef const uint8_t[:, ::1] src = rows
+    cdef const int64_t[::1] idx = np.ascontiguousarray(order, dtype=np.int64)
+    cdef Py_ssize_t n = src.shape[0], width = src.shape[1], m, j, i
+    if start < 0 or stop > idx.shape[0] or start > stop:
+        raise IndexError(f"rows {start}:{stop} outside the order of {idx.shape[0]}")
+    m = stop - start
+    for j in range(start, stop):
+        i = idx[j]
+        if i < 0 or i >= n:
+            raise IndexError(f"row index {i} outside an array of {n} rows")
+    if out is None:
+        out = np.empty((m, width), dtype=np.uint8)
+    cdef uint8_t[:, ::1] dst = out
+    if dst.shape[0] != m or dst.shape[1] != width:
+        raise ValueError(f"out has shape ({dst.shape[0]}, {dst.shape[1]}), "
+                         f"expected ({m}, {width})")
+    if width:
+        with nogil:
+            for j in range(m):
+                memcpy(&dst[j, 0], &src[idx[start + j], 0], width)
+    return out
+
+
 def row_sizes(column):
     """Byte length of every row of a column (0 for nulls) as int64."""
     cdef Py_ssize_t n, i

@@ -215,6 +215,20 @@ def gather_packed(column: tuple, order: np.ndarray, start: int, stop: int) -> tu
     return (out, out_offsets, None if nulls is None else nulls[idx])
 
 
+def gather_rows(rows: np.ndarray, order: np.ndarray, start: int, stop: int,
+                out: np.ndarray | None = None) -> np.ndarray:
+    """Rows ``order[start:stop]`` of a C-contiguous 2-D uint8 array, copied into ``out``
+    (a ``(stop - start, width)`` uint8 array, reused across calls) or a new array."""
+    if start < 0 or stop > len(order) or start > stop:
+        raise IndexError(f"rows {start}:{stop} outside the order of {len(order)}")
+    idx = np.asarray(order[start:stop], dtype=np.int64)
+    if len(idx) and (idx.min() < 0 or idx.max() >= len(rows)):
+        raise IndexError(f"row index outside an array of {len(rows)} rows")
+    if out is not None and out.shape != (len(idx), rows.shape[1]):
+        raise ValueError(f"out has shape {out.shape}, expected {(len(idx), rows.shape[1])}")
+    return np.take(rows, idx, axis=0, out=out)
+
+
 def row_sizes(column: Any) -> np.ndarray:
     """Byte length of every row of a column (0 for nulls) as int64."""
     if is_packed(column):

@@ -28,6 +28,7 @@ from .partitioner import (
     chunk_ends,
     column_length,
     gather_packed,
+    gather_rows,
     group_by_partition,
     is_packed,
     partition_column,
@@ -100,14 +101,21 @@ def _headers(headers: Any, n: int) -> tuple[Any, bool]:
     return [as_headers(h, f"headers[{i}]") for i, h in enumerate(headers)], True
 
 
-def _take(column: Any, idx: np.ndarray, order: np.ndarray, lo: int, hi: int) -> Any:
+def _gather(column: Any, order: np.ndarray, a: int, b: int, scratch: dict | None,
+            name: str) -> Any:
+    """Rows ``order[a:b]`` of a column (2-D arrays into a reused scratch array)."""
     if column is None:
         return None
     if is_packed(column):
-        return gather_packed(column, order, lo, hi)
+        return gather_packed(column, order, a, b)
     if isinstance(column, np.ndarray):
-        return column[idx]
-    return [column[i] for i in idx.tolist()]
+        if scratch is None:
+            return gather_rows(column, order, a, b)
+        buf = scratch.get(name)
+        if buf is None or len(buf) < b - a:
+            buf = scratch[name] = np.empty((max(b - a, 1024), column.shape[1]), np.uint8)
+        return gather_rows(column, order, a, b, buf[:b - a])
+    return [column[i] for i in order[a:b].tolist()]
 
 
 def _slice(column: Any, s: int, e: int) -> Any:
@@ -174,36 +182,42 @@ def produce_columns(p: Producer, topic: str, values: Any, keys: Any, partition: 
     level = acc.compression_level
     created = time.monotonic()
     if parts is None or bool(np.all(parts == parts[0])):
+        # One partition: the columns are cut into batches as they are, nothing is copied.
         target = partition if parts is None else int(parts[0])
-        groups = [(target, values, keys, ts, hdrs, sizes)]
+        order = None
+        groups = [(target, 0, n)]
     else:
         order, starts = group_by_partition(parts, nparts)
-        groups = []
-        for q in range(nparts):
-            lo, hi = int(starts[q]), int(starts[q + 1])
-            if lo == hi:
-                continue
-            idx = order[lo:hi]
-            groups.append((
-                q, _take(values, idx, order, lo, hi), _take(keys, idx, order, lo, hi),
-                None if ts is None else ts[idx],
-                [hdrs[i] for i in idx.tolist()] if per_record_headers else hdrs,
-                sizes[idx]))
+        groups = [(q, int(starts[q]), int(starts[q + 1])) for q in range(nparts)
+                  if starts[q + 1] > starts[q]]
+    # Rows are gathered batch by batch into scratch arrays reused for every batch (unless a
+    # callback keeps them): fresh large buffers would page-fault on every use.
+    keep = cb is not None
+    scratch = {}
     queued = 0
-    for q, vals, ks, tss, hs, sz in groups:
-        ends = chunk_ends(sz, limit, acc.batch_records)
+    for q, lo, hi in groups:
+        idx = None if order is None else order[lo:hi]
+        ends = chunk_ends(sizes[lo:hi] if idx is None else sizes[idx], limit,
+                          acc.batch_records)
         start = 0
         for end in ends.tolist():
-            cv = _slice(vals, start, end)
-            ck = _slice(ks, start, end)
-            ct = None if tss is None else tss[start:end]
-            ch = hs[start:end] if per_record_headers else hs
+            a, b = lo + start, lo + end
+            if order is None:
+                cv, ck = _slice(values, a, b), _slice(keys, a, b)
+                ct = None if ts is None else ts[a:b]
+                ch = hdrs[a:b] if per_record_headers else hdrs
+            else:
+                cv = _gather(values, order, a, b, None if keep else scratch, "v")
+                ck = _gather(keys, order, a, b, None if keep else scratch, "k")
+                rows = order[a:b]
+                ct = None if ts is None else ts[rows]
+                ch = [hdrs[i] for i in rows.tolist()] if per_record_headers else hdrs
             payload = encode_batch(cv, ck, timestamps=ct, headers=ch, compression=codec,
                                    compression_level=level)
-            count = end - start
+            count = b - a
             entries = ColumnEntries(cb, cv, ck, ct, ch if per_record_headers else
                                     (None if ch is None else [ch] * count), count) \
-                if cb is not None else None
+                if keep else None
             batch = ProducerBatch(t.parts[q], count, len(payload), created, entries,
                                   payload=payload)
             _wait_for_room(p, count, len(payload))

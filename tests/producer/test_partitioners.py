@@ -188,6 +188,18 @@ def test_group_gather_and_chunks(impl):
         rows = [bytes(data[offs[j]:offs[j + 1]]) for j in range(len(idx))]
         assert rows == [values[i] for i in idx]
         assert gnulls.tolist() == [bool(nulls[i]) for i in idx]
+    rows = np.arange(1000 * 3, dtype=np.int64).astype(np.uint8).reshape(1000, 3)
+    for p in range(5):
+        lo, hi = int(starts[p]), int(starts[p + 1])
+        want = rows[order[lo:hi]]
+        assert (impl.gather_rows(rows, order, lo, hi) == want).all()
+        out = np.zeros((hi - lo, 3), dtype=np.uint8)
+        assert impl.gather_rows(rows, order, lo, hi, out) is out
+        assert (out == want).all()
+    with pytest.raises(ValueError, match="expected"):
+        impl.gather_rows(rows, order, 0, 4, np.zeros((3, 3), dtype=np.uint8))
+    with pytest.raises(IndexError):
+        impl.gather_rows(rows, np.array([0, 1000], dtype=np.int64), 0, 2)
     assert impl.row_sizes(packed).tolist() == [0 if i == 5 else len(v) for i, v in enumerate(values)]
     assert impl.row_sizes([b"ab", None, b""]).tolist() == [2, 0, 0]
     assert impl.chunk_ends(np.array([5, 5, 5, 20, 1, 1], dtype=np.int64), 10, 100).tolist() == [2, 3, 4, 6]
