@@ -569,7 +569,8 @@ cdef class ProduceRouter:
         cdef bint done = False
         if (on_delivery is None and callback is None and headers is None
                 and self._default_cb is None and self._txn is None
-                and type(partition) is int and type(timestamp) is int and timestamp == 0
+                and type(partition) is int and -1 <= partition < 0x7FFFFFFF
+                and type(timestamp) is int and timestamp == 0
                 and (value is None or type(value) is bytes)
                 and (key is None or type(key) is bytes) and acc is not None):
             acc.lock.take()

@@ -48,6 +48,13 @@ def test_wrong_types_raise_type_error_naming_the_argument(producer, kwargs, mess
     assert len(producer) == 0
 
 
+def test_out_of_range_partitions_take_the_checked_path(producer):
+    # Unknown topic: queued until metadata says whether the partition exists.
+    producer.produce("t", b"v", partition=2**40)
+    producer.produce("t", b"v", partition=-7)
+    assert len(producer) == 2
+
+
 def test_topic_must_be_a_string(producer):
     with pytest.raises(TypeError, match="topic must be a str, not int"):
         producer.produce(5, b"v")
