@@ -14,7 +14,10 @@ for room (up to ``delivery.timeout.ms``) instead of raising BufferError half way
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -99,6 +102,28 @@ def _headers(headers: Any, n: int) -> tuple[Any, bool]:
     if len(headers) != n:
         raise ValueError(f"headers has {len(headers)} entries for {n} records")
     return [as_headers(h, f"headers[{i}]") for i, h in enumerate(headers)], True
+
+
+_LOCAL = threading.local()
+#: Batches being encoded at once by the worker threads of one produce_batch call.
+ENCODE_WINDOW = 4
+ENCODE_THREADS = 2
+
+
+def _scratch() -> dict:
+    """This thread's reusable gather buffers."""
+    buf = getattr(_LOCAL, "scratch", None)
+    if buf is None:
+        buf = _LOCAL.scratch = {}
+    return buf
+
+
+def _encoder_pool(p: Producer) -> ThreadPoolExecutor:
+    pool = p.__dict__.get("_encoder")
+    if pool is None:
+        pool = p.__dict__["_encoder"] = ThreadPoolExecutor(
+            ENCODE_THREADS, thread_name_prefix="kafka_fast-encode")
+    return pool
 
 
 def _gather(column: Any, order: np.ndarray, a: int, b: int, scratch: dict | None,
@@ -193,42 +218,66 @@ def produce_columns(p: Producer, topic: str, values: Any, keys: Any, partition: 
     # Rows are gathered batch by batch into scratch arrays reused for every batch (unless a
     # callback keeps them): fresh large buffers would page-fault on every use.
     keep = cb is not None
-    scratch = {}
+
+    def chunks():
+        for q, lo, hi in groups:
+            idx = None if order is None else order[lo:hi]
+            ends = chunk_ends(sizes[lo:hi] if idx is None else sizes[idx], limit,
+                              acc.batch_records)
+            start = lo
+            for end in ends.tolist():
+                yield q, start, lo + end
+                start = lo + end
+
+    def encode(q: int, a: int, b: int) -> tuple:
+        if order is None:
+            cv, ck = _slice(values, a, b), _slice(keys, a, b)
+            ct = None if ts is None else ts[a:b]
+            ch = hdrs[a:b] if per_record_headers else hdrs
+        else:
+            scratch = None if keep else _scratch()
+            cv = _gather(values, order, a, b, scratch, "v")
+            ck = _gather(keys, order, a, b, scratch, "k")
+            rows = order[a:b]
+            ct = None if ts is None else ts[rows]
+            ch = [hdrs[i] for i in rows.tolist()] if per_record_headers else hdrs
+        payload = encode_batch(cv, ck, timestamps=ct, headers=ch, compression=codec,
+                               compression_level=level)
+        count = b - a
+        entries = ColumnEntries(cb, cv, ck, ct, ch if per_record_headers else
+                                (None if ch is None else [ch] * count), count) \
+            if keep else None
+        return q, count, payload, entries
+
+    def queue(q: int, count: int, payload: bytes, entries: Any) -> None:
+        batch = ProducerBatch(t.parts[q], count, len(payload), created, entries,
+                              payload=payload)
+        _wait_for_room(p, count, len(payload))
+        with acc.lock:
+            acc.add_sealed(t.parts[q], batch)
+            acc.count += count
+        p._client.wakeup()
+
     queued = 0
-    for q, lo, hi in groups:
-        idx = None if order is None else order[lo:hi]
-        ends = chunk_ends(sizes[lo:hi] if idx is None else sizes[idx], limit,
-                          acc.batch_records)
-        start = 0
-        for end in ends.tolist():
-            a, b = lo + start, lo + end
-            if order is None:
-                cv, ck = _slice(values, a, b), _slice(keys, a, b)
-                ct = None if ts is None else ts[a:b]
-                ch = hdrs[a:b] if per_record_headers else hdrs
-            else:
-                cv = _gather(values, order, a, b, None if keep else scratch, "v")
-                ck = _gather(keys, order, a, b, None if keep else scratch, "k")
-                rows = order[a:b]
-                ct = None if ts is None else ts[rows]
-                ch = [hdrs[i] for i in rows.tolist()] if per_record_headers else hdrs
-            payload = encode_batch(cv, ck, timestamps=ct, headers=ch, compression=codec,
-                                   compression_level=level)
-            count = b - a
-            entries = ColumnEntries(cb, cv, ck, ct, ch if per_record_headers else
-                                    (None if ch is None else [ch] * count), count) \
-                if keep else None
-            batch = ProducerBatch(t.parts[q], count, len(payload), created, entries,
-                                  payload=payload)
-            _wait_for_room(p, count, len(payload))
-            with acc.lock:
-                acc.add_sealed(t.parts[q], batch)
-                acc.count += count
-            p._client.wakeup()
+    # Arrays and packed columns are gathered and encoded without the interpreter lock, so
+    # two worker threads encode batches side by side; batches are queued in input order.
+    pool = _encoder_pool(p) if not isinstance(values, list) and not isinstance(
+        keys, list) and not per_record_headers and n > 2 * acc.batch_records else None
+    if pool is None:
+        for spec in chunks():
+            q, count, payload, entries = encode(*spec)
+            queue(q, count, payload, entries)
             time.sleep(0)  # let the I/O thread ship it while the next batch is encoded
             queued += count
-            start = end
-    return queued
+        return queued
+    window: deque = deque()
+    for spec in chunks():
+        window.append(pool.submit(encode, *spec))
+        if len(window) >= ENCODE_WINDOW:
+            queue(*window.popleft().result())
+    while window:
+        queue(*window.popleft().result())
+    return n
 
 
 def _assign_sticky(acc: Any, t: Any, parts: np.ndarray, loose: np.ndarray,

@@ -394,6 +394,9 @@ class Producer(ProduceRouter):
             self._acc.count_limit = 0
             self._client.remove_poll_hook(self._sender.run)
             self._client.close()
+            encoder = self.__dict__.pop("_encoder", None)  # produce_batch's worker threads
+            if encoder is not None:
+                encoder.shutdown(wait=False)
 
     def __enter__(self) -> Producer:
         return self

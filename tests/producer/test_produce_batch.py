@@ -141,3 +141,26 @@ def test_bad_columns_are_refused(tansu):
             p.produce_batch(topic, [b"x" * 1_000_001])
         assert info.value.args[0].code() == KafkaError.MSG_SIZE_TOO_LARGE
         assert len(p) == 0
+
+
+def test_large_call_encoded_by_worker_threads_keeps_order(broker):
+    """Enough records for several batches per partition: batches are encoded on worker
+    threads and must still reach each partition in input order."""
+    topic = unique_topic("pb-par")
+    create_topic(broker, topic, 4)
+    n = 30_000
+    keys = np.frombuffer(b"".join(b"k%07d" % (i % 997) for i in range(n)),
+                         dtype=np.uint8).reshape(n, 8)
+    values = np.frombuffer(b"".join(b"%08d" % i for i in range(n)),
+                           dtype=np.uint8).reshape(n, 8)
+    conf = broker.client_config({"batch.num.messages": 1000, "compression.type": "lz4"})
+    with Producer(conf) as p:
+        assert p.produce_batch(topic, values, keys) == n
+        assert p.flush(60) == 0
+    got = read_confluent(broker, topic, 4, n, timeout=60)
+    assert len(got) == n
+    for part, records in _by_partition(got).items():
+        idx = [int(g.value) for g in records]
+        assert idx == sorted(idx)
+        assert all(partition_key(g.key, 4, 4) == part for g in records)
+    assert sorted(int(g.value) for g in got) == list(range(n))
