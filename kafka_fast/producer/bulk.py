@@ -108,6 +108,9 @@ _LOCAL = threading.local()
 #: Batches being encoded at once by the worker threads of one produce_batch call.
 ENCODE_WINDOW = 4
 ENCODE_THREADS = 2
+#: Codecs whose compressor objects are shared process-wide (kafka_fast.compression keeps one
+#: zstandard compressor per level, and those are not safe to use from two threads at once).
+SERIAL_CODECS = frozenset({"zstd"})
 
 
 def _scratch() -> dict:
@@ -261,8 +264,10 @@ def produce_columns(p: Producer, topic: str, values: Any, keys: Any, partition: 
     queued = 0
     # Arrays and packed columns are gathered and encoded without the interpreter lock, so
     # two worker threads encode batches side by side; batches are queued in input order.
-    pool = _encoder_pool(p) if not isinstance(values, list) and not isinstance(
-        keys, list) and not per_record_headers and n > 2 * acc.batch_records else None
+    pool = _encoder_pool(p) if (
+        codec not in SERIAL_CODECS and not isinstance(values, list)
+        and not isinstance(keys, list) and not per_record_headers
+        and n > 2 * acc.batch_records) else None
     if pool is None:
         for spec in chunks():
             q, count, payload, entries = encode(*spec)
