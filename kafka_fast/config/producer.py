@@ -67,8 +67,8 @@ KEYS = [
         "(librdkafka's default is consistent_random).", choices=PARTITIONERS, roles=_P,
         java=False),
     Key("sticky.partitioning.linger.ms", "int", 10,
-        "Records without a key stick to one partition until its batch is sent or this many "
-        "milliseconds have passed (0: a random partition per record).", minimum=0,
+        "Records without a key stick to one partition until its batch is sealed or this "
+        "many milliseconds have passed (0: only when its batch is sealed).", minimum=0,
         maximum=900000, roles=_P, java=False),
     Key("transactional.id", "str", "",
         "Transactional id; enables the transactional producer.", roles=_P),

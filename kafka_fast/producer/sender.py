@@ -89,6 +89,8 @@ class Sender:
         self.next_expiry = 0.0
         self.next_metadata = 0.0
         self.linger_grace = LINGER_GRACE
+        self.sticky_interval = config["sticky.partitioning.linger.ms"] / 1000.0
+        self.next_sticky = 0.0
         self.linger_due_at = 0.0
         self.fatal_error: KafkaError | None = None
         self.closed = False
@@ -112,6 +114,13 @@ class Sender:
         if now >= self.next_expiry:
             self.next_expiry = now + EXPIRY_INTERVAL
             self._expire(now)
+        if self.sticky_interval and now >= self.next_sticky:
+            # sticky.partitioning.linger.ms: keyless records move on even if the sticky
+            # partition's batch is not full (the int store is atomic for produce()).
+            self.next_sticky = now + self.sticky_interval
+            for t in list(acc.topics.values()):
+                if t.num_partitions > 1:
+                    acc.next_sticky(t)
         wait = EXPIRY_INTERVAL
         identity = self.identity
         if identity is not None and not identity.ready:

@@ -233,3 +233,65 @@ def test_failures_without_a_callback_are_raised_from_flush():
         assert "1 record(s) to nowhere" in err.str()
     finally:
         p.close(0)
+
+
+def test_purge_in_flight_reports_purged_records(fresh_mock_cluster):
+    cluster = fresh_mock_cluster
+    topic = unique_topic("purge")
+    create_topic(cluster, topic, 1)
+    reports = []
+    with Producer(cluster.client_config({"linger.ms": 0})) as p:
+        assert p.list_topics(topic, 10).topics[topic].error is None
+        leader = p.list_topics(topic, 10).topics[topic].partitions[0].leader
+        p.produce(topic, b"first")  # connected, producer id known
+        assert p.flush(10) == 0
+        cluster.set_rtt(leader, 3000)
+        for i in range(5):
+            p.produce(topic, b"slow-%d" % i, on_delivery=lambda e, m: reports.append(
+                (e.code() if e else None, m.value())))
+        deadline = time.monotonic() + 5
+        while p._sender.inflight_requests == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert p._sender.inflight_requests > 0
+        p.purge(in_queue=False)
+        assert p.poll(1) >= 5
+        assert len(p) == 0
+        cluster.set_rtt(leader, 0)
+    assert sorted(reports) == [(KafkaError._PURGE_INFLIGHT, b"slow-%d" % i) for i in range(5)]
+
+
+def test_delivery_report_only_error(mock_cluster):
+    topic = unique_topic("only-err")
+    create_topic(mock_cluster, topic, 1)
+    reports = []
+    conf = mock_cluster.client_config({"delivery.report.only.error": True,
+                                       "on_delivery": lambda e, m: reports.append(e)})
+    with Producer(conf) as p:
+        for i in range(10):
+            p.produce(topic, b"ok-%d" % i)
+        assert p.flush(10) == 0
+        assert reports == []
+        p.produce(topic, b"x", partition=0)
+        p.purge()
+        p.poll(1)
+    assert [e.code() for e in reports] == [KafkaError._PURGE_QUEUE]
+
+
+def test_keyless_records_spread_over_partitions_in_sticky_runs(mock_cluster):
+    """Null keys: one partition per run of records (KIP-480), moving on with
+    sticky.partitioning.linger.ms, so every partition gets records."""
+    topic = unique_topic("sticky")
+    create_topic(mock_cluster, topic, 4)
+    placed = []
+    conf = mock_cluster.client_config({"sticky.partitioning.linger.ms": 5, "linger.ms": 1})
+    with Producer(conf) as p:
+        p.list_topics(topic, 10)
+        for _run in range(40):
+            for _ in range(25):
+                p.produce(topic, b"v", on_delivery=lambda e, m: placed.append(m.partition()))
+            time.sleep(0.01)
+        assert p.flush(10) == 0
+    assert len(placed) == 1000
+    assert set(placed) == {0, 1, 2, 3}
+    runs = sum(1 for a, b in zip(placed, placed[1:], strict=False) if a != b) + 1
+    assert runs < 200  # runs of records, not one partition per record
