@@ -26,7 +26,7 @@ from ..errors import KafkaError, KafkaException
 from ..records import encode_batch
 from .accumulator import now_ms
 from .arguments import as_bytes, as_headers
-from .batch import ColumnEntries, ProducerBatch
+from .batch import ColumnEntries, ProducerBatch, compression_guard
 from .partitioner import (
     chunk_ends,
     column_length,
@@ -108,8 +108,7 @@ _LOCAL = threading.local()
 #: Batches being encoded at once by the worker threads of one produce_batch call.
 ENCODE_WINDOW = 4
 ENCODE_THREADS = 2
-#: Codecs whose compressor objects are shared process-wide (kafka_fast.compression keeps one
-#: zstandard compressor per level, and those are not safe to use from two threads at once).
+#: Codecs compressed under a process-wide lock (see batch.ZSTD_LOCK): no worker threads.
 SERIAL_CODECS = frozenset({"zstd"})
 
 
@@ -221,6 +220,7 @@ def produce_columns(p: Producer, topic: str, values: Any, keys: Any, partition: 
     # Rows are gathered batch by batch into scratch arrays reused for every batch (unless a
     # callback keeps them): fresh large buffers would page-fault on every use.
     keep = cb is not None
+    guard = compression_guard(codec)
 
     def chunks():
         for q, lo, hi in groups:
@@ -244,8 +244,9 @@ def produce_columns(p: Producer, topic: str, values: Any, keys: Any, partition: 
             rows = order[a:b]
             ct = None if ts is None else ts[rows]
             ch = [hdrs[i] for i in rows.tolist()] if per_record_headers else hdrs
-        payload = encode_batch(cv, ck, timestamps=ct, headers=ch, compression=codec,
-                               compression_level=level)
+        with guard:
+            payload = encode_batch(cv, ck, timestamps=ct, headers=ch, compression=codec,
+                                   compression_level=level)
         count = b - a
         entries = ColumnEntries(cb, cv, ck, ct, ch if per_record_headers else
                                 (None if ch is None else [ch] * count), count) \

@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import KafkaError, KafkaException
 from ..protocol.messages import ProduceRequest
 from .accumulator import Accumulator, PartitionState, TopicState
-from .batch import ProducerBatch, RecordEntries
+from .batch import ProducerBatch, RecordEntries, compression_guard
 from .delivery import DeliveryQueue
 from .idempotence import ProducerIdentity
 
@@ -89,6 +89,7 @@ class Sender:
         self.next_expiry = 0.0
         self.next_metadata = 0.0
         self.linger_grace = LINGER_GRACE
+        self.guard = compression_guard(config["compression.type"])
         self.sticky_interval = config["sticky.partitioning.linger.ms"] / 1000.0
         self.next_sticky = 0.0
         self.linger_due_at = 0.0
@@ -289,7 +290,8 @@ class Sender:
                     batch.base_sequence = ps.next_seq
                     ps.next_seq = (ps.next_seq + batch.count) & SEQ_MASK
                 ps.inflight.append(batch)
-            payload = batch.wire_bytes(pid, epoch, self.transactional)
+            with self.guard:
+                payload = batch.wire_bytes(pid, epoch, self.transactional)
             total += len(payload)
             batch.sent_at = now
             topics.setdefault(ps.topic, []).append(PartitionData(index=ps.partition,
