@@ -88,6 +88,7 @@ class Sender:
         self.view: Any = None
         self.next_expiry = 0.0
         self.next_metadata = 0.0
+        self.next_topic_probe = 0.0
         self.linger_grace = LINGER_GRACE
         self.guard = compression_guard(config["compression.type"])
         self.sticky_interval = config["sticky.partitioning.linger.ms"] / 1000.0
@@ -195,15 +196,17 @@ class Sender:
     # -- expiry ----------------------------------------------------------------------------
     def _expire(self, now: float) -> None:
         timeout = self.delivery_timeout
-        if timeout == float("inf"):
-            return
         acc = self.acc
-        for ps in list(self.queued):
-            sealed = ps.sealed
-            while sealed and now - sealed[0].created > timeout:
-                self._expired(sealed.popleft())
+        if timeout != float("inf"):
+            for ps in list(self.queued):
+                sealed = ps.sealed
+                while sealed and now - sealed[0].created > timeout:
+                    self._expired(sealed.popleft())
+        probe = now >= self.next_topic_probe
         for t in list(acc.topics.values()):
-            if t.pending and now - t.pending[0][6] > timeout:
+            if not t.pending:
+                continue
+            if now - t.pending[0][6] > timeout:
                 with acc.lock:
                     keep = [r for r in t.pending if now - r[6] <= timeout]
                     gone = [r for r in t.pending if now - r[6] > timeout]
@@ -214,8 +217,13 @@ class Sender:
                                      for value, key, _p, ts, headers, cb, _c in gone],
                         KafkaError(KafkaError._MSG_TIMED_OUT,
                                    f"Local: Message timed out (no metadata for {t.name})"))
-            elif t.pending and t.name not in self.view.topics:
-                self.want_metadata.add(t.name)
+            if t.pending and probe:
+                info = self.view.topics.get(t.name)
+                if info is None or info.error is not None or not info.partitions:
+                    # Unknown or in error (not created yet, leader election): ask again.
+                    self.want_metadata.add(t.name)
+        if probe:
+            self.next_topic_probe = now + self.backoff_max
 
     def _expired(self, batch: ProducerBatch) -> None:
         if self.idempotent and batch.base_sequence >= 0:
