@@ -6,6 +6,7 @@ The test suite checks the committed file equals a fresh rendering, so it cannot 
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
@@ -77,7 +78,10 @@ def render() -> str:
 
 
 def main(argv: list[str]) -> int:
-    path = argv[1] if len(argv) > 1 else os.path.join(HERE, "..", "docs", "configuration.md")
+    parser = argparse.ArgumentParser(description="Render docs/configuration.md from the table.")
+    parser.add_argument("output", nargs="?",
+                        default=os.path.join(HERE, "..", "docs", "configuration.md"))
+    path = parser.parse_args(argv[1:]).output
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(render())
     return 0
