@@ -25,6 +25,7 @@ from cpython.pythread cimport (
 )
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libc.string cimport memcpy
+from posix.time cimport CLOCK_REALTIME, clock_gettime, timespec
 
 import numpy as np
 
@@ -516,9 +517,11 @@ cdef class RouteLock:
 
 cdef class PartitionRoute:
     """Per-partition routing state: ``fast`` is the open batch produce()'s fast path may
-    append to (None when the general path must run)."""
+    append to (None when the general path must run); ``entries`` the delivery data kept for
+    that batch's records (None while no record asked for a report)."""
 
     cdef public object fast
+    cdef public object entries
 
 
 cdef class TopicRoute:
@@ -542,10 +545,24 @@ cdef class RouterState:
     cdef public long long batch_records
 
 
+cdef object _as_headers = None
+
+
+cdef object _header_list(object headers):
+    """produce()'s header conversion (imported on first use: the producer package imports
+    this module)."""
+    global _as_headers
+    if _as_headers is None:
+        from kafka_fast.producer.arguments import as_headers
+        _as_headers = as_headers
+    return _as_headers(headers)
+
+
 cdef class ProduceRouter:
-    """``Producer.produce``: records without timestamp, headers or callbacks whose topic and
-    partitions are known go straight into their partition's open batch here; everything else
-    takes ``self._produce`` (the general path, in Python)."""
+    """``Producer.produce``: a record whose topic and partitions are known and whose arguments
+    need no conversion goes straight into its partition's open batch here (with its delivery
+    entry when a callback asks for one); everything else takes ``self._produce`` (the general
+    path, in Python)."""
 
     cdef public RouterState _acc
     cdef public object _txn
@@ -565,14 +582,26 @@ cdef class ProduceRouter:
         cdef RouterState acc = self._acc
         cdef PyObject *tp
         cdef TopicRoute t
+        cdef PartitionRoute ps
         cdef int p
+        cdef long long ts = 0
         cdef bint done = False
-        if (on_delivery is None and callback is None and headers is None
-                and self._default_cb is None and self._txn is None
+        cdef timespec now
+        cb = on_delivery if on_delivery is not None else (
+            callback if callback is not None else self._default_cb)
+        if (self._txn is None and acc is not None
                 and type(partition) is int and -1 <= partition < 0x7FFFFFFF
-                and type(timestamp) is int and timestamp == 0
+                and type(timestamp) is int and 0 <= timestamp < 0x3FFFFFFFFFFFFFFF
                 and (value is None or type(value) is bytes)
-                and (key is None or type(key) is bytes) and acc is not None):
+                and (key is None or type(key) is bytes)
+                and (cb is None or callable(cb))
+                and (headers is None or type(headers) is list)):
+            if headers is not None:
+                headers = _header_list(headers)
+            ts = timestamp
+            if cb is not None and ts == 0:
+                clock_gettime(CLOCK_REALTIME, &now)
+                ts = <long long>now.tv_sec * 1000 + now.tv_nsec // 1000000
             acc.lock.take()
             try:
                 if acc.count < acc.count_limit and not acc.linger_due:
@@ -590,11 +619,24 @@ cdef class ProduceRouter:
                                                 t.num_partitions, acc.algorithm)
                                 if p < 0:
                                     p = t.sticky
-                            b = (<PartitionRoute>t.parts[p]).fast
-                            if b is not None and len(b) < acc.batch_records \
-                                    and b.append(value, key):
-                                acc.count += 1
-                                done = True
+                            ps = <PartitionRoute>t.parts[p]
+                            b = ps.fast
+                            if b is not None and len(b) < acc.batch_records:
+                                entries = ps.entries
+                                if cb is None:
+                                    if headers is None and ts == 0:
+                                        done = b.append(value, key)
+                                    else:
+                                        done = b.append(value, key, ts or None, headers)
+                                    if done and entries is not None:
+                                        entries.items.append(None)
+                                elif entries is not None:
+                                    done = b.append(value, key, ts, headers)
+                                    if done:
+                                        entries.items.append((cb, key, value, headers, ts))
+                                # else: the general path starts this batch's entries
+                                if done:
+                                    acc.count += 1
             finally:
                 acc.lock.give()
             if done:

@@ -271,9 +271,10 @@ RouteLock = threading.Lock
 
 class PartitionRoute:
     """Per-partition routing state: ``fast`` is the open batch produce()'s fast path may
-    append to (None when the general path must run)."""
+    append to (None when the general path must run); ``entries`` the delivery data kept for
+    that batch's records (None while no record asked for a report)."""
 
-    __slots__ = ("fast",)
+    __slots__ = ("fast", "entries")
 
 
 class TopicRoute:

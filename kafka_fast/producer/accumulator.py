@@ -32,10 +32,11 @@ def now_ms() -> int:
 
 
 class PartitionState(PartitionRoute):
-    """Everything the producer keeps for one topic-partition (``fast`` is in the base)."""
+    """Everything the producer keeps for one topic-partition (``fast`` and ``entries`` are
+    in the base)."""
 
     __slots__ = (
-        "topic", "partition", "builder", "opened", "entries", "sealed", "inflight",
+        "topic", "partition", "builder", "opened", "sealed", "inflight",
         "next_seq", "acked_seq", "resync", "backoff_until", "order", "pending_ready",
     )
 
@@ -43,8 +44,8 @@ class PartitionState(PartitionRoute):
         self.topic = topic
         self.partition = partition
         self.builder: Any = None  # open RecordBatchBuilder (application thread, under lock)
-        #: ``builder`` when produce()'s fast path may append to it (no delivery entries to
-        #: keep in step, no per-record size check), else None.
+        #: ``builder`` when produce()'s fast path may append to it (no per-record size
+        #: check needed), else None.
         self.fast: Any = None
         self.opened = 0.0  # monotonic time of the open builder's first record
         self.entries: RecordEntries | None = None  # delivery data of the open builder
@@ -168,7 +169,6 @@ class Accumulator(RouterState):
         if callback is not None:
             if entries is None:
                 entries = ps.entries = RecordEntries(len(b) - 1)
-                ps.fast = None
             entries.items.append((callback, key, value, headers, timestamp))
         elif entries is not None:
             entries.items.append(None)

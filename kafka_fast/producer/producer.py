@@ -122,7 +122,8 @@ class Producer(ProduceRouter):
                         f"Local: Unknown partition: {topic} has no partition {partition}"))
                 ps = t.parts[partition]
                 b = ps.fast
-                if (b is not None and on_delivery is None and len(b) < acc.batch_records
+                if (b is not None and on_delivery is None and ps.entries is None
+                        and len(b) < acc.batch_records
                         and (b.append(value, key) if headers is None and not timestamp
                              else b.append(value, key, timestamp or None, headers))):
                     acc.count += 1

@@ -104,3 +104,24 @@ def test_default_partitioner_places_keys_like_confluent_murmur2_random(broker):
         assert p.flush(30) == 0
     assert len(theirs) == 1000
     assert ours == theirs
+
+
+def test_reports_of_records_mixed_with_unreported_ones(broker):
+    """Records with and without a callback share batches: each report names its own record's
+    offset, value and timestamp."""
+    topic = unique_topic("mixed")
+    create_topic(broker, topic, 1)
+    reports = []
+    with Producer(broker.client_config({"linger.ms": 50})) as p:
+        p.list_topics(topic, 10)
+        for i in range(300):
+            cb = (lambda e, m: reports.append((m.offset(), m.value(), m.headers()))) \
+                if i % 3 == 1 else None
+            p.produce(topic, b"m%03d" % i, timestamp=1_700_000_000_000 + i if i % 2 else 0,
+                      headers=[("i", b"%d" % i)] if i % 5 == 0 else None, on_delivery=cb)
+        assert p.flush(30) == 0
+    assert reports == [(i, b"m%03d" % i, [("i", b"%d" % i)] if i % 5 == 0 else None)
+                       for i in range(300) if i % 3 == 1]
+    got = read_confluent(broker, topic, 1, 300)
+    assert [(g.offset, g.value) for g in got] == [(i, b"m%03d" % i) for i in range(300)]
+    assert all(g.timestamp == 1_700_000_000_000 + g.offset for g in got if g.offset % 2)
