@@ -546,6 +546,8 @@ cdef class RouterState:
 
 
 cdef object _as_headers = None
+#: A record without a report in a batch whose other records have one (see RecordEntries).
+cdef tuple _NO_ENTRY = (None, None, None, None, 0)
 
 
 cdef object _header_list(object headers):
@@ -629,11 +631,11 @@ cdef class ProduceRouter:
                                     else:
                                         done = b.append(value, key, ts or None, headers)
                                     if done and entries is not None:
-                                        entries.items.append(None)
+                                        entries.items.extend(_NO_ENTRY)
                                 elif entries is not None:
                                     done = b.append(value, key, ts, headers)
                                     if done:
-                                        entries.items.append((cb, key, value, headers, ts))
+                                        entries.items.extend((cb, key, value, headers, ts))
                                 # else: the general path starts this batch's entries
                                 if done:
                                     acc.count += 1

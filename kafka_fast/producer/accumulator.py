@@ -169,9 +169,9 @@ class Accumulator(RouterState):
         if callback is not None:
             if entries is None:
                 entries = ps.entries = RecordEntries(len(b) - 1)
-            entries.items.append((callback, key, value, headers, timestamp))
+            entries.items += (callback, key, value, headers, timestamp)
         elif entries is not None:
-            entries.items.append(None)
+            entries.items += RecordEntries.EMPTY
 
     def open(self, ps: PartitionState) -> Any:
         b = ps.builder = RecordBatchBuilder(

@@ -29,20 +29,30 @@ def compression_guard(codec: str) -> Any:
 class RecordEntries:
     """Per-record delivery data of a batch filled by ``produce()``.
 
-    ``items[i]`` is ``(callback, key, value, headers, timestamp_ms)`` for the batch's i-th
-    record, or None when that record has no callback (only when ``items`` was backfilled).
+    ``items`` is flat: five entries per record, ``callback, key, value, headers,
+    timestamp_ms``, with a None callback for records that asked for no report. No object is
+    created per record, so a million waiting reports add nothing for the cyclic garbage
+    collector to walk (a tuple per record made collections cost more than producing).
     """
 
     __slots__ = ("items",)
 
+    WIDTH = 5
+    EMPTY = (None, None, None, None, 0)
+
     def __init__(self, backfill: int = 0) -> None:
-        self.items: list[Any] = [None] * backfill
+        self.items: list[Any] = list(self.EMPTY) * backfill
 
     def __len__(self) -> int:
-        return len(self.items)
+        return len(self.items) // self.WIDTH
 
-    def record(self, i: int) -> tuple | None:
-        return self.items[i]
+    def add(self, callback: Any, key: Any, value: Any, headers: Any, timestamp: int) -> None:
+        self.items += (callback, key, value, headers, timestamp)
+
+    def records(self) -> Any:
+        """``(callback, key, value, headers, timestamp_ms)`` per record, in order."""
+        it = iter(self.items)
+        return zip(it, it, it, it, it, strict=False)
 
 
 class ColumnEntries:

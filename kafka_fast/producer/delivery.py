@@ -92,19 +92,20 @@ def serve_batch(batch: ProducerBatch, default_cb: Any, only_errors: bool,
             cb(err, msg)
         return
     unreported = 0
-    for i, item in enumerate(entries.items):
-        if item is None or item[0] is None:
+    offset = base if err is None and base >= 0 else None
+    appended = batch.log_append_time
+    for i, (cb, key, value, headers, ts) in enumerate(entries.records()):
+        if cb is None:
             if default_cb is None:
                 unreported += 1
                 continue
             _one_default(batch, i, default_cb)
             continue
-        cb, key, value, headers, ts = item
-        msg = Message(topic, partition, base + i if err is None and base >= 0 else -1001,
-                      key, value, headers, _timestamp(batch, ts), err)
-        cb(err, msg)
+        cb(err, Message(topic, partition, -1001 if offset is None else offset + i, key, value,
+                        headers, (TIMESTAMP_CREATE_TIME, ts) if appended < 0
+                        else (TIMESTAMP_LOG_APPEND_TIME, appended), err))
     # Records appended to the builder after the last entry have no callback either.
-    unreported += batch.count - len(entries.items)
+    unreported += batch.count - len(entries)
     if err is not None and unreported and default_cb is None:
         failures.append(_batch_failure(batch, unreported))
 

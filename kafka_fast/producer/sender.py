@@ -471,7 +471,8 @@ class Sender:
     def _fail_records(self, topic: str, partition: int, items: list, err: KafkaError) -> None:
         """Report records that never reached a batch (lock may be held)."""
         entries = RecordEntries()
-        entries.items = list(items)
+        for item in items:
+            entries.add(*item)
         batch = ProducerBatch(PartitionState(topic, partition), len(items), 0,
                               time.monotonic(), entries)
         batch.error = err
