@@ -32,6 +32,8 @@ VALUE_SIZE = 100
 KEY_SIZE = 10
 PARTITIONS = 6
 CLIENTS = ["kf_produce", "kf_batch", "ck_produce", "ck_batch", "aiokafka", "kafka_python"]
+#: Also available: the produce() loops with a delivery callback per record.
+EXTRA_CLIENTS = ["kf_produce_cb", "ck_produce_cb"]
 
 
 # -- data -----------------------------------------------------------------------------------
@@ -47,7 +49,16 @@ def _data(n: int):
 
 
 # -- the clients (each runs in its own process) ------------------------------------------------
-def run_kf(bootstrap, topic, n, acks, codec, batch: bool):
+def _counter():
+    done = [0]
+
+    def on_delivery(err, msg):
+        done[0] += 1
+
+    return on_delivery
+
+
+def run_kf(bootstrap, topic, n, acks, codec, batch: bool, callbacks: bool = False):
     import numpy as np
 
     from kafka_fast import Producer
@@ -70,8 +81,9 @@ def run_kf(bootstrap, topic, n, acks, codec, batch: bool):
     else:
         produce = p.produce
         poll = p.poll
+        cb = _counter() if callbacks else None
         for i in range(n):
-            produce(topic, values[i], keys[i])
+            produce(topic, values[i], keys[i], on_delivery=cb)
             if not i & 0x3FFF:
                 poll(0)
     left = p.flush(120)
@@ -80,7 +92,7 @@ def run_kf(bootstrap, topic, n, acks, codec, batch: bool):
     return result
 
 
-def run_ck(bootstrap, topic, n, acks, codec, batch: bool):
+def run_ck(bootstrap, topic, n, acks, codec, batch: bool, callbacks: bool = False):
     from confluent_kafka import Producer
 
     keys, values = _data(n)
@@ -109,12 +121,13 @@ def run_ck(bootstrap, topic, n, acks, codec, batch: bool):
     else:
         produce = p.produce
         poll = p.poll
+        cb = _counter() if callbacks else None
         for i in range(n):
             try:
-                produce(topic, values[i], keys[i])
+                produce(topic, values[i], keys[i], on_delivery=cb)
             except BufferError:
                 poll(0.01)
-                produce(topic, values[i], keys[i])
+                produce(topic, values[i], keys[i], on_delivery=cb)
             if not i & 0x3FFF:
                 poll(0)
     left = p.flush(120)
@@ -178,10 +191,10 @@ def _stop(start, n, left):
 def worker(args) -> None:
     client = args.worker
     common = (args.bootstrap, args.topic, args.n, args.acks, args.codec)
-    if client in ("kf_produce", "kf_batch"):
-        out = run_kf(*common, batch=client == "kf_batch")
-    elif client in ("ck_produce", "ck_batch"):
-        out = run_ck(*common, batch=client == "ck_batch")
+    if client in ("kf_produce", "kf_batch", "kf_produce_cb"):
+        out = run_kf(*common, batch=client == "kf_batch", callbacks=client.endswith("_cb"))
+    elif client in ("ck_produce", "ck_batch", "ck_produce_cb"):
+        out = run_ck(*common, batch=client == "ck_batch", callbacks=client.endswith("_cb"))
     elif client == "aiokafka":
         out = run_aiokafka(*common)
     else:
@@ -263,7 +276,8 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=300_000, help="records per case")
     ap.add_argument("--acks", default="1,all")
     ap.add_argument("--codecs", default="none,lz4,zstd")
-    ap.add_argument("--clients", default=",".join(CLIENTS))
+    ap.add_argument("--clients", default=",".join(CLIENTS),
+                    help=f"any of {', '.join(CLIENTS + EXTRA_CLIENTS)}")
     ap.add_argument("--repeat", type=int, default=1, help="runs per case (best kept)")
     ap.add_argument("--json", help="also write the raw results here")
     # worker mode
