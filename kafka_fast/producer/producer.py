@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from ..admin.metadata import ClusterMetadata, cluster_metadata
 from ..config import make_config
 from ..config.producer import ACKS
 from ..errors import ConfigError, KafkaError, KafkaException
@@ -22,7 +23,6 @@ from .accumulator import Accumulator, TopicState, now_ms
 from .arguments import as_bytes, as_callback, as_headers, as_partition, as_timestamp, as_topic
 from .bulk import produce_columns, produce_dicts
 from .delivery import DeliveryQueue, raise_failures, serve_batch
-from .metadata import ClusterMetadata
 from .partitioner import ProduceRouter, algorithm_id, partition_key
 from .sender import MAX_IDEMPOTENT_IN_FLIGHT, Sender
 
@@ -308,7 +308,7 @@ class Producer(ProduceRouter):
         except TimeoutError:
             raise KafkaException(KafkaError(KafkaError._TIMED_OUT,
                                             "Local: Timed out fetching metadata")) from None
-        return ClusterMetadata(view, topic)
+        return cluster_metadata(view, [topic] if topic else None)
 
     def purge(self, in_queue: bool = True, in_flight: bool = True, blocking: bool = True
               ) -> None:
