@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import wait as futures_wait
 from typing import Any
 
 from .._impl import load
@@ -928,6 +929,10 @@ class Consumer:
                         f.result(5.0)
                 except Exception:  # noqa: BLE001 - leaving is best effort
                     pass
+            try:
+                futures_wait(self._call_io(self._fetcher.shutdown, 2.0), timeout=1.0)
+            except Exception:  # noqa: BLE001 - closing fetch sessions is best effort
+                pass
             # Deliver outstanding commit callbacks.
             with self._lock:
                 events = [e for e in self._events if e[0] == "commit"]

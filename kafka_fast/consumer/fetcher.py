@@ -5,7 +5,8 @@ and sends one Fetch per partition leader holding every fetchable partition that 
 to every leader at once, while the prefetch queue is under its budget
 (``queued.max.messages.kbytes`` / ``queued.min.messages``). Responses are decoded on the I/O
 thread (CRC, decompression and columns in the record engine; read_committed filtering) and
-queued as ``Chunk``s for the application thread.
+queued as ``Chunk``s for the application thread. With ``fetch.sessions`` each leader's Fetches
+go through its incremental fetch session (``fetch_session``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..errors import CorruptRecordError, KafkaError, KafkaException
 from ..protocol import messages as m
 from ..topic_partition import OFFSET_BEGINNING, OFFSET_END
 from .fetch_decode import decode_partition
+from .fetch_session import SESSION_ERRORS, FetchPlan, FetchSession, fetch_request
 from .offsets import LEADER_ERRORS, TRANSIENT_LOCAL, error_of
 from .requests import versioned
 from .state import NEED_COMMITTED, NEED_RESET, PartitionState
@@ -28,8 +30,6 @@ if TYPE_CHECKING:
     from .consumer import Consumer
 
 E = KafkaError
-FT = m.FetchRequest.FetchTopic
-FP = m.FetchRequest.FetchTopic.FetchPartition
 #: Fetch versions above 12 address topics by id only; 12 has everything else we use.
 FETCH_MAX_VERSION = 12
 
@@ -97,6 +97,8 @@ class Fetcher:
         self.check_crcs = conf["check.crcs"]
         self.eof_enabled = conf["enable.partition.eof"]
         self.rack = conf["client.rack"]
+        self.use_sessions = conf["fetch.sessions"]
+        self.sessions: dict[int, FetchSession] = {}
         self.inflight: set[int] = set()
         self.awaiting_metadata = False
         self.closed = False
@@ -121,6 +123,7 @@ class Fetcher:
         by_leader: dict[int, list[PartitionState]] = defaultdict(list)
         with c._lock:
             if not c._parts:
+                self.close_sessions()
                 return None
             full = (c._queued_bytes >= self.queue_max_bytes
                     or c._queued_records >= self.queue_min_records)
@@ -151,47 +154,80 @@ class Fetcher:
                 self._send(node, parts)
         return wait
 
+    def _session(self, node: int) -> FetchSession:
+        session = self.sessions.get(node)
+        if session is None:
+            session = self.sessions[node] = FetchSession(self.use_sessions)
+        return session
+
+    def request_for(self, plan: FetchPlan, max_wait_ms: int | None = None):
+        """The Fetch request carrying ``plan`` (fitted to the negotiated version)."""
+        wait = self.max_wait_ms if max_wait_ms is None else max_wait_ms
+        return versioned(m.FetchRequest, lambda: fetch_request(
+            plan, max_wait_ms=wait, min_bytes=self.min_bytes, max_bytes=self.max_bytes,
+            isolation_level=1 if self.read_committed else 0, rack_id=self.rack),
+            FETCH_MAX_VERSION)
+
     def _send(self, node: int, parts: list[PartitionState]) -> None:
-        topics: dict[str, list] = defaultdict(list)
         sent = []
+        wanted = {}
         with self.c._lock:
             for ps in parts:
                 if not ps.fetchable(time.monotonic()):
                     continue
                 ps.fetching = True
                 sent.append((ps, ps.version, ps.fetch_offset))
-                topics[ps.topic].append(FP(
-                    partition=ps.partition, current_leader_epoch=ps.leader_epoch,
-                    fetch_offset=ps.fetch_offset, last_fetched_epoch=-1,
-                    log_start_offset=-1, partition_max_bytes=self.partition_max_bytes))
+                wanted[(ps.topic, ps.partition)] = (ps.fetch_offset, ps.leader_epoch,
+                                                    self.partition_max_bytes)
         if not sent:
             return
-        req = versioned(m.FetchRequest, lambda: m.FetchRequest(
-            replica_id=-1, max_wait_ms=self.max_wait_ms, min_bytes=self.min_bytes,
-            max_bytes=self.max_bytes, isolation_level=1 if self.read_committed else 0,
-            session_id=0, session_epoch=-1,
-            topics=[FT(topic=t, partitions=ps) for t, ps in topics.items()],
-            forgotten_topics_data=[], rack_id=self.rack), FETCH_MAX_VERSION)
+        session = self._session(node)
+        plan = session.plan(wanted)
         self.inflight.add(node)
         try:
-            fut = self.client.send(node, req,
+            fut = self.client.send(node, self.request_for(plan),
                                    timeout_ms=self.c._conf["request.timeout.ms"]
                                    + self.max_wait_ms)
         except KafkaException:
             self.inflight.discard(node)
+            session.reset()
             with self.c._lock:
                 for ps, _, _ in sent:
                     ps.fetching = False
             return
-        fut.add_done_callback(lambda f: self._on_response(node, sent, f))
+        fut.add_done_callback(lambda f: self._on_response(node, sent, plan, f))
+
+    def shutdown(self) -> list[Future]:
+        """Stop fetching and close the open fetch sessions (I/O thread)."""
+        self.closed = True
+        return self.close_sessions()
+
+    def close_sessions(self) -> list[Future]:
+        """Send a closing Fetch (epoch -1) for every open session whose leader is idle."""
+        futures = []
+        for node, session in list(self.sessions.items()):
+            if node in self.inflight or not session.active:
+                continue
+            plan = session.close_plan()
+            if plan is None:
+                continue
+            try:
+                futures.append(self.client.send(
+                    node, self.request_for(plan, max_wait_ms=0),
+                    timeout_ms=self.c._conf["request.timeout.ms"]))
+            except KafkaException:
+                pass
+        return futures
 
     # -- responses -----------------------------------------------------------------------------
-    def _on_response(self, node: int, sent, fut: Future) -> None:
+    def _on_response(self, node: int, sent, plan: FetchPlan, fut: Future) -> None:
         self.inflight.discard(node)
         c = self.c
         exc = fut.exception()
         now = time.monotonic()
+        session = self._session(node)
         if exc is not None:
+            session.reset()
             err = error_of(exc)
             with c._lock:
                 for ps, _, _ in sent:
@@ -202,6 +238,14 @@ class Fetcher:
             self.client.wakeup()
             return
         resp = fut.result()
+        omitted_unchanged = session.handle_response(plan, resp)
+        if resp.error_code in SESSION_ERRORS:
+            # The session is gone or out of step: the next Fetch is a full one, sent now.
+            with c._lock:
+                for ps, _, _ in sent:
+                    ps.fetching = False
+            self.client.wakeup()
+            return
         if resp.error_code:
             with c._lock:
                 for ps, _, _ in sent:
@@ -231,7 +275,7 @@ class Fetcher:
                         ps.fetch_offset = end
             for key, (ps, _, _) in lookup.items():
                 ps.fetching = False
-                if key not in answered:
+                if key not in answered and not omitted_unchanged:
                     ps.backoff_until = now + self.error_backoff
         self.tick()
         chunks = []
