@@ -9,6 +9,9 @@ Codes are the ones Kafka stores in batch attributes: 0 none, 1 gzip, 2 snappy, 3
   accepts it, as Kafka does for magic 0.
 - zstd: one or more concatenated frames.
 
+Every function here may be called from several threads at once (zstandard's objects, which
+are not thread-safe, are kept per thread).
+
 Decompression never trusts a size written in the data: output grows only as it is produced and
 stops at ``max_size`` (``MAX_DECOMPRESSED_SIZE`` by default) with ``CorruptRecordError``.
 Large output buffers are taken from a small pool (``decompress_pooled``) because fresh
@@ -89,14 +92,19 @@ def _lz4(data: Any, level: int | None) -> bytes:
     )
 
 
-_ZSTD_COMPRESSORS: dict[int, zstandard.ZstdCompressor] = {}
+#: zstandard compressor/decompressor objects must not be used by two threads at once: each
+#: thread keeps its own (compressors by level in ``cctx``, one decompressor in ``dctx``).
+_ZSTD_LOCAL = threading.local()
 
 
 def _zstd(data: Any, level: int | None) -> bytes:
     lvl = 3 if level is None else level
-    cctx = _ZSTD_COMPRESSORS.get(lvl)
+    cache = getattr(_ZSTD_LOCAL, "cctx", None)
+    if cache is None:
+        cache = _ZSTD_LOCAL.cctx = {}
+    cctx = cache.get(lvl)
     if cctx is None:
-        cctx = _ZSTD_COMPRESSORS[lvl] = zstandard.ZstdCompressor(level=lvl)
+        cctx = cache[lvl] = zstandard.ZstdCompressor(level=lvl)
     return cctx.compress(data)
 
 
@@ -327,7 +335,6 @@ def _unlz4(data: Any, max_size: int, legacy: bool) -> Lease:
         return Lease(memoryview(buf)[:n], buf if len(buf) >= _POOL_MIN else None)
 
 
-_DCTX = threading.local()
 _ZSTD_MAGIC = 0xFD2FB528
 _ZSTD_BLOCK_MAX = 128 * 1024
 
@@ -380,9 +387,9 @@ def _zstd_bound(view: memoryview) -> int:
 
 
 def _unzstd(data: Any, max_size: int) -> Lease:
-    dctx = getattr(_DCTX, "dctx", None)
+    dctx = getattr(_ZSTD_LOCAL, "dctx", None)
     if dctx is None:
-        dctx = _DCTX.dctx = zstandard.ZstdDecompressor()
+        dctx = _ZSTD_LOCAL.dctx = zstandard.ZstdDecompressor()
     view = memoryview(data).cast("B")
     bound = _zstd_bound(view)
     cap = min(bound, max_size) + 1

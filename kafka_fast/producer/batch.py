@@ -8,22 +8,9 @@ already encoded; the sender then patches the producer fields into the bytes.
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from typing import Any
 
 from ..records import patch_producer_fields
-
-#: kafka_fast.compression shares one zstandard compressor per level across the process, and a
-#: zstandard compressor must not run in two threads at once: every zstd batch this package
-#: builds or encodes does so under this lock.
-ZSTD_LOCK = threading.Lock()
-_NO_LOCK = contextlib.nullcontext()
-
-
-def compression_guard(codec: str) -> Any:
-    """The lock to hold while compressing with ``codec`` (a no-op for thread-safe codecs)."""
-    return ZSTD_LOCK if codec == "zstd" else _NO_LOCK
 
 
 class RecordEntries:

@@ -26,7 +26,7 @@ from ..errors import KafkaError, KafkaException
 from ..records import encode_batch
 from .accumulator import now_ms
 from .arguments import as_bytes, as_headers
-from .batch import ColumnEntries, ProducerBatch, compression_guard
+from .batch import ColumnEntries, ProducerBatch
 from .partitioner import (
     chunk_ends,
     column_length,
@@ -108,8 +108,6 @@ _LOCAL = threading.local()
 #: Batches being encoded at once by the worker threads of one produce_batch call.
 ENCODE_WINDOW = 4
 ENCODE_THREADS = 2
-#: Codecs compressed under a process-wide lock (see batch.ZSTD_LOCK): no worker threads.
-SERIAL_CODECS = frozenset({"zstd"})
 
 
 def _scratch() -> dict:
@@ -220,7 +218,6 @@ def produce_columns(p: Producer, topic: str, values: Any, keys: Any, partition: 
     # Rows are gathered batch by batch into scratch arrays reused for every batch (unless a
     # callback keeps them): fresh large buffers would page-fault on every use.
     keep = cb is not None
-    guard = compression_guard(codec)
 
     def chunks():
         for q, lo, hi in groups:
@@ -244,9 +241,8 @@ def produce_columns(p: Producer, topic: str, values: Any, keys: Any, partition: 
             rows = order[a:b]
             ct = None if ts is None else ts[rows]
             ch = [hdrs[i] for i in rows.tolist()] if per_record_headers else hdrs
-        with guard:
-            payload = encode_batch(cv, ck, timestamps=ct, headers=ch, compression=codec,
-                                   compression_level=level)
+        payload = encode_batch(cv, ck, timestamps=ct, headers=ch, compression=codec,
+                               compression_level=level)
         count = b - a
         entries = ColumnEntries(cb, cv, ck, ct, ch if per_record_headers else
                                 (None if ch is None else [ch] * count), count) \
@@ -266,9 +262,8 @@ def produce_columns(p: Producer, topic: str, values: Any, keys: Any, partition: 
     # Arrays and packed columns are gathered and encoded without the interpreter lock, so
     # two worker threads encode batches side by side; batches are queued in input order.
     pool = _encoder_pool(p) if (
-        codec not in SERIAL_CODECS and not isinstance(values, list)
-        and not isinstance(keys, list) and not per_record_headers
-        and n > 2 * acc.batch_records) else None
+        not isinstance(values, list) and not isinstance(keys, list)
+        and not per_record_headers and n > 2 * acc.batch_records) else None
     if pool is None:
         for spec in chunks():
             q, count, payload, entries = encode(*spec)

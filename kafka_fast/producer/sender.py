@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import KafkaError, KafkaException
 from ..protocol.messages import ProduceRequest
 from .accumulator import Accumulator, PartitionState, TopicState
-from .batch import ProducerBatch, RecordEntries, compression_guard
+from .batch import ProducerBatch, RecordEntries
 from .delivery import DeliveryQueue
 from .idempotence import ProducerIdentity
 
@@ -90,7 +90,6 @@ class Sender:
         self.next_metadata = 0.0
         self.next_topic_probe = 0.0
         self.linger_grace = LINGER_GRACE
-        self.guard = compression_guard(config["compression.type"])
         self.sticky_interval = config["sticky.partitioning.linger.ms"] / 1000.0
         self.next_sticky = 0.0
         self.linger_due_at = 0.0
@@ -298,8 +297,7 @@ class Sender:
                     batch.base_sequence = ps.next_seq
                     ps.next_seq = (ps.next_seq + batch.count) & SEQ_MASK
                 ps.inflight.append(batch)
-            with self.guard:
-                payload = batch.wire_bytes(pid, epoch, self.transactional)
+            payload = batch.wire_bytes(pid, epoch, self.transactional)
             total += len(payload)
             batch.sent_at = now
             topics.setdefault(ps.topic, []).append(PartitionData(index=ps.partition,

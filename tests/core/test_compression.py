@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import gzip
 import os
+import random
 import struct
+import threading
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import cramjam
 import lz4.frame
@@ -168,3 +171,49 @@ def test_deflate_bomb_is_capped():
     packed = bomb.compress(b"\x00" * (8 << 20)) + bomb.flush()
     with pytest.raises(CorruptRecordError):
         C.decompress("gzip", packed, max_size=1 << 20)
+
+
+_REFERENCE_DECODERS = {
+    "gzip": gzip.decompress,
+    "snappy": kp_codec.snappy_decode,
+    "lz4": lz4.frame.decompress,
+    "zstd": lambda packed: zstandard.ZstdDecompressor().decompressobj().decompress(packed),
+}
+
+
+def _thread_payload(thread: int, round_: int) -> bytes:
+    """Compressible bytes unique to (thread, round), 40-120 KiB."""
+    rng = random.Random(thread * 1000 + round_)
+    words = [b"t%d-r%d-w%d " % (thread, round_, i) for i in range(64)]
+    out = bytearray()
+    while len(out) < 40_000 + 10_000 * (thread % 9):
+        out += rng.choice(words) if rng.random() < 0.9 else rng.randbytes(rng.randrange(1, 64))
+    return bytes(out)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_threads_compress_and_decompress_at_once(codec):
+    """Several threads compress and decompress distinct payloads at the same time (zstd at
+    several levels): every output decodes exactly, by this module and by the reference."""
+    threads, rounds = 6, 12
+    levels = [None, 1, 3] if codec == "zstd" else [None]
+    start = threading.Barrier(threads)
+
+    def work(thread: int) -> list[tuple[int, int, bytes, bytes, bytes]]:
+        done = []
+        start.wait(timeout=30)
+        for r in range(rounds):
+            data = _thread_payload(thread, r)
+            packed = C.compress(codec, data, levels[(thread + r) % len(levels)])
+            done.append((thread, r, data, packed, C.decompress(codec, packed)))
+        return done
+
+    with ThreadPoolExecutor(threads) as pool:
+        results = [item for fut in [pool.submit(work, i) for i in range(threads)]
+                   for item in fut.result(timeout=120)]
+    assert len(results) == threads * rounds
+    reference = _REFERENCE_DECODERS[codec]
+    for thread, r, data, packed, ours in results:
+        assert data == _thread_payload(thread, r)
+        assert ours == data, (thread, r)
+        assert reference(packed) == data, (thread, r)

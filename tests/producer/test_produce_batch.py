@@ -143,17 +143,19 @@ def test_bad_columns_are_refused(tansu):
         assert len(p) == 0
 
 
-def test_large_call_encoded_by_worker_threads_keeps_order(broker):
+@pytest.mark.parametrize("codec", ["lz4", "zstd"])
+def test_large_call_encoded_by_worker_threads_keeps_order(broker, codec):
     """Enough records for several batches per partition: batches are encoded on worker
-    threads and must still reach each partition in input order."""
-    topic = unique_topic("pb-par")
+    threads (zstd too: each thread has its own compressor) and must still reach each
+    partition in input order."""
+    topic = unique_topic(f"pb-par-{codec}")
     create_topic(broker, topic, 4)
     n = 30_000
     keys = np.frombuffer(b"".join(b"k%07d" % (i % 997) for i in range(n)),
                          dtype=np.uint8).reshape(n, 8)
     values = np.frombuffer(b"".join(b"%08d" % i for i in range(n)),
                            dtype=np.uint8).reshape(n, 8)
-    conf = broker.client_config({"batch.num.messages": 1000, "compression.type": "lz4"})
+    conf = broker.client_config({"batch.num.messages": 1000, "compression.type": codec})
     with Producer(conf) as p:
         assert p.produce_batch(topic, values, keys) == n
         assert p.flush(60) == 0
