@@ -1,16 +1,24 @@
-"""One function per (client, path): produce or consume N records, measured.
+"""Every measured case: one function per (client, path) that produces or consumes N records.
 
-Peers are optional: a path whose client is not installed is skipped by the runner.
+Peers are imported inside their functions, so a case whose client is not installed is only
+skipped (``runner.available``). Each function returns ``(wall_s, cpu_s, error)`` measured from
+the first produce/read call until every record is acknowledged/read; setting the client up
+(connecting, learning the topic) and closing it are not timed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from .payload import Payload
-from .result import Result, Stopwatch
+from .result import Stopwatch
+
+#: (wall seconds, process CPU seconds, error or "")
+Timing = tuple[float, float, str]
 
 
 @dataclass
@@ -25,13 +33,45 @@ class Target:
     timeout_s: float = 300.0
 
 
-def _result(client: str, path: str, direction: str, n: int, nbytes: int, sw: Stopwatch,
-            error: str = "") -> Result:
-    wall, cpu = sw.stop()
-    return Result(client, path, direction, n, nbytes, wall, cpu, error)
+@dataclass(frozen=True)
+class Case:
+    """One client path: ``name`` selects it, ``client`` and ``path`` label it in tables."""
+
+    name: str
+    client: str
+    path: str
+    direction: str
+    run: Callable[[Target, Payload], Timing]
+    default: bool = True  # part of the standard matrix (else only when named)
 
 
-# ---- kafka_fast ---------------------------------------------------------------------------
+#: client name -> the module that must import for its cases to run
+MODULES = {"kafka_fast": "kafka_fast", "confluent": "confluent_kafka", "aiokafka": "aiokafka",
+           "kafka-python": "kafka"}
+
+
+def _closing(make: Callable[[Target], object], measure: Callable[..., Timing],
+             **options) -> Callable[[Target, Payload], Timing]:
+    """A case function: make the client, measure, close it (if it can be closed)."""
+
+    def run(t: Target, p: Payload) -> Timing:
+        client = make(t)
+        try:
+            return measure(client, t, p, **options)
+        finally:
+            close = getattr(client, "close", None)
+            if close is not None:
+                close()
+
+    return run
+
+
+def _acks_int(acks: str) -> int:
+    """acks as the pure-Python clients take it."""
+    return -1 if acks == "all" else int(acks)
+
+
+# ---- producing with the confluent-kafka API (kafka_fast and confluent-kafka) ------------------
 
 def _kf_producer(t: Target):
     from .. import Producer
@@ -42,110 +82,6 @@ def _kf_producer(t: Target):
                      "queue.buffering.max.kbytes": 2_097_152})
 
 
-def _flush_checked(producer, failures: list, t: Target) -> str:
-    left = producer.flush(t.timeout_s)
-    if left:
-        return f"{left} records not delivered"
-    return f"{len(failures)} delivery failures: {failures[0]}" if failures else ""
-
-
-def kafka_fast_produce_loop(t: Target, p: Payload) -> Result:
-    values, keys = p.as_bytes_lists()
-    producer = _kf_producer(t)
-    failures: list = []
-    producer.list_topics(t.topic, timeout=30)
-    sw = Stopwatch().start()
-    produce, poll, topic = producer.produce, producer.poll, t.topic
-    for i in range(len(values)):
-        while True:
-            try:
-                produce(topic, values[i], keys[i])
-                break
-            except BufferError:
-                poll(0.05)
-    error = _flush_checked(producer, failures, t)
-    result = _result("kafka_fast", "produce()", "produce", len(p), p.nbytes, sw, error)
-    producer.close()
-    return result
-
-
-def kafka_fast_produce_batch(t: Target, p: Payload) -> Result:
-    producer = _kf_producer(t)
-    failures: list = []
-    producer.list_topics(t.topic, timeout=30)
-    sw = Stopwatch().start()
-    step = 100_000
-    for start in range(0, len(p), step):
-        stop = start + step
-        while True:
-            try:
-                producer.produce_batch(t.topic, p.values[start:stop], keys=p.keys[start:stop])
-                break
-            except BufferError:
-                producer.poll(0.05)
-    error = _flush_checked(producer, failures, t)
-    result = _result("kafka_fast", "produce_batch", "produce", len(p), p.nbytes, sw, error)
-    producer.close()
-    return result
-
-
-def _kf_consumer(t: Target):
-    from .. import OFFSET_BEGINNING, Consumer, TopicPartition
-
-    consumer = Consumer({"bootstrap.servers": t.bootstrap, "group.id": "kafka-fast-bench",
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
-    consumer.assign([TopicPartition(t.topic, i, OFFSET_BEGINNING) for i in range(t.partitions)])
-    return consumer
-
-
-def _drain(n: int, t: Target, take: Callable[[], int]) -> str:
-    got = 0
-    import time
-
-    deadline = time.monotonic() + t.timeout_s
-    while got < n and time.monotonic() < deadline:
-        got += take()
-    return "" if got >= n else f"read {got} of {n} records"
-
-
-def kafka_fast_poll(t: Target, p: Payload) -> Result:
-    consumer = _kf_consumer(t)
-    sw = Stopwatch().start()
-
-    def take() -> int:
-        msg = consumer.poll(1.0)
-        return 1 if msg is not None and msg.error() is None else 0
-
-    error = _drain(len(p), t, take)
-    result = _result("kafka_fast", "poll()", "consume", len(p), p.nbytes, sw, error)
-    consumer.close()
-    return result
-
-
-def kafka_fast_consume(t: Target, p: Payload) -> Result:
-    consumer = _kf_consumer(t)
-    sw = Stopwatch().start()
-
-    def take() -> int:
-        return sum(1 for m in consumer.consume(10_000, 1.0) if m.error() is None)
-
-    error = _drain(len(p), t, take)
-    result = _result("kafka_fast", "consume(10000)", "consume", len(p), p.nbytes, sw, error)
-    consumer.close()
-    return result
-
-
-def kafka_fast_consume_batch(t: Target, p: Payload) -> Result:
-    consumer = _kf_consumer(t)
-    sw = Stopwatch().start()
-    error = _drain(len(p), t, lambda: len(consumer.consume_batch(100_000, 1.0)))
-    result = _result("kafka_fast", "consume_batch", "consume", len(p), p.nbytes, sw, error)
-    consumer.close()
-    return result
-
-
-# ---- confluent-kafka (librdkafka) ------------------------------------------------------------
-
 def _ck_producer(t: Target):
     import confluent_kafka
 
@@ -155,13 +91,43 @@ def _ck_producer(t: Target):
         "queue.buffering.max.kbytes": 2_097_152, "batch.size": 1_000_000})
 
 
-def confluent_produce_loop(t: Target, p: Payload) -> Result:
+class _Reports:
+    """A delivery callback that counts reports and keeps the first failure."""
+
+    def __init__(self) -> None:
+        self.ok = 0
+        self.failed = 0
+        self.first_error = None
+
+    def __call__(self, err, msg) -> None:
+        if err is None:
+            self.ok += 1
+        else:
+            self.failed += 1
+            self.first_error = self.first_error or err
+
+
+def _flushed(producer, t: Target, n: int, sw: Stopwatch, reports: _Reports | None) -> Timing:
+    """Flush, stop the clock, and say what was not delivered."""
+    left = producer.flush(t.timeout_s)
+    wall, cpu = sw.stop()
+    error = f"{left} records not delivered" if left else ""
+    if reports is not None and not error:
+        if reports.failed:
+            error = f"{reports.failed} delivery failures, first: {reports.first_error}"
+        elif reports.ok != n:
+            error = f"{reports.ok} delivery reports for {n} records"
+    return wall, cpu, error
+
+
+def _produce_loop(producer, t: Target, p: Payload, callback: bool) -> Timing:
+    """``produce(topic, value, key)`` per record, ``poll(0)`` every 16k records."""
     values, keys = p.as_bytes_lists()
-    producer = _ck_producer(t)
     producer.list_topics(t.topic, timeout=30)
-    failures: list = []
+    reports = _Reports() if callback else None
+    produce = partial(producer.produce, on_delivery=reports) if callback else producer.produce
+    poll, topic = producer.poll, t.topic
     sw = Stopwatch().start()
-    produce, poll, topic = producer.produce, producer.poll, t.topic
     for i in range(len(values)):
         while True:
             try:
@@ -169,32 +135,55 @@ def confluent_produce_loop(t: Target, p: Payload) -> Result:
                 break
             except BufferError:
                 poll(0.05)
-        if i % 10_000 == 0:
+        if not i & 0x3FFF:
             poll(0)
-    error = _flush_checked(producer, failures, t)
-    return _result("confluent", "produce()", "produce", len(p), p.nbytes, sw, error)
+    return _flushed(producer, t, len(p), sw, reports)
 
 
-def confluent_produce_batch(t: Target, p: Payload) -> Result:
-    values, keys = p.as_bytes_lists()
-    producer = _ck_producer(t)
+def _kf_produce_batch(producer, t: Target, p: Payload) -> Timing:
+    """``produce_batch`` with the 2-D uint8 value and key arrays, 250k records per call."""
     producer.list_topics(t.topic, timeout=30)
-    failures: list = []
+    step = 250_000
     sw = Stopwatch().start()
-    step = 10_000
-    for start in range(0, len(values), step):
-        msgs = [{"value": values[i], "key": keys[i]}
-                for i in range(start, min(start + step, len(values)))]
-        while msgs:
-            sent = producer.produce_batch(t.topic, msgs)
-            failed = [m for m in msgs if "_error" in m]
-            msgs = [dict(value=m["value"], key=m["key"]) for m in failed] if sent < len(msgs) \
-                else []
-            if msgs:
+    for start in range(0, len(p), step):
+        stop = start + step
+        while True:
+            try:
+                producer.produce_batch(t.topic, p.values[start:stop], keys=p.keys[start:stop])
+                break
+            except BufferError:
                 producer.poll(0.05)
+    return _flushed(producer, t, len(p), sw, None)
+
+
+def _ck_produce_batch(producer, t: Target, p: Payload) -> Timing:
+    """confluent-kafka's ``produce_batch(topic, [dict, ...])``, 10k prepared dicts per call."""
+    values, keys = p.as_bytes_lists()
+    messages = [{"value": v, "key": k} for v, k in zip(values, keys, strict=True)]
+    del values, keys
+    producer.list_topics(t.topic, timeout=30)
+    step = 10_000
+    sw = Stopwatch().start()
+    for start in range(0, len(messages), step):
+        chunk = messages[start:start + step]
+        while producer.produce_batch(t.topic, chunk) < len(chunk):
+            chunk = [m for m in chunk if "_error" in m]
+            for m in chunk:
+                del m["_error"]
+            producer.poll(0.05)
         producer.poll(0)
-    error = _flush_checked(producer, failures, t)
-    return _result("confluent", "produce_batch", "produce", len(p), p.nbytes, sw, error)
+    return _flushed(producer, t, len(p), sw, None)
+
+
+# ---- consuming with the confluent-kafka API (kafka_fast and confluent-kafka) ------------------
+
+def _kf_consumer(t: Target):
+    from .. import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": t.bootstrap, "group.id": "kafka-fast-bench",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    consumer.assign([TopicPartition(t.topic, i, OFFSET_BEGINNING) for i in range(t.partitions)])
+    return consumer
 
 
 def _ck_consumer(t: Target):
@@ -208,107 +197,124 @@ def _ck_consumer(t: Target):
     return consumer
 
 
-def confluent_poll(t: Target, p: Payload) -> Result:
-    consumer = _ck_consumer(t)
+def _drain(n: int, t: Target, take: Callable[[], int]) -> Timing:
+    """Call ``take`` (records read per call) until ``n`` records are read or time is up."""
+    got = 0
+    deadline = time.monotonic() + t.timeout_s
     sw = Stopwatch().start()
+    while got < n and time.monotonic() < deadline:
+        got += take()
+    wall, cpu = sw.stop()
+    return wall, cpu, "" if got >= n else f"read {got} of {n} records"
+
+
+def _poll_loop(consumer, t: Target, p: Payload) -> Timing:
+    """``poll(1.0)`` per record."""
 
     def take() -> int:
         msg = consumer.poll(1.0)
         return 1 if msg is not None and msg.error() is None else 0
 
-    error = _drain(len(p), t, take)
-    result = _result("confluent", "poll()", "consume", len(p), p.nbytes, sw, error)
-    consumer.close()
-    return result
+    return _drain(len(p), t, take)
 
 
-def confluent_consume(t: Target, p: Payload) -> Result:
-    consumer = _ck_consumer(t)
-    sw = Stopwatch().start()
+def _consume_loop(consumer, t: Target, p: Payload) -> Timing:
+    """``consume(10000, 1.0)`` per call."""
 
     def take() -> int:
         return sum(1 for m in consumer.consume(10_000, 1.0) if m.error() is None)
 
-    error = _drain(len(p), t, take)
-    result = _result("confluent", "consume(10000)", "consume", len(p), p.nbytes, sw, error)
-    consumer.close()
-    return result
+    return _drain(len(p), t, take)
+
+
+def _kf_consume_batch(consumer, t: Target, p: Payload) -> Timing:
+    """``consume_batch(100000, 1.0)``: columns, no object per record."""
+    return _drain(len(p), t, lambda: len(consumer.consume_batch(100_000, 1.0)))
 
 
 # ---- aiokafka -------------------------------------------------------------------------------
 
-def aiokafka_produce(t: Target, p: Payload) -> Result:
+def aiokafka_send(t: Target, p: Payload) -> Timing:
+    """``await send()`` per record, the delivery futures gathered every 50k records."""
     from aiokafka import AIOKafkaProducer
 
     values, keys = p.as_bytes_lists()
     codec = None if t.compression == "none" else t.compression
 
-    async def main() -> Result:
+    async def main() -> Timing:
         producer = AIOKafkaProducer(bootstrap_servers=t.bootstrap, linger_ms=5,
-                                    acks=-1 if t.acks == "all" else int(t.acks),
-                                    compression_type=codec, max_batch_size=1_000_000,
-                                    enable_idempotence=False)
+                                    acks=_acks_int(t.acks), compression_type=codec,
+                                    max_batch_size=1_000_000, enable_idempotence=False)
         await producer.start()
-        sw = Stopwatch().start()
-        pending = []
-        for i in range(len(values)):
-            pending.append(await producer.send(t.topic, values[i], key=keys[i]))
-            if len(pending) >= 50_000:
-                await asyncio.gather(*pending)
-                pending.clear()
-        await asyncio.gather(*pending)
-        result = _result("aiokafka", "send()", "produce", len(p), p.nbytes, sw)
-        await producer.stop()
-        return result
+        try:
+            await producer.partitions_for(t.topic)
+            sw = Stopwatch().start()
+            pending = []
+            for i in range(len(values)):
+                pending.append(await producer.send(t.topic, values[i], key=keys[i]))
+                if len(pending) >= 50_000:
+                    await asyncio.gather(*pending)
+                    pending.clear()
+            await asyncio.gather(*pending)
+            wall, cpu = sw.stop()
+            return wall, cpu, ""
+        finally:
+            await producer.stop()
 
     return asyncio.run(main())
 
 
-def aiokafka_consume(t: Target, p: Payload) -> Result:
+def aiokafka_getmany(t: Target, p: Payload) -> Timing:
+    """``await getmany(max_records=100000)``."""
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
-    async def main() -> Result:
+    async def main() -> Timing:
         consumer = AIOKafkaConsumer(bootstrap_servers=t.bootstrap, enable_auto_commit=False,
                                     auto_offset_reset="earliest")
         await consumer.start()
-        tps = [TopicPartition(t.topic, i) for i in range(t.partitions)]
-        consumer.assign(tps)
-        await consumer.seek_to_beginning(*tps)
-        sw = Stopwatch().start()
-        got = 0
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + t.timeout_s
-        while got < len(p) and loop.time() < deadline:
-            batches = await consumer.getmany(timeout_ms=1000, max_records=100_000)
-            got += sum(len(records) for records in batches.values())
-        error = "" if got >= len(p) else f"read {got} of {len(p)} records"
-        result = _result("aiokafka", "getmany()", "consume", len(p), p.nbytes, sw, error)
-        await consumer.stop()
-        return result
+        try:
+            tps = [TopicPartition(t.topic, i) for i in range(t.partitions)]
+            consumer.assign(tps)
+            await consumer.seek_to_beginning(*tps)
+            got, n = 0, len(p)
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + t.timeout_s
+            sw = Stopwatch().start()
+            while got < n and loop.time() < deadline:
+                batches = await consumer.getmany(timeout_ms=1000, max_records=100_000)
+                got += sum(len(records) for records in batches.values())
+            wall, cpu = sw.stop()
+            return wall, cpu, "" if got >= n else f"read {got} of {n} records"
+        finally:
+            await consumer.stop()
 
     return asyncio.run(main())
 
 
 # ---- kafka-python ---------------------------------------------------------------------------
 
-def kafka_python_produce(t: Target, p: Payload) -> Result:
+def _kp_producer(t: Target):
     from kafka import KafkaProducer
 
-    values, keys = p.as_bytes_lists()
     producer = KafkaProducer(bootstrap_servers=t.bootstrap, linger_ms=5,
-                             acks=-1 if t.acks == "all" else int(t.acks),
-                             compression_type=None if t.compression == "none" else t.compression,
-                             batch_size=1_000_000)
+                             acks=_acks_int(t.acks), batch_size=1_000_000,
+                             compression_type=None if t.compression == "none" else t.compression)
+    producer.partitions_for(t.topic)
+    return producer
+
+
+def _kp_send(producer, t: Target, p: Payload) -> Timing:
+    """``send()`` per record, then ``flush()`` (which raises if records are left)."""
+    values, keys = p.as_bytes_lists()
     sw = Stopwatch().start()
     for i in range(len(values)):
         producer.send(t.topic, values[i], key=keys[i])
     producer.flush(t.timeout_s)
-    result = _result("kafka-python", "send()", "produce", len(p), p.nbytes, sw)
-    producer.close()
-    return result
+    wall, cpu = sw.stop()
+    return wall, cpu, ""
 
 
-def kafka_python_consume(t: Target, p: Payload) -> Result:
+def _kp_consumer(t: Target):
     from kafka import KafkaConsumer, TopicPartition
 
     consumer = KafkaConsumer(bootstrap_servers=t.bootstrap, enable_auto_commit=False,
@@ -316,28 +322,51 @@ def kafka_python_consume(t: Target, p: Payload) -> Result:
     tps = [TopicPartition(t.topic, i) for i in range(t.partitions)]
     consumer.assign(tps)
     consumer.seek_to_beginning(*tps)
-    sw = Stopwatch().start()
+    return consumer
+
+
+def _kp_poll(consumer, t: Target, p: Payload) -> Timing:
+    """``poll(max_records=100000)``."""
 
     def take() -> int:
         return sum(len(v) for v in consumer.poll(timeout_ms=1000, max_records=100_000).values())
 
-    error = _drain(len(p), t, take)
-    result = _result("kafka-python", "poll()", "consume", len(p), p.nbytes, sw, error)
-    consumer.close()
-    return result
+    return _drain(len(p), t, take)
 
 
-#: client name -> (module that must import, produce paths, consume paths)
-CLIENTS: dict[str, tuple[str, list[Callable], list[Callable]]] = {
-    "kafka_fast": ("kafka_fast", [kafka_fast_produce_loop, kafka_fast_produce_batch],
-                   [kafka_fast_poll, kafka_fast_consume, kafka_fast_consume_batch]),
-    "confluent": ("confluent_kafka", [confluent_produce_loop, confluent_produce_batch],
-                  [confluent_poll, confluent_consume]),
-    "aiokafka": ("aiokafka", [aiokafka_produce], [aiokafka_consume]),
-    "kafka-python": ("kafka", [kafka_python_produce], [kafka_python_consume]),
-}
+def _confluent_api(client: str, make_producer: Callable[[Target], object],
+                   produce_batch: Callable[..., Timing],
+                   make_consumer: Callable[[Target], object]) -> list[Case]:
+    """The cases a client with confluent-kafka's Producer/Consumer API runs."""
 
-#: every benchmark function by name, for the worker process
-FUNCTIONS: dict[str, Callable] = {
-    fn.__name__: fn for _, produce, consume in CLIENTS.values() for fn in (*produce, *consume)
-}
+    def case(path: str, label: str, direction: str, run: Callable[[Target, Payload], Timing],
+             default: bool = True) -> Case:
+        return Case(f"{client}.{path}", client, label, direction, run, default)
+
+    return [
+        case("produce", "produce()", "produce",
+             _closing(make_producer, _produce_loop, callback=False)),
+        case("produce_batch", "produce_batch", "produce", _closing(make_producer, produce_batch)),
+        case("produce_cb", "produce() + callback", "produce",
+             _closing(make_producer, _produce_loop, callback=True), default=False),
+        case("poll", "poll()", "consume", _closing(make_consumer, _poll_loop)),
+        case("consume", "consume(10000)", "consume", _closing(make_consumer, _consume_loop)),
+    ]
+
+
+#: every case, in table order
+CASES: list[Case] = [
+    *_confluent_api("kafka_fast", _kf_producer, _kf_produce_batch, _kf_consumer),
+    Case("kafka_fast.consume_batch", "kafka_fast", "consume_batch", "consume",
+         _closing(_kf_consumer, _kf_consume_batch)),
+    *_confluent_api("confluent", _ck_producer, _ck_produce_batch, _ck_consumer),
+    Case("aiokafka.send", "aiokafka", "send()", "produce", aiokafka_send),
+    Case("kafka-python.send", "kafka-python", "send()", "produce",
+         _closing(_kp_producer, _kp_send)),
+    Case("aiokafka.getmany", "aiokafka", "getmany()", "consume", aiokafka_getmany),
+    Case("kafka-python.poll", "kafka-python", "poll()", "consume",
+         _closing(_kp_consumer, _kp_poll)),
+]
+
+#: cases by name
+CASE: dict[str, Case] = {case.name: case for case in CASES}

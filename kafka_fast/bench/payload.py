@@ -19,8 +19,8 @@ class Payload:
         rng = np.random.default_rng(seed)
         # Text-like values so compression has something to do, as real payloads do.
         alphabet = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789 ,:{}\"", dtype=np.uint8)
-        values = alphabet[rng.integers(0, len(alphabet), size=(n, size))]
-        keys = alphabet[rng.integers(0, len(alphabet), size=(n, key_size))]
+        values = alphabet[rng.integers(0, len(alphabet), size=(n, size), dtype=np.uint8)]
+        keys = alphabet[rng.integers(0, len(alphabet), size=(n, key_size), dtype=np.uint8)]
         return cls(np.ascontiguousarray(values), np.ascontiguousarray(keys))
 
     def __len__(self) -> int:

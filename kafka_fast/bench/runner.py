@@ -1,4 +1,4 @@
-"""Run every selected client path on one broker and collect results."""
+"""Run the selected cases on one broker, each in a fresh process, and collect results."""
 
 from __future__ import annotations
 
@@ -10,16 +10,20 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .clients import CLIENTS, FUNCTIONS
+from .clients import CASE, CASES, MODULES, Case
 from .result import Result, process_cpu
 
-#: The peer path each kafka_fast path is compared with.
-BASELINE = {"produce": ("confluent", "produce()"), "consume": ("confluent", "consume(10000)")}
+#: The peer case each kafka_fast case is compared with.
+BASELINE = {"produce": CASE["confluent.produce"], "consume": CASE["confluent.consume"]}
 
 
 @dataclass
 class BenchConfig:
-    """What to run: sizes, codecs, acks, which peers, how often; where and how to make topics."""
+    """What to run: sizes, codecs, acks, which cases, how often; where and how to make topics.
+
+    ``cases`` names cases (``clients.CASES``); when None, the default cases of kafka_fast and
+    of every client in ``against`` run.
+    """
 
     bootstrap: str
     records: int = 200_000
@@ -33,12 +37,27 @@ class BenchConfig:
     repeat: int = 1
     broker_pid: int | None = None
     create_topic: Callable[[str, int], None] | None = None
-    paths: list[str] | None = None
+    cases: list[str] | None = None
 
 
 def available(client: str) -> bool:
     """True if the client's module can be imported."""
-    return importlib.util.find_spec(CLIENTS[client][0]) is not None
+    return importlib.util.find_spec(MODULES[client]) is not None
+
+
+def selected(cfg: BenchConfig) -> list[Case]:
+    """The cases ``cfg`` asks for whose client is installed, in table order."""
+    if cfg.cases is not None:
+        unknown = [name for name in cfg.cases if name not in CASE]
+        if unknown:
+            raise ValueError(f"unknown case {', '.join(unknown)} "
+                             f"(choose from {', '.join(CASE)})")
+        chosen = [case for case in CASES if case.name in cfg.cases]
+    else:
+        clients = {"kafka_fast", *cfg.against}
+        chosen = [case for case in CASES if case.default and case.client in clients]
+    return [case for case in chosen
+            if case.direction in cfg.directions and available(case.client)]
 
 
 def admin_create_topic(bootstrap: str) -> Callable[[str, int], None]:
@@ -54,10 +73,9 @@ def admin_create_topic(bootstrap: str) -> Callable[[str, int], None]:
     return create
 
 
-def run_case(cfg: BenchConfig, fn: Callable, topic: str, compression: str,
-             direction: str) -> Result:
-    """Run ``fn`` in a fresh process; add the broker CPU it caused."""
-    spec = {"fn": fn.__name__, "bootstrap": cfg.bootstrap, "topic": topic,
+def run_case(cfg: BenchConfig, case: Case, topic: str, compression: str) -> Result:
+    """Run ``case`` in a fresh process; add the broker CPU it caused."""
+    spec = {"case": case.name, "bootstrap": cfg.bootstrap, "topic": topic,
             "partitions": cfg.partitions, "compression": compression, "acks": cfg.acks,
             "records": cfg.records, "size": cfg.size, "key_size": cfg.key_size}
     broker0 = process_cpu(cfg.broker_pid)
@@ -65,7 +83,7 @@ def run_case(cfg: BenchConfig, fn: Callable, topic: str, compression: str,
         proc = subprocess.run([sys.executable, "-m", "kafka_fast.bench.worker", json.dumps(spec)],
                               capture_output=True, text=True, timeout=1800)
     except subprocess.TimeoutExpired:
-        return _failed(fn, direction, "did not finish within 30 minutes")
+        return _failed(case, "did not finish within 30 minutes")
     broker_cpu = process_cpu(cfg.broker_pid) - broker0
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -73,13 +91,11 @@ def run_case(cfg: BenchConfig, fn: Callable, topic: str, compression: str,
             result.broker_cpu_s = broker_cpu
             return result
     tail = (proc.stderr.strip().splitlines() or [f"exited with status {proc.returncode}"])[-1]
-    return _failed(fn, direction, tail)
+    return _failed(case, tail)
 
 
-def _failed(fn: Callable, direction: str, error: str) -> Result:
-    client = next(name for name, (_, produce, consume) in CLIENTS.items()
-                  if fn in produce or fn in consume)
-    return Result(client, fn.__name__, direction, 0, 0, 0.0, 0.0, error)
+def _failed(case: Case, error: str) -> Result:
+    return Result(case.client, case.path, case.direction, 0, 0, 0.0, 0.0, error)
 
 
 def _median(results: list[Result]) -> Result:
@@ -88,51 +104,38 @@ def _median(results: list[Result]) -> Result:
 
 
 def run_all(cfg: BenchConfig, on_result: Callable[[Result], None] | None = None) -> list[Result]:
-    """Run the benchmark matrix; ``on_result`` sees each (median) result as it arrives.
+    """Run the selected cases for every codec; ``on_result`` sees each (median) result.
 
-    Each produce path writes into a fresh topic; the consume paths all read the topic that
-    kafka_fast's ``produce_batch`` wrote (or a topic filled for them when only consuming).
+    Each produce run writes into a fresh topic; the consume cases all read one topic per codec
+    that kafka_fast's ``produce_batch`` filled with the same records.
     """
-    clients = ["kafka_fast"] + [c for c in cfg.against if c != "kafka_fast" and available(c)]
+    cases = selected(cfg)
     create = cfg.create_topic or admin_create_topic(cfg.bootstrap)
     results: list[Result] = []
 
-    def wanted(fn: Callable) -> bool:
-        return cfg.paths is None or fn.__name__ in cfg.paths
-
-    def measure(fn: Callable, compression: str, direction: str, topic: str | None) -> Result:
-        runs = []
-        for _ in range(max(1, cfg.repeat)):
-            name = topic or f"bench-{uuid.uuid4().hex[:10]}"
-            if topic is None:
-                create(name, cfg.partitions)
-            runs.append(run_case(cfg, fn, name, compression, direction))
-        result = _median(runs)
-        if len(cfg.compressions) > 1:
-            result.path = f"{result.path} [{compression}]"
-        return result
+    def fresh_topic(prefix: str) -> str:
+        name = f"{prefix}-{uuid.uuid4().hex[:10]}"
+        create(name, cfg.partitions)
+        return name
 
     for compression in cfg.compressions:
-        if "produce" in cfg.directions:
-            for client in clients:
-                for fn in filter(wanted, CLIENTS[client][1]):
-                    result = measure(fn, compression, "produce", None)
-                    results.append(result)
-                    if on_result:
-                        on_result(result)
-        if "consume" in cfg.directions:
-            source = f"bench-source-{uuid.uuid4().hex[:10]}"
-            create(source, cfg.partitions)
-            fill = run_case(cfg, FUNCTIONS["kafka_fast_produce_batch"], source, compression,
-                            "produce")
-            if fill.error:
-                raise RuntimeError(f"could not fill the consume topic: {fill.error}")
-            for client in clients:
-                for fn in filter(wanted, CLIENTS[client][2]):
-                    result = measure(fn, compression, "consume", source)
-                    results.append(result)
-                    if on_result:
-                        on_result(result)
+        for direction in ("produce", "consume"):
+            todo = [case for case in cases if case.direction == direction]
+            source = None
+            if todo and direction == "consume":
+                source = fresh_topic("bench-source")
+                fill = run_case(cfg, CASE["kafka_fast.produce_batch"], source, compression)
+                if fill.error:
+                    raise RuntimeError(f"could not fill the consume topic: {fill.error}")
+            for case in todo:
+                runs = [run_case(cfg, case, source or fresh_topic("bench"), compression)
+                        for _ in range(max(1, cfg.repeat))]
+                result = _median(runs)
+                if len(cfg.compressions) > 1:
+                    result.path = f"{result.path} [{compression}]"
+                results.append(result)
+                if on_result:
+                    on_result(result)
     return results
 
 
@@ -140,9 +143,10 @@ def ratios(results: list[Result]) -> dict[int, tuple[float, float]]:
     """For each result index: (records/s ratio, CPU/M ratio) against its confluent baseline."""
     out = {}
     for i, r in enumerate(results):
-        client, path = BASELINE[r.direction]
+        baseline = BASELINE[r.direction]
         suffix = r.path[r.path.find(" ["):] if " [" in r.path else ""
-        base = next((b for b in results if b.client == client and b.path == path + suffix
+        base = next((b for b in results if b.client == baseline.client
+                     and b.path == baseline.path + suffix
                      and b.direction == r.direction and not b.error), None)
         if base and base.records_per_s and r.cpu_per_million:
             out[i] = (r.records_per_s / base.records_per_s,
@@ -150,19 +154,34 @@ def ratios(results: list[Result]) -> dict[int, tuple[float, float]]:
     return out
 
 
-def format_table(results: list[Result]) -> str:
-    """A plain-text table with ratios against confluent-kafka."""
+#: table columns: heading and plain-text alignment/width
+COLUMNS = (("direction", "<8"), ("client / path", "<34"), ("records/s", ">11"), ("MB/s", ">8"),
+           ("CPU s/M", ">8"), ("x rate", ">7"), ("x CPU", ">6"), ("client", ">6"),
+           ("broker", ">6"))
+
+
+def format_table(results: list[Result], markdown: bool = False) -> str:
+    """A table with ratios against confluent-kafka: plain text, or Markdown for the docs."""
     rel = ratios(results)
-    head = (f"{'direction':<8} {'client / path':<34} {'records/s':>11} {'MB/s':>8} "
-            f"{'CPU s/M':>8} {'x rate':>7} {'x CPU':>6} {'client':>6} {'broker':>6}")
-    lines = [head, "-" * len(head)]
+    rows = []
     for i, r in enumerate(results):
         rate, cpu = rel.get(i, (None, None))
-        lines.append(
-            f"{r.direction:<8} {r.label:<34} {r.records_per_s:>11,.0f} {r.mb_per_s:>8.1f} "
-            f"{r.cpu_per_million:>8.2f} {'' if rate is None else f'{rate:.2f}':>7} "
-            f"{'' if cpu is None else f'{cpu:.2f}':>6} {r.client_cores:>6.2f} "
-            f"{r.broker_cores:>6.2f}" + (f"  ERROR: {r.error}" if r.error else ""))
+        rows.append(([r.direction, r.label, f"{r.records_per_s:,.0f}", f"{r.mb_per_s:.1f}",
+                      f"{r.cpu_per_million:.2f}", "" if rate is None else f"{rate:.2f}",
+                      "" if cpu is None else f"{cpu:.2f}", f"{r.client_cores:.2f}",
+                      f"{r.broker_cores:.2f}"], f"ERROR: {r.error}" if r.error else ""))
+    if markdown:
+        lines = ["| " + " | ".join(name for name, _ in COLUMNS) + " |",
+                 "|" + "|".join("---:" if spec[0] == ">" else "---" for _, spec in COLUMNS) + "|"]
+        lines += ["| " + " | ".join(cells) + " |" + (f" {error} |" if error else "")
+                  for cells, error in rows]
+        lines.append("")
+    else:
+        head = " ".join(f"{name:{spec}}" for name, spec in COLUMNS)
+        lines = [head, "-" * len(head)]
+        specs = [spec for _, spec in COLUMNS]
+        lines += [" ".join(f"{cell:{spec}}" for cell, spec in zip(cells, specs, strict=True))
+                  + (f"  {error}" if error else "") for cells, error in rows]
     lines.append("x rate: records/s relative to confluent-kafka's produce() / consume(10000); "
                  "x CPU: CPU seconds per million records relative to the same (lower is better);\n"
                  "client / broker: CPU cores busy during the run (a single-threaded broker near "

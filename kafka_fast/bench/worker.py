@@ -11,8 +11,9 @@ import json
 import sys
 from dataclasses import asdict
 
-from .clients import FUNCTIONS, Target
+from .clients import CASE, Target
 from .payload import Payload
+from .result import Result
 
 #: Modules loaded before timing starts, so a throughput figure does not include one-off import
 #: work (the message codecs are loaded on first use).
@@ -27,13 +28,16 @@ WARM = ("producer", "consumer", "admin", "protocol.messages.produce_request",
 
 def main(argv: list[str]) -> int:
     spec = json.loads(argv[1])
-    if spec["fn"].startswith("kafka_fast"):
+    case = CASE[spec["case"]]
+    if case.client == "kafka_fast":
         for name in WARM:
             importlib.import_module(f"kafka_fast.{name}")
     payload = Payload.make(spec["records"], spec["size"], spec["key_size"])
     target = Target(spec["bootstrap"], spec["topic"], spec["partitions"], spec["compression"],
                     spec["acks"])
-    result = FUNCTIONS[spec["fn"]](target, payload)
+    wall, cpu, error = case.run(target, payload)
+    result = Result(case.client, case.path, case.direction, len(payload), payload.nbytes, wall,
+                    cpu, error)
     print("RESULT " + json.dumps(asdict(result)), flush=True)
     return 0
 

@@ -1,0 +1,123 @@
+"""The command line of ``benchmarks/bench_produce.py`` and ``benchmarks/bench_consume.py``.
+
+Both run the cases of one direction through ``runner.run_all`` on one broker (an embedded
+Tansu unless ``--bootstrap`` is given) and print the shared table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from ..cli.bench import CODECS
+from .clients import CASES
+from .result import Result
+from .runner import BenchConfig, available, format_table, run_all
+
+
+@dataclass
+class Broker:
+    """The broker under test: its address, its process (for its CPU time) and how to make a
+    topic on it (None: kafka_fast's AdminClient)."""
+
+    bootstrap: str
+    pid: int | None = None
+    create_topic: Callable[[str, int], None] | None = None
+    name: str = ""
+
+
+@contextmanager
+def given_or_embedded(bootstrap: str | None) -> Iterator[Broker]:
+    """``bootstrap`` if given, else an embedded Tansu for the duration."""
+    if bootstrap:
+        yield Broker(bootstrap, name=bootstrap)
+        return
+    from ..embedded import EmbeddedBroker
+
+    with EmbeddedBroker() as embedded:
+        yield Broker(embedded.bootstrap, embedded.pid, name="Tansu (embedded)")
+
+
+def parser(doc: str, direction: str, records: int, partitions: int) -> argparse.ArgumentParser:
+    """The options both scripts take; ``doc`` is the script's docstring."""
+    names = [case.name for case in CASES if case.direction == direction]
+    defaults = [case.name for case in CASES if case.direction == direction and case.default]
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=doc.split("\n\n", 1)[1] if "\n\n" in doc else None)
+    ap.add_argument("--bootstrap", help="an existing broker (default: start an embedded Tansu)")
+    ap.add_argument("-n", "--records", type=int, default=records, help="records per case")
+    ap.add_argument("--size", type=int, default=100, help="value bytes")
+    ap.add_argument("--key-size", type=int, default=10, help="key bytes")
+    ap.add_argument("--partitions", type=int, default=partitions)
+    ap.add_argument("--codecs", default="none,lz4,zstd", help="any of " + ",".join(CODECS))
+    ap.add_argument("--clients", default=",".join(defaults),
+                    help="cases to run, comma-separated, from: " + ", ".join(names))
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs per case; the median by records/s is reported")
+    ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    ap.add_argument("--json", metavar="FILE", help="also write the results here")
+    return ap
+
+
+def parse_args(ap: argparse.ArgumentParser, direction: str) -> argparse.Namespace:
+    """Parse and check the arguments (usage errors exit through ``ap``); ``codecs`` and
+    ``cases`` come back as lists."""
+    args = ap.parse_args()
+    if args.records <= 0 or args.size < 0 or args.key_size < 0 or args.partitions <= 0 \
+            or args.repeat <= 0:
+        ap.error("-n, --partitions and --repeat must be positive, --size/--key-size not negative")
+    args.codecs = [c.strip() for c in args.codecs.split(",") if c.strip()]
+    if not args.codecs or any(c not in CODECS for c in args.codecs):
+        ap.error(f"--codecs: choose from {','.join(CODECS)}")
+    known = {case.name: case for case in CASES if case.direction == direction}
+    args.cases = [c.strip() for c in args.clients.split(",") if c.strip()]
+    unknown = [name for name in args.cases if name not in known]
+    if unknown or not args.cases:
+        ap.error(f"--clients: unknown {','.join(unknown) or '(none given)'} "
+                 f"(choose from {','.join(known)})")
+    missing = [name for name in args.cases if not available(known[name].client)]
+    for name in missing:
+        print(f"skipped {name}: {known[name].client} is not installed", file=sys.stderr)
+    if len(missing) == len(args.cases):
+        ap.error("none of the cases asked for can run")
+    return args
+
+
+def run(args: argparse.Namespace, direction: str, broker: Broker,
+        acks: Sequence[str] = ("1",)) -> int:
+    """Run the cases once per ``acks`` value and print a table for each. Exit status 1 if a
+    kafka_fast case failed."""
+    rows: list[dict] = []
+    failed = False
+    for ack in acks:
+        cfg = BenchConfig(bootstrap=broker.bootstrap, records=args.records, size=args.size,
+                          key_size=args.key_size, partitions=args.partitions,
+                          compressions=args.codecs, acks=ack, directions=(direction,),
+                          repeat=args.repeat, broker_pid=broker.pid,
+                          create_topic=broker.create_topic, cases=args.cases)
+        title = (f"{direction}: {args.records:,} records, {args.size}-byte values, "
+                 f"{args.key_size}-byte keys, {args.partitions} partition(s), acks={ack}, "
+                 f"codecs {','.join(args.codecs)}, broker {broker.name or broker.bootstrap}, "
+                 f"{os.cpu_count()} CPUs")
+        print(f"# {title}", file=sys.stderr, flush=True)
+        results = run_all(cfg, _progress)
+        rows += [dict(r.as_dict(), acks=ack) for r in results]
+        failed = failed or any(r.error for r in results if r.client == "kafka_fast")
+        print(f"\n{'## ' if args.markdown else ''}{title}\n", flush=True)
+        print(format_table(results, markdown=args.markdown), flush=True)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(rows, fh, indent=1)
+    return 1 if failed else 0
+
+
+def _progress(result: Result) -> None:
+    error = f"  ERROR: {result.error}" if result.error else ""
+    print(f"  {result.direction} {result.label}: {result.records_per_s:,.0f} rec/s, "
+          f"{result.cpu_per_million:.2f} CPU s/M{error}", file=sys.stderr, flush=True)
