@@ -78,7 +78,9 @@ class Producer(ProduceRouter):
                               idempotent=self._idempotent, acks=acks)
         self._closed = False
         self._txn = link_producer(self) if config["transactional.id"] else None
-        self._client.add_poll_hook(self._sender.run)
+        #: The sender's pass as registered with the I/O loop (removal needs the same object).
+        self._sender_hook = self._sender.run
+        self._client.add_poll_hook(self._sender_hook)
         self._client.start()
 
     # -- producing -------------------------------------------------------------------------
@@ -170,13 +172,9 @@ class Producer(ProduceRouter):
         acc.wake = True
 
     def _learn_topic(self, t: TopicState) -> bool:
-        """Take ``t``'s partitions from the cached metadata (lock held); True if known."""
-        info = self._client.cluster.topics.get(t.name)
-        if info is None or info.error is not None or not info.partitions:
-            return False
-        available = sorted(p for p, pi in info.partitions.items() if pi.leader >= 0)
-        self._acc.set_partitions(t, max(info.partitions) + 1, available)
-        return True
+        """Take ``t``'s partitions from the cached metadata (lock held), placing the records
+        that waited for them first; True if known."""
+        return self._sender.learn_topic(t, self._client.cluster.topics.get(t.name))
 
     def _append_known(self, t: TopicState, value: Any, key: Any, partition: int,
                       timestamp: int, headers: Any, cb: Any) -> None:
@@ -393,7 +391,7 @@ class Producer(ProduceRouter):
         finally:
             self._closed = True
             self._acc.count_limit = 0
-            self._client.remove_poll_hook(self._sender.run)
+            self._client.remove_poll_hook(self._sender_hook)
             self._client.close()
             encoder = self.__dict__.pop("_encoder", None)  # produce_batch's worker threads
             if encoder is not None:

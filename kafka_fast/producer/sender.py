@@ -165,17 +165,24 @@ class Sender:
         acc = self.acc
         for name, t in list(acc.topics.items()):
             info = view.topics.get(name)
-            if info is None or info.error is not None or not info.partitions:
-                continue
-            count = max(info.partitions) + 1
-            available = sorted(p for p, pi in info.partitions.items() if pi.leader >= 0)
-            with acc.lock:
-                acc.set_partitions(t, count, available)
-                if t.pending:
-                    self._assign_pending(t)
+            if has_partitions(info):
+                with acc.lock:
+                    self.learn_topic(t, info)
+
+    def learn_topic(self, t: TopicState, info: Any) -> bool:
+        """Take ``t``'s partitions from its metadata ``info`` (lock held; either thread) and
+        place the records produce() left waiting for them, so that they come before any
+        record added once the partitions are known. False if ``info`` has no partitions."""
+        if not has_partitions(info):
+            return False
+        available = sorted(p for p, pi in info.partitions.items() if pi.leader >= 0)
+        self.acc.set_partitions(t, max(info.partitions) + 1, available)
+        if t.pending:
+            self._assign_pending(t)
+        return True
 
     def _assign_pending(self, t: TopicState) -> None:
-        """Records produced before the topic's metadata arrived (lock held)."""
+        """Records produced before the topic's metadata arrived, in order (lock held)."""
         acc = self.acc
         pending, t.pending = t.pending, []
         for value, key, partition, ts, headers, cb, _created in pending:
@@ -217,8 +224,7 @@ class Sender:
                         KafkaError(KafkaError._MSG_TIMED_OUT,
                                    f"Local: Message timed out (no metadata for {t.name})"))
             if t.pending and probe:
-                info = self.view.topics.get(t.name)
-                if info is None or info.error is not None or not info.partitions:
+                if not has_partitions(self.view.topics.get(t.name)):
                     # Unknown or in error (not created yet, leader election): ask again.
                     self.want_metadata.add(t.name)
         if probe:
@@ -527,6 +533,11 @@ class Sender:
                 ps.inflight.clear()
         if self.idempotent:
             self.identity.request_bump()
+
+
+def has_partitions(info: Any) -> bool:
+    """True if a topic's metadata (TopicInfo or None) is free of errors and has partitions."""
+    return info is not None and info.error is None and bool(info.partitions)
 
 
 def _reason(code: int, pr: Any) -> str | None:
