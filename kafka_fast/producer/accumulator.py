@@ -116,6 +116,9 @@ class Accumulator(RouterState):
         self.linger_due = False
         #: When the I/O thread will look at the queues next without being woken (monotonic).
         self.io_deadline = 0.0
+        #: flush() calls in progress: while any runs, batches opened meanwhile (records placed
+        #: when their topic's metadata arrives, produce() from other threads) do not linger.
+        self.flushing = 0
         self.closed = False
 
     # -- application thread (lock held) ------------------------------------------------------
@@ -181,7 +184,7 @@ class Accumulator(RouterState):
         now = time.monotonic()
         ps.opened = now
         self.open_parts[ps] = None
-        deadline = now + self.linger
+        deadline = now if self.flushing else now + self.linger
         if deadline < self.next_linger:
             self.next_linger = deadline
             if deadline < self.io_deadline:
@@ -268,7 +271,7 @@ class Accumulator(RouterState):
         if now < self.next_linger:
             return self.next_linger
         nxt = float("inf")
-        linger = self.linger
+        linger = 0.0 if self.flushing else self.linger
         for ps in list(self.open_parts):
             deadline = ps.opened + linger
             if deadline <= now:

@@ -273,21 +273,27 @@ class Producer(ProduceRouter):
         raise_failures(failures)
 
     def flush(self, timeout: float | None = None) -> int:
-        """Send everything queued and serve reports until none is left or ``timeout``
-        seconds passed; returns the number of records still held."""
+        """Send everything queued at once (without waiting out ``linger.ms``, also for records
+        that get their partition while flush runs) and serve reports until none is left or
+        ``timeout`` seconds passed; returns the number of records still held."""
         acc = self._acc
         with acc.lock:
+            acc.flushing += 1
             acc.seal_all()
-        self._client.wakeup()
-        deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
-        while True:
-            self._serve()
-            if acc.count <= 0:
-                return 0
-            remaining = 0.1 if deadline is None else min(0.1, deadline - time.monotonic())
-            if remaining <= 0:
-                return acc.count
-            self._reports.wait(remaining)
+        try:
+            self._client.wakeup()
+            deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
+            while True:
+                self._serve()
+                if acc.count <= 0:
+                    return 0
+                remaining = 0.1 if deadline is None else min(0.1, deadline - time.monotonic())
+                if remaining <= 0:
+                    return acc.count
+                self._reports.wait(remaining)
+        finally:
+            with acc.lock:
+                acc.flushing -= 1
 
     def __len__(self) -> int:
         """Records queued, in flight, or waiting for their delivery report to be served."""
