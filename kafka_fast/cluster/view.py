@@ -64,6 +64,12 @@ class ClusterView:
             return None
         return p.leader
 
+    def leader_epoch(self, topic: str, partition: int) -> int:
+        """The partition leader's epoch (-1 if unknown or not reported)."""
+        info = self.topics.get(topic)
+        p = info.partitions.get(partition) if info is not None else None
+        return p.leader_epoch if p is not None and p.leader >= 0 else -1
+
     def partitions_for(self, topic: str) -> list[int] | None:
         """Sorted partition ids of ``topic`` (None if the topic is unknown or in error)."""
         info = self.topics.get(topic)

@@ -218,18 +218,14 @@ class Consumer:
             return
         if ps.version != self._msgs_version:
             return
+        last = self._msgs[self._idx - 1]
         if self._idx >= self._nmsgs:
             pos = self._msgs_end
         else:
-            last = self._msgs[self._idx - 1]
             if last._error is not None:
                 return
             pos = last._offset + 1
-        if pos > ps.position or ps.position < 0:
-            ps.position = pos
-            if self._auto_store:
-                ps.stored = pos
-                ps.stored_epoch = ps.leader_epoch
+        self._move_position(ps, pos, last._leader_epoch if last._error is None else None)
 
     def assign(self, partitions: list[TopicPartition]) -> None:
         """Consume exactly ``partitions`` (replacing the current assignment)."""
@@ -343,6 +339,11 @@ class Consumer:
                 self._rebalance_revoke(ev[1], ev[2], lost=True)
             elif kind == "incremental":
                 self._rebalance_incremental(ev[1], ev[2], ev[3])
+            elif kind == "call":
+                # Work the I/O thread leaves to this thread; it may return an error to hand out.
+                err = ev[1]()
+                if err is not None:
+                    return Message(error=err)
 
     def _rebalance_assign(self, tps: list[tuple[str, int]], epoch: int) -> None:
         group = self._group
@@ -433,13 +434,14 @@ class Consumer:
         if ch.eof:
             self._cur = None
             if out is None:
-                return 0, (ps, ch.version, -1)
+                return 0, (ps, ch.version, -1, -1)
             out.append(Message(ps.topic, ps.partition, ch.next_offset,
                                error=eof_error(ps.topic, ps.partition, ch.next_offset)))
-            return 1, (ps, ch.version, -1)
+            return 1, (ps, ch.version, -1, -1)
         taken = 0
         segs = ch.segments
         end = ch.next_offset
+        epoch = -1
         while taken < limit and self._cur_seg < len(segs):
             seg = segs[self._cur_seg]
             start = self._cur_rec
@@ -452,6 +454,8 @@ class Consumer:
                                Segment(seg.cols, start, start + n, seg.timestamp_type,
                                        seg.leader_epoch)))
             taken += n
+            if n:
+                epoch = seg.leader_epoch
             if start + n >= seg.stop:
                 self._cur_seg += 1
                 if self._cur_seg < len(segs):
@@ -463,17 +467,24 @@ class Consumer:
         if self._cur_seg >= len(segs):
             self._cur = None
             end = ch.next_offset
-        return taken, (ps, ch.version, end)
+        return taken, (ps, ch.version, end, epoch)
 
     def _advance(self, info) -> None:
         """Apply the position reached by records handed out at once (consume paths)."""
-        ps, version, end = info
+        ps, version, end, epoch = info
         if end < 0 or ps.version != version:
             return
-        if end > ps.position or ps.position < 0:
-            ps.position = end
+        self._move_position(ps, end, epoch)
+
+    def _move_position(self, ps: PartitionState, position: int, epoch: int | None) -> None:
+        """The application has received every record before ``position``; the last of them
+        has leader epoch ``epoch`` (None or -1 when unknown)."""
+        if position > ps.position or ps.position < 0:
+            ps.position = position
+            if epoch is not None and epoch >= 0:
+                ps.leader_epoch = epoch
             if self._auto_store:
-                ps.stored = end
+                ps.stored = position
                 ps.stored_epoch = ps.leader_epoch
 
     def _before_delivery(self) -> Message | None:
@@ -517,7 +528,7 @@ class Consumer:
                     self._msgs = out
                     self._nmsgs = len(out)
                     self._idx = 1
-                    self._msgs_state, self._msgs_version, self._msgs_end = info
+                    self._msgs_state, self._msgs_version, self._msgs_end, _ = info
                     if out[0]._error is not None:
                         self._msgs_end = -1
                     return out[0]

@@ -24,7 +24,8 @@ from .fetch_decode import decode_partition
 from .fetch_session import SESSION_ERRORS, FetchPlan, FetchSession, fetch_request
 from .offsets import LEADER_ERRORS, TRANSIENT_LOCAL, error_of
 from .requests import versioned
-from .state import NEED_COMMITTED, NEED_RESET, PartitionState
+from .state import NEED_COMMITTED, NEED_RESET, NEED_VALIDATE, PartitionState
+from .validation import Validator
 
 if TYPE_CHECKING:
     from .consumer import Consumer
@@ -34,33 +35,41 @@ E = KafkaError
 FETCH_MAX_VERSION = 12
 
 
-_BATCH_HEAD = struct.Struct(">qi")  # base offset, batch length
+_BATCH_HEAD = struct.Struct(">qii")  # base offset, batch length, partition leader epoch
 _LAST_DELTA = struct.Struct(">i")
 _LOG_OVERHEAD = 12
 _MIN_BATCH = 26  # the smallest legacy message; RecordBatches are at least 61
 
 
-def next_offset_after(records, offset: int) -> int:
-    """The offset after the last complete batch in ``records`` (``offset`` if none),
-    read from batch headers alone."""
+def next_offset_after(records, offset: int) -> tuple[int, int]:
+    """The offset after the last complete batch in ``records`` (``offset`` if none) and that
+    batch's leader epoch (-1 if none or a legacy message), read from batch headers alone."""
+    end, epoch = offset, -1
     if records is None:
-        return offset
-    end = offset
+        return end, epoch
     pos = 0
     n = len(records)
     while n - pos >= _MIN_BATCH:
-        base, length = _BATCH_HEAD.unpack_from(records, pos)
+        if n - pos < 27:
+            break
+        base, length, batch_epoch = _BATCH_HEAD.unpack_from(records, pos)
         size = _LOG_OVERHEAD + length
-        if length < _MIN_BATCH - _LOG_OVERHEAD or pos + size > n or n - pos < 27:
+        if length < _MIN_BATCH - _LOG_OVERHEAD or pos + size > n:
             break
         if records[pos + 16] >= 2:
             last = base + _LAST_DELTA.unpack_from(records, pos + 23)[0] + 1
         else:  # a legacy message (set wrapper) carries its last offset
-            last = base + 1
+            last, batch_epoch = base + 1, -1
         if last > end:
-            end = last
+            end, epoch = last, batch_epoch
         pos += size
-    return end
+    return end, epoch
+
+
+def sent_entry(ps: PartitionState) -> tuple:
+    """What a Fetch response for ``ps`` is checked against: the state, its version, the
+    fetch offset, fetch sequence and fetch epoch at the time of sending."""
+    return (ps, ps.version, ps.fetch_offset, ps.fetch_seq, ps.fetch_epoch)
 
 
 class Chunk:
@@ -102,6 +111,7 @@ class Fetcher:
         self.inflight: set[int] = set()
         self.awaiting_metadata = False
         self.closed = False
+        self.validator = Validator(self)
 
     def _metadata_arrived(self, f: Future) -> None:
         self.awaiting_metadata = False
@@ -119,8 +129,10 @@ class Fetcher:
         now = time.monotonic()
         wait = 0.5
         to_resolve = []
+        to_validate = []
         leaderless: set[str] = set()
         by_leader: dict[int, list[PartitionState]] = defaultdict(list)
+        view = self.client.cluster
         with c._lock:
             if not c._parts:
                 self.close_sessions()
@@ -128,6 +140,14 @@ class Fetcher:
             full = (c._queued_bytes >= self.queue_max_bytes
                     or c._queued_records >= self.queue_min_records)
             for ps in c._parts.values():
+                if ps.need == NEED_VALIDATE:
+                    if ps.resolving:
+                        continue
+                    if now >= ps.backoff_until:
+                        to_validate.append(ps)
+                    else:
+                        wait = min(wait, ps.backoff_until - now)
+                    continue
                 if ps.need and not ps.resolving:
                     to_resolve.append(ps)
                     continue
@@ -139,11 +159,17 @@ class Fetcher:
                 if node is None:
                     leaderless.add(ps.topic)
                     continue
+                if ps.needs_validation(view.leader_epoch(ps.topic, ps.partition)):
+                    ps.need = NEED_VALIDATE
+                    to_validate.append(ps)
+                    continue
                 if node in self.inflight:
                     continue
                 by_leader[node].append(ps)
         if to_resolve:
             self._resolve(to_resolve)
+        if to_validate:
+            self.validator.start(to_validate)
         if leaderless and not self.awaiting_metadata:
             # Fetch again as soon as the leaders are known.
             self.awaiting_metadata = True
@@ -171,13 +197,19 @@ class Fetcher:
     def _send(self, node: int, parts: list[PartitionState]) -> None:
         sent = []
         wanted = {}
+        view = self.client.cluster
         with self.c._lock:
             for ps in parts:
                 if not ps.fetchable(time.monotonic()):
                     continue
                 ps.fetching = True
-                sent.append((ps, ps.version, ps.fetch_offset))
-                wanted[(ps.topic, ps.partition)] = (ps.fetch_offset, ps.leader_epoch,
+                sent.append(sent_entry(ps))
+                # CurrentLeaderEpoch: the leader's epoch as we know it, so a leader that has
+                # moved on (or is behind) says so instead of answering.
+                epoch = view.leader_epoch(ps.topic, ps.partition)
+                if epoch > ps.known_leader_epoch:
+                    ps.known_leader_epoch = epoch
+                wanted[(ps.topic, ps.partition)] = (ps.fetch_offset, epoch,
                                                     self.partition_max_bytes)
         if not sent:
             return
@@ -192,7 +224,7 @@ class Fetcher:
             self.inflight.discard(node)
             session.reset()
             with self.c._lock:
-                for ps, _, _ in sent:
+                for ps, *_ in sent:
                     ps.fetching = False
             return
         fut.add_done_callback(lambda f: self._on_response(node, sent, plan, f))
@@ -230,11 +262,11 @@ class Fetcher:
             session.reset()
             err = error_of(exc)
             with c._lock:
-                for ps, _, _ in sent:
+                for ps, *_ in sent:
                     ps.fetching = False
                     ps.backoff_until = now + self.error_backoff
             if err.code() not in (E._DESTROY,):
-                self.client.request_metadata(sorted({ps.topic for ps, _, _ in sent}))
+                self.client.request_metadata(sorted({ps.topic for ps, *_ in sent}))
             self.client.wakeup()
             return
         resp = fut.result()
@@ -242,19 +274,19 @@ class Fetcher:
         if resp.error_code in SESSION_ERRORS:
             # The session is gone or out of step: the next Fetch is a full one, sent now.
             with c._lock:
-                for ps, _, _ in sent:
+                for ps, *_ in sent:
                     ps.fetching = False
             self.client.wakeup()
             return
         if resp.error_code:
             with c._lock:
-                for ps, _, _ in sent:
+                for ps, *_ in sent:
                     ps.fetching = False
                     ps.backoff_until = now + self.error_backoff
             c._post_error(KafkaError(resp.error_code, f"Fetch from broker {node} failed: "
                                                       f"{KafkaError(resp.error_code)}"))
             return
-        lookup = {(ps.topic, ps.partition): (ps, version, offset) for ps, version, offset in sent}
+        lookup = {(entry[0].topic, entry[0].partition): entry for entry in sent}
         items = []
         answered = set()
         for topic in resp.responses:
@@ -268,20 +300,21 @@ class Fetcher:
         # Move every fetch position past the complete batches first (batch headers only)
         # and send the next Fetch, so the broker prepares it while this one is decoded.
         with c._lock:
-            for (ps, version, offset), pd in items:
-                if pd.error_code == 0 and ps.version == version:
-                    end = next_offset_after(pd.records, offset)
+            for (ps, version, offset, seq, _), pd in items:
+                if pd.error_code == 0 and ps.version == version and ps.fetch_seq == seq:
+                    end, epoch = next_offset_after(pd.records, offset)
                     if end > ps.fetch_offset:
                         ps.fetch_offset = end
-            for key, (ps, _, _) in lookup.items():
+                        ps.fetch_epoch = epoch
+            for key, (ps, *_) in lookup.items():
                 ps.fetching = False
                 if key not in answered and not omitted_unchanged:
                     ps.backoff_until = now + self.error_backoff
         self.tick()
         chunks = []
         metadata_topics = set()
-        for (ps, version, offset), pd in items:
-            chunk = self._partition(ps, version, offset, pd, now, metadata_topics)
+        for entry, pd in items:
+            chunk = self._partition(entry, pd, now, metadata_topics)
             if chunk is not None:
                 chunks.append(chunk)
         with c._lock:
@@ -296,8 +329,10 @@ class Fetcher:
         if metadata_topics:
             self.client.request_metadata(sorted(metadata_topics))
 
-    def _partition(self, ps: PartitionState, version: int, offset: int, pd, now: float,
-                   metadata_topics: set) -> Chunk | None:
+    def _partition(self, entry: tuple, pd, now: float, metadata_topics: set) -> Chunk | None:
+        """The Chunk for one partition of a Fetch response (``entry`` is what was sent:
+        state, version, offset, fetch sequence and epoch)."""
+        ps, version, offset, seq, epoch = entry
         code = pd.error_code
         c = self.c
         if code:
@@ -323,21 +358,23 @@ class Fetcher:
                                        aborted_transactions=aborted, verify_crc=self.check_crcs)
         except CorruptRecordError as exc:
             with c._lock:
-                if ps.version == version:
-                    # Fetch the same offset again (after the backoff): nothing is skipped.
-                    ps.set_position(offset, ps.leader_epoch)
+                if ps.version == version and ps.fetch_seq == seq:
+                    # Fetch the same offset again (after the backoff), ignoring any Fetch
+                    # already sent past it: nothing is skipped, nothing delivered twice.
+                    ps.refetch(offset, epoch)
                 ps.backoff_until = now + self.error_backoff
             c._post_error(KafkaError(E._BAD_MSG, f"{ps.topic} [{ps.partition}] at offset "
                                                  f"{offset}: {exc.args[0].str()}"))
             return None
         with c._lock:
-            if ps.version != version:
+            if ps.version != version or ps.fetch_seq != seq:
                 return None
             ps.high_watermark = pd.high_watermark
             ps.last_stable_offset = pd.last_stable_offset
             ps.log_start_offset = pd.log_start_offset
             if decoded.next_offset > ps.fetch_offset:
                 ps.fetch_offset = decoded.next_offset
+                ps.fetch_epoch = decoded.last_epoch
             if decoded.count:
                 ps.eof_reported = False
                 nbytes = len(records) if records is not None else 0
@@ -358,6 +395,7 @@ class Fetcher:
     def _resolve(self, parts: list[PartitionState]) -> None:
         c = self.c
         committed = []
+        errors = []
         reset: dict[tuple[str, int], int] = {}
         with c._lock:
             for ps in parts:
@@ -372,12 +410,14 @@ class Fetcher:
                         ps.backoff_until = time.monotonic() + self.error_backoff
                         if not ps.error_reported:
                             ps.error_reported = True
-                            c._post_error(KafkaError(
+                            errors.append(KafkaError(
                                 E._AUTO_OFFSET_RESET,
                                 f"{ps.topic} [{ps.partition}]: no committed offset and "
                                 f"auto.offset.reset=error", fatal=False))
                         continue
                     reset[(ps.topic, ps.partition)] = target
+        for err in errors:
+            c._post_error(err)
         if committed:
             versions = {(ps.topic, ps.partition): (ps, ps.version) for ps in committed}
             f = c._offsets.fetch_committed(list(versions), c._conf["request.timeout.ms"] / 1000)
@@ -404,7 +444,8 @@ class Fetcher:
                 offset, metadata, epoch = found.get(tp, (-1, None, -1))
                 ps.committed = offset
                 if offset >= 0:
-                    ps.set_position(offset, -1)
+                    # A committed epoch is validated against the leader before fetching.
+                    ps.set_position(offset, epoch if epoch is not None else -1)
                     ps.resolving = False
                 else:
                     ps.need = NEED_RESET

@@ -13,14 +13,24 @@ from ..topic_partition import OFFSET_INVALID
 NEED_NONE = 0
 NEED_COMMITTED = 1   # look up the committed offset, else auto.offset.reset
 NEED_RESET = 2       # apply reset_to (OFFSET_BEGINNING / OFFSET_END / timestamp lookup)
+NEED_VALIDATE = 3    # check the fetch position against the new leader (OffsetForLeaderEpoch)
 
 
 class PartitionState:
-    """Fetch and application positions, pause flag, watermarks and stored offset."""
+    """Fetch and application positions, pause flag, watermarks and stored offset.
+
+    Leader epochs: ``leader_epoch`` is the epoch of the record before ``position`` (what a
+    commit records), ``fetch_epoch`` that of the record before ``fetch_offset``, and
+    ``known_leader_epoch`` the partition leader's epoch (from metadata) that ``fetch_offset``
+    is known to be valid under. A leader with a newer epoch sends the position through
+    validation first (``NEED_VALIDATE``), which detects log truncation.
+    """
 
     __slots__ = (
         "topic", "partition", "fetch_offset", "position", "paused", "version", "need",
-        "reset_to", "resolving", "fetching", "backoff_until", "leader_epoch", "high_watermark",
+        "reset_to", "resolving", "fetching", "fetch_seq", "backoff_until", "leader_epoch",
+        "fetch_epoch",
+        "known_leader_epoch", "high_watermark",
         "last_stable_offset", "log_start_offset", "stored", "stored_metadata", "stored_epoch",
         "committed", "eof_reported", "error_reported",
     )
@@ -36,8 +46,11 @@ class PartitionState:
         self.reset_to = None
         self.resolving = False
         self.fetching = False
+        self.fetch_seq = 0
         self.backoff_until = 0.0
         self.leader_epoch = -1
+        self.fetch_epoch = -1
+        self.known_leader_epoch = -1
         self.high_watermark = -1
         self.last_stable_offset = -1
         self.log_start_offset = -1
@@ -54,9 +67,18 @@ class PartitionState:
         self.fetch_offset = offset
         self.position = offset
         self.leader_epoch = leader_epoch
+        self.fetch_epoch = leader_epoch
+        self.known_leader_epoch = -1
         self.need = NEED_NONE
         self.reset_to = None
         self.eof_reported = False
+
+    def refetch(self, offset: int, epoch: int) -> None:
+        """Fetch from ``offset`` again, keeping what was delivered or queued before it;
+        answers to Fetches already sent past it are ignored."""
+        self.fetch_seq += 1
+        self.fetch_offset = offset
+        self.fetch_epoch = epoch
 
     def require(self, need: int, reset_to: int | None = None) -> None:
         """Drop the fetch position until it is looked up again."""
@@ -65,6 +87,11 @@ class PartitionState:
         self.need = need
         self.reset_to = reset_to
         self.resolving = False
+
+    def needs_validation(self, current_leader_epoch: int) -> bool:
+        """True when the leader's epoch is newer than the one ``fetch_offset`` is known valid
+        under and the position carries an epoch to check."""
+        return self.fetch_epoch >= 0 and current_leader_epoch > self.known_leader_epoch
 
     def fetchable(self, now: float) -> bool:
         return (self.need == NEED_NONE and not self.paused and not self.fetching

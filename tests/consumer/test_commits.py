@@ -8,7 +8,7 @@ import time
 from consumer_support import as_tuple, make_items, read_all, wait_for
 from harness import create_topic, unique_topic
 
-from kafka_fast import Consumer, Producer, TopicPartition
+from kafka_fast import Consumer, KafkaError, Producer, TopicPartition
 
 FAST = {"session.timeout.ms": 3000, "heartbeat.interval.ms": 300,
         "auto.offset.reset": "earliest", "fetch.wait.max.ms": 100}
@@ -100,3 +100,25 @@ def test_store_offsets_without_auto_store_commits_only_what_was_stored(broker):
         assert again.poll(0.3) is None
     finally:
         again.close()
+
+
+def test_no_committed_offset_under_auto_offset_reset_error_is_reported(broker):
+    """auto.offset.reset=error: a partition without a committed offset yields one
+    _AUTO_OFFSET_RESET error and no records, until the application seeks."""
+    topic = unique_topic("reset-error")
+    create_topic(broker, topic, 1)
+    expected = produce_ours(broker, topic, make_items(5, 1, "r"))
+    c = Consumer(broker.client_config(dict(FAST, **{"group.id": unique_topic("g"),
+                                                    "auto.offset.reset": "error",
+                                                    "enable.auto.commit": False})))
+    try:
+        c.assign([TopicPartition(topic, 0)])
+        events = [c.poll(0.5) for _ in range(6)]
+        errors = [m.error() for m in events if m is not None]
+        assert [e.code() for e in errors] == [KafkaError._AUTO_OFFSET_RESET]
+        assert f"{topic} [0]" in errors[0].str()
+        c.seek(TopicPartition(topic, 0, 2))
+        got = read_all(c, 3)
+        assert [as_tuple(m) for m in got] == expected[2:]
+    finally:
+        c.close()

@@ -16,6 +16,7 @@ from harness import create_topic, free_port, unique_topic
 
 from kafka_fast import Consumer, TopicPartition
 from kafka_fast.consumer.fetch_session import FetchSession, fetch_request, next_epoch
+from kafka_fast.consumer.fetcher import sent_entry
 from kafka_fast.protocol import messages as m
 from kafka_fast.records import encode_batch
 
@@ -187,7 +188,7 @@ def test_fetcher_keeps_positions_of_partitions_an_incremental_answer_leaves_out(
             sent = []
             for ps in parts:
                 ps.fetching = True
-                sent.append((ps, ps.version, ps.fetch_offset))
+                sent.append(sent_entry(ps))
         wanted = {("t", 0): (10, -1, f.partition_max_bytes),
                   ("t", 1): (20, -1, f.partition_max_bytes)}
         session = f._session(7)
@@ -214,7 +215,7 @@ def test_fetcher_keeps_positions_of_partitions_an_incremental_answer_leaves_out(
         with c._lock:
             for ps in parts:
                 ps.fetching = True
-            sent = [(ps, ps.version, ps.fetch_offset) for ps in parts]
+            sent = [sent_entry(ps) for ps in parts]
         plan = session.plan({("t", 0): (13, -1, f.partition_max_bytes),
                              ("t", 1): (20, -1, f.partition_max_bytes)})
         fut = Future()
