@@ -18,6 +18,7 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -295,18 +296,61 @@ def _assign_sticky(acc: Any, t: Any, parts: np.ndarray, loose: np.ndarray,
 
 
 def _topic_with_metadata(p: Producer, topic: str) -> Any:
+    """``topic``'s state once its partitions are known, asking the cluster for up to
+    ``request.timeout.ms`` (records produce() left waiting for them are placed first).
+
+    Raises KafkaException: the topic's error when the cluster reports one that retrying
+    cannot clear, else ``_TIMED_OUT`` naming the topic and what was missing.
+    """
     acc = p._acc
     with acc.lock:
         t = acc.topic(topic)
         if t.num_partitions or p._learn_topic(t):
             return t
-    timeout = p._config["request.timeout.ms"] / 1000.0
-    p._client.wait_metadata([topic], timeout=timeout)
-    with acc.lock:
-        if not p._learn_topic(t):
-            raise KafkaException(KafkaError(KafkaError._UNKNOWN_TOPIC,
-                                            f"Local: Unknown topic: {topic}"))
-    return t
+    config = p._config
+    timeout = config["request.timeout.ms"] / 1000.0
+    deadline = time.monotonic() + timeout
+    delay = config["retry.backoff.ms"] / 1000.0
+    last: KafkaError | None = None
+    answered = False
+    while (remaining := deadline - time.monotonic()) > 0:
+        try:
+            view = p._client.request_metadata([topic]).result(remaining)
+        except FutureTimeout:
+            break
+        except KafkaException as exc:
+            last = exc.args[0]
+        else:
+            answered = True
+            info = view.topics.get(topic)
+            if info is not None and info.error is not None and not info.error.retriable():
+                err = info.error
+                raise KafkaException(KafkaError(
+                    err.code(), f"{err.str()} (topic {topic!r}; no record was queued)"))
+            with acc.lock:
+                if t.num_partitions or p._learn_topic(t):
+                    return t
+        time.sleep(max(0.0, min(delay, deadline - time.monotonic())))
+        delay = min(delay * 2, config["retry.backoff.max.ms"] / 1000.0)
+    if answered:
+        missing = _missing(p._client.cluster, topic)
+    else:
+        missing = "no broker answered a metadata request" + (
+            f" (last error: {last.str()})" if last is not None else "")
+    raise KafkaException(KafkaError(
+        KafkaError._TIMED_OUT,
+        f"Local: Timed out: partitions of topic {topic!r} not known after {timeout:g}s "
+        f"(request.timeout.ms): {missing}; no record was queued"))
+
+
+def _missing(view: Any, topic: str) -> str:
+    """Why the cluster metadata ``view`` gives no partitions for ``topic``."""
+    info = view.topics.get(topic)
+    if info is None:
+        return "the cluster does not report the topic"
+    if info.error is not None:
+        return f"the cluster reports {info.error.name()} for it ({info.error.str()})"
+    return "the cluster reports no partitions for it"
 
 
 def _wait_for_room(p: Producer, count: int, size: int) -> None:

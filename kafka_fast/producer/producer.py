@@ -200,6 +200,15 @@ class Producer(ProduceRouter):
         With ``on_delivery`` every record gets a report; without, failures are reported to
         ``error_cb`` or raised by ``poll()``/``flush()``.
 
+        The columnar form needs the topic's partitions: when they are not known yet it asks
+        the cluster for up to ``request.timeout.ms`` (records ``produce()`` queued for the
+        topic meanwhile stay ahead of these). If they do not come, it raises KafkaException
+        ``_TIMED_OUT`` (retriable) naming the topic and what was missing; a topic error that
+        retrying cannot clear (e.g. ``TOPIC_AUTHORIZATION_FAILED``) is raised at once with
+        its own code. Either way no record of the call was queued. (``produce()`` queues
+        records for an unknown topic instead; they fail with ``_MSG_TIMED_OUT`` after
+        ``delivery.timeout.ms``, or with such a final topic error.)
+
         confluent-kafka's form, ``produce_batch(topic, [dict, ...])`` with dict keys
         ``value``, ``key``, ``partition``, ``timestamp``, ``headers``, ``callback``: records
         that cannot be queued get an ``_error`` entry; returns the number queued.

@@ -168,6 +168,14 @@ class Sender:
             if has_partitions(info):
                 with acc.lock:
                     self.learn_topic(t, info)
+            elif t.pending and info is not None and info.error is not None \
+                    and not info.error.retriable():
+                # A final answer (authorization, invalid name): waiting longer cannot help.
+                with acc.lock:
+                    waiting, t.pending = t.pending, []
+                err = info.error
+                self._fail_waiting(t.name, waiting, KafkaError(
+                    err.code(), f"{err.str()} (topic {name!r})"))
 
     def learn_topic(self, t: TopicState, info: Any) -> bool:
         """Take ``t``'s partitions from its metadata ``info`` (lock held; either thread) and
@@ -218,11 +226,9 @@ class Sender:
                     gone = [r for r in t.pending if now - r[6] > timeout]
                     t.pending = keep
                 if gone:
-                    self._fail_records(
-                        t.name, -1, [(cb, key, value, headers, ts)
-                                     for value, key, _p, ts, headers, cb, _c in gone],
-                        KafkaError(KafkaError._MSG_TIMED_OUT,
-                                   f"Local: Message timed out (no metadata for {t.name})"))
+                    self._fail_waiting(t.name, gone, KafkaError(
+                        KafkaError._MSG_TIMED_OUT,
+                        f"Local: Message timed out (no metadata for {t.name})"))
             if t.pending and probe:
                 if not has_partitions(self.view.topics.get(t.name)):
                     # Unknown or in error (not created yet, leader election): ask again.
@@ -482,6 +488,11 @@ class Sender:
         batch.error = err
         self.reports.put(batch)
 
+    def _fail_waiting(self, topic: str, waiting: list[tuple], err: KafkaError) -> None:
+        """Report records that waited for ``topic``'s metadata (``TopicState.pending``)."""
+        self._fail_records(topic, -1, [(cb, key, value, headers, ts)
+                                       for value, key, _p, ts, headers, cb, _c in waiting], err)
+
     def _fatal(self, err: KafkaError | None) -> None:
         if self.fatal_error is not None or err is None:
             return
@@ -506,9 +517,7 @@ class Sender:
                     ps.sealed.clear()
                 if t.pending:
                     pending, t.pending = t.pending, []
-                    self._fail_records(t.name, -1, [
-                        (cb, key, value, headers, ts)
-                        for value, key, _p, ts, headers, cb, _c in pending], err)
+                    self._fail_waiting(t.name, pending, err)
         reseq = False
         for batch in queued:
             reseq = reseq or batch.base_sequence >= 0

@@ -4,13 +4,15 @@ when produce_batch follows, and produce_batch's errors when the metadata never c
 from __future__ import annotations
 
 import contextlib
+import re
+import socket
 import threading
 
 import pytest
 from harness.topics import unique_topic
 from readback import read_confluent
 
-from kafka_fast import Producer
+from kafka_fast import KafkaError, KafkaException, Producer
 
 
 @contextlib.contextmanager
@@ -58,3 +60,69 @@ def test_produce_then_produce_batch_to_a_new_topic_keeps_call_order(tansu, learn
     got = read_confluent(tansu, topic, 1, len(want))
     assert [(g.partition, g.offset, g.value) for g in got] == [
         (0, i, v) for i, v in enumerate(want)]
+
+
+def test_produce_batch_times_out_naming_the_topic_and_what_is_missing(mock_cluster):
+    """The cluster keeps answering that the topic does not exist (a retriable error: it
+    could be being created): after request.timeout.ms, _TIMED_OUT saying so, nothing
+    queued. Once the cluster knows the topic the same call goes through."""
+    topic = unique_topic("pb-wait")
+    mock_cluster.topic_set_error(topic, KafkaError.UNKNOWN_TOPIC_OR_PART)
+    reports: list = []
+    with Producer(mock_cluster.client_config({"request.timeout.ms": 1000})) as p:
+        with pytest.raises(KafkaException) as info:
+            p.produce_batch(topic, [b"a", b"b"], partition=0)
+        err = info.value.args[0]
+        assert (err.code(), err.retriable()) == (KafkaError._TIMED_OUT, True)
+        assert err.str() == (
+            f"Local: Timed out: partitions of topic {topic!r} not known after 1s "
+            "(request.timeout.ms): the cluster reports UNKNOWN_TOPIC_OR_PART for it (Broker: "
+            "This server does not host this topic-partition.); no record was queued")
+        assert len(p) == 0
+        mock_cluster.topic_set_error(topic, 0)
+        assert p.produce_batch(topic, [b"a", b"b"], partition=0,
+                               on_delivery=lambda e, m: reports.append(
+                                   (e, m.partition(), m.offset(), m.value()))) == 2
+        assert p.flush(10) == 0
+    assert reports == [(None, 0, 0, b"a"), (None, 0, 1, b"b")]
+
+
+def test_final_topic_error_is_raised_at_once_and_fails_waiting_records(tansu):
+    """Tansu refuses an invalid topic name with INVALID_TOPIC_EXCEPTION, which no retry can
+    clear: produce_batch raises it naming the topic, and records produce() queued for the
+    topic fail with it instead of waiting out delivery.timeout.ms."""
+    topic = "not a valid name!"
+    reports: list = []
+    with Producer(tansu.client_config({"delivery.timeout.ms": 600000})) as p:
+        p.produce(topic, b"first", partition=0,
+                  on_delivery=lambda e, m: reports.append((e, m.topic(), m.value())))
+        with pytest.raises(KafkaException) as info:
+            p.produce_batch(topic, [b"a"], partition=0)
+        err = info.value.args[0]
+        assert (err.code(), err.retriable()) == (KafkaError.INVALID_TOPIC_EXCEPTION, False)
+        assert err.str() == ("Broker: The request attempted to perform an operation on an "
+                             f"invalid topic. (topic {topic!r}; no record was queued)")
+        assert p.flush(10) == 0
+    assert [(e.code(), e.str(), t, v) for e, t, v in reports] == [
+        (KafkaError.INVALID_TOPIC_EXCEPTION,
+         "Broker: The request attempted to perform an operation on an invalid topic. "
+         f"(topic {topic!r})", topic, b"first")]
+
+
+def test_produce_batch_without_any_broker_times_out():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{s.getsockname()[1]}"
+    p = Producer({"bootstrap.servers": dead, "request.timeout.ms": 500})
+    try:
+        with pytest.raises(KafkaException) as info:
+            p.produce_batch("nowhere", [b"a"])
+        err = info.value.args[0]
+        assert err.code() == KafkaError._TIMED_OUT
+        assert re.fullmatch(
+            r"Local: Timed out: partitions of topic 'nowhere' not known after 0\.5s "
+            r"\(request\.timeout\.ms\): no broker answered a metadata request"
+            r"( \(last error: .+\))?; no record was queued", err.str()), err.str()
+        assert len(p) == 0
+    finally:
+        p.close(0)
