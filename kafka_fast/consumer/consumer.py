@@ -431,13 +431,16 @@ class Consumer:
             if ch is None:
                 return 0, None
         ps = ch.state
-        if ch.eof:
+        if ch.eof or (ch.error is not None and not ch.segments):
             self._cur = None
+            err = ch.error or eof_error(ps.topic, ps.partition, ch.next_offset)
+            end = -1 if ch.eof else ch.next_offset
             if out is None:
-                return 0, (ps, ch.version, -1, -1)
-            out.append(Message(ps.topic, ps.partition, ch.next_offset,
-                               error=eof_error(ps.topic, ps.partition, ch.next_offset)))
-            return 1, (ps, ch.version, -1, -1)
+                if ch.error is not None:
+                    self._post_error(ch.error)
+                return 0, (ps, ch.version, end, -1)
+            out.append(Message(ps.topic, ps.partition, ch.next_offset, error=err))
+            return 1, (ps, ch.version, end, -1)
         taken = 0
         segs = ch.segments
         end = ch.next_offset
@@ -467,6 +470,11 @@ class Consumer:
         if self._cur_seg >= len(segs):
             self._cur = None
             end = ch.next_offset
+            if ch.error is not None:
+                if out is not None:
+                    out.append(Message(ps.topic, ps.partition, end, error=ch.error))
+                else:
+                    self._post_error(ch.error)
         return taken, (ps, ch.version, end, epoch)
 
     def _advance(self, info) -> None:

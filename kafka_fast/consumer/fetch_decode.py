@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ..errors import CorruptRecordError
 from ..records import CONTROL_ABORT, decode_batches, decode_control_key
 
 
@@ -35,15 +36,18 @@ class Segment:
 
 
 class DecodedPartition:
-    """The result of ``decode_partition``: records as segments and the next fetch offset."""
+    """The result of ``decode_partition``: records as segments, the next fetch offset, the
+    leader epoch of the batch before it, and the error that stopped decoding (if any)."""
 
-    __slots__ = ("segments", "next_offset", "count", "last_epoch")
+    __slots__ = ("segments", "next_offset", "count", "last_epoch", "error")
 
-    def __init__(self, segments: list[Segment], next_offset: int, last_epoch: int) -> None:
+    def __init__(self, segments: list[Segment], next_offset: int, last_epoch: int,
+                 error: CorruptRecordError | None = None) -> None:
         self.segments = segments
         self.next_offset = next_offset
         self.count = sum(s.stop - s.start for s in segments)
         self.last_epoch = last_epoch
+        self.error = error
 
 
 def decode_partition(
@@ -59,7 +63,8 @@ def decode_partition(
     ``aborted_transactions`` holds ``(producer_id, first_offset)`` pairs. Records before
     ``fetch_offset`` (a compressed batch may start earlier) are left out. The next fetch offset
     moves past every complete batch, including skipped control and aborted ones.
-    Raises ``CorruptRecordError`` on malformed data.
+    Malformed data stops decoding: the result keeps the batches before it, ``next_offset`` is
+    where the bad batch starts and ``error`` the ``CorruptRecordError``.
     """
     next_offset = fetch_offset
     last_epoch = -1
@@ -69,36 +74,63 @@ def decode_partition(
     aborted = sorted(aborted_transactions or (), key=lambda a: a[1]) if read_committed else []
     pending = 0
     aborting: set[int] = set()
-    for batch in decode_batches(records, verify_crc=verify_crc):
-        batch_next = batch.next_offset
-        if batch_next <= fetch_offset:
-            continue
-        epoch = getattr(batch, "partition_leader_epoch", -1)
-        if read_committed:
-            last = batch_next - 1
-            while pending < len(aborted) and aborted[pending][1] <= last:
-                aborting.add(aborted[pending][0])
-                pending += 1
-        if getattr(batch, "is_control", False):
-            if read_committed and batch.producer_id in aborting:
-                recs = batch.records()
-                if recs and decode_control_key(recs[0].key)[1] == CONTROL_ABORT:
-                    aborting.discard(batch.producer_id)
+    batches, error = _decode_batches(records, verify_crc)
+    try:
+        for batch in batches:
+            batch_next = batch.next_offset
+            if batch_next <= fetch_offset:
+                continue
+            epoch = getattr(batch, "partition_leader_epoch", -1)
+            if read_committed:
+                last = batch_next - 1
+                while pending < len(aborted) and aborted[pending][1] <= last:
+                    aborting.add(aborted[pending][0])
+                    pending += 1
+            if getattr(batch, "is_control", False):
+                if read_committed and batch.producer_id in aborting:
+                    recs = batch.records()
+                    if recs and decode_control_key(recs[0].key)[1] == CONTROL_ABORT:
+                        aborting.discard(batch.producer_id)
+                next_offset = max(next_offset, batch_next)
+                last_epoch = epoch
+                continue
+            if (read_committed and getattr(batch, "is_transactional", False)
+                    and batch.producer_id in aborting):
+                next_offset = max(next_offset, batch_next)
+                last_epoch = epoch
+                continue
+            cols = batch.columns()
+            n = len(cols.offsets)
+            start = 0
+            if n and cols.offsets[0] < fetch_offset:
+                start = int(np.searchsorted(cols.offsets, fetch_offset))
+            if start < n:
+                segments.append(Segment(cols, start, n, batch.timestamp_type, epoch))
             next_offset = max(next_offset, batch_next)
             last_epoch = epoch
-            continue
-        if (read_committed and getattr(batch, "is_transactional", False)
-                and batch.producer_id in aborting):
-            next_offset = max(next_offset, batch_next)
-            last_epoch = epoch
-            continue
-        cols = batch.columns()
-        n = len(cols.offsets)
-        start = 0
-        if n and cols.offsets[0] < fetch_offset:
-            start = int(np.searchsorted(cols.offsets, fetch_offset))
-        if start < n:
-            segments.append(Segment(cols, start, n, batch.timestamp_type, epoch))
-        next_offset = max(next_offset, batch_next)
-        last_epoch = epoch
-    return DecodedPartition(segments, next_offset, last_epoch)
+    except CorruptRecordError as exc:
+        error = exc
+    return DecodedPartition(segments, next_offset, last_epoch, error)
+
+
+def _decode_batches(records, verify_crc: bool) -> tuple[list, CorruptRecordError | None]:
+    """The batches of ``records``; on malformed data, those before the bad batch and the
+    error."""
+    try:
+        return decode_batches(records, verify_crc=verify_crc), None
+    except CorruptRecordError as exc:
+        error = exc
+    good: list = []
+    view = memoryview(records).cast("B")
+    pos = 0
+    while len(view) - pos >= 12:
+        end = pos + 12 + int.from_bytes(view[pos + 8:pos + 12], "big", signed=True)
+        if end <= pos + 12 or end > len(view):
+            break
+        try:
+            good.extend(decode_batches(view[pos:end], verify_crc=verify_crc,
+                                       allow_partial=False))
+        except CorruptRecordError:
+            break
+        pos = end
+    return good, error

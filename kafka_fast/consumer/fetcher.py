@@ -17,7 +17,7 @@ from collections import defaultdict
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
-from ..errors import CorruptRecordError, KafkaError, KafkaException
+from ..errors import KafkaError, KafkaException
 from ..protocol import messages as m
 from ..topic_partition import OFFSET_BEGINNING, OFFSET_END
 from .fetch_decode import decode_partition
@@ -73,12 +73,16 @@ def sent_entry(ps: PartitionState) -> tuple:
 
 
 class Chunk:
-    """Records of one partition from one Fetch response (or an end-of-partition event)."""
+    """Records of one partition from one Fetch response (or an end-of-partition event);
+    ``error`` is handed out after the records."""
 
-    __slots__ = ("state", "version", "segments", "next_offset", "count", "nbytes", "eof")
+    __slots__ = ("state", "version", "segments", "next_offset", "count", "nbytes", "eof",
+                 "error")
 
     def __init__(self, state: PartitionState, version: int, segments, next_offset: int,
-                 count: int, nbytes: int, eof: bool = False) -> None:
+                 count: int, nbytes: int, eof: bool = False,
+                 error: KafkaError | None = None) -> None:
+        self.error = error
         self.state = state
         self.version = version
         self.segments = segments
@@ -353,42 +357,50 @@ class Fetcher:
         if self.read_committed and pd.aborted_transactions:
             aborted = [(a.producer_id, a.first_offset) for a in pd.aborted_transactions]
         records = pd.records
-        try:
-            decoded = decode_partition(records, offset, read_committed=self.read_committed,
-                                       aborted_transactions=aborted, verify_crc=self.check_crcs)
-        except CorruptRecordError as exc:
-            with c._lock:
-                if ps.version == version and ps.fetch_seq == seq:
-                    # Fetch the same offset again (after the backoff), ignoring any Fetch
-                    # already sent past it: nothing is skipped, nothing delivered twice.
-                    ps.refetch(offset, epoch)
-                ps.backoff_until = now + self.error_backoff
-            c._post_error(KafkaError(E._BAD_MSG, f"{ps.topic} [{ps.partition}] at offset "
-                                                 f"{offset}: {exc.args[0].str()}"))
-            return None
+        decoded = decode_partition(records, offset, read_committed=self.read_committed,
+                                   aborted_transactions=aborted, verify_crc=self.check_crcs)
         with c._lock:
             if ps.version != version or ps.fetch_seq != seq:
                 return None
-            ps.high_watermark = pd.high_watermark
-            ps.last_stable_offset = pd.last_stable_offset
-            ps.log_start_offset = pd.log_start_offset
-            if decoded.next_offset > ps.fetch_offset:
-                ps.fetch_offset = decoded.next_offset
-                ps.fetch_epoch = decoded.last_epoch
-            if decoded.count:
-                ps.eof_reported = False
-                nbytes = len(records) if records is not None else 0
-                return Chunk(ps, version, decoded.segments, decoded.next_offset,
-                             decoded.count, nbytes)
-            if decoded.next_offset > offset:
-                # Only control or aborted batches: move the application position as well.
-                return Chunk(ps, version, [], decoded.next_offset, 0, 0)
-            end = pd.last_stable_offset if (self.read_committed
-                                            and pd.last_stable_offset >= 0) \
-                else pd.high_watermark
-            if self.eof_enabled and not ps.eof_reported and offset >= end:
-                ps.eof_reported = True
-                return Chunk(ps, version, [], offset, 0, 0, eof=True)
+            return self._apply_decoded(ps, version, offset, epoch, pd, decoded, now)
+
+    def _apply_decoded(self, ps: PartitionState, version: int, offset: int, epoch: int, pd,
+                       decoded, now: float) -> Chunk | None:
+        """Move ``ps`` past ``decoded`` (caller holds the lock): the chunk to queue, if any.
+        A decoding error travels in the chunk, after the records before it."""
+        ps.high_watermark = pd.high_watermark
+        ps.last_stable_offset = pd.last_stable_offset
+        ps.log_start_offset = pd.log_start_offset
+        report = None
+        if decoded.error is not None:
+            # Deliver what precedes the corrupt batch; fetch the batch again after the
+            # backoff (ignoring any Fetch already sent past it): nothing is skipped. The
+            # error is reported once per offset.
+            good = decoded.next_offset > offset
+            ps.refetch(decoded.next_offset, decoded.last_epoch if good else epoch)
+            ps.backoff_until = now + self.error_backoff
+            if ps.bad_offset != decoded.next_offset:
+                ps.bad_offset = decoded.next_offset
+                report = KafkaError(E._BAD_MSG, f"{ps.topic} [{ps.partition}] at offset "
+                                                f"{decoded.next_offset}: "
+                                                f"{decoded.error.args[0].str()}")
+        elif decoded.next_offset > ps.fetch_offset:
+            ps.fetch_offset = decoded.next_offset
+            ps.fetch_epoch = decoded.last_epoch
+        if decoded.count:
+            ps.eof_reported = False
+            nbytes = len(pd.records) if pd.records is not None else 0
+            return Chunk(ps, version, decoded.segments, decoded.next_offset, decoded.count,
+                         nbytes, error=report)
+        if decoded.next_offset > offset or report is not None:
+            # Only control or aborted batches (move the application position as well), or
+            # an error to hand out.
+            return Chunk(ps, version, [], decoded.next_offset, 0, 0, error=report)
+        end = pd.last_stable_offset if (self.read_committed and pd.last_stable_offset >= 0) \
+            else pd.high_watermark
+        if self.eof_enabled and not ps.eof_reported and offset >= end:
+            ps.eof_reported = True
+            return Chunk(ps, version, [], offset, 0, 0, eof=True)
         return None
 
     # -- positions -----------------------------------------------------------------------------

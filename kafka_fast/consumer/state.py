@@ -32,7 +32,7 @@ class PartitionState:
         "fetch_epoch",
         "known_leader_epoch", "high_watermark",
         "last_stable_offset", "log_start_offset", "stored", "stored_metadata", "stored_epoch",
-        "committed", "eof_reported", "error_reported",
+        "committed", "eof_reported", "error_reported", "bad_offset",
     )
 
     def __init__(self, topic: str, partition: int) -> None:
@@ -60,6 +60,7 @@ class PartitionState:
         self.committed = OFFSET_INVALID
         self.eof_reported = False
         self.error_reported = False
+        self.bad_offset = -1
 
     def set_position(self, offset: int, leader_epoch: int = -1) -> None:
         """Start fetching (and delivering) at ``offset``."""
@@ -72,6 +73,7 @@ class PartitionState:
         self.need = NEED_NONE
         self.reset_to = None
         self.eof_reported = False
+        self.bad_offset = -1
 
     def refetch(self, offset: int, epoch: int) -> None:
         """Fetch from ``offset`` again, keeping what was delivered or queued before it;

@@ -127,11 +127,24 @@ def test_trailing_partial_batch_is_left_for_the_next_fetch():
     assert decoded.next_offset == 2
 
 
-def test_corrupt_batch_raises_with_check_crcs():
-    raw = bytearray(data_batch(0, [b"hello"]))
-    raw[-1] ^= 0xFF
-    with pytest.raises(CorruptRecordError):
-        decode_partition(bytes(raw), 0, verify_crc=True)
+def test_corrupt_batch_stops_decoding_and_keeps_what_precedes_it():
+    bad = bytearray(data_batch(2, [b"c", b"d"]))
+    bad[-1] ^= 0xFF
+    records = data_batch(0, [b"a", b"b"]) + bytes(bad) + data_batch(4, [b"e"])
+    decoded = decode_partition(records, 0, verify_crc=True)
+    assert isinstance(decoded.error, CorruptRecordError)
+    assert "CRC" in decoded.error.args[0].str()
+    assert offsets_and_values(decoded) == [(0, b"a"), (1, b"b")]
+    assert decoded.next_offset == 2
+    alone = decode_partition(bytes(bad), 2, verify_crc=True)
+    assert isinstance(alone.error, CorruptRecordError)
+    assert (alone.count, alone.next_offset) == (0, 2)
+    # Without CRC checks the flipped byte (the last record's header count) is found when the
+    # records are read: the same records before it come out.
+    unchecked = decode_partition(records, 0)
+    assert "varint" in unchecked.error.args[0].str()
+    assert offsets_and_values(unchecked) == [(0, b"a"), (1, b"b")]
+    assert unchecked.next_offset == 2
 
 
 def test_batch_view_over_decoded_segments_matches_the_records():
