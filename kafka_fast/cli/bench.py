@@ -33,8 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def _split(text: str, allowed: tuple[str, ...], flag: str) -> list[str]:
-    items = [x.strip() for x in text.split(",") if x.strip() and x.strip() != "none"]
+def _split(text: str, allowed: tuple[str, ...], flag: str, drop: str = "") -> list[str]:
+    """The comma-separated names in ``text`` (without ``drop``), each one of ``allowed``."""
+    items = [x.strip() for x in text.split(",") if x.strip() and x.strip() != drop]
     bad = [x for x in items if x not in allowed]
     if bad:
         raise UsageError(f"{flag}: unknown {', '.join(bad)} (choose from {', '.join(allowed)})")
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--records, --partitions and --repeat must be positive, "
                          "--size not negative")
     codecs = _split(args.compression, CODECS, "--compression") or ["none"]
-    against = _split(args.against, PEERS, "--against")
+    against = _split(args.against, PEERS, "--against", drop="none")
     directions = (args.only,) if args.only else ("produce", "consume")
     broker = None
     bootstrap = args.bootstrap

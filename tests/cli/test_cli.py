@@ -126,12 +126,13 @@ def test_bad_arguments_are_one_line_errors(args, fragment):
 def test_bench_on_the_embedded_broker_writes_a_chart(tmp_path):
     chart = tmp_path / "bench.png"
     done = kf("bench", "--records", "20000", "--against", "confluent", "--plot", str(chart),
-              "--json", timeout=300)
+              "--compression", "none,lz4", "--json", timeout=300)
     assert done.returncode == 0, done.stderr.decode()
     rows = json.loads(done.stdout)
     paths = {(r["direction"], r["client"], r["path"]) for r in rows}
-    assert ("produce", "kafka_fast", "produce_batch") in paths
-    assert ("consume", "confluent", "consume(10000)") in paths
+    for codec in ("none", "lz4"):
+        assert ("produce", "kafka_fast", f"produce_batch [{codec}]") in paths
+        assert ("consume", "confluent", f"consume(10000) [{codec}]") in paths
     assert all(r["records"] == 20000 and not r["error"] for r in rows)
     head = chart.read_bytes()[:24]
     assert head[:8] == b"\x89PNG\r\n\x1a\n"
