@@ -134,7 +134,8 @@ class IOLoop:
         self.wakeup()
 
     def remove_poll_hook(self, fn: Callable[[], object]) -> None:
-        self._hooks = [h for h in self._hooks if h is not fn]
+        # Equality, not identity: each ``obj.method`` access makes a new bound method.
+        self._hooks = [h for h in self._hooks if h != fn]
 
     def add_tick(self, fn: Callable[[], object]) -> None:
         """Internal per-iteration work, run after each phase of the iteration."""
