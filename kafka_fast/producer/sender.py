@@ -489,9 +489,13 @@ class Sender:
         self.reports.put(batch)
 
     def _fail_waiting(self, topic: str, waiting: list[tuple], err: KafkaError) -> None:
-        """Report records that waited for ``topic``'s metadata (``TopicState.pending``)."""
-        self._fail_records(topic, -1, [(cb, key, value, headers, ts)
-                                       for value, key, _p, ts, headers, cb, _c in waiting], err)
+        """Report records that waited for ``topic``'s metadata (``TopicState.pending``), each
+        with the partition it was given (-1 when the partitioner was to choose)."""
+        by_partition: dict[int, list] = {}
+        for value, key, partition, ts, headers, cb, _c in waiting:
+            by_partition.setdefault(partition, []).append((cb, key, value, headers, ts))
+        for partition, items in by_partition.items():
+            self._fail_records(topic, partition, items, err)
 
     def _fatal(self, err: KafkaError | None) -> None:
         if self.fatal_error is not None or err is None:

@@ -95,7 +95,11 @@ def test_final_topic_error_is_raised_at_once_and_fails_waiting_records(tansu):
     reports: list = []
     with Producer(tansu.client_config({"delivery.timeout.ms": 600000})) as p:
         p.produce(topic, b"first", partition=0,
-                  on_delivery=lambda e, m: reports.append((e, m.topic(), m.value())))
+                  on_delivery=lambda e, m: reports.append((e, m.topic(), m.partition(),
+                                                           m.value())))
+        p.produce(topic, b"second",
+                  on_delivery=lambda e, m: reports.append((e, m.topic(), m.partition(),
+                                                           m.value())))
         with pytest.raises(KafkaException) as info:
             p.produce_batch(topic, [b"a"], partition=0)
         err = info.value.args[0]
@@ -103,10 +107,13 @@ def test_final_topic_error_is_raised_at_once_and_fails_waiting_records(tansu):
         assert err.str() == ("Broker: The request attempted to perform an operation on an "
                              f"invalid topic. (topic {topic!r}; no record was queued)")
         assert p.flush(10) == 0
-    assert [(e.code(), e.str(), t, v) for e, t, v in reports] == [
-        (KafkaError.INVALID_TOPIC_EXCEPTION,
-         "Broker: The request attempted to perform an operation on an invalid topic. "
-         f"(topic {topic!r})", topic, b"first")]
+    reason = ("Broker: The request attempted to perform an operation on an invalid topic. "
+              f"(topic {topic!r})")
+    # Each record is reported with the partition it was given (None, as in confluent-kafka,
+    # when the partitioner had not chosen one yet).
+    assert sorted((e.code(), e.str(), t, v, part) for e, t, part, v in reports) == [
+        (KafkaError.INVALID_TOPIC_EXCEPTION, reason, topic, b"first", 0),
+        (KafkaError.INVALID_TOPIC_EXCEPTION, reason, topic, b"second", None)]
 
 
 def test_produce_batch_without_any_broker_times_out():
