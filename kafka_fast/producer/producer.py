@@ -17,7 +17,7 @@ from ..admin.metadata import ClusterMetadata, cluster_metadata
 from ..config import make_config
 from ..config.producer import ACKS
 from ..errors import ConfigError, KafkaError, KafkaException
-from ..net import KafkaClient
+from ..net import KafkaClient, switch_interval
 from ..transactions.producer_link import link_producer
 from .accumulator import Accumulator, TopicState, now_ms
 from .arguments import as_bytes, as_callback, as_headers, as_partition, as_timestamp, as_topic
@@ -82,6 +82,7 @@ class Producer(ProduceRouter):
         self._sender_hook = self._sender.run
         self._client.add_poll_hook(self._sender_hook)
         self._client.start()
+        self._switch = switch_interval.request(config["python.switch.interval.ms"] / 1000.0)
 
     # -- producing -------------------------------------------------------------------------
     def _produce(self, topic: Any, value: Any, key: Any, partition: Any, on_delivery: Any,
@@ -408,6 +409,7 @@ class Producer(ProduceRouter):
             self._acc.count_limit = 0
             self._client.remove_poll_hook(self._sender_hook)
             self._client.close()
+            switch_interval.release(self.__dict__.pop("_switch", None))
             encoder = self.__dict__.pop("_encoder", None)  # produce_batch's worker threads
             if encoder is not None:
                 encoder.shutdown(wait=False)
@@ -422,5 +424,6 @@ class Producer(ProduceRouter):
         try:
             if not self._closed:
                 self._client.close(0)
+                switch_interval.release(self.__dict__.pop("_switch", None))
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass

@@ -1,0 +1,49 @@
+"""python.switch.interval.ms: the interpreter's switch interval while producers are open."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from kafka_fast import Producer
+from kafka_fast.errors import ConfigError
+
+
+@pytest.fixture
+def interval():
+    """Run with the interpreter's default interval and put the original one back after."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(0.005)
+    yield
+    sys.setswitchinterval(before)
+
+
+def producer(tansu, **extra) -> Producer:
+    return Producer(tansu.client_config(extra))
+
+
+def test_open_producers_shorten_the_interval_and_the_last_close_restores_it(tansu, interval):
+    a = producer(tansu)
+    assert sys.getswitchinterval() == pytest.approx(0.0005)
+    b = producer(tansu, **{"python.switch.interval.ms": 0.2})
+    assert sys.getswitchinterval() == pytest.approx(0.0002)
+    b.close()
+    assert sys.getswitchinterval() == pytest.approx(0.0005)
+    b.close()  # a second close releases nothing more
+    assert sys.getswitchinterval() == pytest.approx(0.0005)
+    a.close()
+    assert sys.getswitchinterval() == pytest.approx(0.005)
+
+
+def test_zero_leaves_the_interpreter_alone_and_longer_never_lengthens(tansu, interval):
+    with producer(tansu, **{"python.switch.interval.ms": 0}):
+        assert sys.getswitchinterval() == pytest.approx(0.005)
+    with producer(tansu, **{"python.switch.interval.ms": 50}):
+        assert sys.getswitchinterval() == pytest.approx(0.005)
+    assert sys.getswitchinterval() == pytest.approx(0.005)
+
+
+def test_a_negative_interval_is_a_config_error(tansu):
+    with pytest.raises(ConfigError, match="python.switch.interval.ms"):
+        producer(tansu, **{"python.switch.interval.ms": -1})
