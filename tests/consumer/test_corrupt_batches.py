@@ -6,6 +6,7 @@ offset, nothing after it is delivered until the application seeks past it. Witho
 from __future__ import annotations
 
 import time
+from contextlib import closing
 
 import pytest
 from harness import create_topic, unique_topic
@@ -60,8 +61,7 @@ def poll_for(consumer: Consumer, seconds: float) -> list:
 
 def test_poll_delivers_up_to_the_bad_batch_then_one_error(corrupt_topic):
     broker, topic = corrupt_topic
-    c = Consumer(settings(broker, True))
-    try:
+    with closing(Consumer(settings(broker, True))) as c:
         c.assign([TopicPartition(topic, 0, 0)])
         got = poll_for(c, 2.0)
         assert [(msg.offset(), msg.value()) for msg in got[:2]] == [(0, b"v0"), (1, b"v1")]
@@ -74,14 +74,11 @@ def test_poll_delivers_up_to_the_bad_batch_then_one_error(corrupt_topic):
         c.seek(TopicPartition(topic, 0, 4))
         got = poll_for(c, 1.0)
         assert [(msg.offset(), msg.value()) for msg in got] == [(4, b"v4")]
-    finally:
-        c.close()
 
 
 def test_consume_batch_returns_the_records_then_raises(corrupt_topic):
     broker, topic = corrupt_topic
-    c = Consumer(settings(broker, True))
-    try:
+    with closing(Consumer(settings(broker, True))) as c:
         c.assign([TopicPartition(topic, 0, 0)])
         view = c.consume_batch(100, 5.0)
         assert view.offsets.tolist() == [0, 1]
@@ -90,18 +87,13 @@ def test_consume_batch_returns_the_records_then_raises(corrupt_topic):
             c.consume_batch(100, 2.0)
         assert info.value.args[0].code() == KafkaError._BAD_MSG
         assert len(c.consume_batch(100, 0.5)) == 0
-    finally:
-        c.close()
 
 
 def test_without_check_crcs_the_stored_records_are_delivered(corrupt_topic):
     broker, topic = corrupt_topic
-    c = Consumer(settings(broker, False))
-    try:
+    with closing(Consumer(settings(broker, False))) as c:
         c.assign([TopicPartition(topic, 0, 0)])
         got = poll_for(c, 1.5)
         assert [(msg.offset(), msg.value(), msg.error()) for msg in got] == [
             (0, b"v0", None), (1, b"v1", None), (2, b"v2", None), (3, b"x3", None),
             (4, b"v4", None)]
-    finally:
-        c.close()

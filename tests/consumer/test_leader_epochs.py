@@ -10,6 +10,7 @@ an unclean leader election leaves behind.
 from __future__ import annotations
 
 import time
+from contextlib import closing, contextmanager
 
 from consumer_support import produce_confluent
 from harness import create_topic, unique_topic
@@ -34,8 +35,7 @@ def two_epochs(cluster) -> tuple[str, int]:
     topic = unique_topic("epoch")
     create_topic(cluster, topic, 1)
     produce_values(cluster, topic, "a")
-    probe = Consumer(cluster.client_config())
-    try:
+    with closing(Consumer(cluster.client_config())) as probe:
         first = probe._client.wait_metadata([topic], 10).topics[topic].partitions[0]
         cluster.set_leader(topic, 0, first.leader % 3 + 1)
         deadline = time.monotonic() + 10
@@ -44,8 +44,6 @@ def two_epochs(cluster) -> tuple[str, int]:
             if now.leader_epoch > first.leader_epoch or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
-    finally:
-        probe.close()
     assert now.leader_epoch == first.leader_epoch + 1
     produce_values(cluster, topic, "b")
     return topic, now.leader_epoch
@@ -66,6 +64,21 @@ def poll_until(consumer: Consumer, count: int, timeout: float = 20.0) -> tuple[l
     return records, errors
 
 
+@contextmanager
+def tracking(cluster):
+    """Record the requests the mock cluster receives while the block runs."""
+    cluster.start_request_tracking()
+    try:
+        yield
+    finally:
+        cluster.stop_request_tracking()
+
+
+def validations(cluster) -> int:
+    """OffsetForLeaderEpoch requests the mock cluster received since tracking started."""
+    return sum(1 for r in cluster.requests() if r.api_key == OFFSET_FOR_LEADER_EPOCH)
+
+
 def later_records(epoch: int, start: int) -> list:
     return [(o, f"b{o - 10}".encode(), epoch) for o in range(start, 20)]
 
@@ -73,8 +86,7 @@ def later_records(epoch: int, start: int) -> list:
 def test_a_position_past_the_end_of_its_epoch_is_truncation(fresh_mock_cluster):
     cluster = fresh_mock_cluster
     topic, epoch = two_epochs(cluster)
-    c = Consumer(cluster.client_config(dict(FAST)))
-    try:
+    with closing(Consumer(cluster.client_config(dict(FAST)))) as c:
         # Offset 15 under the first epoch: that epoch ended at offset 10 on the leader.
         c.assign([TopicPartition(topic, 0, 15, leader_epoch=epoch - 1)])
         records, errors = poll_until(c, 10)
@@ -83,15 +95,13 @@ def test_a_position_past_the_end_of_its_epoch_is_truncation(fresh_mock_cluster):
         assert "10..14" in errors[0].str() and "resumes at offset 10" in errors[0].str()
         assert records == later_records(epoch, 10)
         assert c.position([TopicPartition(topic, 0)])[0].offset == 20
-    finally:
-        c.close()
 
 
 def test_truncation_stops_the_partition_under_auto_offset_reset_error(fresh_mock_cluster):
     cluster = fresh_mock_cluster
     topic, epoch = two_epochs(cluster)
-    c = Consumer(cluster.client_config(dict(FAST, **{"auto.offset.reset": "error"})))
-    try:
+    conf = cluster.client_config(dict(FAST, **{"auto.offset.reset": "error"}))
+    with closing(Consumer(conf)) as c:
         c.assign([TopicPartition(topic, 0, 15, leader_epoch=epoch - 1)])
         records, errors = poll_until(c, 1, timeout=4.0)
         assert records == []
@@ -101,27 +111,19 @@ def test_truncation_stops_the_partition_under_auto_offset_reset_error(fresh_mock
         c.seek(TopicPartition(topic, 0, 12))
         records, errors = poll_until(c, 8)
         assert (records, errors) == (later_records(epoch, 12), [])
-    finally:
-        c.close()
 
 
 def test_a_valid_position_is_checked_once_and_consumed_exactly(fresh_mock_cluster):
     cluster = fresh_mock_cluster
     topic, epoch = two_epochs(cluster)
-    c = Consumer(cluster.client_config(dict(FAST)))
-    cluster.start_request_tracking()
-    try:
+    with closing(Consumer(cluster.client_config(dict(FAST)))) as c, tracking(cluster):
         # Offset 7 under the first epoch is still in the leader's log.
         c.assign([TopicPartition(topic, 0, 7, leader_epoch=epoch - 1)])
         records, errors = poll_until(c, 13)
         assert errors == []
         assert records == [(o, f"a{o}".encode(), epoch - 1) for o in (7, 8, 9)] + \
             later_records(epoch, 10)
-        validations = [r for r in cluster.requests() if r.api_key == OFFSET_FOR_LEADER_EPOCH]
-        assert len(validations) == 1
-    finally:
-        cluster.stop_request_tracking()
-        c.close()
+        assert validations(cluster) == 1
 
 
 def test_a_leader_move_while_consuming_validates_and_loses_nothing(fresh_mock_cluster):
@@ -143,7 +145,7 @@ def test_a_leader_move_while_consuming_validates_and_loses_nothing(fresh_mock_cl
         second, errors = poll_until(c, 10)
         assert errors == []
         assert second == later_records(old_epoch + 1, 10)
-        assert any(r.api_key == OFFSET_FOR_LEADER_EPOCH for r in cluster.requests())
+        assert validations(cluster) >= 1
         assert c.poll(0.3) is None
     finally:
         cluster.stop_request_tracking()
@@ -154,16 +156,13 @@ def test_commits_carry_the_epoch_of_the_last_consumed_record(fresh_mock_cluster)
     cluster = fresh_mock_cluster
     topic, epoch = two_epochs(cluster)
     group = unique_topic("epoch-group")
-    c = Consumer(cluster.client_config(dict(FAST, **{"group.id": group})))
-    try:
+    with closing(Consumer(cluster.client_config(dict(FAST, **{"group.id": group})))) as c:
         c.assign([TopicPartition(topic, 0, 0)])
         records, errors = poll_until(c, 20)
         assert errors == [] and [r[0] for r in records] == list(range(20))
         c.commit(asynchronous=False)
         committed = c.committed([TopicPartition(topic, 0)], timeout=10)[0]
         assert (committed.offset, committed.leader_epoch) == (20, epoch)
-    finally:
-        c.close()
 
 
 def test_a_committed_position_is_validated_before_fetching(fresh_mock_cluster):
@@ -174,32 +173,20 @@ def test_a_committed_position_is_validated_before_fetching(fresh_mock_cluster):
     topic, epoch = two_epochs(cluster)
     group = unique_topic("epoch-group")
     conf = cluster.client_config(dict(FAST, **{"group.id": group}))
-    c = Consumer(conf)
-    try:
+    with closing(Consumer(conf)) as c:
         c.commit(offsets=[TopicPartition(topic, 0, 16, leader_epoch=epoch)], asynchronous=False)
-    finally:
-        c.close()
-    cluster.start_request_tracking()
-    c2 = Consumer(conf)
-    try:
+    with tracking(cluster), closing(Consumer(conf)) as c2:
         c2.assign([TopicPartition(topic, 0)])
         records, errors = poll_until(c2, 4)
         assert (records, errors) == (later_records(epoch, 16), [])
-        validations = [r for r in cluster.requests() if r.api_key == OFFSET_FOR_LEADER_EPOCH]
-        assert len(validations) == 1
-    finally:
-        cluster.stop_request_tracking()
-        c2.close()
+        assert validations(cluster) == 1
 
 
 def test_brokers_without_the_api_are_fetched_from_unvalidated(fresh_mock_cluster):
     cluster = fresh_mock_cluster
     topic, epoch = two_epochs(cluster)
     cluster.set_apiversion(OFFSET_FOR_LEADER_EPOCH, -1, -1)
-    c = Consumer(cluster.client_config(dict(FAST)))
-    try:
+    with closing(Consumer(cluster.client_config(dict(FAST)))) as c:
         c.assign([TopicPartition(topic, 0, 15, leader_epoch=epoch - 1)])
         records, errors = poll_until(c, 5)
         assert (records, errors) == (later_records(epoch, 15), [])
-    finally:
-        c.close()
