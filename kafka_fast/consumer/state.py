@@ -29,10 +29,9 @@ class PartitionState:
     __slots__ = (
         "topic", "partition", "fetch_offset", "position", "paused", "version", "need",
         "reset_to", "resolving", "fetching", "fetch_seq", "backoff_until", "leader_epoch",
-        "fetch_epoch",
-        "known_leader_epoch", "high_watermark",
-        "last_stable_offset", "log_start_offset", "stored", "stored_metadata", "stored_epoch",
-        "committed", "eof_reported", "error_reported", "bad_offset",
+        "fetch_epoch", "known_leader_epoch", "high_watermark", "last_stable_offset",
+        "log_start_offset", "stored", "stored_metadata", "stored_epoch", "committed",
+        "eof_reported", "error_reported", "bad_offset",
     )
 
     def __init__(self, topic: str, partition: int) -> None:
