@@ -349,6 +349,21 @@ def group_by_partition(parts, int num_partitions):
     return order_arr, starts_arr
 
 
+cdef Py_ssize_t _checked_rows(const int64_t[::1] idx, Py_ssize_t start, Py_ssize_t stop,
+                              Py_ssize_t n, str within) except -1:
+    """``stop - start`` after checking that ``idx[start:stop]`` lies in the order and every
+    row index in it is below ``n`` (``within`` names the source in the error)."""
+    cdef Py_ssize_t j
+    cdef int64_t i
+    if start < 0 or stop > idx.shape[0] or start > stop:
+        raise IndexError(f"rows {start}:{stop} outside the order of {idx.shape[0]}")
+    for j in range(start, stop):
+        i = idx[j]
+        if i < 0 or i >= n:
+            raise IndexError(f"row index {i} outside {within} {n} rows")
+    return stop - start
+
+
 def gather_packed(column, order, Py_ssize_t start, Py_ssize_t stop):
     """Rows ``order[start:stop]`` of a packed column as a new packed
     ``(bytearray, offsets, nulls or None)``."""
@@ -358,13 +373,9 @@ def gather_packed(column, order, Py_ssize_t start, Py_ssize_t stop):
     cdef const int64_t[::1] idx = np.ascontiguousarray(order, dtype=np.int64)
     cdef Py_ssize_t n = offsets.shape[0] - 1, m, j, i
     cdef int64_t total = 0, lo, hi
-    if start < 0 or stop > idx.shape[0] or start > stop:
-        raise IndexError(f"rows {start}:{stop} outside the order of {idx.shape[0]}")
-    m = stop - start
+    m = _checked_rows(idx, start, stop, n, "a column of")
     for j in range(start, stop):
         i = idx[j]
-        if i < 0 or i >= n:
-            raise IndexError(f"row index {i} outside a column of {n}")
         total += offsets[i + 1] - offsets[i]
     out_data = bytearray(total)
     out_offsets_arr = np.empty(m + 1, dtype=np.int64)
@@ -393,13 +404,7 @@ def gather_rows(rows, order, Py_ssize_t start, Py_ssize_t stop, out=None):
     cdef const uint8_t[:, ::1] src = rows
     cdef const int64_t[::1] idx = np.ascontiguousarray(order, dtype=np.int64)
     cdef Py_ssize_t n = src.shape[0], width = src.shape[1], m, j, i
-    if start < 0 or stop > idx.shape[0] or start > stop:
-        raise IndexError(f"rows {start}:{stop} outside the order of {idx.shape[0]}")
-    m = stop - start
-    for j in range(start, stop):
-        i = idx[j]
-        if i < 0 or i >= n:
-            raise IndexError(f"row index {i} outside an array of {n} rows")
+    m = _checked_rows(idx, start, stop, n, "an array of")
     if out is None:
         out = np.empty((m, width), dtype=np.uint8)
     cdef uint8_t[:, ::1] dst = out
