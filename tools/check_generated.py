@@ -5,8 +5,8 @@ Usage: python tools/check_generated.py [KAFKA_PROTOCOL_DIR]
 KAFKA_PROTOCOL_DIR (default ../shared/kafka-protocol) holds message/*.json and
 error-codes.tsv. Runs tools/gen_protocol.py and tools/gen_errors.py into a temporary
 directory and compares with the committed kafka_fast/protocol/messages and
-kafka_fast/_error_codes.py. Exits 1 with a summary of the differences, 0 when they match,
-and 0 with a note when the schema folder is absent.
+kafka_fast/_error_codes.py. Exits 1 with a summary of the differences, 0 when they match.
+When the schema folder is absent it exits 0 with a note, or 1 under CI=true (CI must check).
 """
 
 from __future__ import annotations
@@ -63,6 +63,9 @@ def main(argv: list[str]) -> int:
     schemas = os.path.join(base, "message")
     tsv = os.path.join(base, "error-codes.tsv")
     if not os.path.isdir(schemas):
+        if os.environ.get("CI", "").lower() == "true":
+            print(f"check_generated: FAILED, schema folder {schemas} not found (CI=true)")
+            return 1
         print(f"check_generated: skipped, schema folder {schemas} not found")
         return 0
     problems = []

@@ -1,9 +1,9 @@
 """Request and response headers: which version an API uses, and their encoding.
 
 Kafka picks the header version from the body version: request header v2 and response
-header v1 once the API version is flexible, v1/v0 before. Two exceptions are kept here:
-ControlledShutdown v0 uses request header v0, and ApiVersions responses always use
-response header v0 (a client must be able to read them before it knows the broker's versions).
+header v1 once the API version is flexible, v1/v0 before. One exception is kept here:
+ApiVersions responses always use response header v0 (a client must be able to read them
+before it knows the broker's versions).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ __all__ = [
 ]
 
 API_VERSIONS_KEY = 18
-CONTROLLED_SHUTDOWN_KEY = 7
 
 _hhi = struct.Struct(">hhi")
 _pack_hhi = _hhi.pack
@@ -38,8 +37,6 @@ def _entry(api_key: int) -> tuple:
 def request_header_version(api_key: int, api_version: int) -> int:
     """Header version (0, 1 or 2) of a request with this API key and version."""
     flexible_min = _entry(api_key)[2]
-    if api_key == CONTROLLED_SHUTDOWN_KEY and api_version == 0:
-        return 0
     return 2 if flexible_min is not None and api_version >= flexible_min else 1
 
 

@@ -10,7 +10,6 @@ from kafka_fast.errors import KafkaException, ProtocolError
 from kafka_fast.protocol import messages
 from kafka_fast.protocol.messages import (
     ApiVersionsRequest,
-    BrokerHeartbeatResponse,
     ConsumerGroupHeartbeatResponse,
     FetchRequest,
     FetchResponse,
@@ -45,7 +44,6 @@ def test_schema_defaults():
     assert FetchRequest().max_bytes == 0x7FFFFFFF          # "0x7fffffff"
     assert FetchRequest().replica_id == -1                 # "-1"
     assert FetchRequest().cluster_id is None               # "null" string
-    assert BrokerHeartbeatResponse().is_fenced is True     # "true"
     assert MetadataRequest().allow_auto_topic_creation is True
     assert MetadataResponse.MetadataResponseTopic().topic_authorized_operations == -2147483648
     assert MetadataRequest().topics == []

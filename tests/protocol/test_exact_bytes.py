@@ -156,7 +156,6 @@ def test_produce_request_records_sent_as_own_chunk():
         (3, 8, 1, 0), (3, 9, 2, 1), (3, 12, 2, 1),      # Metadata flexible from v9
         (0, 8, 1, 0), (0, 9, 2, 1),                     # Produce flexible from v9
         (1, 11, 1, 0), (1, 12, 2, 1),                   # Fetch flexible from v12
-        (7, 0, 0, 0), (7, 1, 1, 0), (7, 3, 2, 1),       # ControlledShutdown v0: header v0
     ],
 )
 def test_header_versions(api_key, version, request_header, response_header):
@@ -164,9 +163,9 @@ def test_header_versions(api_key, version, request_header, response_header):
     assert headers.response_header_version(api_key, version) == response_header
 
 
-@pytest.mark.parametrize("header_version", [0, 1, 2])
+@pytest.mark.parametrize("header_version", [1, 2])
 def test_request_header_matches_generated_class(header_version):
-    api_key, api_version = {0: (7, 0), 1: (3, 4), 2: (3, 12)}[header_version]
+    api_key, api_version = {1: (3, 4), 2: (3, 12)}[header_version]
     fast = headers.encode_request_header(api_key, api_version, 99, "client-é")
     generic = RequestHeader(
         request_api_key=api_key, request_api_version=api_version, correlation_id=99,
@@ -182,7 +181,7 @@ def test_by_name_and_api_keys():
     assert by_name("FetchResponse") is FetchResponse
     assert API_KEYS[3] == (MetadataRequest, by_name("MetadataResponse"))
     assert 18 in API_KEYS and 9999 not in API_KEYS
-    assert len(API_KEYS) == 88
+    assert len(API_KEYS) == 72
     for key, (req, resp) in API_KEYS.items():
         assert req.API_KEY == resp.API_KEY == key
     with pytest.raises(KeyError):
