@@ -175,6 +175,31 @@ DEF TS_LOG_APPEND = 2
 cdef const uint8_t *_NO_HEADERS = b"\x00"
 
 
+# A thread that releases the GIL waits up to one switch interval (sys.getswitchinterval(),
+# 5 ms by default) to take it back while another thread runs Python code: the producer's I/O
+# thread paid that after every batch it finished while the application produced. CRC32C runs
+# at several GB/s, so checksums of less than this many bytes (well under a millisecond) are
+# computed holding the GIL.
+cdef Py_ssize_t CRC_NOGIL_MIN = 8 << 20
+
+
+cdef inline void _finish_crc(uint8_t *p, Py_ssize_t total) noexcept:
+    if total < CRC_NOGIL_MIN:
+        kf_finish_crc(p, total)
+    else:
+        with nogil:
+            kf_finish_crc(p, total)
+
+
+cdef inline uint32_t _crc(const uint8_t *p, Py_ssize_t n) noexcept:
+    cdef uint32_t crc
+    if n < CRC_NOGIL_MIN:
+        return kf_crc32c(0, p, <size_t>n)
+    with nogil:
+        crc = kf_crc32c(0, p, <size_t>n)
+    return crc
+
+
 cdef inline int64_t _now_ms() noexcept nogil:
     cdef timespec t
     clock_gettime(CLOCK_REALTIME, &t)
@@ -510,8 +535,7 @@ cdef bytes _finish_batch(const uint8_t *records, Py_ssize_t size, int codec, obj
                           <int16_t>(codec | (ATTR_TRANSACTIONAL if transactional else 0)),
                           count - 1, first_ts, max_ts, producer_id, producer_epoch,
                           base_sequence, count)
-    with nogil:
-        kf_finish_crc(p, total)
+    _finish_crc(p, total)
     return out
 
 
@@ -589,8 +613,7 @@ def encode_batch(values, keys=None, *, timestamps=None, headers=None, compressio
                 kf_finish_crc(p, total)
         else:
             kf_bulk_write(&b, p + HEADER_SIZE)
-            with nogil:
-                kf_finish_crc(p, total)
+            _finish_crc(p, total)
         return out
     scratch.p = NULL
     _buf_take(&scratch, size)
@@ -754,8 +777,7 @@ cdef class RecordBatchBuilder:
                 <int16_t>(ATTR_TRANSACTIONAL if self.transactional else 0), self.count - 1,
                 self.first_ts, self.max_ts, self.producer_id, self.producer_epoch,
                 self.base_sequence, self.count)
-            with nogil:
-                kf_finish_crc(self.buf.p, total)
+            _finish_crc(self.buf.p, total)
             out = PyBytes_FromStringAndSize(<char *>self.buf.p, total)
         else:
             out = _finish_batch(self.buf.p + HEADER_SIZE, self.buf.len - HEADER_SIZE, self.codec,
@@ -1054,8 +1076,7 @@ cdef RecordBatch _batch_at(object mv, const uint8_t *base, Py_ssize_t pos, Py_ss
     b.base_sequence = <int32_t>kf_load_be32(p + 53)
     b.count = <int32_t>kf_load_be32(p + 57)
     if verify_crc:
-        with nogil:
-            actual = kf_crc32c(0, p + KF_CRC_START, b.byte_size - KF_CRC_START)
+        actual = _crc(p + KF_CRC_START, b.byte_size - KF_CRC_START)
         if actual != b.crc:
             raise CorruptRecordError(
                 f"record batch CRC mismatch: stored {b.crc:#010x}, computed {actual:#010x}", pos)

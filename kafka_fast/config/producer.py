@@ -28,13 +28,13 @@ KEYS = [
     Key("linger.ms", "float", 5.0,
         "How long a batch may wait for more records before it is sent.", minimum=0,
         maximum=900000, aliases=("queue.buffering.max.ms",), roles=_P),
-    Key("python.switch.interval.ms", "float", 0.5,
-        "While the producer is open, CPython's thread switch interval is at most this "
-        "(sys.setswitchinterval; the interpreter's default is 5 ms), so the producer's I/O "
-        "thread gets the interpreter lock back promptly while the application produces; the "
-        "previous interval is restored when the last producer asking for one closes. 0 "
-        "leaves the interpreter's setting alone.", minimum=0, maximum=1000, roles=_P,
-        librdkafka=False, java=False),
+    Key("python.switch.interval.ms", "float", 0.0,
+        "Opt-in, process-wide: while the producer is open, CPython's thread switch interval "
+        "is at most this (sys.setswitchinterval; the interpreter's default is 5 ms); the "
+        "previous interval is restored when the last producer asking for one closes. 0 (the "
+        "default) leaves the interpreter's setting alone: the I/O thread keeps the "
+        "interpreter lock through its socket calls and does not need it.", minimum=0,
+        maximum=1000, roles=_P, librdkafka=False, java=False),
     Key("batch.size", "int", 1000000,
         "Maximum bytes of one record batch (the Java client's default is 16384).", minimum=1,
         maximum=2147483647, roles=_P),

@@ -7,9 +7,13 @@ response keeps views of its bytes (Fetch records) gets a buffer of its own from 
 response; whoever is done with every view of it may hand it back with ``BufferPool.release``
 (optional: a buffer never released is simply garbage-collected).
 
-Writing: queued chunks (bytes-like objects, never joined) go out with ``socket.sendmsg``;
+Writing: queued chunks (bytes-like objects, never joined) go out with one ``sendmsg``;
 a partial write leaves the rest queued. TLS sockets cannot ``sendmsg``; there small chunks
 are gathered into records of up to 64 KiB.
+
+On plain sockets both directions use ``kafka_fast._native._sockio``, whose non-blocking calls
+keep the interpreter lock: the I/O thread does not wait a switch interval to get it back after
+every system call while an application thread is busy.
 """
 
 from __future__ import annotations
@@ -21,7 +25,12 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 
+from .._impl import load
 from ..errors import ProtocolError
+
+_sockio, _ = load("_sockio", "sockio")
+_send_chunks = _sockio.send_chunks
+_recv_into = _sockio.recv_into
 
 _SIZE = struct.Struct(">i")
 #: Largest response frame accepted (the Java client has no cap; this one guards against garbage).
@@ -31,7 +40,7 @@ READ_CAPACITY = 256 * 1024
 #: Frames larger than this that do not need their own buffer grow the shared one up to here.
 SHARED_GROWTH_LIMIT = 8 * 1024 * 1024
 #: Most chunks passed to one ``sendmsg`` (IOV_MAX is 1024 on Linux).
-MAX_IOV = 512
+MAX_IOV = _sockio.MAX_IOV
 _TLS_RECORD = 64 * 1024
 
 
@@ -97,22 +106,30 @@ class FrameReader:
         self._big_size = 0
 
     def fill(self, sock: socket.socket) -> int:
-        """One ``recv_into``; returns the bytes read. Raises ``BlockingIOError``/``ssl``
+        """One receive; returns the bytes read. Raises ``BlockingIOError``/``ssl``
         want-errors when nothing is available and ``ConnectionClosed`` at end of stream."""
         if self._big is not None:
-            n = sock.recv_into(self._big[self._big_filled:self._big_size])
-            if not n:
-                raise ConnectionClosed("connection closed by broker")
+            n = self._receive(sock, self._big, self._big_filled, self._big_size)
             self._big_filled += n
             return n
         if self._start == self._end:
             self._start = self._end = 0
         elif self._end == len(self._buf):
             self._compact()
-        n = sock.recv_into(self._view[self._end:])
+        n = self._receive(sock, self._buf, self._end, len(self._buf))
+        self._end += n
+        return n
+
+    @staticmethod
+    def _receive(sock: socket.socket, buf, start: int, end: int) -> int:
+        if isinstance(sock, ssl.SSLSocket):
+            n = sock.recv_into(memoryview(buf)[start:end])
+        else:
+            n = _recv_into(sock, buf, start, end)
+            if n < 0:
+                raise BlockingIOError
         if not n:
             raise ConnectionClosed("connection closed by broker")
-        self._end += n
         return n
 
     def _compact(self) -> None:
@@ -211,17 +228,22 @@ class FrameWriter:
     def flush(self, sock: socket.socket) -> bool:
         """Send as much as the socket takes; True once nothing is left queued."""
         chunks = self._chunks
-        tls = isinstance(sock, ssl.SSLSocket)
+        if isinstance(sock, ssl.SSLSocket):
+            return self._flush_tls(sock)
+        while chunks:
+            n = _send_chunks(sock, chunks)
+            if n < 0:
+                return False
+            self._consume(n)
+            if self._marks:
+                self._run_marks()
+        return True
+
+    def _flush_tls(self, sock: ssl.SSLSocket) -> bool:
+        chunks = self._chunks
         while chunks:
             try:
-                if tls:
-                    n = sock.send(self._tls_record())
-                elif len(chunks) == 1:
-                    n = sock.send(chunks[0])
-                else:
-                    n = sock.sendmsg(
-                        chunks if len(chunks) <= MAX_IOV else [chunks[i] for i in range(MAX_IOV)]
-                    )
+                n = sock.send(self._tls_record())
             except (BlockingIOError, InterruptedError, ssl.SSLWantWriteError,
                     ssl.SSLWantReadError):
                 return False

@@ -1,4 +1,5 @@
-"""python.switch.interval.ms: the interpreter's switch interval while producers are open."""
+"""python.switch.interval.ms: an opt-in lowering of the interpreter's switch interval while
+producers are open; by default a producer leaves the interpreter alone."""
 
 from __future__ import annotations
 
@@ -23,8 +24,16 @@ def producer(tansu, **extra) -> Producer:
     return Producer(tansu.client_config(extra))
 
 
+def test_by_default_a_producer_leaves_the_interval_alone(tansu, interval):
+    with producer(tansu) as p:
+        p.produce("switch-interval-default", b"x")
+        assert p.flush(10) == 0
+        assert sys.getswitchinterval() == pytest.approx(0.005)
+    assert sys.getswitchinterval() == pytest.approx(0.005)
+
+
 def test_open_producers_shorten_the_interval_and_the_last_close_restores_it(tansu, interval):
-    a = producer(tansu)
+    a = producer(tansu, **{"python.switch.interval.ms": 0.5})
     assert sys.getswitchinterval() == pytest.approx(0.0005)
     b = producer(tansu, **{"python.switch.interval.ms": 0.2})
     assert sys.getswitchinterval() == pytest.approx(0.0002)

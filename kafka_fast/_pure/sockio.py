@@ -1,0 +1,38 @@
+"""Pure-Python twin of ``kafka_fast._native._sockio``: the same calls through ``socket``.
+
+These release the interpreter lock around each system call, as every Python socket method does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import socket
+from collections.abc import Iterable
+
+NATIVE = False
+#: Most buffers passed to one ``send_chunks`` call (IOV_MAX is 1024 on Linux).
+MAX_IOV = 512
+
+
+def send_chunks(sock: socket.socket, chunks: Iterable) -> int:
+    """Send the leading buffers of ``chunks`` on ``sock`` with one ``sendmsg``; at most
+    ``MAX_IOV`` of them. Returns the bytes sent, or -1 when the socket takes nothing now."""
+    buffers = list(itertools.islice(chunks, MAX_IOV))
+    if not buffers:
+        return 0
+    try:
+        return sock.sendmsg(buffers, [], socket.MSG_DONTWAIT | socket.MSG_NOSIGNAL)
+    except (BlockingIOError, InterruptedError):
+        return -1
+
+
+def recv_into(sock: socket.socket, buffer, start: int, end: int) -> int:
+    """Receive from ``sock`` into ``buffer[start:end]``. Returns the bytes read, 0 at end of
+    stream, or -1 when nothing is available."""
+    view = memoryview(buffer).cast("B")
+    if start < 0 or end < start or end > view.nbytes:
+        raise ValueError(f"receive range {start}:{end} outside a buffer of {view.nbytes} bytes")
+    try:
+        return sock.recv_into(view[start:end], 0, socket.MSG_DONTWAIT)
+    except (BlockingIOError, InterruptedError):
+        return -1
