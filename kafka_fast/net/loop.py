@@ -12,7 +12,13 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from .._impl import load
+
 log = logging.getLogger("kafka_fast.net")
+# Wake-up bytes go through the calls that keep the interpreter lock (see net/framing.py): an
+# application thread that wakes the loop from produce() must not wait a switch interval for it.
+_sockio, _ = load("_sockio", "sockio")
+_WAKEUP = (b"\0",)
 
 #: Longest the selector sleeps when nothing is scheduled.
 MAX_WAIT = 1.0
@@ -53,6 +59,7 @@ class IOLoop:
         self._rsock.setblocking(False)
         self._wsock.setblocking(False)
         self._woken = False
+        self._drain_buf = bytearray(4096)
         self.selector.register(self._rsock, selectors.EVENT_READ, self._drain_wakeup)
         self._thread: threading.Thread | None = None
         self._thread_id: int | None = None
@@ -109,8 +116,8 @@ class IOLoop:
             return
         self._woken = True
         try:
-            self._wsock.send(b"\0")
-        except (BlockingIOError, OSError):
+            _sockio.send_chunks(self._wsock, _WAKEUP)  # -1 (full): a wakeup is pending anyway
+        except OSError:
             pass
 
     def call_soon(self, fn: Callable[[], object]) -> None:
@@ -144,9 +151,9 @@ class IOLoop:
     # -- the loop ---------------------------------------------------------------------------
     def _drain_wakeup(self, mask: int) -> None:
         try:
-            while self._rsock.recv(4096):
+            while _sockio.recv_into(self._rsock, self._drain_buf, 0, 4096) > 0:
                 pass
-        except (BlockingIOError, OSError):
+        except OSError:
             pass
         self._woken = False
 
