@@ -38,6 +38,8 @@ _LAZY = {
     "Consumer": ("kafka_fast.consumer", "Consumer"),
     "AdminClient": ("kafka_fast.admin", "AdminClient"),
     "RecordBatchView": ("kafka_fast.consumer", "RecordBatchView"),
+    "SerializingProducer": ("kafka_fast.serializing_producer", "SerializingProducer"),
+    "DeserializingConsumer": ("kafka_fast.deserializing_consumer", "DeserializingConsumer"),
 }
 
 

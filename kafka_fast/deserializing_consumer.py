@@ -1,0 +1,64 @@
+"""``DeserializingConsumer``: a Consumer whose ``poll()`` turns keys and values into objects
+with deserializers, as confluent-kafka's does (``key.deserializer`` / ``value.deserializer``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .consumer import Consumer
+from .error import ConsumeError, KeyDeserializationError, ValueDeserializationError
+from .message import Message
+from .serialization import MessageField, SerializationContext
+from .serializing_config import pop_serdes
+
+__all__ = ["DeserializingConsumer"]
+
+
+class DeserializingConsumer(Consumer):
+    """A Consumer whose ``poll()`` returns messages with deserialized key and value.
+
+    Configuration: everything ``Consumer`` takes, plus ``key.deserializer`` and
+    ``value.deserializer`` (callables ``(bytes | None, SerializationContext) -> object``;
+    without one, the field stays bytes). ``poll()`` raises ``ConsumeError`` for an error
+    event and ``KeyDeserializationError`` / ``ValueDeserializationError`` (with the raw
+    message as ``kafka_message``) when a deserializer fails; ``consume()`` is not offered.
+    """
+
+    def __init__(self, conf: Mapping[str, Any]) -> None:
+        (self._key_deserializer, self._value_deserializer), rest = pop_serdes(
+            conf, "key.deserializer", "value.deserializer")
+        super().__init__(rest)
+
+    def poll(self, timeout: float | None = -1) -> Message | None:  # type: ignore[override]
+        """The next message, deserialized, or None when ``timeout`` seconds pass (-1: wait)."""
+        msg = super().poll(timeout)
+        if msg is None:
+            return None
+        error = msg.error()
+        if error is not None:
+            raise ConsumeError(error, kafka_message=msg)
+        return self._deserialize(msg)
+
+    def _deserialize(self, msg: Message) -> Message:
+        ctx = SerializationContext(msg.topic() or "", MessageField.KEY, msg.headers())
+        key: Any = msg.key()
+        if self._key_deserializer is not None:
+            try:
+                key = self._key_deserializer(key, ctx)
+            except Exception as exc:
+                raise KeyDeserializationError(exc, kafka_message=msg) from exc
+        value: Any = msg.value()
+        if self._value_deserializer is not None:
+            ctx.field = MessageField.VALUE
+            try:
+                value = self._value_deserializer(value, ctx)
+            except Exception as exc:
+                raise ValueDeserializationError(exc, kafka_message=msg) from exc
+        msg.set_key(key)
+        msg.set_value(value)
+        return msg
+
+    def consume(self, num_messages: int = 1, timeout: float | None = -1) -> list[Message]:
+        """Not offered (as in confluent-kafka): use ``poll()``."""
+        raise NotImplementedError("DeserializingConsumer.consume() is not offered: use poll()")
