@@ -18,7 +18,6 @@ from kafka_fast.error import (
 )
 from kafka_fast.serialization import (
     DoubleDeserializer,
-    DoubleSerializer,
     IntegerDeserializer,
     IntegerSerializer,
     SerializationError,
@@ -26,7 +25,7 @@ from kafka_fast.serialization import (
     StringSerializer,
 )
 
-ROWS = [("k-%d-ü" % i, i * 1000 - 7) for i in range(50)] + [(None, -(2**31)), ("", 2**31 - 1)]
+ROWS = [(f"k-{i}-ü", i * 1000 - 7) for i in range(50)] + [(None, -(2**31)), ("", 2**31 - 1)]
 
 
 def _assign_all(consumer, topic: str) -> None:
