@@ -1,0 +1,110 @@
+"""Running application callbacks on the event loop from a client's worker thread.
+
+A callback the client invokes on one of its threads (a rebalance callback inside ``poll()``,
+``error_cb``, ...) runs on the event loop while that thread waits. Client calls the callback
+awaits are handed back to the waiting thread (``reentrant_call``), as the synchronous clients
+run them on the thread of their callback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import queue
+from collections.abc import Callable
+from typing import Any
+
+#: Configuration entries that hold application callbacks.
+CONFIG_CALLBACKS = ("error_cb", "throttle_cb", "stats_cb", "on_commit")
+
+_DONE = object()
+
+
+class _Session:
+    """A client thread waiting while an application callback runs on the loop."""
+
+    def __init__(self, owner: object) -> None:
+        self.owner = owner
+        self.tasks: queue.SimpleQueue = queue.SimpleQueue()
+
+    def serve_until_done(self, loop: asyncio.AbstractEventLoop) -> None:
+        while True:
+            task = self.tasks.get()
+            if task is _DONE:
+                return
+            fn, args, future = task
+            try:
+                result = fn(*args)
+            except BaseException as exc:  # handed to the awaiting coroutine
+                loop.call_soon_threadsafe(_settle, future, None, exc)
+            else:
+                loop.call_soon_threadsafe(_settle, future, result, None)
+
+
+def _settle(future: asyncio.Future, result: Any, exc: BaseException | None) -> None:
+    if future.done():
+        return
+    if exc is None:
+        future.set_result(result)
+    else:
+        future.set_exception(exc)
+
+
+_session: contextvars.ContextVar[_Session | None] = contextvars.ContextVar(
+    "kafka_fast_aio_callback_session", default=None)
+
+
+def on_loop(loop: asyncio.AbstractEventLoop, callback: Callable[..., Any], owner: object,
+            first_arg: object = None) -> Callable[..., Any]:
+    """A plain function for a client thread: runs ``callback`` (a coroutine function or a
+    plain one) on ``loop``, serving ``owner``'s re-entrant calls until it returns. With
+    ``first_arg``, the callback's first argument is replaced by it (the asyncio client instead
+    of the synchronous one)."""
+
+    def run(*args: Any) -> Any:
+        if first_arg is not None:
+            args = (first_arg, *args[1:])
+        session = _Session(owner)
+
+        async def call() -> Any:
+            token = _session.set(session)
+            try:
+                result = callback(*args)
+                if inspect.isawaitable(result):
+                    result = await result
+                return result
+            finally:
+                _session.reset(token)
+                session.tasks.put(_DONE)
+
+        done = asyncio.run_coroutine_threadsafe(call(), loop)
+        session.serve_until_done(loop)
+        return done.result()
+
+    return run
+
+
+def reentrant_call(owner: object, loop: asyncio.AbstractEventLoop, fn: Callable[..., Any],
+                   args: tuple) -> asyncio.Future | None:
+    """When the running coroutine is inside one of ``owner``'s callbacks, hand ``fn(*args)``
+    to the client thread waiting for that callback and return a future of its result;
+    otherwise None."""
+    session = _session.get()
+    if session is None or session.owner is not owner:
+        return None
+    future = loop.create_future()
+    session.tasks.put((fn, args, future))
+    return future
+
+
+def wrap_config(loop: asyncio.AbstractEventLoop, conf: dict[str, Any],
+                owner: object) -> dict[str, Any]:
+    """A copy of ``conf`` whose callbacks run on ``loop``."""
+    if not isinstance(conf, dict):
+        raise TypeError(f"configuration must be a dict, not {type(conf).__name__}")
+    out = dict(conf)
+    for name in CONFIG_CALLBACKS:
+        if out.get(name) is not None:
+            out[name] = on_loop(loop, out[name], owner)
+    return out

@@ -1,0 +1,146 @@
+"""``AIOConsumer``: the Consumer for asyncio programs."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from ..consumer import Consumer
+from .callbacks import on_loop, reentrant_call, wrap_config
+
+
+class AIOConsumer:
+    """A ``Consumer`` driven from asyncio; create it inside a running event loop.
+
+    Every call runs on a worker thread and calls are serialized (one at a time), so the loop
+    never blocks. Callbacks (``error_cb``, ``throttle_cb``, ``stats_cb``, ``on_commit`` in the
+    configuration; ``on_assign``/``on_revoke``/``on_lost`` of ``subscribe``, which receive
+    this AIOConsumer) may be coroutine functions; they run on the loop, and consumer calls
+    they await (``await consumer.assign(...)``) run at once inside the call that invoked them.
+    """
+
+    def __init__(self, consumer_conf: dict[str, Any], max_workers: int = 2,
+                 executor: concurrent.futures.Executor | None = None) -> None:
+        if executor is None and max_workers < 1:
+            raise ValueError("max_workers must be at least 1")
+        self._loop = asyncio.get_running_loop()
+        self._owns_executor = executor is None
+        self.executor = executor or concurrent.futures.ThreadPoolExecutor(
+            max_workers=max_workers, thread_name_prefix="kafka_fast-aio-consumer")
+        self._lock = asyncio.Lock()
+        self._closed = False
+        self._consumer = Consumer(wrap_config(self._loop, consumer_conf, self))
+
+    # -- plumbing ------------------------------------------------------------------------------
+    async def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        inner = reentrant_call(self, self._loop, fn, args)
+        if inner is not None:
+            return await inner
+        if self._closed:
+            raise RuntimeError("Consumer closed")
+        async with self._lock:
+            return await self._loop.run_in_executor(self.executor, fn, *args)
+
+    # -- consuming -------------------------------------------------------------------------------
+    async def poll(self, timeout: float | None = -1) -> Any:
+        """The next message or event, or None after ``timeout`` seconds (-1: wait)."""
+        return await self._call(self._consumer.poll, timeout)
+
+    async def consume(self, num_messages: int = 1, timeout: float | None = -1) -> list:
+        """Up to ``num_messages`` messages; the way to read many records per call."""
+        return await self._call(self._consumer.consume, num_messages, timeout)
+
+    async def consume_batch(self, max_records: int = 100_000, timeout: float | None = 1.0,
+                            headers: bool = False) -> Any:
+        """Up to ``max_records`` records as one columnar ``RecordBatchView``."""
+        return await self._call(self._consumer.consume_batch, max_records, timeout, headers)
+
+    async def batches(self, max_records: int = 100_000, timeout: float | None = 1.0,
+                      headers: bool = False) -> AsyncIterator[Any]:
+        """``RecordBatchView``s as records arrive (empty views are skipped), until the
+        consumer is closed or the iterating task stops."""
+        while not self._closed:
+            view = await self.consume_batch(max_records, timeout, headers)
+            if len(view):
+                yield view
+
+    # -- group and assignment ------------------------------------------------------------------
+    async def subscribe(self, topics: list[str], on_assign: Callable | None = None,
+                        on_revoke: Callable | None = None,
+                        on_lost: Callable | None = None) -> None:
+        """Join the group for ``topics``; rebalance callbacks get this AIOConsumer."""
+        wrapped = [None if cb is None else on_loop(self._loop, cb, self, first_arg=self)
+                   for cb in (on_assign, on_revoke, on_lost)]
+        await self._call(self._consumer.subscribe, topics, *wrapped)
+
+    async def unsubscribe(self) -> None:
+        await self._call(self._consumer.unsubscribe)
+
+    async def assign(self, partitions: list) -> None:
+        await self._call(self._consumer.assign, partitions)
+
+    async def unassign(self) -> None:
+        await self._call(self._consumer.unassign)
+
+    async def incremental_assign(self, partitions: list) -> None:
+        await self._call(self._consumer.incremental_assign, partitions)
+
+    async def incremental_unassign(self, partitions: list) -> None:
+        await self._call(self._consumer.incremental_unassign, partitions)
+
+    async def assignment(self) -> list:
+        return await self._call(self._consumer.assignment)
+
+    async def commit(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._call(lambda: self._consumer.commit(*args, **kwargs))
+
+    async def committed(self, partitions: list, timeout: float | None = None) -> list:
+        return await self._call(self._consumer.committed, partitions, timeout)
+
+    async def position(self, partitions: list) -> list:
+        return await self._call(self._consumer.position, partitions)
+
+    async def store_offsets(self, *args: Any, **kwargs: Any) -> None:
+        await self._call(lambda: self._consumer.store_offsets(*args, **kwargs))
+
+    async def seek(self, partition: Any) -> None:
+        await self._call(self._consumer.seek, partition)
+
+    async def pause(self, partitions: list) -> None:
+        await self._call(self._consumer.pause, partitions)
+
+    async def resume(self, partitions: list) -> None:
+        await self._call(self._consumer.resume, partitions)
+
+    async def get_watermark_offsets(self, partition: Any, timeout: float | None = None,
+                                    cached: bool = False) -> tuple[int, int]:
+        return await self._call(self._consumer.get_watermark_offsets, partition, timeout, cached)
+
+    async def offsets_for_times(self, partitions: list, timeout: float | None = None) -> list:
+        return await self._call(self._consumer.offsets_for_times, partitions, timeout)
+
+    async def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
+        return await self._call(self._consumer.list_topics, topic, timeout)
+
+    async def consumer_group_metadata(self) -> Any:
+        return await self._call(self._consumer.consumer_group_metadata)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    async def close(self) -> None:
+        """Leave the group (committing if auto commit is on) and release the consumer."""
+        if self._closed:
+            return
+        try:
+            await self._call(self._consumer.close)
+        finally:
+            self._closed = True
+            if self._owns_executor:
+                await self._loop.run_in_executor(None, self.executor.shutdown, True)
+
+    async def __aenter__(self) -> AIOConsumer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

@@ -1,0 +1,248 @@
+"""``AIOProducer``: the Producer for asyncio programs."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import KafkaError, KafkaException
+from ..message import Message
+from ..producer import Producer
+from .callbacks import wrap_config
+
+#: How long the delivery thread waits for reports before looking at the closed flag again.
+POLL_INTERVAL = 0.1
+
+
+class _BatchWaiter:
+    """Counts the reports of one ``produce_batch`` call; resolves a future on the last one."""
+
+    __slots__ = ("future", "left", "error")
+
+    def __init__(self, future: asyncio.Future, count: int) -> None:
+        self.future = future
+        self.left = count
+        self.error: KafkaError | None = None
+
+
+class AIOProducer:
+    """A ``Producer`` driven from asyncio; create it inside a running event loop.
+
+    ``produce()`` never blocks the loop: the record is queued at once, and a delivery thread
+    serves reports, handing each batch of completions to the loop with one
+    ``call_soon_threadsafe``. A cancelled delivery future does not cancel the record: it is
+    still sent, and ``on_delivery`` (if given) still sees its report. ``batch_size`` and
+    ``buffer_timeout`` are accepted for compatibility with confluent-kafka's AIOProducer and
+    have no effect (records are never held back in an asyncio-side buffer).
+    """
+
+    def __init__(self, producer_conf: dict[str, Any], max_workers: int = 4,
+                 executor: concurrent.futures.Executor | None = None, batch_size: int = 1000,
+                 buffer_timeout: float = 1.0) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._owns_executor = executor is None
+        self.executor = executor or concurrent.futures.ThreadPoolExecutor(
+            max_workers=max_workers, thread_name_prefix="kafka_fast-aio")
+        self._producer = Producer(wrap_config(self._loop, producer_conf, self))
+        # Reports in the order they were served (by the delivery thread, or by flush() on an
+        # executor thread); deque appends and pops are atomic, so no lock is needed.
+        self._done: deque[tuple[Any, Any, Message | None]] = deque()
+        self._space = asyncio.Event()
+        self._closed = False
+        self._stop = threading.Event()
+        self._reporter = threading.Thread(target=self._serve_reports, daemon=True,
+                                          name="kafka_fast-aio-reports")
+        self._reporter.start()
+
+    # -- delivery reports (reporter thread -> loop) -----------------------------------------
+    def _on_report(self, target: Any) -> Callable[[KafkaError | None, Message], None]:
+        done = self._done
+
+        def report(err: KafkaError | None, msg: Message) -> None:
+            done.append((target, err, msg))
+
+        return report
+
+    def _serve_reports(self) -> None:
+        producer = self._producer
+        while not self._stop.is_set() or len(producer):
+            try:
+                producer.poll(POLL_INTERVAL)
+            except Exception as exc:  # raised failures without a callback: to the loop
+                self._hand_over([(None, exc, None)])
+                continue
+            if self._done:
+                self._hand_over(self._take_done())
+
+    def _take_done(self) -> list:
+        done = self._done
+        return [done.popleft() for _ in range(len(done))]
+
+    def _hand_over(self, batch: list) -> None:
+        try:
+            self._loop.call_soon_threadsafe(self._resolve, batch)
+        except RuntimeError:  # the loop is closed: nobody is left to tell
+            pass
+
+    def _resolve(self, batch: list) -> None:
+        for target, err, msg in batch:
+            if target is None:
+                self._loop.call_exception_handler(
+                    {"message": "kafka_fast AIOProducer delivery failure", "exception": err})
+                continue
+            if isinstance(target, _BatchWaiter):
+                target.left -= 1
+                if err is not None and target.error is None:
+                    target.error = err
+                if target.left == 0 and not target.future.done():
+                    if target.error is None:
+                        target.future.set_result(None)
+                    else:
+                        target.future.set_exception(KafkaException(target.error))
+                continue
+            future, user_cb = target
+            if user_cb is not None:
+                user_cb(err, msg)
+            if not future.done():
+                if err is None:
+                    future.set_result(msg)
+                else:
+                    future.set_exception(KafkaException(err))
+        self._space.set()
+
+    # -- producing ----------------------------------------------------------------------------
+    async def produce(self, topic: str, value: Any = None, key: Any = None, partition: int = -1,
+                      on_delivery: Callable | None = None, timestamp: int = 0,
+                      headers: Any = None) -> asyncio.Future:
+        """Queue one record; returns a future resolving to its delivered ``Message``.
+
+        Waits (without blocking the loop) while the local queue is full. ``on_delivery`` runs
+        on the loop with ``(err, msg)`` before the future resolves.
+        """
+        self._check_open()
+        future = self._loop.create_future()
+        report = self._on_report((future, on_delivery))
+        while True:
+            try:
+                self._producer.produce(topic, value, key, partition, report, timestamp, headers)
+                return future
+            except BufferError:
+                await self._wait_for_space()
+
+    async def produce_batch(self, topic: str, values: Any = None, keys: Any = None,
+                            partition: int = -1, timestamps: Any = None,
+                            headers: Any = None) -> None:
+        """Queue many records (``Producer.produce_batch``'s columnar form) and return once
+        every one is delivered; raises ``KafkaException`` with the first failure."""
+        self._check_open()
+        count = _record_count(values)
+        if count == 0:
+            return
+        waiter = _BatchWaiter(self._loop.create_future(), count)
+        report = self._on_report(waiter)
+        while True:
+            try:
+                queued = self._producer.produce_batch(topic, values, keys, partition,
+                                                      timestamps, headers, report)
+                break
+            except BufferError:
+                await self._wait_for_space()
+        waiter.left -= count - queued
+        if waiter.left <= 0 and not waiter.future.done():
+            waiter.future.set_result(None)
+        await waiter.future
+
+    async def _wait_for_space(self) -> None:
+        self._space.clear()
+        try:
+            await asyncio.wait_for(self._space.wait(), POLL_INTERVAL)
+        except asyncio.TimeoutError:
+            pass
+
+    # -- blocking calls on the executor -----------------------------------------------------
+    async def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        self._check_open()
+        return await self._loop.run_in_executor(self.executor, fn, *args)
+
+    async def poll(self, timeout: float = 0) -> int:
+        """Reports are served by the delivery thread; this waits up to ``timeout`` for it and
+        returns 0 (confluent-kafka returns the number of callbacks it served)."""
+        if timeout:
+            await asyncio.sleep(max(0.0, timeout))
+        return 0
+
+    async def flush(self, timeout: float | None = None) -> int:
+        """Send everything queued and wait for its reports; returns the records still held."""
+        left = await self._call(self._producer.flush, timeout)
+        await self._drained()
+        return left
+
+    async def _drained(self) -> None:
+        """Wait until the reports already taken from the producer reached the loop."""
+        marker = self._loop.create_future()
+        self._done.append(((marker, None), None, None))
+        if not self._reporter.is_alive():
+            self._resolve(self._take_done())
+        await marker
+
+    async def purge(self, in_queue: bool = True, in_flight: bool = True,
+                    blocking: bool = True) -> None:
+        await self._call(self._producer.purge, in_queue, in_flight, blocking)
+
+    async def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
+        return await self._call(self._producer.list_topics, topic, timeout)
+
+    async def init_transactions(self, timeout: float | None = None) -> None:
+        await self._call(self._producer.init_transactions, timeout)
+
+    async def begin_transaction(self) -> None:
+        await self._call(self._producer.begin_transaction)
+
+    async def send_offsets_to_transaction(self, positions: Any, group_metadata: Any,
+                                          timeout: float | None = None) -> None:
+        await self._call(self._producer.send_offsets_to_transaction, positions,
+                         group_metadata, timeout)
+
+    async def commit_transaction(self, timeout: float | None = None) -> None:
+        await self.flush(timeout)
+        await self._call(self._producer.commit_transaction, timeout)
+
+    async def abort_transaction(self, timeout: float | None = None) -> None:
+        await self._call(self._producer.abort_transaction, timeout)
+
+    def __len__(self) -> int:
+        return 0 if self._closed else len(self._producer)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("Producer has been closed")
+
+    async def close(self) -> None:
+        """Deliver what is queued, then stop the delivery thread and the producer."""
+        if self._closed:
+            return
+        await self.flush()
+        self._closed = True
+        self._stop.set()
+        await self._loop.run_in_executor(None, self._reporter.join)
+        await self._loop.run_in_executor(None, self._producer.close)
+        self._resolve(self._take_done())
+        if self._owns_executor:
+            await self._loop.run_in_executor(None, self.executor.shutdown, True)
+
+    async def __aenter__(self) -> AIOProducer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def _record_count(values: Any) -> int:
+    if isinstance(values, tuple) and len(values) >= 2:  # packed (data, offsets[, nulls])
+        return len(values[1]) - 1
+    return len(values)

@@ -1,0 +1,150 @@
+"""AIOProducer on real brokers: delivered messages, errors in the awaiting task, cancellation,
+close with pending deliveries, produce_batch, transactions."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+from harness.topics import create_topic, unique_topic
+from readback import read_confluent
+
+from kafka_fast import KafkaError, KafkaException
+from kafka_fast.aio import AIOProducer
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_produce_resolves_to_the_delivered_message(broker):
+    topic = unique_topic("aio")
+    create_topic(broker, topic, 2)
+
+    async def main():
+        async with AIOProducer(broker.client_config({"linger.ms": 2})) as producer:
+            futures = [await producer.produce(topic, b"v%d" % i, b"k%d" % i, partition=i % 2)
+                       for i in range(200)]
+            return await asyncio.gather(*futures)
+
+    msgs = run(main())
+    assert [(m.value(), m.key(), m.partition()) for m in msgs] == [
+        (b"v%d" % i, b"k%d" % i, i % 2) for i in range(200)]
+    for p in (0, 1):
+        assert [m.offset() for m in msgs if m.partition() == p] == list(range(100))
+    got = read_confluent(broker, topic, 2, 200)
+    assert sorted(g.value for g in got) == sorted(b"v%d" % i for i in range(200))
+
+
+def test_a_failed_delivery_raises_in_the_awaiting_task(broker):
+    topic = unique_topic("aio-fail")
+    create_topic(broker, topic, 1)
+
+    async def main():
+        async with AIOProducer(broker.client_config({"message.max.bytes": 2000})) as producer:
+            with pytest.raises(KafkaException) as info:
+                await producer.produce(topic, b"x" * 5000)  # refused when queued
+            assert info.value.args[0].code() == KafkaError.MSG_SIZE_TOO_LARGE
+            future = await producer.produce(topic, b"fine", partition=7)  # no such partition
+            with pytest.raises(KafkaException) as info:
+                await asyncio.wait_for(future, 30)
+            return info.value.args[0].code()
+
+    assert run(main()) in (KafkaError._UNKNOWN_PARTITION, KafkaError.UNKNOWN_TOPIC_OR_PART)
+
+
+def test_cancelled_waiters_still_get_their_records_delivered_and_reported(broker):
+    topic = unique_topic("aio-cancel")
+    create_topic(broker, topic, 1)
+    reports = []
+
+    async def main():
+        producer = AIOProducer(broker.client_config({"linger.ms": 50}))
+        futures = [await producer.produce(topic, b"%d" % i,
+                                          on_delivery=lambda err, msg: reports.append(
+                                              (err, msg.offset())))
+                   for i in range(50)]
+        waiter = asyncio.ensure_future(asyncio.gather(*futures))
+        await asyncio.sleep(0)
+        waiter.cancel()
+        await producer.close()  # close with deliveries pending
+        return futures
+
+    futures = run(main())
+    assert all(f.cancelled() for f in futures)
+    assert sorted(reports) == [(None, i) for i in range(50)]
+    assert [g.value for g in read_confluent(broker, topic, 1, 50)] == [b"%d" % i for i in range(50)]
+
+
+def test_produce_batch_resolves_when_every_record_is_delivered(broker):
+    topic = unique_topic("aio-batch")
+    create_topic(broker, topic, 3)
+    values = np.arange(3000 * 8, dtype=np.uint8).reshape(3000, 8)
+
+    async def main():
+        async with AIOProducer(broker.client_config()) as producer:
+            await producer.produce_batch(topic, values, keys=[b"k%d" % (i % 7) for i in range(3000)])
+            return len(producer)
+
+    assert run(main()) == 0
+    got = read_confluent(broker, topic, 3, 3000)
+    assert sorted(g.value for g in got) == sorted(bytes(r) for r in values)
+
+
+def test_the_loop_is_never_blocked_while_the_queue_is_full(broker):
+    topic = unique_topic("aio-full")
+    create_topic(broker, topic, 1)
+    ticks = []
+
+    async def ticker(stop):
+        while not stop.is_set():
+            ticks.append(asyncio.get_running_loop().time())
+            await asyncio.sleep(0.01)
+
+    async def main():
+        stop = asyncio.Event()
+        tick_task = asyncio.ensure_future(ticker(stop))
+        async with AIOProducer(broker.client_config(
+                {"queue.buffering.max.messages": 100, "linger.ms": 20})) as producer:
+            futures = [await producer.produce(topic, b"%05d" % i) for i in range(2000)]
+            msgs = await asyncio.gather(*futures)
+        stop.set()
+        await tick_task
+        return msgs
+
+    msgs = run(main())
+    assert [m.offset() for m in msgs] == list(range(2000))
+    gaps = np.diff(ticks)
+    assert len(ticks) > 3 and gaps.max() < 1.0, f"the loop stalled for {gaps.max():.2f}s"
+
+
+def test_error_cb_coroutine_runs_on_the_loop():
+    seen = []
+    loops = []
+
+    async def on_error(err):
+        seen.append((err.code(), asyncio.get_running_loop() is loops[0]))
+
+    async def main():
+        loops.append(asyncio.get_running_loop())
+        producer = AIOProducer({"bootstrap.servers": "127.0.0.1:1", "error_cb": on_error,
+                                "message.timeout.ms": 1500, "reconnect.backoff.max.ms": 100})
+        future = await producer.produce("nowhere", b"x")
+        with pytest.raises(KafkaException) as info:
+            await asyncio.wait_for(future, 20)
+        await producer.close()
+        return info.value.args[0].code()
+
+    assert run(main()) == KafkaError._MSG_TIMED_OUT
+    assert seen and all(on_loop for _, on_loop in seen)
+
+
+def test_calls_after_close_raise():
+    async def main():
+        producer = AIOProducer({"bootstrap.servers": "127.0.0.1:1"})
+        await producer.close()
+        with pytest.raises(RuntimeError, match="closed"):
+            await producer.produce("t", b"x")
+
+    run(main())
