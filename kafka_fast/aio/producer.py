@@ -18,6 +18,21 @@ from .callbacks import wrap_config
 POLL_INTERVAL = 0.1
 
 
+class _Delivery:
+    """One record's delivery: its future and the application's ``on_delivery``; called with
+    the report on the delivery thread, it queues itself for the loop."""
+
+    __slots__ = ("future", "user_cb", "done")
+
+    def __init__(self, future: asyncio.Future, user_cb: Callable | None, done: deque) -> None:
+        self.future = future
+        self.user_cb = user_cb
+        self.done = done
+
+    def __call__(self, err: KafkaError | None, msg: Message) -> None:
+        self.done.append((self, err, msg))
+
+
 class _BatchWaiter:
     """Counts the reports of one ``produce_batch`` call; resolves a future on the last one."""
 
@@ -59,14 +74,6 @@ class AIOProducer:
         self._reporter.start()
 
     # -- delivery reports (reporter thread -> loop) -----------------------------------------
-    def _on_report(self, target: Any) -> Callable[[KafkaError | None, Message], None]:
-        done = self._done
-
-        def report(err: KafkaError | None, msg: Message) -> None:
-            done.append((target, err, msg))
-
-        return report
-
     def _serve_reports(self) -> None:
         producer = self._producer
         while not self._stop.is_set() or len(producer):
@@ -104,7 +111,7 @@ class AIOProducer:
                     else:
                         target.future.set_exception(KafkaException(target.error))
                 continue
-            future, user_cb = target
+            future, user_cb = target.future, target.user_cb
             if user_cb is not None:
                 user_cb(err, msg)
             if not future.done():
@@ -125,7 +132,7 @@ class AIOProducer:
         """
         self._check_open()
         future = self._loop.create_future()
-        report = self._on_report((future, on_delivery))
+        report = _Delivery(future, on_delivery, self._done)
         while True:
             try:
                 self._producer.produce(topic, value, key, partition, report, timestamp, headers)
@@ -143,7 +150,11 @@ class AIOProducer:
         if count == 0:
             return
         waiter = _BatchWaiter(self._loop.create_future(), count)
-        report = self._on_report(waiter)
+        done = self._done
+
+        def report(err: KafkaError | None, msg: Message) -> None:
+            done.append((waiter, err, msg))
+
         while True:
             try:
                 queued = self._producer.produce_batch(topic, values, keys, partition,
@@ -184,7 +195,7 @@ class AIOProducer:
     async def _drained(self) -> None:
         """Wait until the reports already taken from the producer reached the loop."""
         marker = self._loop.create_future()
-        self._done.append(((marker, None), None, None))
+        self._done.append((_Delivery(marker, None, self._done), None, None))
         if not self._reporter.is_alive():
             self._resolve(self._take_done())
         await marker

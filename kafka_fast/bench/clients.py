@@ -291,6 +291,41 @@ def aiokafka_getmany(t: Target, p: Payload) -> Timing:
     return asyncio.run(main())
 
 
+def _aio_produce(module: str, settings: dict) -> Callable[[Target, Payload], Timing]:
+    """``await producer.produce()`` per record with an ``AIOProducer`` (kafka_fast.aio or
+    confluent_kafka.aio), the delivery futures gathered every 50k records."""
+
+    def run(t: Target, p: Payload) -> Timing:
+        import importlib
+
+        values, keys = p.as_bytes_lists()
+        aio = importlib.import_module(module)
+
+        async def main() -> Timing:
+            producer = aio.AIOProducer({
+                "bootstrap.servers": t.bootstrap, "acks": t.acks, "linger.ms": 5,
+                "compression.type": t.compression, "queue.buffering.max.messages": 2_000_000,
+                "queue.buffering.max.kbytes": 2_097_152, **settings})
+            try:
+                await producer.list_topics(t.topic, 30)
+                sw = Stopwatch().start()
+                pending = []
+                for i in range(len(values)):
+                    pending.append(await producer.produce(t.topic, values[i], keys[i]))
+                    if len(pending) >= 50_000:
+                        await asyncio.gather(*pending)
+                        pending.clear()
+                await asyncio.gather(*pending)
+                wall, cpu = sw.stop()
+                return wall, cpu, ""
+            finally:
+                await producer.close()
+
+        return asyncio.run(main())
+
+    return run
+
+
 # ---- kafka-python ---------------------------------------------------------------------------
 
 def _kp_producer(t: Target):
@@ -360,6 +395,10 @@ CASES: list[Case] = [
     Case("kafka_fast.consume_batch", "kafka_fast", "consume_batch", "consume",
          _closing(_kf_consumer, _kf_consume_batch)),
     *_confluent_api("confluent", _ck_producer, _ck_produce_batch, _ck_consumer),
+    Case("kafka_fast.aio_produce", "kafka_fast", "AIOProducer.produce()", "produce",
+         _aio_produce("kafka_fast.aio", {}), default=False),
+    Case("confluent.aio_produce", "confluent", "AIOProducer.produce()", "produce",
+         _aio_produce("confluent_kafka.aio", {"batch.size": 1_000_000}), default=False),
     Case("aiokafka.send", "aiokafka", "send()", "produce", aiokafka_send),
     Case("kafka-python.send", "kafka-python", "send()", "produce",
          _closing(_kp_producer, _kp_send)),
