@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._error_codes import BROKER_ERRORS
+from ._error_codes import BROKER_ERRORS as _GENERATED_BROKER_ERRORS
 
 #: librdkafka's local error codes (``rd_kafka_resp_err_t`` below zero).
 LOCAL_ERRORS: dict[int, tuple[str, str]] = {
@@ -75,6 +75,9 @@ LOCAL_ERRORS: dict[int, tuple[str, str]] = {
     -141: ("_NOOP", "Local: No operation performed"),
     -140: ("_AUTO_OFFSET_RESET", "Local: No offset to automatically reset to"),
     -139: ("_LOG_TRUNCATION", "Local: Partition log truncation detected"),
+    -138: ("_INVALID_DIFFERENT_RECORD",
+           "Local: an invalid record in the same batch caused the failure of this message too"),
+    -137: ("_DESTROY_BROKER", "Local: Broker handle destroyed without termination"),
 }
 
 #: Where librdkafka's name differs from Kafka's, librdkafka's is the primary ``name()``.
@@ -86,8 +89,22 @@ LIBRDKAFKA_NAMES: dict[int, str] = {
     17: "TOPIC_EXCEPTION",
 }
 
+#: Broker error codes newer than the message schemas the codec is generated from, with
+#: Kafka's names and messages (``(name, retriable, message)`` as in ``_error_codes``).
+NEWER_BROKER_ERRORS: dict[int, tuple[str, bool, str]] = {
+    129: ("REBOOTSTRAP_REQUIRED", False,
+          "Client metadata is stale, client should rebootstrap to obtain new metadata"),
+    130: ("STREAMS_INVALID_TOPOLOGY", False, "The supplied topology is invalid"),
+    131: ("STREAMS_INVALID_TOPOLOGY_EPOCH", False, "The supplied topology epoch is invalid"),
+    132: ("STREAMS_TOPOLOGY_FENCED", False, "The supplied topology epoch is outdated"),
+    133: ("SHARE_SESSION_LIMIT_REACHED", True, "The limit of share sessions has been reached"),
+}
+BROKER_ERRORS = {**NEWER_BROKER_ERRORS, **_GENERATED_BROKER_ERRORS}
+
 #: Extra aliases librdkafka and confluent-kafka users know.
 EXTRA_ALIASES: dict[str, int] = {
+    "UNKNOWN": -1,
+    "STALE_CTRL_EPOCH": 11,
     "NOT_LEADER_FOR_PARTITION": 6,
     "GROUP_LOAD_IN_PROGRESS": 14,
     "GROUP_COORDINATOR_NOT_AVAILABLE": 15,
@@ -184,13 +201,14 @@ class KafkaError:
     def __bool__(self) -> bool:
         return self._code != 0
 
-    def __str__(self) -> str:
-        return self.str()
-
     def __repr__(self) -> str:
         return (
             f'KafkaError{{code={self.name()},val={self._code},str="{self.str()}"}}'
         )
+
+    #: ``str(err)`` is the same ``KafkaError{code=...,val=...,str="..."}`` text as
+    #: confluent-kafka's; ``err.str()`` is the message alone.
+    __str__ = __repr__
 
 
 def _install_constants() -> None:

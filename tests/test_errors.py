@@ -49,3 +49,23 @@ def test_exceptions_carry_the_error():
     assert corrupt.args[0].code() == KafkaError.CORRUPT_MESSAGE and corrupt.position == 61
     assert "at byte 61" in corrupt.args[0].str()
     assert ProtocolError("short frame").args[0].code() == KafkaError._BAD_MSG
+
+
+def test_every_confluent_kafka_error_constant_exists_with_its_value():
+    import confluent_kafka
+
+    theirs = {n: getattr(confluent_kafka.KafkaError, n) for n in dir(confluent_kafka.KafkaError)
+              if n.isupper() or (n.startswith("_") and n[1:].isupper())}
+    assert len(theirs) > 150
+    ours = {n: getattr(KafkaError, n, None) for n in theirs}
+    assert {n: v for n, v in ours.items() if v != theirs[n]} == {}
+
+
+def test_str_of_an_error_matches_confluent_kafka():
+    import confluent_kafka
+
+    for code in (KafkaError._MSG_TIMED_OUT, KafkaError.UNKNOWN_TOPIC_OR_PART,
+                 KafkaError.REBOOTSTRAP_REQUIRED):
+        theirs = str(confluent_kafka.KafkaError(code, "a reason"))
+        assert str(KafkaError(code, "a reason")) == theirs
+        assert KafkaError(code, "a reason").str() == "a reason"
