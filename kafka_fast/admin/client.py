@@ -1,4 +1,5 @@
-"""AdminClient: topics, partitions and configurations (confluent-kafka compatible subset)."""
+"""AdminClient: topics, partitions, configurations and SCRAM users (confluent-kafka compatible
+subset)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ..errors import KafkaError, KafkaException
 from ..net.client import KafkaClient
 from ..net.request import VersionedRequest
 from ..protocol.messages import (
+    AlterUserScramCredentialsRequest,
     CreatePartitionsRequest,
     CreateTopicsRequest,
     DeleteTopicsRequest,
@@ -28,6 +30,13 @@ from .resources import (
     NewPartitions,
     NewTopic,
     ResourceType,
+)
+from .scram import (
+    UserScramCredentialAlteration,
+    UserScramCredentialUpsertion,
+    check_alteration,
+    new_salt,
+    salted_password,
 )
 
 
@@ -242,6 +251,47 @@ class AdminClient:
                     _error(r.error_code, r.error_message) for r in resp.responses}
 
         return AdminCall(self._client, items, build, parse, _resource_target,
+                         self._timeout(request_timeout)).start()
+
+    # -- SCRAM users -------------------------------------------------------------------------
+    def alter_user_scram_credentials(self, alterations: list[UserScramCredentialAlteration],
+                                     request_timeout: float | None = None
+                                     ) -> dict[str, Future]:
+        """Upsert or delete SCRAM credentials; ``{user: Future}`` resolving to None.
+
+        Passwords are salted and hashed here (PBKDF2, as the broker stores them); only
+        the salted password goes over the wire.
+        """
+        items = _typed(alterations, UserScramCredentialAlteration)
+        if not items:
+            raise ValueError("Expected a non-empty list of SCRAM credential alterations")
+        for a in items:
+            check_alteration(a)
+        users = list(dict.fromkeys(a.user for a in items))
+        Upsertion = AlterUserScramCredentialsRequest.ScramCredentialUpsertion
+        Deletion = AlterUserScramCredentialsRequest.ScramCredentialDeletion
+        upsertions: dict[str, list[Any]] = {u: [] for u in users}
+        deletions: dict[str, list[Any]] = {u: [] for u in users}
+        for a in items:
+            if isinstance(a, UserScramCredentialUpsertion):
+                info = a.scram_credential_info
+                salt = a.salt or new_salt()
+                upsertions[a.user].append(Upsertion(
+                    name=a.user, mechanism=info.mechanism.value, iterations=info.iterations,
+                    salt=salt, salted_password=salted_password(
+                        info.mechanism, a.password, salt, info.iterations)))
+            else:
+                deletions[a.user].append(Deletion(name=a.user, mechanism=a.mechanism.value))
+
+        def build(group: list[Hashable]) -> AlterUserScramCredentialsRequest:
+            return AlterUserScramCredentialsRequest(
+                deletions=[d for u in group for d in deletions[u]],
+                upsertions=[x for u in group for x in upsertions[u]])
+
+        def parse(resp: Any) -> dict[Hashable, Any]:
+            return {r.user: _error(r.error_code, r.error_message) for r in resp.results}
+
+        return AdminCall(self._client, users, build, parse, lambda _: CONTROLLER,
                          self._timeout(request_timeout)).start()
 
 
