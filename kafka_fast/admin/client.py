@@ -100,6 +100,14 @@ class AdminClient:
             return self._config["request.timeout.ms"] / 1000.0
         return float(request_timeout)
 
+    def _operation_ms(self, operation_timeout: float, request_timeout: float | None) -> int:
+        """The broker-side time limit of an operation: ``operation_timeout``, or when it is
+        0 the request time-out (a KRaft controller answers REQUEST_TIMED_OUT at once to a
+        deadline of 0, as the Java client avoids by sending its API time-out)."""
+        if operation_timeout > 0:
+            return int(operation_timeout * 1000)
+        return int(self._timeout(request_timeout) * 1000)
+
     # -- metadata ----------------------------------------------------------------------------
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
         """Cluster brokers and topics (one ``topic`` or all), fresh from a broker.
@@ -126,7 +134,7 @@ class AdminClient:
         """Create topics; ``{topic: Future}`` resolving to None once the controller accepted."""
         topics = _unique(_typed(new_topics, NewTopic), lambda t: t.topic, "NewTopic objects")
         by_name = {t.topic: t for t in topics}
-        op_ms = int(operation_timeout * 1000)
+        op_ms = self._operation_ms(operation_timeout, request_timeout)
 
         def build(names: list[Hashable]) -> CreateTopicsRequest:
             return CreateTopicsRequest(
@@ -143,7 +151,7 @@ class AdminClient:
                       request_timeout: float | None = None) -> dict[str, Future]:
         """Delete topics; ``{topic: Future}`` resolving to None."""
         names = _unique(topics, lambda t: t, "topic names")
-        op_ms = int(operation_timeout * 1000)
+        op_ms = self._operation_ms(operation_timeout, request_timeout)
 
         def build(group: list[Hashable]) -> VersionedRequest:
             def at(version: int) -> DeleteTopicsRequest:
@@ -169,7 +177,7 @@ class AdminClient:
         items = _unique(_typed(new_partitions, NewPartitions), lambda p: p.topic,
                         "NewPartitions objects")
         by_name = {p.topic: p for p in items}
-        op_ms = int(operation_timeout * 1000)
+        op_ms = self._operation_ms(operation_timeout, request_timeout)
         Topic = CreatePartitionsRequest.CreatePartitionsTopic
         Assignment = CreatePartitionsRequest.CreatePartitionsAssignment
 

@@ -66,6 +66,8 @@ COMMON_SETTINGS = {
     "log.cleaner.threads": "1",
     "log.cleaner.dedupe.buffer.size": str(4 << 20),
     "socket.request.max.bytes": str(100 << 20),
+    # Batches up to 2 MiB, as the tests' producers allow (Kafka's default is 1 MiB).
+    "message.max.bytes": str(2 << 20),
     "group.initial.rebalance.delay.ms": "0",
     "group.min.session.timeout.ms": "1000",
     "group.consumer.min.session.timeout.ms": "3000",
