@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 SCHEMAS ?= ../shared/kafka-protocol
 RECORDS ?= 200000
 
-.PHONY: demo test test-core bench build install system-deps gen check-generated lint clean
+.PHONY: demo test test-core bench build install system-deps kafka-jars gen check-generated lint clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ build: install
 system-deps:
 	bash tools/install_system_deps.sh
 
+# Apache Kafka broker jars for the real-broker tests, cached outside the repository.
+kafka-jars:
+	bash tools/fetch_kafka.sh
+
 gen: install
 	$(PY) tools/gen_errors.py $(SCHEMAS)/error-codes.tsv
 	$(PY) tools/gen_protocol.py $(SCHEMAS)/message
@@ -37,7 +41,7 @@ check-generated: install
 lint: install
 	$(VENV)/bin/ruff check .
 
-test: build system-deps check-generated lint
+test: build system-deps kafka-jars check-generated lint
 	$(PY) -m pytest -q tests
 
 test-core: build

@@ -1,4 +1,4 @@
-"""Administrative client: topics, partitions and configurations."""
+"""Administrative client: topics, partitions, configurations and SCRAM users."""
 
 from .client import AdminClient
 from .metadata import BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata
@@ -10,6 +10,13 @@ from .resources import (
     NewPartitions,
     NewTopic,
     ResourceType,
+)
+from .scram import (
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialAlteration,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
 )
 
 __all__ = [
@@ -24,5 +31,10 @@ __all__ = [
     "NewTopic",
     "PartitionMetadata",
     "ResourceType",
+    "ScramCredentialInfo",
+    "ScramMechanism",
     "TopicMetadata",
+    "UserScramCredentialAlteration",
+    "UserScramCredentialDeletion",
+    "UserScramCredentialUpsertion",
 ]

@@ -1,4 +1,5 @@
-"""AdminClient: topics, partitions and configurations (confluent-kafka compatible subset)."""
+"""AdminClient: topics, partitions, configurations and SCRAM users (confluent-kafka compatible
+subset)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ..errors import KafkaError, KafkaException
 from ..net.client import KafkaClient
 from ..net.request import VersionedRequest
 from ..protocol.messages import (
+    AlterUserScramCredentialsRequest,
     CreatePartitionsRequest,
     CreateTopicsRequest,
     DeleteTopicsRequest,
@@ -28,6 +30,13 @@ from .resources import (
     NewPartitions,
     NewTopic,
     ResourceType,
+)
+from .scram import (
+    UserScramCredentialAlteration,
+    UserScramCredentialUpsertion,
+    check_alteration,
+    new_salt,
+    salted_password,
 )
 
 
@@ -91,6 +100,14 @@ class AdminClient:
             return self._config["request.timeout.ms"] / 1000.0
         return float(request_timeout)
 
+    def _operation_ms(self, operation_timeout: float, request_timeout: float | None) -> int:
+        """The broker-side time limit of an operation: ``operation_timeout``, or when it is
+        0 the request time-out (a KRaft controller answers REQUEST_TIMED_OUT at once to a
+        deadline of 0, as the Java client avoids by sending its API time-out)."""
+        if operation_timeout > 0:
+            return int(operation_timeout * 1000)
+        return int(self._timeout(request_timeout) * 1000)
+
     # -- metadata ----------------------------------------------------------------------------
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
         """Cluster brokers and topics (one ``topic`` or all), fresh from a broker.
@@ -117,7 +134,7 @@ class AdminClient:
         """Create topics; ``{topic: Future}`` resolving to None once the controller accepted."""
         topics = _unique(_typed(new_topics, NewTopic), lambda t: t.topic, "NewTopic objects")
         by_name = {t.topic: t for t in topics}
-        op_ms = int(operation_timeout * 1000)
+        op_ms = self._operation_ms(operation_timeout, request_timeout)
 
         def build(names: list[Hashable]) -> CreateTopicsRequest:
             return CreateTopicsRequest(
@@ -134,7 +151,7 @@ class AdminClient:
                       request_timeout: float | None = None) -> dict[str, Future]:
         """Delete topics; ``{topic: Future}`` resolving to None."""
         names = _unique(topics, lambda t: t, "topic names")
-        op_ms = int(operation_timeout * 1000)
+        op_ms = self._operation_ms(operation_timeout, request_timeout)
 
         def build(group: list[Hashable]) -> VersionedRequest:
             def at(version: int) -> DeleteTopicsRequest:
@@ -160,7 +177,7 @@ class AdminClient:
         items = _unique(_typed(new_partitions, NewPartitions), lambda p: p.topic,
                         "NewPartitions objects")
         by_name = {p.topic: p for p in items}
-        op_ms = int(operation_timeout * 1000)
+        op_ms = self._operation_ms(operation_timeout, request_timeout)
         Topic = CreatePartitionsRequest.CreatePartitionsTopic
         Assignment = CreatePartitionsRequest.CreatePartitionsAssignment
 
@@ -242,6 +259,47 @@ class AdminClient:
                     _error(r.error_code, r.error_message) for r in resp.responses}
 
         return AdminCall(self._client, items, build, parse, _resource_target,
+                         self._timeout(request_timeout)).start()
+
+    # -- SCRAM users -------------------------------------------------------------------------
+    def alter_user_scram_credentials(self, alterations: list[UserScramCredentialAlteration],
+                                     request_timeout: float | None = None
+                                     ) -> dict[str, Future]:
+        """Upsert or delete SCRAM credentials; ``{user: Future}`` resolving to None.
+
+        Passwords are salted and hashed here (PBKDF2, as the broker stores them); only
+        the salted password goes over the wire.
+        """
+        items = _typed(alterations, UserScramCredentialAlteration)
+        if not items:
+            raise ValueError("Expected a non-empty list of SCRAM credential alterations")
+        for a in items:
+            check_alteration(a)
+        users = list(dict.fromkeys(a.user for a in items))
+        Upsertion = AlterUserScramCredentialsRequest.ScramCredentialUpsertion
+        Deletion = AlterUserScramCredentialsRequest.ScramCredentialDeletion
+        upsertions: dict[str, list[Any]] = {u: [] for u in users}
+        deletions: dict[str, list[Any]] = {u: [] for u in users}
+        for a in items:
+            if isinstance(a, UserScramCredentialUpsertion):
+                info = a.scram_credential_info
+                salt = a.salt or new_salt()
+                upsertions[a.user].append(Upsertion(
+                    name=a.user, mechanism=info.mechanism.value, iterations=info.iterations,
+                    salt=salt, salted_password=salted_password(
+                        info.mechanism, a.password, salt, info.iterations)))
+            else:
+                deletions[a.user].append(Deletion(name=a.user, mechanism=a.mechanism.value))
+
+        def build(group: list[Hashable]) -> AlterUserScramCredentialsRequest:
+            return AlterUserScramCredentialsRequest(
+                deletions=[d for u in group for d in deletions[u]],
+                upsertions=[x for u in group for x in upsertions[u]])
+
+        def parse(resp: Any) -> dict[Hashable, Any]:
+            return {r.user: _error(r.error_code, r.error_message) for r in resp.results}
+
+        return AdminCall(self._client, users, build, parse, lambda _: CONTROLLER,
                          self._timeout(request_timeout)).start()
 
 

@@ -10,6 +10,7 @@ import pytest
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient
 from harness import create_topic, external_from_env, unique_topic
+from harness.apache_kafka import apache_kafka_missing
 from harness.probe import API_VERSIONS, api_versions
 from harness.reference_client import Record, consume, produce
 
@@ -60,7 +61,7 @@ def test_roundtrip_100_records(broker):
 def test_kafka_fixture_kind(kafka):
     external = external_from_env()
     if external is None:
-        assert kafka.kind == "tansu"
+        assert kafka.kind == ("kafka" if apache_kafka_missing() is None else "tansu")
     else:
         assert (kafka.kind, kafka.bootstrap) == ("external", external.bootstrap)
     md = AdminClient(kafka.client_config()).list_topics(timeout=10)
