@@ -46,8 +46,8 @@ def parse_format(fmt: str) -> list[bytes | str]:
 
 
 class KcatFormat:
-    """Renders a record as bytes with a parsed format; ``null`` is what a null key or value
-    prints as (b"" by default, b"NULL" with -Z); ``key_serde``/``value_serde`` turn non-null
+    """Renders a record as bytes with a parsed format; ``null`` is what a null or empty key or
+    value prints as (b"" by default, b"NULL" with -Z, as kcat); ``key_serde``/``value_serde`` turn non-null
     keys/values into text (``-s``)."""
 
     def __init__(self, parts: list[bytes | str], null: bytes = b"",
@@ -72,7 +72,7 @@ class KcatFormat:
         return bytes(out)
 
     def _data(self, data: bytes | None, serde: Deserializer | None) -> bytes:
-        if data is None:
+        if not data:  # kcat prints an empty key or value as it prints a null one
             return self.null
         return serde(data) if serde is not None else data
 
