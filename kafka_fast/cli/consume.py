@@ -190,6 +190,7 @@ def run(args: argparse.Namespace) -> int:
     tail: dict[int, deque] = {}
     at_end: set[int] = set()
     stopped: set[int] = set()
+    started: set[int] = set()
     try:
         meta = connect(consumer, args, conf, args.topic)
         printer.leaders = {p.id: p.leader for p in meta.topics[args.topic].partitions.values()} \
@@ -229,6 +230,12 @@ def run(args: argparse.Namespace) -> int:
                     if args.exit_at_end and _all_done(consumer, expected, at_end | stopped):
                         break
                     continue
+                if offsets.kind == "time" and msg.partition() not in started:
+                    # A broker may answer the time look-up with the start of the batch
+                    # (Tansu): records before the first one at or after the time are skipped.
+                    if msg.timestamp()[1] < offsets.number:
+                        continue
+                    started.add(msg.partition())
                 if offsets.stop_ts is not None and msg.timestamp()[1] >= offsets.stop_ts:
                     stopped.add(msg.partition())
                     consumer.pause([_tp(msg)])

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from harness.brokers import Broker
 
 ROOT = str(Path(__file__).resolve().parents[2])
