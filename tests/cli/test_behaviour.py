@@ -187,3 +187,15 @@ def test_pack_str_byte_order():
     assert pack_deserializer("<H")(b"\x01\x02") == b"513"
     assert pack_deserializer("H")(b"\x01\x02") == b"258"
     assert pack_deserializer(">bBcs")(b"\xff\xff" + b"Ztail") == b"-1255Ztail"
+
+
+def test_bench_checks_the_plot_path_before_running(tmp_path):
+    start = time.monotonic()
+    done = kf("bench", "--records", "1000", "--plot", str(tmp_path / "no" / "chart.png"))
+    assert done.returncode == 2
+    assert done.stderr.decode().strip() == (
+        f"kafka-fast bench: --plot {tmp_path / 'no' / 'chart.png'}: folder "
+        f"{tmp_path / 'no'} does not exist")
+    assert time.monotonic() - start < 20  # no broker was started, no case ran
+    folder = kf("bench", "--plot", str(tmp_path))
+    assert folder.returncode == 2 and b"is a directory" in folder.stderr
