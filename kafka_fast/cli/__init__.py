@@ -13,7 +13,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 from .._version import __version__
 from ..errors import KafkaException
-from . import bench, consume, produce, topics
+from . import bench, consume, groups, produce, topics
 from .connect import ClientLog, ConnectError
 from .options import UsageError
 
@@ -24,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kafka-fast", description="Kafka from the command line, with kafka_fast.")
     parser.add_argument("--version", action="version", version=f"kafka-fast {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (produce, consume, topics, bench):
+    for module in (produce, consume, topics, groups, bench):
         module.register(sub)
     return parser
 

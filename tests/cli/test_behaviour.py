@@ -199,3 +199,37 @@ def test_bench_checks_the_plot_path_before_running(tmp_path):
     assert time.monotonic() - start < 20  # no broker was started, no case ran
     folder = kf("bench", "--plot", str(tmp_path))
     assert folder.returncode == 2 and b"is a directory" in folder.stderr
+
+
+def test_groups_show_committed_offset_end_and_lag(broker):
+    from confluent_kafka import Consumer, TopicPartition
+
+    topic, group = unique_topic("cli-lag"), unique_topic("lag-group")
+    create_topic(broker, topic, 2)
+    produce_confluent(broker, topic, [(None, f"r{i}".encode(), []) for i in range(10)])
+    read = kf("consume", *base(broker), "-t", topic, "-G", group, "-c", "4", "-q",
+              "-X", "session.timeout.ms=6000")
+    assert read.stdout == b"r0\nr1\nr2\nr3\n", read.stderr.decode()
+    peer = Consumer(broker.client_config({"group.id": group}))
+    try:
+        (seen,) = [tp.offset for tp in peer.committed([TopicPartition(topic, 0)], timeout=20)]
+    finally:
+        peer.close()
+    assert seen == 4
+    done = kf("groups", *base(broker), "-g", group, "-t", topic, "--json")
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout) == [{"group": group, "state": None, "partitions": [
+        {"topic": topic, "partition": 0, "committed": 4, "end": 10, "lag": 6}]}]
+    text = kf("groups", *base(broker), "-g", group, "-t", topic)
+    assert text.stdout.decode().splitlines() == [
+        f"group {group}: 1 partitions, lag 6", f"  {topic} [0]  committed 4  end 10  lag 6"]
+    listed = kf("groups", *base(broker), "--json")
+    if broker.kind == "mock":  # the mock cluster has no ListGroups
+        assert listed.returncode == 1
+        assert listed.stderr.decode().splitlines()[-1] == (
+            "kafka-fast groups: no broker listed its groups; name groups with -g")
+    else:
+        assert listed.returncode == 0, listed.stderr.decode()
+        rows = {row["group"]: row for row in json.loads(listed.stdout)}
+        assert rows[group]["partitions"] == [
+            {"topic": topic, "partition": 0, "committed": 4, "end": 10, "lag": 6}]
