@@ -1,6 +1,12 @@
-"""Administrative client: topics, partitions, configurations and SCRAM users."""
+"""Administrative client: topics, partitions, configurations, consumer groups, SCRAM users."""
 
 from .client import AdminClient
+from .groups import (
+    ConsumerGroupListing,
+    ConsumerGroupState,
+    ConsumerGroupTopicPartitions,
+    ListConsumerGroupsResult,
+)
 from .metadata import BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata
 from .resources import (
     AlterConfigOpType,
@@ -27,6 +33,10 @@ __all__ = [
     "ConfigEntry",
     "ConfigResource",
     "ConfigSource",
+    "ConsumerGroupListing",
+    "ConsumerGroupState",
+    "ConsumerGroupTopicPartitions",
+    "ListConsumerGroupsResult",
     "NewPartitions",
     "NewTopic",
     "PartitionMetadata",

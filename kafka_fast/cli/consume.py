@@ -1,150 +1,258 @@
-"""``kafka-fast consume``: print records as text, JSON or a kcat-style format string."""
+"""``kafka-fast consume``: write records to stdout as raw bytes (kcat's default, ``-f``,
+``-K``/``-D``), kcat's ``-J`` envelope, or the JSON record shape (``--format json``)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+import time
 from collections import deque
 from typing import Any
 
+from .connect import connect, connect_config
+from .jsonrecord import encode_record
+from .kcatfmt import KcatFormat, kcat_envelope, parse_format, unescape
+from .logend import log_end_offsets
 from .options import UsageError, add_common, client_config, want_progress
-from .output import KcatFormat, emit_summary, message_json
+from .output import emit_summary, status
 from .progress import Progress
+from .serdes import DeserializeError, add_serdes_option, parse_serdes
+
+OFFSET_HELP = ("beginning | end | stored | OFFSET | -N (the last N per partition) | "
+               "s@TIMESTAMP_MS (first record at or after) | e@TIMESTAMP_MS (stop before); "
+               "repeat -o to give a start and e@")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``consume`` subcommand."""
-    p = sub.add_parser("consume", help="consume records and print them")
+    p = sub.add_parser(
+        "consume", help="consume records and write them to stdout",
+        description="Consume records. Keys, values and headers are written as the exact "
+                    "bytes they are. kcat flags: -G -p -o -c -e -f -K -D -J -Z -s -q -F -X.")
     add_common(p)
     p.add_argument("-t", "--topic", required=True)
     p.add_argument("-G", "--group", help="join this consumer group (commits on exit)")
     p.add_argument("-p", "--partition", type=int, help="only this partition (without -G)")
-    p.add_argument("-o", "--offset", default="beginning",
-                   help="beginning | end | stored | OFFSET | -N (last N per partition)")
+    p.add_argument("-o", "--offset", action="append", default=None, help=OFFSET_HELP)
     p.add_argument("-c", "--count", type=int, help="exit after COUNT records")
     p.add_argument("-e", "--exit-at-end", action="store_true",
                    help="exit when every partition has been read to its end")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text: kcat's output (-f/-K/-D); json: one JSON record per line "
+                        '({"key","value","headers",...}, binary as {"base64": ...}), read '
+                        "back by produce --format json")
     p.add_argument("-f", dest="fmt", metavar="FORMAT",
-                   help="kcat format string: %%t %%p %%o %%k %%s %%S %%K %%T %%h, \\n \\t")
+                   help="kcat format string: %%t %%p %%o %%k %%s %%S %%K %%R %%T %%h %%%%, "
+                        "escapes \\n \\r \\t \\0 \\\\ \\xNN")
+    p.add_argument("-K", dest="key_delimiter", metavar="DELIM",
+                   help="print each key before its value, followed by DELIM (kcat -K)")
+    p.add_argument("-D", dest="delimiter", default="\\n", metavar="DELIM",
+                   help="written after each record (kcat -D; default \\n)")
+    p.add_argument("-J", dest="envelope", action="store_true",
+                   help="kcat's JSON envelope (topic, partition, offset, tstype, ts, broker, "
+                        "headers, key, payload)")
+    p.add_argument("-Z", dest="null_text", action="store_true",
+                   help='print null keys and values as "NULL" instead of nothing (kcat -Z)')
+    add_serdes_option(p)
     p.add_argument("--timeout", type=float, default=30.0,
                    help="seconds to wait for the cluster to answer")
     p.set_defaults(run=run)
 
 
+class Offsets:
+    """The parsed ``-o`` options: a start (kind, number) and an optional stop timestamp."""
+
+    def __init__(self, items: list[str] | None) -> None:
+        self.kind, self.number = "beginning", 0
+        self.stop_ts: int | None = None
+        starts = 0
+        for text in items or ["beginning"]:
+            if text.startswith("e@"):
+                self.stop_ts = _number(text[2:], text)
+                continue
+            starts += 1
+            self.kind, self.number = parse_offset(text)
+        if starts > 1:
+            raise UsageError("-o: give at most one start offset (and optionally e@TIMESTAMP)")
+
+
+def _number(text: str, whole: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise UsageError(f"-o expects {OFFSET_HELP.split(';')[0]}, got {whole!r}") from None
+
+
 def parse_offset(text: str) -> tuple[str, int]:
-    """``-o`` as (kind, number): beginning/end/stored, absolute, or last-N."""
+    """A start ``-o`` as (kind, number): beginning/end/stored, absolute, last-N or s@time."""
     if text in ("beginning", "end", "stored"):
         return text, 0
-    try:
-        number = int(text)
-    except ValueError:
-        raise UsageError(
-            f"-o expects beginning, end, stored, OFFSET or -N, got {text!r}") from None
+    if text.startswith("s@"):
+        return "time", _number(text[2:], text)
+    number = _number(text, text)
     return ("last", -number) if number < 0 else ("absolute", number)
 
 
 class Printer:
-    """Writes records in the chosen output form."""
+    """Writes records to a binary stream in the chosen output form."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.kcat = KcatFormat(args.fmt) if args.fmt else None
-        self.json = args.format == "json" or args.json
-        self.out = sys.stdout
+    def __init__(self, args: argparse.Namespace, out: Any) -> None:
+        key_serde, value_serde = parse_serdes(args.serdes)
+        null = b"NULL" if args.null_text else b""
+        self.envelope = args.envelope
+        self.json = args.format == "json"
+        if args.fmt is not None:
+            parts = parse_format(args.fmt)
+        else:
+            key = unescape(args.key_delimiter) if args.key_delimiter is not None else None
+            parts = KcatFormat.from_delimiters(key, unescape(args.delimiter)).parts
+        self.kcat = KcatFormat(parts, null, key_serde, value_serde)
+        self.out = out
+        self.leaders: dict[int, int] = {}
 
     def write(self, msg: Any) -> None:
-        if self.kcat is not None:
-            self.out.write(self.kcat.render(msg))
+        if self.envelope:
+            self.out.write(kcat_envelope(msg, self.leaders.get(msg.partition(), -1)) + b"\n")
         elif self.json:
-            self.out.write(message_json(msg) + "\n")
+            self.out.write(encode_record(msg).encode() + b"\n")
         else:
-            value = msg.value()
-            self.out.write(("" if value is None else value.decode("utf-8", "replace")) + "\n")
+            try:
+                self.out.write(self.kcat.render(msg))
+            except DeserializeError as exc:
+                raise _Stop(f"cannot deserialize the record at {msg.topic()} "
+                            f"[{msg.partition()}] offset {msg.offset()}: {exc}") from None
 
 
-def _assignment(consumer: Any, args: argparse.Namespace, kind: str, number: int) -> list:
-    from .. import OFFSET_BEGINNING, OFFSET_END, OFFSET_STORED, TopicPartition
-
-    meta = consumer.list_topics(args.topic, timeout=args.timeout)
+def _partitions(meta: Any, args: argparse.Namespace) -> list[int]:
     topic = meta.topics.get(args.topic)
     if topic is None or topic.error is not None and not topic.partitions:
         raise UsageError(f"topic {args.topic!r} does not exist")
-    partitions = sorted(topic.partitions)
     if args.partition is not None:
         if args.partition not in topic.partitions:
             raise UsageError(f"topic {args.topic!r} has no partition {args.partition}")
-        partitions = [args.partition]
-    tps = []
-    for p in partitions:
-        tp = TopicPartition(args.topic, p)
-        if kind == "last":
-            low, high = consumer.get_watermark_offsets(tp, timeout=args.timeout)
-            tp.offset = max(low, high - number)
-        else:
-            tp.offset = {"beginning": OFFSET_BEGINNING, "end": OFFSET_END,
+        return [args.partition]
+    return sorted(topic.partitions)
+
+
+def _assignment(consumer: Any, conf: dict, args: argparse.Namespace, partitions: list[int],
+                offsets: Offsets) -> list:
+    from .. import OFFSET_BEGINNING, OFFSET_END, OFFSET_STORED, TopicPartition
+
+    tps = [TopicPartition(args.topic, p) for p in partitions]
+    kind, number = offsets.kind, offsets.number
+    if kind == "end":
+        ends = log_end_offsets(conf, consumer, args.topic, partitions, args.timeout)
+        for tp in tps:
+            tp.offset = ends[tp.partition]
+    elif kind == "last":
+        ends = log_end_offsets(conf, consumer, args.topic, partitions, args.timeout)
+        for tp in tps:
+            low, _ = consumer.get_watermark_offsets(tp, timeout=args.timeout)
+            tp.offset = max(low, ends[tp.partition] - number)
+    elif kind == "time":
+        found = consumer.offsets_for_times(
+            [TopicPartition(args.topic, p, number) for p in partitions], timeout=args.timeout)
+        by_partition = {tp.partition: tp.offset for tp in found}
+        for tp in tps:
+            tp.offset = by_partition[tp.partition] if by_partition[tp.partition] >= 0 \
+                else OFFSET_END
+    else:
+        for tp in tps:
+            tp.offset = {"beginning": OFFSET_BEGINNING,
                          "stored": OFFSET_STORED}.get(kind, number)
-        tps.append(tp)
     return tps
 
 
 def run(args: argparse.Namespace) -> int:
-    """Consume until -c/-e says stop or Ctrl+C; commit on exit when in a group."""
+    """Consume until -c/-e/e@ says stop or Ctrl+C; commit on exit when in a group."""
     from .. import Consumer, KafkaError
 
-    kind, number = parse_offset(args.offset)
+    offsets = Offsets(args.offset)
     if args.group and args.partition is not None:
         raise UsageError("-p cannot be combined with -G (the group assigns partitions)")
+    if args.group and offsets.kind not in ("beginning", "end", "stored"):
+        raise UsageError("with -G, -o takes beginning, end or stored (the group's offsets)")
+    if args.envelope and (args.format == "json" or args.fmt is not None):
+        raise UsageError("-J cannot be combined with -f or --format json")
+    out = sys.stdout.buffer
+    printer = Printer(args, out)
     conf = client_config(args)
+    connect_config(conf, args.timeout)
     conf.setdefault("group.id", args.group or f"kafka-fast-cli-{os.getpid()}")
     conf.setdefault("enable.auto.commit", bool(args.group))
     conf["enable.partition.eof"] = True
-    if args.group and kind in ("beginning", "end"):
-        conf.setdefault("auto.offset.reset", "earliest" if kind == "beginning" else "latest")
-    printer = Printer(args)
+    if args.group and offsets.kind in ("beginning", "end"):
+        conf.setdefault("auto.offset.reset", "earliest" if offsets.kind == "beginning"
+                        else "latest")
     consumer = Consumer(conf)
     stats = {"records": 0, "bytes": 0}
     tail: dict[int, deque] = {}
     at_end: set[int] = set()
+    stopped: set[int] = set()
+    started: set[int] = set()
     try:
+        meta = connect(consumer, args, conf, args.topic)
+        printer.leaders = {p.id: p.leader for p in meta.topics[args.topic].partitions.values()} \
+            if args.topic in meta.topics else {}
         if args.group:
-            consumer.subscribe([args.topic])
+            _partitions(meta, args)
+            joined: dict[str, Any] = {}
+            consumer.subscribe([args.topic], on_assign=lambda c, tps: joined.update(tps=tps))
             expected = None
+            join_started = time.monotonic()
+            status(args, f"joining group {args.group!r} for {args.topic}")
         else:
-            tps = _assignment(consumer, args, kind, number)
+            tps = _assignment(consumer, conf, args, _partitions(meta, args), offsets)
             consumer.assign(tps)
             expected = {tp.partition for tp in tps}
-            if kind == "last":
-                tail = {tp.partition: deque(maxlen=number) for tp in tps}
+            if offsets.kind == "last":
+                tail = {tp.partition: deque(maxlen=offsets.number) for tp in tps}
         with Progress(f"consuming {args.topic}", args.count, want_progress(args)) as progress:
             while args.count is None or stats["records"] < args.count:
                 msg = consumer.poll(0.5)
+                if args.group and joined.get("tps") is not None:
+                    parts = ",".join(str(tp.partition) for tp in joined.pop("tps"))
+                    status(args, f"joined group {args.group!r} after "
+                                 f"{time.monotonic() - join_started:.1f}s: assigned "
+                                 f"{args.topic} [{parts}]")
                 if msg is None:
+                    out.flush()
                     continue
                 err = msg.error()
                 if err is not None:
                     if err.code() != KafkaError._PARTITION_EOF:
-                        raise _Stop(err)
+                        raise _Stop(str(err))
                     at_end.add(msg.partition())
                     if msg.partition() in tail:
                         for held in tail.pop(msg.partition()):
                             _emit(printer, held, stats, progress)
-                    done = expected is not None and at_end >= expected
-                    if args.exit_at_end and (done or (expected is None and _group_done(
-                            consumer, at_end))):
+                    if args.exit_at_end and _all_done(consumer, expected, at_end | stopped):
+                        break
+                    continue
+                if offsets.kind == "time" and msg.partition() not in started:
+                    # A broker may answer the time look-up with the start of the batch
+                    # (Tansu): records before the first one at or after the time are skipped.
+                    if msg.timestamp()[1] < offsets.number:
+                        continue
+                    started.add(msg.partition())
+                if offsets.stop_ts is not None and msg.timestamp()[1] >= offsets.stop_ts:
+                    stopped.add(msg.partition())
+                    consumer.pause([_tp(msg)])
+                    if _all_done(consumer, expected, stopped):
                         break
                     continue
                 if msg.partition() in tail:
                     tail[msg.partition()].append(msg)
                     continue
                 _emit(printer, msg, stats, progress)
+        out.flush()
     except KeyboardInterrupt:
         pass
     except _Stop as stop:
-        print(f"error: {stop.args[0]}", file=sys.stderr)
+        print(f"kafka-fast consume: {stop.args[0]}", file=sys.stderr)
         return 1
     finally:
-        sys.stdout.flush()
         if args.group:
             try:
                 consumer.commit(asynchronous=False)
@@ -159,13 +267,20 @@ class _Stop(Exception):
     """A consume error that ends the run."""
 
 
-def _group_done(consumer: Any, at_end: set[int]) -> bool:
-    assigned = {tp.partition for tp in consumer.assignment()}
-    return bool(assigned) and at_end >= assigned
+def _tp(msg: Any) -> Any:
+    from .. import TopicPartition
+
+    return TopicPartition(msg.topic(), msg.partition())
+
+
+def _all_done(consumer: Any, expected: set[int] | None, done: set[int]) -> bool:
+    if expected is None:
+        expected = {tp.partition for tp in consumer.assignment()}
+    return bool(expected) and done >= expected
 
 
 def _emit(printer: Printer, msg: Any, stats: dict, progress: Progress) -> None:
     printer.write(msg)
     stats["records"] += 1
-    stats["bytes"] += msg.len()
+    stats["bytes"] += len(msg.value() or b"") + len(msg.key() or b"")
     progress.advance()
