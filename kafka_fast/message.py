@@ -100,6 +100,26 @@ class Message:
         """Replace the value."""
         self._value = value
 
+    def set_topic(self, topic: str | None) -> None:
+        """Replace the topic name."""
+        self._topic = topic
+
+    def set_error(self, error: Any) -> None:
+        """Replace the error."""
+        self._error = error
+
+    def deserialized_key(self) -> Any:
+        """The key as a ``DeserializingConsumer`` left it (the same object as ``key()``)."""
+        return self._key
+
+    def deserialized_value(self) -> Any:
+        """The value as a ``DeserializingConsumer`` left it (the same object as ``value()``)."""
+        return self._value
+
+    def delivery_count(self) -> int | None:
+        """How often a share group delivered this record; None outside share groups."""
+        return None
+
     def __repr__(self) -> str:
         return (
             f"Message(topic={self._topic!r}, partition={self._partition}, "
