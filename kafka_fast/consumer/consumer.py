@@ -877,10 +877,11 @@ class Consumer:
                     return None
                 return (ps.log_start_offset, ps.high_watermark)
         wait = _timeout_s(timeout)
-        fut = self._offsets.list_offsets({key: -2}, wait or 30.0)
-        low = self._wait(fut, wait, "get_watermark_offsets()")[key][0]
-        fut = self._offsets.list_offsets({key: -1}, wait or 30.0, isolation_level=0)
-        high = self._wait(fut, wait, "get_watermark_offsets()")[key][0]
+        # Both look-ups are in flight together: one round trip, not two.
+        low_fut = self._offsets.list_offsets({key: -2}, wait or 30.0)
+        high_fut = self._offsets.list_offsets({key: -1}, wait or 30.0, isolation_level=0)
+        low = self._wait(low_fut, wait, "get_watermark_offsets()")[key][0]
+        high = self._wait(high_fut, wait, "get_watermark_offsets()")[key][0]
         return (low, high)
 
     def offsets_for_times(self, partitions: list[TopicPartition],
