@@ -96,3 +96,4 @@ def test_metadata_does_not_wait_for_the_fetch(broker):
         assert elapsed < BOUND_S
     finally:
         c.close()
+
