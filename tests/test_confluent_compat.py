@@ -60,5 +60,7 @@ def test_documented_message_accessors_exist_in_both_clients():
         assert callable(getattr(confluent_kafka.Message, name, None)), f"confluent lacks {name}"
         assert callable(getattr(kafka_fast.Message, name, None)), f"kafka_fast lacks {name}"
     theirs = confluent_kafka.Message(topic="t", value=b"abc")
-    assert len(theirs) == 3
+    ours = kafka_fast.Message(topic="t", value=b"abc")
+    assert len(theirs) == len(ours) == 3
+    assert len(confluent_kafka.Message(topic="t")) == len(kafka_fast.Message(topic="t")) == 0
     assert not hasattr(theirs, "len")
