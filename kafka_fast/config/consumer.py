@@ -15,7 +15,9 @@ OFFSET_RESET = {
 ASSIGNORS = ("range", "roundrobin", "cooperative-sticky")
 
 KEYS = [
-    Key("group.id", "str", "", "Consumer group name; required for subscribe() and commits.",
+    Key("group.id", "str", "",
+        "Consumer group name; required: without it Consumer() raises ValueError, as in "
+        "confluent-kafka.",
         roles=_C),
     Key("group.instance.id", "str", "",
         "Static membership id (KIP-345): a restart within session.timeout.ms keeps the "

@@ -75,10 +75,11 @@ class Consumer:
         if self._conf["max.poll.interval.ms"] < self._conf["session.timeout.ms"]:
             raise ConfigError('"max.poll.interval.ms" must be >= "session.timeout.ms"')
         self._group_id: str = self._conf["group.id"]
-        if self._conf["group.instance.id"] and not self._group_id:
-            raise ConfigError('"group.instance.id" requires "group.id"')
+        if not self._group_id:
+            # confluent-kafka's error, word for word (a ValueError; ConfigError is one).
+            raise ConfigError("Failed to create consumer: group.id must be set")
         self._reset_strategy = _RESET[OFFSET_RESET[self._conf["auto.offset.reset"]]]
-        self._auto_commit = self._conf["enable.auto.commit"] and bool(self._group_id)
+        self._auto_commit = self._conf["enable.auto.commit"]
         self._auto_store = self._conf["enable.auto.offset.store"]
         self._commit_interval = self._conf["auto.commit.interval.ms"] / 1000.0
         self._on_commit: Callable | None = self._conf["on_commit"]
@@ -271,9 +272,6 @@ class Consumer:
                   on_revoke: Callable | None = None, on_lost: Callable | None = None) -> None:
         """Join the group (``group.id``) for ``topics`` (names, or regexes starting with ^)."""
         self._check_open()
-        if not self._group_id:
-            raise KafkaException(KafkaError(E._INVALID_ARG,
-                                            'subscribe() requires "group.id" to be set'))
         if isinstance(topics, str) or not all(isinstance(t, str) and t for t in topics):
             raise TypeError("subscribe() expects a list of topic names")
         for cb in (on_assign, on_revoke, on_lost):
@@ -812,8 +810,6 @@ class Consumer:
         asynchronous ones report through ``on_commit`` from a later poll.
         """
         self._check_open()
-        if not self._group_id:
-            raise KafkaException(KafkaError(E._UNKNOWN_GROUP, 'commit() requires "group.id"'))
         if message is not None and offsets is not None:
             raise ValueError("commit() takes message or offsets, not both")
         self._settle()
@@ -850,8 +846,6 @@ class Consumer:
                   timeout: float | None = None) -> list[TopicPartition]:
         """The group's committed offsets for ``partitions`` (OFFSET_INVALID where none)."""
         self._check_open()
-        if not self._group_id:
-            raise KafkaException(KafkaError(E._UNKNOWN_GROUP, 'committed() requires "group.id"'))
         wait = _timeout_s(timeout)
         fut = self._offsets.fetch_committed([(tp.topic, tp.partition) for tp in partitions],
                                             wait if wait is not None else 30.0)
@@ -877,10 +871,11 @@ class Consumer:
                     return None
                 return (ps.log_start_offset, ps.high_watermark)
         wait = _timeout_s(timeout)
-        fut = self._offsets.list_offsets({key: -2}, wait or 30.0)
-        low = self._wait(fut, wait, "get_watermark_offsets()")[key][0]
-        fut = self._offsets.list_offsets({key: -1}, wait or 30.0, isolation_level=0)
-        high = self._wait(fut, wait, "get_watermark_offsets()")[key][0]
+        # Both look-ups are in flight together: one round trip, not two.
+        low_fut = self._offsets.list_offsets({key: -2}, wait or 30.0)
+        high_fut = self._offsets.list_offsets({key: -1}, wait or 30.0, isolation_level=0)
+        low = self._wait(low_fut, wait, "get_watermark_offsets()")[key][0]
+        high = self._wait(high_fut, wait, "get_watermark_offsets()")[key][0]
         return (low, high)
 
     def offsets_for_times(self, partitions: list[TopicPartition],

@@ -18,6 +18,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from ..errors import KafkaError, KafkaException
+from ..net.lanes import Lane
 from ..protocol import messages as m
 from ..topic_partition import OFFSET_BEGINNING, OFFSET_END
 from .fetch_decode import decode_partition
@@ -180,7 +181,7 @@ class Fetcher:
             self.client.request_metadata(sorted(leaderless)).add_done_callback(
                 self._metadata_arrived)
         for node, parts in by_leader.items():
-            if self.client.node_ready(node):
+            if self.client.node_ready(node, Lane.FETCH):
                 self._send(node, parts)
         return wait
 
@@ -223,7 +224,7 @@ class Fetcher:
         try:
             fut = self.client.send(node, self.request_for(plan),
                                    timeout_ms=self.c._conf["request.timeout.ms"]
-                                   + self.max_wait_ms)
+                                   + self.max_wait_ms, lane=Lane.FETCH)
         except KafkaException:
             self.inflight.discard(node)
             session.reset()
@@ -250,7 +251,7 @@ class Fetcher:
             try:
                 futures.append(self.client.send(
                     node, self.request_for(plan, max_wait_ms=0),
-                    timeout_ms=self.c._conf["request.timeout.ms"]))
+                    timeout_ms=self.c._conf["request.timeout.ms"], lane=Lane.FETCH))
             except KafkaException:
                 pass
         return futures

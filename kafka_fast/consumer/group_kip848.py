@@ -20,6 +20,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from ..errors import KafkaError
+from ..net.lanes import Lane
 from ..protocol import messages as m
 from .offsets import GROUP, TRANSIENT_LOCAL, error_of
 from .requests import versioned_message
@@ -137,7 +138,7 @@ class ConsumerGroupMember:
             subscribed_topic_regex="",
             server_assignor=self.server_assignor, topic_partitions=self._owned_ids()))
         self.inflight = True
-        f = self.client.send(self.coordinator, req)
+        f = self.client.send(self.coordinator, req, lane=Lane.COORDINATOR)
         f.add_done_callback(lambda f: self._on_heartbeat(f, epoch))
 
     def _find_coordinator(self) -> None:
@@ -289,7 +290,7 @@ class ConsumerGroupMember:
             member_epoch=-2 if self.instance_id else -1, instance_id=self.instance_id))
         self.member_epoch = 0
         try:
-            return self.client.send(self.coordinator, req)
+            return self.client.send(self.coordinator, req, lane=Lane.COORDINATOR)
         except Exception:  # noqa: BLE001 - the client is closing
             return None
 

@@ -31,6 +31,7 @@ from ..protocol.messages import (
 )
 from .backoff import Backoff
 from .framing import ConnectionClosed, FrameReader, FrameWriter
+from .lanes import Lane
 from .request import Request, VersionedRequest, kafka_exception
 from .sasl import SaslError, make_mechanism
 from .settings import ConnectionSettings
@@ -91,11 +92,13 @@ def _decode_or_none(cls: type, body: Any, version: int) -> Any:
 
 
 class BrokerConnection:
-    """Connection state for one broker node (``node_id`` < 0 for bootstrap addresses)."""
+    """Connection state for one broker node (``node_id`` < 0 for bootstrap addresses) and
+    one ``lane`` of it (``kafka_fast.net.lanes``)."""
 
     def __init__(self, node_id: int, host: str, port: int, settings: ConnectionSettings,
-                 client: KafkaClient) -> None:
+                 client: KafkaClient, lane: Lane = Lane.DEFAULT) -> None:
         self.node_id = node_id
+        self.lane = lane
         self.host = host
         self.port = port
         self.settings = settings
@@ -129,7 +132,9 @@ class BrokerConnection:
     # -- public (I/O thread) ----------------------------------------------------------------
     @property
     def name(self) -> str:
-        return f"{self.host}:{self.port}/{self.node_id if self.node_id >= 0 else 'bootstrap'}"
+        node = self.node_id if self.node_id >= 0 else "bootstrap"
+        lane = "" if self.lane == Lane.DEFAULT else f"/{self.lane.name.lower()}"
+        return f"{self.host}:{self.port}/{node}{lane}"
 
     @property
     def ready(self) -> bool:

@@ -37,11 +37,12 @@ class Request:
     """
 
     __slots__ = ("message", "api_key", "version", "future", "deadline", "expect_response",
-                 "node_id", "any_node", "tried", "handler", "attempt")
+                 "node_id", "any_node", "tried", "handler", "attempt", "lane")
 
     def __init__(self, message: Any, version: int | None, future: Future | None,
                  deadline: float, node_id: int | None = None, any_node: bool = False,
-                 handler: Callable[[Request, Any], None] | None = None) -> None:
+                 handler: Callable[[Request, Any], None] | None = None,
+                 lane: int = 0) -> None:
         self.message = message
         self.api_key: int = message.API_KEY
         self.version = version
@@ -54,6 +55,7 @@ class Request:
         self.tried: set[int] | None = None
         self.handler = handler
         self.attempt = 0
+        self.lane = lane  # a kafka_fast.net.lanes.Lane: the connection to the node it uses
 
     def start(self) -> bool:
         """Mark the Future running; False if the caller cancelled it meanwhile."""

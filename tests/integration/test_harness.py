@@ -10,6 +10,7 @@ import pytest
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient
 from harness import create_topic, external_from_env, unique_topic
+from harness.peers import missing
 from harness.probe import API_VERSIONS, api_versions
 from harness.reference_client import Record, consume, produce
 
@@ -302,12 +303,7 @@ def test_mock_control_errors_are_clear(mock_cluster):
 
 
 def require_kcat(kcat):
-    if kcat is None:
-        message = "kcat not installed: run tools/install_system_deps.sh"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return kcat
+    return kcat or missing("kcat")
 
 
 def test_kcat_produces_confluent_reads(mock_cluster, kcat):

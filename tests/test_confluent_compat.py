@@ -1,0 +1,66 @@
+"""Small parts of confluent-kafka's API a migrated program meets, checked side by side with the
+installed confluent-kafka: version functions, the group.id requirement, Message accessors
+(as docs/migrating-from-confluent-kafka.md lists them)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import confluent_kafka
+import pytest
+from harness import free_port
+
+import kafka_fast
+
+MIGRATING = Path(__file__).resolve().parents[1] / "docs" / "migrating-from-confluent-kafka.md"
+
+
+def _version_int(text: str) -> int:
+    """librdkafka's 0xMMmmrrxx for a release version string."""
+    major, minor, revision = (int(p) for p in text.split("-")[0].split(".")[:3])
+    return (major << 24) | (minor << 16) | (revision << 8) | 0xFF
+
+
+def test_version_functions_have_confluent_kafkas_shapes():
+    theirs, ours = confluent_kafka.version(), kafka_fast.version()
+    assert type(ours) is type(theirs) is str
+    assert ours == kafka_fast.__version__
+    their_lib, our_lib = confluent_kafka.libversion(), kafka_fast.libversion()
+    assert [type(v) for v in our_lib] == [type(v) for v in their_lib] == [str, int]
+    # the integer follows librdkafka's layout: checked on confluent-kafka's own pair
+    assert their_lib[1] == _version_int(their_lib[0])
+    assert our_lib == (kafka_fast.__version__, _version_int(kafka_fast.__version__))
+
+
+def test_consumer_without_group_id_is_refused_as_by_confluent_kafka():
+    conf = {"bootstrap.servers": f"127.0.0.1:{free_port()}"}
+    with pytest.raises(ValueError) as theirs:
+        confluent_kafka.Consumer(dict(conf))
+    with pytest.raises(ValueError) as ours:
+        kafka_fast.Consumer(dict(conf))
+    assert str(theirs.value) == "Failed to create consumer: group.id must be set"
+    # kafka_fast's error is also a KafkaException, carrying the same words
+    assert isinstance(ours.value, kafka_fast.KafkaException)
+    assert ours.value.args[0].code() == kafka_fast.KafkaError._INVALID_ARG
+    assert ours.value.args[0].str() == str(theirs.value)
+
+
+def _documented_accessors() -> list[str]:
+    text = " ".join(MIGRATING.read_text(encoding="utf-8").split())
+    match = re.search(r"`Message` accessors \(`([^`]*)`\)", text)
+    assert match, "the Message accessor list is missing from the migrating guide"
+    return [name.rstrip("()") for name in match.group(1).split()]
+
+
+def test_documented_message_accessors_exist_in_both_clients():
+    names = _documented_accessors()
+    assert "topic" in names and "len" not in names
+    for name in names:
+        assert callable(getattr(confluent_kafka.Message, name, None)), f"confluent lacks {name}"
+        assert callable(getattr(kafka_fast.Message, name, None)), f"kafka_fast lacks {name}"
+    theirs = confluent_kafka.Message(topic="t", value=b"abc")
+    ours = kafka_fast.Message(topic="t", value=b"abc")
+    assert len(theirs) == len(ours) == 3
+    assert len(confluent_kafka.Message(topic="t")) == len(kafka_fast.Message(topic="t")) == 0
+    assert not hasattr(theirs, "len")
