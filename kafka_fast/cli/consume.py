@@ -54,7 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="kcat's JSON envelope (topic, partition, offset, tstype, ts, broker, "
                         "headers, key, payload)")
     p.add_argument("-Z", dest="null_text", action="store_true",
-                   help='print null keys and values as "NULL" instead of nothing (kcat -Z)')
+                   help='print null (and, as kcat, empty) keys and values as "NULL" instead '
+                        "of nothing (kcat -Z)")
     add_serdes_option(p)
     p.add_argument("-u", dest="unbuffered", action="store_true",
                    help="write each record out at once (default: when idle and at the end)")
