@@ -221,17 +221,32 @@ class Window:
         return bool(expected) and finished >= expected
 
 
-class GroupStatus:
-    """Says on stderr that the consumer is joining its group, and when it has joined."""
+class GroupJoin:
+    """Says on stderr that the consumer is joining its group and when it has joined; with
+    ``-o end``, starts partitions the group has no offset for at the true end of the log
+    (the client's ``auto.offset.reset=latest`` trusts ListOffsets, inexact on Tansu)."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, conf: dict[str, Any], at_end: bool) -> None:
         self.args = args
+        self.conf = conf
+        self.at_end = at_end
         self.started = time.monotonic()
         self.assigned: list | None = None
         status(args, f"joining group {args.group!r} for {args.topic}")
 
     def on_assign(self, consumer: Any, partitions: list) -> None:
         self.assigned = list(partitions)
+        if not self.at_end or not partitions:
+            return
+        committed = consumer.committed(partitions, timeout=self.args.timeout)
+        fresh = [tp.partition for tp in committed if tp.offset < 0]
+        if fresh:
+            ends = log_end_offsets(self.conf, consumer, self.args.topic, fresh,
+                                   self.args.timeout)
+            for tp in committed:
+                if tp.offset < 0:
+                    tp.offset = ends[tp.partition]
+            consumer.assign(committed)
 
     def report(self) -> None:
         """Print the assignment once it has come (called from the poll loop)."""
@@ -276,14 +291,14 @@ def run(args: argparse.Namespace) -> int:
     conf = _consumer_config(args, offsets)
     consumer = Consumer(conf)
     stats = {"records": 0, "bytes": 0}
-    joining: GroupStatus | None = None
+    joining: GroupJoin | None = None
     try:
         meta = connect(consumer, args, conf, args.topic)
         partitions = _partitions(meta, args)
         printer.set_leaders({p.id: p.leader
                              for p in meta.topics[args.topic].partitions.values()})
         if args.group:
-            joining = GroupStatus(args)
+            joining = GroupJoin(args, conf, offsets.kind == "end")
             consumer.subscribe([args.topic], on_assign=joining.on_assign)
             window = Window(offsets, None)
         else:

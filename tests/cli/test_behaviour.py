@@ -124,6 +124,9 @@ def test_offset_end_starts_after_the_last_record(broker):
     produce_confluent(broker, topic, [(None, f"old {i}".encode(), []) for i in range(10)])
     nothing = kf("consume", *base(broker), "-t", topic, "-o", "end", "-e")
     assert nothing.returncode == 0 and nothing.stdout == b"", nothing.stdout
+    in_group = kf("consume", *base(broker), "-t", topic, "-G", unique_topic("end"), "-o", "end",
+                  "-e", "-q", "-X", "session.timeout.ms=6000")
+    assert in_group.returncode == 0 and in_group.stdout == b"", in_group.stdout
     tail = kf("consume", *base(broker), "-t", topic, "-o", "-2", "-e", "-q")
     assert tail.stdout == b"old 8\nold 9\n"
     waiting = kf_popen("consume", *base(broker), "-t", topic, "-o", "end", "-c", "1", "-q",
