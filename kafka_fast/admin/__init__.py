@@ -1,6 +1,12 @@
-"""Administrative client: topics, partitions and configurations."""
+"""Administrative client: topics, partitions, configurations and consumer groups."""
 
 from .client import AdminClient
+from .groups import (
+    ConsumerGroupListing,
+    ConsumerGroupState,
+    ConsumerGroupTopicPartitions,
+    ListConsumerGroupsResult,
+)
 from .metadata import BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata
 from .resources import (
     AlterConfigOpType,
@@ -20,6 +26,10 @@ __all__ = [
     "ConfigEntry",
     "ConfigResource",
     "ConfigSource",
+    "ConsumerGroupListing",
+    "ConsumerGroupState",
+    "ConsumerGroupTopicPartitions",
+    "ListConsumerGroupsResult",
     "NewPartitions",
     "NewTopic",
     "PartitionMetadata",

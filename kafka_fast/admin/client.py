@@ -19,6 +19,7 @@ from ..protocol.messages import (
     IncrementalAlterConfigsRequest,
 )
 from .calls import ANY, CONTROLLER, AdminCall
+from .groups import ConsumerGroupTopicPartitions, group_offsets, list_groups
 from .metadata import ClusterMetadata, cluster_metadata
 from .resources import (
     AlterConfigOpType,
@@ -180,6 +181,22 @@ class AdminClient:
 
         return AdminCall(self._client, list(by_name), build, parse, lambda _: CONTROLLER,
                          self._timeout(request_timeout)).start()
+
+    # -- consumer groups ---------------------------------------------------------------------
+    def list_consumer_groups(self, request_timeout: float | None = None) -> Future:
+        """Every group of the cluster (ListGroups on each broker): a Future of
+        ListConsumerGroupsResult (``valid`` listings, ``errors`` of brokers that failed)."""
+        return list_groups(self._client, self._timeout(request_timeout))
+
+    def list_consumer_group_offsets(
+            self, list_consumer_group_offsets_request: list[ConsumerGroupTopicPartitions],
+            request_timeout: float | None = None,
+    ) -> dict[ConsumerGroupTopicPartitions, Future]:
+        """Committed offsets of groups (OffsetFetch at each coordinator): ``{request: Future
+        of ConsumerGroupTopicPartitions}``; ``topic_partitions`` None asks for all of them."""
+        items = _typed(list_consumer_group_offsets_request, ConsumerGroupTopicPartitions)
+        wait = self._timeout(request_timeout)
+        return {item: group_offsets(self._client, item, wait) for item in items}
 
     # -- configurations ----------------------------------------------------------------------
     def describe_configs(self, resources: list[ConfigResource],

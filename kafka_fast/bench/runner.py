@@ -182,29 +182,64 @@ def format_table(results: list[Result], markdown: bool = False) -> str:
         specs = [spec for _, spec in COLUMNS]
         lines += [" ".join(f"{cell:{spec}}" for cell, spec in zip(cells, specs, strict=True))
                   + (f"  {error}" if error else "") for cells, error in rows]
-    lines.append("x rate: records/s relative to confluent-kafka's produce() / consume(10000); "
-                 "x CPU: CPU seconds per million records relative to the same (lower is better);\n"
-                 "client / broker: CPU cores busy during the run (a single-threaded broker near "
-                 "1.0 is the bottleneck).")
+    if rel:
+        lines.append("x rate: records/s relative to confluent-kafka's produce() / "
+                     "consume(10000); x CPU: CPU seconds per million records relative to the "
+                     "same (lower is better);")
+    else:
+        lines.append("x rate / x CPU: blank, as confluent-kafka did not run to compare with;")
+    lines.append("client / broker: CPU cores busy during the run (a single-threaded broker "
+                 "near 1.0 is the bottleneck).")
     return "\n".join(lines)
 
 
-def plot(results: list[Result], path: str) -> None:
-    """Write a bar chart of records/s and CPU per million records to ``path`` (PNG)."""
+#: bar colour of each client in the chart
+CLIENT_COLORS = {"kafka_fast": "#d62728", "confluent": "#1f77b4", "aiokafka": "#2ca02c",
+                 "kafka-python": "#7f7f7f"}
+
+
+def plot(results: list[Result], path: str, settings: str = "") -> None:
+    """Write a bar chart of records/s and CPU per million records to ``path`` (PNG).
+
+    Both axes are logarithmic, so clients a hundred times apart (kafka-python beside
+    kafka_fast and confluent-kafka) stay readable; each bar carries its value, a legend names
+    the clients and the title gives the run's settings.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
-    fig, (ax_rate, ax_cpu) = plt.subplots(1, 2, figsize=(13, 0.5 * len(results) + 2))
-    labels = [f"{r.direction}: {r.label}" for r in results][::-1]
-    colors = ["#d62728" if r.client == "kafka_fast" else "#7f7f7f" for r in results][::-1]
-    ax_rate.barh(labels, [r.records_per_s for r in results][::-1], color=colors)
-    ax_rate.set_xlabel("records per second (higher is better)")
-    ax_cpu.barh(labels, [r.cpu_per_million for r in results][::-1], color=colors)
-    ax_cpu.set_xlabel("client CPU seconds per million records (lower is better)")
-    ax_cpu.set_yticklabels([])
-    fig.suptitle("kafka_fast vs peers, same broker, same run")
-    fig.tight_layout()
+    shown = [r for r in results if not r.error][::-1]
+    fig, (ax_rate, ax_cpu) = plt.subplots(1, 2, figsize=(14, 0.55 * len(shown) + 2.6))
+    labels = [f"{r.direction}: {r.label}" for r in shown]
+    rows = list(range(len(shown)))
+    colors = [CLIENT_COLORS.get(r.client, "#9467bd") for r in shown]
+    for ax, values, text, xlabel in (
+            (ax_rate, [r.records_per_s for r in shown], "{:,.0f}",
+             "records per second, log scale (higher is better)"),
+            (ax_cpu, [r.cpu_per_million for r in shown], "{:.2f}",
+             "client CPU seconds per million records, log scale (lower is better)")):
+        bars = ax.barh(rows, values, color=colors)
+        ax.set_yticks(rows, labels if ax is ax_rate else [""] * len(rows))
+        ax.set_xscale("log")
+        ax.bar_label(bars, labels=[text.format(v) for v in values], padding=3, fontsize=8)
+        positive = [v for v in values if v > 0]
+        if positive:
+            ax.set_xlim(min(positive) / 2, max(positive) * 4)
+        ax.set_xlabel(xlabel)
+        ax.grid(axis="x", which="major", alpha=0.3)
+    clients = list(dict.fromkeys(r.client for r in results))
+    fig.legend(handles=[Patch(color=CLIENT_COLORS.get(c, "#9467bd"), label=c) for c in clients],
+               loc="lower center", ncol=len(clients), frameon=False)
+    failed = [r.label for r in results if r.error]
+    title = "kafka_fast and its peers on one broker, one run"
+    if settings:
+        title += "\n" + settings
+    if failed:
+        title += "\nfailed (not shown): " + ", ".join(failed)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)

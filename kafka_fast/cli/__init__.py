@@ -1,4 +1,4 @@
-"""The ``kafka-fast`` command: produce, consume, topics, metadata and bench.
+"""The ``kafka-fast`` command: produce, consume, topics, metadata, groups and bench.
 
 Errors are reported in one line on stderr (exit 1; 2 for bad arguments), never a traceback.
 """
@@ -7,42 +7,37 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from .._version import __version__
 from ..errors import KafkaException
-from . import bench, consume, produce, topics
+from . import bench, consume, groups, produce, topics
+from .connect import ClientLog, ConnectError
 from .options import UsageError
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     parser = argparse.ArgumentParser(
-        prog="kafka-fast", description="Kafka from the command line, with kafka_fast.")
+        prog="kafka-fast", description="Kafka from the command line, with kafka_fast. "
+        "consume and produce take kcat's flags (consume: -G -p -o -c -e -f -K -D -J -Z -s -u; "
+        "produce: -K -k -D -Z -l -H -p -z -c; both: -b -X -F -q) and write and read the "
+        "exact bytes of keys, values and headers.")
     parser.add_argument("--version", action="version", version=f"kafka-fast {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (produce, consume, topics, bench):
+    for module in (produce, consume, topics, groups, bench):
         module.register(sub)
     return parser
-
-
-class _LastClientError(logging.Handler):
-    """Keeps the client's most recent warning, so a final error line can say why."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.message = ""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.message = record.getMessage()
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    last = _LastClientError()
+    last = ClientLog()
+    args.client_log = last
     client_log = logging.getLogger("kafka_fast")
     client_log.addHandler(last)
     client_log.propagate = False
@@ -54,6 +49,12 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.run(args)
+    except BrokenPipeError:
+        _quiet_closed_stdout()
+        return 0
+    except ConnectError as exc:
+        print(f"kafka-fast {args.command}: {exc}", file=sys.stderr)
+        return 1
     except UsageError as exc:
         print(f"kafka-fast {args.command}: {exc}", file=sys.stderr)
         return 2
@@ -68,3 +69,14 @@ def main(argv: list[str] | None = None) -> int:
         return fail(str(exc))
     finally:
         client_log.removeHandler(last)
+
+
+def _quiet_closed_stdout() -> None:
+    """The reader of stdout went away (``| head``): end quietly with status 0, as kcat does.
+    stdout is pointed at /dev/null so the interpreter's final flush cannot fail either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import os
 import sys
 
 from .options import UsageError
@@ -24,11 +26,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="comma-separated codecs: " + ",".join(CODECS))
     p.add_argument("--acks", default="1", choices=("0", "1", "all"))
     p.add_argument("--against", default="confluent",
-                   help="comma-separated peers: " + ",".join(PEERS) + " (or 'none')")
+                   help="peer clients to run beside kafka_fast, comma-separated, from "
+                        + ", ".join(PEERS) + "; 'none' runs kafka_fast alone (default: "
+                        "confluent)")
     p.add_argument("--only", choices=("produce", "consume"), help="run one direction only")
     p.add_argument("--repeat", type=int, default=1,
                    help="run each case this many times and report the median")
-    p.add_argument("--plot", metavar="FILE", help="write a PNG bar chart")
+    p.add_argument("--plot", metavar="FILE",
+                   help="write a PNG bar chart (needs matplotlib; checked before the run)")
     p.add_argument("--json", action="store_true", help="print results as JSON")
     p.set_defaults(run=run)
 
@@ -42,6 +47,27 @@ def _split(text: str, allowed: tuple[str, ...], flag: str, drop: str = "") -> li
     return items
 
 
+def check_plot_path(path: str) -> None:
+    """UsageError unless a PNG can be written at ``path`` (and matplotlib is installed)."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise UsageError("--plot needs matplotlib (pip install 'kafka_fast[demo]')")
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise UsageError(f"--plot {path}: is a directory, give a file name")
+    if not os.path.isdir(folder):
+        raise UsageError(f"--plot {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path)
+                                          and not os.access(path, os.W_OK)):
+        raise UsageError(f"--plot {path}: not writable")
+
+
+def settings_line(args: argparse.Namespace, codecs: list[str], broker: str) -> str:
+    """The run's settings, for the chart title."""
+    return (f"{args.records:,} records of {args.size} B (keys {args.key_size} B), "
+            f"{args.partitions} partitions, acks={args.acks}, compression "
+            f"{','.join(codecs)}, repeat {args.repeat}, {broker}, {os.cpu_count()} CPUs")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark (starting an embedded broker when no bootstrap is given)."""
     from ..bench import BenchConfig, run_all
@@ -53,6 +79,12 @@ def run(args: argparse.Namespace) -> int:
                          "--size not negative")
     codecs = _split(args.compression, CODECS, "--compression") or ["none"]
     against = _split(args.against, PEERS, "--against", drop="none")
+    if args.plot:
+        check_plot_path(args.plot)
+    from ..bench.runner import available
+
+    for peer in [p for p in against if not available(p)]:
+        print(f"skipped {peer}: not installed", file=sys.stderr)
     directions = (args.only,) if args.only else ("produce", "consume")
     broker = None
     bootstrap = args.bootstrap
@@ -84,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(format_table(results))
     if args.plot:
-        plot(results, args.plot)
+        plot(results, args.plot, settings_line(
+            args, codecs, f"broker {args.bootstrap}" if args.bootstrap else "embedded Tansu"))
         if not args.json:
             print(f"chart written to {args.plot}", file=sys.stderr)
     return 1 if any(r.error for r in results if r.client == "kafka_fast") else 0

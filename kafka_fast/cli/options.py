@@ -11,16 +11,21 @@ class UsageError(Exception):
     """Bad command-line input, reported in one line with exit status 2."""
 
 
-def add_common(parser: argparse.ArgumentParser, *, bootstrap_required: bool = True) -> None:
-    """Add -b, -X, -F and --json to ``parser``."""
-    parser.add_argument("-b", "--bootstrap", required=bootstrap_required, metavar="BROKERS",
-                        help="bootstrap servers, host:port[,host:port...]")
+def add_common(parser: argparse.ArgumentParser) -> None:
+    """Add -b, -X, -F, -q and --json to ``parser``."""
+    parser.add_argument("-b", "--bootstrap", metavar="BROKERS",
+                        help="bootstrap servers, host:port[,host:port...] (or "
+                             "bootstrap.servers from -F/-X)")
     parser.add_argument("-X", dest="props", action="append", default=[], metavar="KEY=VALUE",
                         help="client configuration property (repeatable)")
     parser.add_argument("-F", dest="prop_file", metavar="FILE",
-                        help="read client configuration from a properties file")
+                        help="read client configuration (key=value lines, e.g. "
+                             "bootstrap.servers) from a properties file, as kcat -F")
+    parser.add_argument("-q", dest="quiet", action="store_true",
+                        help="quiet: no status lines or summary on stderr (errors still)")
     parser.add_argument("--json", action="store_true",
-                        help="machine-readable JSON output instead of text and progress bars")
+                        help="reports and summaries as JSON (records themselves: see "
+                             "--format), no progress bars")
 
 
 def parse_properties(text: str, source: str) -> dict[str, str]:
@@ -53,6 +58,9 @@ def client_config(args: argparse.Namespace) -> dict[str, Any]:
         conf[key.strip()] = value
     if getattr(args, "bootstrap", None):
         conf["bootstrap.servers"] = args.bootstrap
+    if not str(conf.get("bootstrap.servers", "")).strip():
+        raise UsageError("no brokers given: use -b HOST:PORT, or bootstrap.servers in -F FILE "
+                         "or -X")
     return conf
 
 

@@ -1,40 +1,70 @@
-"""``kafka-fast produce``: one record per input line (or JSON lines), with a delivery summary."""
+"""``kafka-fast produce``: records from stdin or files, split as kcat splits them, or JSON
+records (``--format json``), with a delivery summary."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
+from .connect import connect, connect_config
+from .jsonrecord import RecordError, decode_record
+from .kcatfmt import unescape
 from .options import UsageError, add_common, client_config, want_progress
 from .output import emit_summary
 from .progress import Progress
 
-Record = tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]]]
+Headers = list[tuple[str, bytes | None]]
+Record = tuple[bytes | None, bytes | None, Headers]
+CHUNK = 1 << 16
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``produce`` subcommand."""
-    p = sub.add_parser("produce", help="produce records from a file or stdin, one per line")
+    p = sub.add_parser(
+        "produce", help="produce records from stdin or files",
+        description="Produce records. Input is split as kcat splits it: at -D (default "
+                    "newline), empty records skipped, bytes kept exactly (no \\r stripping). "
+                    "Each FILE is one record unless -l. kcat flags: -K -k -D -Z -l -H -p -z -c "
+                    "-q -F -X.")
     add_common(p)
     p.add_argument("-t", "--topic", required=True)
     p.add_argument("-K", dest="key_delimiter", metavar="DELIM",
-                   help="split each line into key and value at the first DELIM")
+                   help="split each record into key and value at the first DELIM "
+                        "(no DELIM: null key, the whole record is the value)")
+    p.add_argument("-k", dest="fixed_key", metavar="KEY",
+                   help="key for every record (a key split off with -K takes precedence)")
+    p.add_argument("-D", dest="delimiter", default="\\n", metavar="DELIM",
+                   help="record delimiter in the input (default \\n; escapes \\t \\r \\xNN)")
+    p.add_argument("-Z", dest="empty_is_null", action="store_true",
+                   help="send an empty key or value (with -K) as null")
+    p.add_argument("-l", dest="lines", action="store_true",
+                   help="read the one FILE record by record, as stdin is read")
     p.add_argument("-H", dest="headers", action="append", default=[], metavar="NAME=VALUE",
                    help="header added to every record (repeatable)")
     p.add_argument("-p", "--partition", type=int, default=-1)
     p.add_argument("-z", "--compression", choices=("none", "gzip", "snappy", "lz4", "zstd"))
+    p.add_argument("-c", "--count", type=int, help="stop after COUNT records")
     p.add_argument("--format", choices=("text", "json"), default="text",
-                   help='text: one value per line; json: {"key","value","headers"} per line')
+                   help="text: split as above; json: one JSON record per line "
+                        '({"key","value","headers"}; binary as {"base64": ...}, as '
+                        "consume --format json writes it)")
     p.add_argument("--timeout", type=float, default=30.0,
                    help="seconds to wait for the cluster and for final deliveries")
-    p.add_argument("file", nargs="?", default="-", help="input file (default: stdin)")
+    p.add_argument("file", nargs="*", help="input files (default: stdin)")
     p.set_defaults(run=run)
 
 
-def _static_headers(items: list[str]) -> list[tuple[str, bytes | None]]:
+class BadInput(Exception):
+    """An input record that cannot be produced: ``where`` names it, ``why`` says why."""
+
+    def __init__(self, where: str, why: str) -> None:
+        super().__init__(f"{where}: {why}")
+        self.where = where
+
+
+def _static_headers(items: list[str]) -> Headers:
     headers = []
     for item in items:
         name, sep, value = item.partition("=")
@@ -44,61 +74,88 @@ def _static_headers(items: list[str]) -> list[tuple[str, bytes | None]]:
     return headers
 
 
-def _json_field(obj: dict, name: str) -> bytes | None:
-    value = obj.get(name)
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value.encode()
-    return json.dumps(value, separators=(",", ":")).encode()
+def split_records(stream: BinaryIO, delim: bytes) -> Iterator[bytes]:
+    """The records of ``stream`` separated by ``delim``, empty ones skipped (as kcat)."""
+    if delim == b"\n":
+        for line in stream:
+            line = line[:-1] if line.endswith(b"\n") else line
+            if line:
+                yield line
+        return
+    rest = b""
+    while True:
+        chunk = stream.read(CHUNK)
+        if not chunk:
+            break
+        parts = (rest + chunk).split(delim)
+        rest = parts.pop()
+        yield from (p for p in parts if p)
+    if rest:
+        yield rest
 
 
-def _json_headers(obj: dict, number: int) -> list[tuple[str, bytes | None]]:
-    raw = obj.get("headers") or []
-    pairs = raw.items() if isinstance(raw, dict) else raw
-    out = []
-    for pair in pairs:
-        try:
-            name, value = pair
-        except (TypeError, ValueError):
-            raise UsageError(
-                f"line {number}: headers must be an object or [name, value] pairs") from None
-        out.append((str(name), None if value is None else str(value).encode()))
-    return out
+class Reader:
+    """Turns the input into records by the command's options."""
 
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.key_delim = unescape(args.key_delimiter) if args.key_delimiter else None
+        self.delim = unescape(args.delimiter)
+        if not self.delim:
+            raise UsageError("-D must not be empty")
+        self.fixed_key = args.fixed_key.encode() if args.fixed_key is not None else None
+        self.static = _static_headers(args.headers)
+        if args.lines and len(args.file) != 1:
+            raise UsageError("-l reads exactly one FILE")
 
-def read_records(stream: BinaryIO, args: argparse.Namespace,
-                 static: list[tuple[str, bytes | None]]) -> Iterator[Record]:
-    """Yield ``(key, value, headers)`` for each input line; ``static`` headers go on all."""
-    delim = args.key_delimiter.encode() if args.key_delimiter else None
-    for number, line in enumerate(stream, 1):
-        line = line.rstrip(b"\r\n")
-        if args.format == "json":
+    def records(self) -> Iterator[Record]:
+        """Every record of the input, in order; BadInput names a record that is not one."""
+        args = self.args
+        if not args.file:
+            yield from self._split(sys.stdin.buffer, "stdin")
+            return
+        for path in args.file:
+            with _open(path) as stream:
+                if args.lines or args.format == "json":
+                    yield from self._split(stream, path)
+                else:
+                    yield self._text(stream.read())
+
+    def _split(self, stream: BinaryIO, name: str) -> Iterator[Record]:
+        if self.args.format != "json":
+            for raw in split_records(stream, self.delim):
+                yield self._text(raw)
+            return
+        for number, line in enumerate(stream, 1):
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                raise UsageError(f"line {number}: not valid JSON ({exc})") from None
-            if not isinstance(obj, dict):
-                raise UsageError(f"line {number}: expected a JSON object")
-            yield (_json_field(obj, "key"), _json_field(obj, "value"),
-                   static + _json_headers(obj, number))
-        elif delim is not None:
-            key, sep, value = line.partition(delim)
-            if not sep:
-                raise UsageError(f"line {number}: no key delimiter {args.key_delimiter!r}")
-            yield key, value, static
-        else:
-            yield None, line, static
+                key, value, headers = decode_record(line)
+            except RecordError as exc:
+                raise BadInput(f"{name} line {number}", str(exc)) from None
+            yield key, value, self.static + headers
+
+    def _text(self, raw: bytes) -> Record:
+        key = self.fixed_key
+        value: bytes | None = raw
+        if self.key_delim is not None:
+            head, sep, tail = raw.partition(self.key_delim)
+            if sep:
+                key, value = head, tail
+                if self.args.empty_is_null and not key:
+                    key = None
+        if self.args.empty_is_null and not value:
+            value = None
+        return key, value, self.static
 
 
 def run(args: argparse.Namespace) -> int:
-    """Produce every input record; exit 1 if any delivery failed."""
+    """Produce every input record; exit 1 if any delivery failed or an input was bad."""
     from .. import Producer
 
+    reader = Reader(args)
     conf = client_config(args)
-    static = _static_headers(args.headers)
+    connect_config(conf, args.timeout)
     if args.compression:
         conf["compression.type"] = args.compression
     conf.setdefault("message.timeout.ms", int(args.timeout * 1000))
@@ -113,34 +170,50 @@ def run(args: argparse.Namespace) -> int:
             if stats["first_error"] is None:
                 stats["first_error"] = str(err)
 
-    stream = sys.stdin.buffer if args.file == "-" else _open(args.file)
     producer = Producer(conf)
+    bad: BadInput | None = None
+    remaining = 0
     try:
-        producer.list_topics(args.topic, timeout=args.timeout)
-        with Progress(f"producing to {args.topic}", None, want_progress(args)) as progress:
-            for key, value, headers in read_records(stream, args, static):
-                while True:
-                    try:
-                        producer.produce(args.topic, value=value, key=key,
-                                         partition=args.partition, headers=headers or None,
-                                         on_delivery=on_delivery)
+        connect(producer, args, conf, args.topic)
+        with Progress(f"producing to {args.topic}", args.count,
+                      want_progress(args)) as progress:
+            try:
+                for key, value, headers in reader.records():
+                    _produce(producer, args, key, value, headers, on_delivery)
+                    stats["records"] += 1
+                    stats["bytes"] += len(value or b"") + len(key or b"")
+                    progress.advance()
+                    if args.count is not None and stats["records"] >= args.count:
                         break
-                    except BufferError:
-                        producer.poll(0.1)
-                stats["records"] += 1
-                stats["bytes"] += len(value or b"") + len(key or b"")
-                progress.advance()
-                producer.poll(0)
+            except BadInput as exc:
+                bad = exc
             remaining = producer.flush(args.timeout)
     finally:
         producer.close()
-        if stream is not sys.stdin.buffer:
-            stream.close()
     if remaining:
         stats["failed"] += remaining
         stats["first_error"] = stats["first_error"] or f"{remaining} records not delivered in time"
-    emit_summary(args, "produced", stats)
+    if bad is not None:
+        stats["bad_input"] = bad.where
+    emit_summary(args, "produced", stats, sys.stdout if args.json else sys.stderr)
+    if bad is not None:
+        print(f"kafka-fast produce: stopped at {bad}; {stats['delivered']} of the "
+              f"{stats['records']} records before it were delivered"
+              + (f", {stats['failed']} failed" if stats["failed"] else ""), file=sys.stderr)
+        return 1
     return 1 if stats["failed"] else 0
+
+
+def _produce(producer: Any, args: argparse.Namespace, key: bytes | None,
+             value: bytes | None, headers: Headers, on_delivery: Any) -> None:
+    while True:
+        try:
+            producer.produce(args.topic, value=value, key=key, partition=args.partition,
+                             headers=headers or None, on_delivery=on_delivery)
+            break
+        except BufferError:
+            producer.poll(0.1)
+    producer.poll(0)
 
 
 def _open(path: str) -> BinaryIO:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
+from ..errors import KafkaException
+from .connect import connect, connect_config
 from .options import UsageError, add_common, client_config
 
 
@@ -37,10 +41,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     meta.set_defaults(run=run_metadata)
 
 
-def _admin(args: argparse.Namespace) -> Any:
+def _admin(args: argparse.Namespace) -> tuple[Any, Any]:
+    """An AdminClient and the cluster's metadata (all topics), once the cluster answers."""
     from ..admin import AdminClient
 
-    return AdminClient(client_config(args))
+    conf = client_config(args)
+    connect_config(conf, args.timeout)
+    admin = AdminClient(conf)
+    try:
+        return admin, connect(admin, args, conf)
+    except BaseException:
+        admin.close()
+        raise
 
 
 def _wait(futures: dict, timeout: float) -> list[str]:
@@ -52,14 +64,37 @@ def _wait(futures: dict, timeout: float) -> list[str]:
     return done
 
 
+def _delete(admin: Any, args: argparse.Namespace) -> int:
+    """Delete each topic; report every one (deleted, or why not); 1 if any failed."""
+    futures = admin.delete_topics(args.topic, request_timeout=args.timeout)
+    deleted: list[str] = []
+    failed: dict[str, str] = {}
+    for name, fut in futures.items():
+        try:
+            fut.result(timeout=args.timeout)
+            deleted.append(name)
+        except KafkaException as exc:
+            err = exc.args[0]
+            failed[name] = f"{err.name()}: {err.str()}"
+        except FutureTimeout:
+            failed[name] = f"no answer within {args.timeout:g}s"
+    if args.json:
+        print(json.dumps({"deleted": deleted, "failed": failed}))
+    else:
+        for name in deleted:
+            print(f"deleted {name}")
+        for name, why in failed.items():
+            print(f"kafka-fast topics delete: {name}: not deleted: {why}", file=sys.stderr)
+    return 1 if failed else 0
+
+
 def run_topics(args: argparse.Namespace) -> int:
     """Run one ``topics`` action."""
     from ..admin import NewTopic
 
-    admin = _admin(args)
+    admin, md = _admin(args)
     try:
         if args.action == "list":
-            md = admin.list_topics(timeout=args.timeout)
             names = sorted(t for t in md.topics if not t.startswith("__"))
             print(json.dumps(names) if args.json else "\n".join(names))
         elif args.action == "create":
@@ -74,11 +109,8 @@ def run_topics(args: argparse.Namespace) -> int:
             _wait(admin.create_topics([topic], request_timeout=args.timeout), args.timeout)
             _say(args, {"created": args.topic}, f"created {args.topic}")
         elif args.action == "delete":
-            done = _wait(admin.delete_topics(args.topic, request_timeout=args.timeout),
-                         args.timeout)
-            _say(args, {"deleted": done}, "\n".join(f"deleted {t}" for t in done))
+            return _delete(admin, args)
         else:
-            md = admin.list_topics(timeout=args.timeout)
             wanted = args.topic or sorted(t for t in md.topics if not t.startswith("__"))
             rows = [_describe(md, name) for name in wanted]
             if args.json:
@@ -105,9 +137,8 @@ def _describe(md: Any, name: str) -> dict:
 
 def run_metadata(args: argparse.Namespace) -> int:
     """Print brokers and every topic's partition leaders."""
-    admin = _admin(args)
+    admin, md = _admin(args)
     try:
-        md = admin.list_topics(timeout=args.timeout)
         brokers = [{"id": b.id, "host": b.host, "port": b.port}
                    for b in sorted(md.brokers.values(), key=lambda b: b.id)]
         topics = [_describe(md, t) for t in sorted(md.topics) if not t.startswith("__")]

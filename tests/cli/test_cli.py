@@ -32,7 +32,7 @@ def test_produce_a_file_then_consume_it_back(kafka, tmp_path):
     src = tmp_path / "in.txt"
     src.write_text("\n".join(lines) + "\n")
     done = kf("produce", "-b", kafka.bootstrap, *props(kafka), "-t", topic, "-K", ":",
-              "-H", "source=cli", "-z", "lz4", "--json", str(src))
+              "-H", "source=cli", "-z", "lz4", "--json", "-l", str(src))
     assert done.returncode == 0, done.stderr.decode()
     summary = json.loads(done.stdout)["produced"]
     assert summary["records"] == 500 and summary["delivered"] == 500 and summary["failed"] == 0
