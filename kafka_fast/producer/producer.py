@@ -96,10 +96,8 @@ class Producer(ProduceRouter):
             key = as_bytes(key, "key")
         if headers is not None:
             headers = as_headers(headers)
-        if partition.__class__ is not int:
-            partition = as_partition(partition)
-        if timestamp.__class__ is not int:
-            timestamp = as_timestamp(timestamp)
+        partition = as_partition(partition)
+        timestamp = as_timestamp(timestamp)
         if on_delivery is None:
             on_delivery = self._default_cb if callback is None else as_callback(
                 callback, "callback")
@@ -115,11 +113,11 @@ class Producer(ProduceRouter):
                 acc.seal_lingering(time.monotonic())
             t = acc.topics.get(topic)
             if t is not None and t.num_partitions:
-                if partition < 0:
+                if partition == -1:
                     partition = partition_key(key, t.num_partitions, acc.algorithm)
                     if partition < 0:
                         partition = t.sticky
-                elif partition >= t.num_partitions:
+                elif not 0 <= partition < t.num_partitions:
                     raise KafkaException(KafkaError(
                         KafkaError._UNKNOWN_PARTITION,
                         f"Local: Unknown partition: {topic} has no partition {partition}"))
@@ -180,9 +178,9 @@ class Producer(ProduceRouter):
     def _append_known(self, t: TopicState, value: Any, key: Any, partition: int,
                       timestamp: int, headers: Any, cb: Any) -> None:
         acc = self._acc
-        if partition < 0:
+        if partition == -1:
             partition = acc.partitioner(key, t)
-        elif partition >= t.num_partitions:
+        elif not 0 <= partition < t.num_partitions:
             raise KafkaException(KafkaError(
                 KafkaError._UNKNOWN_PARTITION,
                 f"Local: Unknown partition: {t.name} has no partition {partition}"))

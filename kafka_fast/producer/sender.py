@@ -194,7 +194,7 @@ class Sender:
         acc = self.acc
         pending, t.pending = t.pending, []
         for value, key, partition, ts, headers, cb, _created in pending:
-            if partition >= t.num_partitions:
+            if partition >= t.num_partitions or partition < -1:
                 self._fail_records(t.name, partition, [(cb, key, value, headers, ts)],
                                    KafkaError(KafkaError._UNKNOWN_PARTITION,
                                               f"{t.name} has no partition {partition}"))
@@ -206,6 +206,10 @@ class Sender:
             except KafkaException as exc:
                 self._fail_records(t.name, partition, [(cb, key, value, headers, ts)],
                                    exc.args[0])
+            except Exception as exc:  # noqa: BLE001 - one bad record must not lose the rest
+                self._fail_records(t.name, partition, [(cb, key, value, headers, ts)],
+                                   KafkaError(KafkaError._INVALID_ARG,
+                                              f"record cannot be encoded: {exc}"))
 
     # -- expiry ----------------------------------------------------------------------------
     def _expire(self, now: float) -> None:
