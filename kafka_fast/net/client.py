@@ -68,6 +68,13 @@ class KafkaClient:
         self._event_thread: threading.Thread | None = None
         self._serve_events_thread = serve_events_thread
         self.loop.add_tick(self._drain_submitted)
+        self.loop.on_error = self._internal_error
+
+    def _internal_error(self, exc: BaseException) -> None:
+        """An exception escaped I/O-thread code: tell the application (``error_cb``)."""
+        if not self._closed:
+            self.events.error(KafkaError(
+                KafkaError._FAIL, f"internal error on the I/O thread: {type(exc).__name__}: {exc}"))
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self) -> KafkaClient:
