@@ -386,6 +386,12 @@ class KafkaClient:
             if conn.blocked is None or time.monotonic() >= conn.next_attempt:
                 conn.ensure_connecting()
 
+    def node_unreachable(self, node_id: int) -> bool:
+        """True if the last connection to ``node_id`` failed and none is up again: its
+        leadership may have moved (callers refresh metadata)."""
+        conn = self._conns.get(node_id)
+        return conn is not None and conn.state != State.READY and conn.last_failed
+
     def in_flight(self, node_id: int) -> int:
         conn = self._conns.get(node_id)
         return len(conn.inflight) if conn is not None else 0

@@ -288,6 +288,9 @@ class Sender:
                 continue
             while parts and client.node_ready(node):
                 parts = self._send_one(node, parts, now)
+            if parts and client.node_unreachable(node):
+                # The leader cannot be reached: leadership may have moved elsewhere.
+                self.want_metadata.update(ps.topic for ps in parts)
         return wait
 
     def _send_one(self, node: int, parts: list[PartitionState], now: float
