@@ -87,6 +87,16 @@ def as_partition(partition: Any) -> int:
     return partition
 
 
+def as_timeout(timeout: Any) -> float | None:
+    """A wait in seconds: None or a negative number means no limit."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds or None, "
+                        f"not {type(timeout).__name__}")
+    return None if timeout < 0 else float(timeout)
+
+
 def as_callback(cb: Any, what: str = "on_delivery") -> Any:
     """A delivery callback or None."""
     if cb is not None and not callable(cb):

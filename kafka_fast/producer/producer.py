@@ -20,7 +20,15 @@ from ..errors import ConfigError, KafkaError, KafkaException
 from ..net import KafkaClient, switch_interval
 from ..transactions.producer_link import link_producer
 from .accumulator import Accumulator, TopicState, now_ms
-from .arguments import as_bytes, as_callback, as_headers, as_partition, as_timestamp, as_topic
+from .arguments import (
+    as_bytes,
+    as_callback,
+    as_headers,
+    as_partition,
+    as_timeout,
+    as_timestamp,
+    as_topic,
+)
 from .bulk import produce_columns, produce_dicts
 from .delivery import DeliveryQueue, raise_failures, serve_batch
 from .partitioner import ProduceRouter, algorithm_id, partition_key
@@ -236,9 +244,9 @@ class Producer(ProduceRouter):
         Waits up to ``timeout`` seconds (None or negative: until something arrives) for the
         first one. Returns the number of events served (one per record report).
         """
+        wait = 0 if timeout.__class__ is int and timeout == 0 else as_timeout(timeout)
         served = self._serve()
-        if served == 0 and (timeout is None or timeout != 0):
-            wait = None if timeout is None or timeout < 0 else float(timeout)
+        if served == 0 and wait != 0:
             deadline = None if wait is None else time.monotonic() + wait
             while served == 0:
                 remaining = 0.2 if deadline is None else min(0.2, deadline - time.monotonic())
@@ -284,13 +292,14 @@ class Producer(ProduceRouter):
         """Send everything queued at once (without waiting out ``linger.ms``, also for records
         that get their partition while flush runs) and serve reports until none is left or
         ``timeout`` seconds passed; returns the number of records still held."""
+        wait = as_timeout(timeout)
         acc = self._acc
         with acc.lock:
             acc.flushing += 1
             acc.seal_all()
         try:
             self._client.wakeup()
-            deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
+            deadline = None if wait is None else time.monotonic() + wait
             while True:
                 self._serve()
                 if acc.count <= 0:

@@ -67,6 +67,12 @@ def test_out_of_range_numbers_raise_in_the_callers_thread(producer, kwargs, exc,
     assert len(producer) == 0
 
 
+@pytest.mark.parametrize("call", ["poll", "flush"])
+def test_wrongly_typed_timeouts_name_the_parameter(producer, call):
+    with pytest.raises(TypeError, match="timeout must be a number of seconds or None, not str"):
+        getattr(producer, call)("x")
+
+
 def test_topic_must_be_a_string(producer):
     with pytest.raises(TypeError, match="topic must be a str, not int"):
         producer.produce(5, b"v")
