@@ -28,7 +28,7 @@ from .connection import BrokerConnection, State
 from .events import EventQueue, ThrottleEvent
 from .framing import BufferPool
 from .loop import IOLoop, TimerHandle
-from .request import Request, kafka_exception
+from .request import ReportingFuture, Request, kafka_exception
 from .settings import ConnectionSettings
 
 #: How often request deadlines, set-up deadlines and idle connections are checked (seconds).
@@ -179,7 +179,7 @@ class KafkaClient:
         if self._closed:
             raise KafkaException(KafkaError(KafkaError._DESTROY, "client is closed"))
         timeout = (self.settings.request_timeout if timeout_ms is None else timeout_ms / 1000.0)
-        fut: Future = Future()
+        fut: Future = ReportingFuture(self._internal_error, self.log)
         req = Request(message, version, fut, time.monotonic() + timeout, node_id, any_node)
         return req, fut
 
