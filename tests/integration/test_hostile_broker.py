@@ -19,7 +19,7 @@ from harness.topics import create_topic, unique_topic
 from kafka_fast import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA = 0, 1, 2, 3
-OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 8, 9, 10
+OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR, API_VERSIONS = 8, 9, 10, 18
 ALL_KINDS = ("corrupt", "truncate", "cut", "stall", "duplicate", "misnumber", "oversize")
 SOME_KINDS = ("corrupt", "stall", "misnumber")
 RECORDS = 40
@@ -36,7 +36,8 @@ def _cases(apis, kinds):
 
 
 PRODUCER_CASES = (_cases((PRODUCE,), ALL_KINDS)
-                  + _cases((METADATA,), ("corrupt", "truncate", "stall", "misnumber", "oversize")))
+                  + _cases((METADATA,), ("corrupt", "truncate", "stall", "oversize"))
+                  + _cases((API_VERSIONS,), ("corrupt", "truncate")))
 CONSUMER_CASES = (_cases((FETCH,), ALL_KINDS)
                   + _cases((LIST_OFFSETS, OFFSET_FETCH, FIND_COORDINATOR, OFFSET_COMMIT),
                            SOME_KINDS))
