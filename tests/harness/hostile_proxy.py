@@ -89,7 +89,6 @@ class HostileProxy:
         self._rsock.setblocking(False)
         self._selector.register(self._rsock, selectors.EVENT_READ, ("wake", None))
         self._stopping = False
-        self._calls: collections.deque = collections.deque()
         self._thread = threading.Thread(target=self._run, name="hostile-proxy", daemon=True)
         self._thread.start()
 
@@ -111,10 +110,6 @@ class HostileProxy:
         with self._lock:
             self._faults.clear()
 
-    def drop_connections(self) -> None:
-        """Close every relayed connection (clients see the broker go away)."""
-        self._call(lambda: [self._close(p) for p in list(self._pipes)])
-
     def close(self) -> None:
         self._stopping = True
         self._wake()
@@ -133,12 +128,6 @@ class HostileProxy:
         except OSError:
             pass
 
-    def _call(self, fn) -> None:
-        done = threading.Event()
-        self._calls.append((fn, done))
-        self._wake()
-        done.wait(10)
-
     def _run(self) -> None:
         try:
             while not self._stopping:
@@ -155,10 +144,6 @@ class HostileProxy:
                         pipe, side = data
                         if not pipe.closed:
                             self._on_event(pipe, side, mask)
-                while self._calls:
-                    fn, done = self._calls.popleft()
-                    fn()
-                    done.set()
         finally:
             for pipe in list(self._pipes):
                 self._close(pipe)
