@@ -215,3 +215,39 @@ def _dedup(values: list[bytes]) -> list[bytes]:
     seen: set[bytes] = set()
     return [v for v in values if not (v in seen or seen.add(v))]
 
+
+
+HEARTBEAT, SYNC_GROUP = 12, 14
+
+
+@pytest.mark.parametrize("api, kind", [(HEARTBEAT, "stall"), (HEARTBEAT, "misnumber"),
+                                       (SYNC_GROUP, "truncate")])
+def test_group_member_survives_a_hostile_response(mock_cluster, api, kind):
+    """Group APIs (mock cluster: Tansu's joins take seconds each)."""
+    topic = unique_topic(f"hg{api}{kind}")
+    create_topic(mock_cluster, topic, 2)
+    values = [b"%s-%d-%03d" % (kind.encode(), api, i) for i in range(RECORDS)]
+    with Producer(mock_cluster.client_config({"linger.ms": 2})) as p:
+        for i, v in enumerate(values):
+            p.produce(topic, v, partition=i % 2)
+        assert p.flush(15) == 0
+    errors: list[KafkaError] = []
+    with HostileProxy(mock_cluster.brokers.values()) as proxy:
+        proxy.inject(api, kind)
+        c = Consumer({"bootstrap.servers": proxy.bootstrap, "group.id": unique_topic("g"),
+                      "error_cb": errors.append, "auto.offset.reset": "earliest",
+                      "session.timeout.ms": 6000, "heartbeat.interval.ms": 300,
+                      "fetch.wait.max.ms": 100, **FAST})
+        try:
+            c.subscribe([topic])
+            got = _consume(c, len(values), 25)
+            deadline = time.monotonic() + 10
+            while (proxy.pending(api) or not errors) and time.monotonic() < deadline:
+                c.poll(0.1)
+            assert proxy.applied[(api, kind)] == 1, "the fault never hit a response"
+            assert sorted(c.assignment()) == [TopicPartition(topic, 0),
+                                              TopicPartition(topic, 1)]
+        finally:
+            c.close()
+    assert sorted(got) == sorted(values), "records lost or read twice"
+    assert errors, "the damaged response never reached error_cb"
