@@ -68,13 +68,22 @@ class KafkaClient:
         self._event_thread: threading.Thread | None = None
         self._serve_events_thread = serve_events_thread
         self.loop.add_tick(self._drain_submitted)
+        self._internal_reported: tuple[str, float] | None = None
         self.loop.on_error = self._internal_error
 
     def _internal_error(self, exc: BaseException) -> None:
-        """An exception escaped I/O-thread code: tell the application (``error_cb``)."""
-        if not self._closed:
-            self.events.error(KafkaError(
-                KafkaError._FAIL, f"internal error on the I/O thread: {type(exc).__name__}: {exc}"))
+        """An exception escaped I/O-thread code: tell the application (``error_cb``), once a
+        second at most for the same failure (code that fails on every loop iteration must
+        not flood the event queue)."""
+        if self._closed:
+            return
+        reason = f"internal error on the I/O thread: {type(exc).__name__}: {exc}"
+        now = time.monotonic()
+        last = self._internal_reported
+        if last is not None and last[0] == reason and now - last[1] < 1.0:
+            return
+        self._internal_reported = (reason, now)
+        self.events.error(KafkaError(KafkaError._FAIL, reason))
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self) -> KafkaClient:

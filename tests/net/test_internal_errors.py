@@ -33,3 +33,26 @@ def test_failing_callbacks_reach_error_cb(broker):
     assert [e.code() for e in errors] == [KafkaError._FAIL, KafkaError._FAIL]
     assert reasons == ["internal error on the I/O thread: ValueError: response callback broke",
                        "internal error on the I/O thread: ZeroDivisionError: division by zero"]
+
+
+def test_code_failing_on_every_iteration_is_reported_once_a_second(broker):
+    errors: list[KafkaError] = []
+    conf = make_config(broker.client_config({"error_cb": errors.append}), "admin")
+    calls = []
+
+    def hook():
+        calls.append(1)
+        raise RuntimeError("hook broke")
+
+    with KafkaClient(conf).start() as client:
+        client.add_poll_hook(hook)
+        client.call_later(0.01, client.wakeup)
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:
+            client.wakeup()
+            client.serve_events(0.05)
+        client.remove_poll_hook(hook)
+        client.serve_events(0.1)
+    assert len(calls) > 10
+    assert 1 <= len(errors) <= 3
+    assert {e.str() for e in errors} == {"internal error on the I/O thread: RuntimeError: hook broke"}
