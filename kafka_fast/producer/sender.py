@@ -89,6 +89,7 @@ class Sender:
         self.next_expiry = 0.0
         self.next_metadata = 0.0
         self.next_topic_probe = 0.0
+        self.next_leader_check = 0.0
         self.linger_grace = LINGER_GRACE
         self.sticky_interval = config["sticky.partitioning.linger.ms"] / 1000.0
         self.next_sticky = 0.0
@@ -280,6 +281,7 @@ class Sender:
                 continue
             by_node.setdefault(leader, []).append(ps)
         brokers = client.cluster.brokers
+        unreachable: set[str] = set()
         for node, parts in by_node.items():
             if node not in brokers:
                 # The leader is missing from the latest metadata (down when it was taken):
@@ -289,8 +291,11 @@ class Sender:
             while parts and client.node_ready(node):
                 parts = self._send_one(node, parts, now)
             if parts and client.node_unreachable(node):
-                # The leader cannot be reached: leadership may have moved elsewhere.
-                self.want_metadata.update(ps.topic for ps in parts)
+                unreachable.update(ps.topic for ps in parts)
+        if unreachable and now >= self.next_leader_check:
+            # A leader cannot be reached: its leadership may have moved elsewhere.
+            self.next_leader_check = now + self.backoff_max
+            self.want_metadata.update(unreachable)
         return wait
 
     def _send_one(self, node: int, parts: list[PartitionState], now: float
