@@ -29,6 +29,10 @@ KEYS = [
         aliases=("socket.send.buffer.bytes",)),
     Key("receive.buffer.bytes", "int", 0, "SO_RCVBUF (0 = system default).", minimum=0,
         aliases=("socket.receive.buffer.bytes",)),
+    Key("receive.message.max.bytes", "int", 100000000,
+        "Largest response frame accepted from a broker; a larger one fails the connection "
+        "(a consumer raises it to fetch.max.bytes + 512 when that is larger).",
+        minimum=1000, maximum=2147483647, java=False),
     Key("socket.nagle.disable", "bool", True, "Set TCP_NODELAY on broker sockets.", java=False),
     Key("metadata.max.age.ms", "int", 300000, "Refresh cluster metadata at least this often.",
         minimum=1),

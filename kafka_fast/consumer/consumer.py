@@ -13,8 +13,10 @@ record handed out, exactly as if every record had been polled one by one.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -53,9 +55,48 @@ _RESET = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END, "error": None}
 
 def _timeout_s(timeout: float | None) -> float | None:
     """confluent's convention: None or a negative number waits forever."""
-    if timeout is None or timeout < 0:
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds or None, "
+                        f"not {type(timeout).__name__}")
+    if timeout < 0:
         return None
     return float(timeout)
+
+
+def _weak_wakeup(consumer: Consumer) -> Callable[[], None]:
+    """Wakes ``consumer``'s waiting poll() when a client event arrives (weakly bound)."""
+    ref = weakref.ref(consumer)
+
+    def wake() -> None:
+        c = ref()
+        if c is not None:
+            with c._lock:
+                c._cond.notify_all()
+
+    return wake
+
+
+def _release(client: KafkaClient, fetcher: Fetcher) -> None:
+    """Finalizer of a consumer dropped without close(): stop fetching and the client."""
+    fetcher.closed = True
+    try:
+        client.remove_poll_hook(fetcher.tick)
+        client.close(0)
+    except Exception:  # noqa: BLE001 - finalizers run at awkward times
+        pass
+
+
+def _check_patterns(topics: list[str]) -> None:
+    """Raise _INVALID_ARG for a ``^regex`` subscription that does not compile."""
+    for t in topics:
+        if t.startswith("^"):
+            try:
+                re.compile(t)
+            except re.error as exc:
+                raise KafkaException(KafkaError(
+                    E._INVALID_ARG, f"invalid subscription regex {t!r}: {exc}")) from None
 
 
 class Consumer:
@@ -119,8 +160,12 @@ class Consumer:
         self._offsets = OffsetClient(self._client, self._group_id)
         self._fetcher = Fetcher(self)
         self._group: ClassicGroup | ConsumerGroupMember | None = None
+        self._client.events.listener = _weak_wakeup(self)
         self._client.start()
         self._client.add_poll_hook(self._fetcher.tick)
+        # A consumer dropped without close() stops its client (the I/O thread holds only
+        # weak references to it).
+        self._finalizer = weakref.finalize(self, _release, self._client, self._fetcher)
 
     # -- helpers ---------------------------------------------------------------------------------
     def _check_open(self) -> None:
@@ -277,6 +322,7 @@ class Consumer:
         for cb in (on_assign, on_revoke, on_lost):
             if cb is not None and not callable(cb):
                 raise TypeError("rebalance callbacks must be callable")
+        _check_patterns(topics)
         self._callbacks = {"assign": on_assign, "revoke": on_revoke, "lost": on_lost}
         self._subscription = list(topics)
         if self._group is None:
@@ -342,6 +388,15 @@ class Consumer:
                 err = ev[1]()
                 if err is not None:
                     return Message(error=err)
+
+    def _serve_client_events(self) -> None:
+        """Client-level errors (connections, authentication, I/O thread failures) go to
+        ``error_cb`` here, on the polling thread; a fatal one is raised."""
+        client = self._client
+        client.serve_events()
+        fatal = client.events.fatal
+        if fatal is not None:
+            raise KafkaException(fatal)
 
     def _rebalance_assign(self, tps: list[tuple[str, int]], epoch: int) -> None:
         group = self._group
@@ -503,6 +558,7 @@ class Consumer:
             self._rejoin_on_poll = False
             group = self._group
             self._client.call_soon(group._start_join)
+        self._serve_client_events()
         err = self._serve_events()
         if err is not None:
             return err
@@ -545,7 +601,8 @@ class Consumer:
     def _wait_for_data(self, deadline: float | None) -> bool:
         """Block until data or an event arrives; False once ``deadline`` passed."""
         with self._lock:
-            if self._ready or self._events or self._closed:
+            if self._ready or self._events or self._closed or \
+                    not self._client.events.queue.empty():
                 return True
             if deadline is None:
                 self._cond.wait(1.0)
@@ -594,6 +651,8 @@ class Consumer:
         """Up to ``max_records`` records as one ``RecordBatchView`` (columns, no per-record
         objects). Waits up to ``timeout`` seconds for the first records; errors are raised as
         ``KafkaException``; end-of-partition events are not part of a view."""
+        if isinstance(max_records, bool) or not isinstance(max_records, int):
+            raise TypeError(f"max_records must be an int, not {type(max_records).__name__}")
         if max_records < 1:
             raise ValueError("max_records must be at least 1")
         deadline = None if _timeout_s(timeout) is None else time.monotonic() + timeout
@@ -966,20 +1025,13 @@ class Consumer:
                 self._cond.notify_all()
             self._client.remove_poll_hook(self._fetcher.tick)
             self._client.close()
+            self._finalizer.detach()
 
     def __enter__(self) -> Consumer:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def __del__(self) -> None:  # pragma: no cover - best effort at interpreter exit
-        try:
-            if not self._closed:
-                self._closed = True
-                self._client.close(0)
-        except Exception:  # noqa: BLE001
-            pass
 
 
 class ConsumerGroupMetadata:

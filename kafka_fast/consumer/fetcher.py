@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import struct
 import time
+import weakref
 from collections import defaultdict
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
@@ -97,7 +98,8 @@ class Fetcher:
     """Fetch scheduling and response handling (I/O thread only, except ``wake``)."""
 
     def __init__(self, consumer: Consumer) -> None:
-        self.c = consumer
+        # Weak: the I/O thread must not keep a dropped consumer alive.
+        self.c = weakref.proxy(consumer)
         conf = consumer._conf
         self.client = consumer._client
         self.max_wait_ms = conf["fetch.wait.max.ms"]
@@ -115,6 +117,7 @@ class Fetcher:
         self.sessions: dict[int, FetchSession] = {}
         self.inflight: set[int] = set()
         self.awaiting_metadata = False
+        self.next_leader_check = 0.0
         self.closed = False
         self.validator = Validator(self)
 
@@ -180,9 +183,16 @@ class Fetcher:
             self.awaiting_metadata = True
             self.client.request_metadata(sorted(leaderless)).add_done_callback(
                 self._metadata_arrived)
+        unreachable: set[str] = set()
         for node, parts in by_leader.items():
             if self.client.node_ready(node, Lane.FETCH):
                 self._send(node, parts)
+            elif self.client.node_unreachable(node, Lane.FETCH):
+                unreachable.update(ps.topic for ps in parts)
+        if unreachable and now >= self.next_leader_check:
+            # The leader cannot be reached: leadership may have moved elsewhere.
+            self.next_leader_check = now + self.error_backoff
+            self.client.request_metadata(sorted(unreachable))
         return wait
 
     def _session(self, node: int) -> FetchSession:

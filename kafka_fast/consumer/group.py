@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import time
+import weakref
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
@@ -55,7 +56,8 @@ class ClassicGroup:
     """One member of a consumer group under the classic protocol."""
 
     def __init__(self, consumer: Consumer, assignors: list[Assignor]) -> None:
-        self.c = consumer
+        # Weak: the I/O thread must not keep a dropped consumer alive.
+        self.c = weakref.proxy(consumer)
         self.client = consumer._client
         conf = consumer._conf
         self.group_id: str = conf["group.id"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
+import weakref
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,8 @@ class ConsumerGroupMember:
     """One member of a consumer group under KIP-848 (same interface as ClassicGroup)."""
 
     def __init__(self, consumer: Consumer) -> None:
-        self.c = consumer
+        # Weak: the I/O thread must not keep a dropped consumer alive.
+        self.c = weakref.proxy(consumer)
         self.client = consumer._client
         conf = consumer._conf
         self.group_id: str = conf["group.id"]

@@ -32,7 +32,7 @@ from .events import EventQueue, ThrottleEvent
 from .framing import BufferPool
 from .lanes import Lane
 from .loop import IOLoop, TimerHandle
-from .request import Request, kafka_exception
+from .request import ReportingFuture, Request, kafka_exception
 from .settings import ConnectionSettings
 
 #: How often request deadlines, set-up deadlines and idle connections are checked (seconds).
@@ -73,6 +73,22 @@ class KafkaClient:
         self._event_thread: threading.Thread | None = None
         self._serve_events_thread = serve_events_thread
         self.loop.add_tick(self._drain_submitted)
+        self._internal_reported: tuple[str, float] | None = None
+        self.loop.on_error = self._internal_error
+
+    def _internal_error(self, exc: BaseException) -> None:
+        """An exception escaped I/O-thread code: tell the application (``error_cb``), once a
+        second at most for the same failure (code that fails on every loop iteration must
+        not flood the event queue)."""
+        if self._closed:
+            return
+        reason = f"internal error on the I/O thread: {type(exc).__name__}: {exc}"
+        now = time.monotonic()
+        last = self._internal_reported
+        if last is not None and last[0] == reason and now - last[1] < 1.0:
+            return
+        self._internal_reported = (reason, now)
+        self.events.error(KafkaError(KafkaError._FAIL, reason))
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self) -> KafkaClient:
@@ -178,7 +194,7 @@ class KafkaClient:
         if self._closed:
             raise KafkaException(KafkaError(KafkaError._DESTROY, "client is closed"))
         timeout = (self.settings.request_timeout if timeout_ms is None else timeout_ms / 1000.0)
-        fut: Future = Future()
+        fut: Future = ReportingFuture(self._internal_error, self.log)
         req = Request(message, version, fut, time.monotonic() + timeout, node_id, any_node,
                       lane=lane)
         return req, fut
@@ -413,6 +429,12 @@ class KafkaClient:
         if conn is not None and conn.state == State.DISCONNECTED:
             if conn.blocked is None or time.monotonic() >= conn.next_attempt:
                 conn.ensure_connecting()
+
+    def node_unreachable(self, node_id: int, lane: Lane = Lane.DEFAULT) -> bool:
+        """True if the last connection to ``node_id`` on ``lane`` failed and is not up again:
+        its leadership may have moved (callers refresh metadata)."""
+        conn = self._existing(node_id, lane)
+        return conn is not None and conn.state != State.READY and conn.last_failed
 
     def in_flight(self, node_id: int, lane: Lane = Lane.DEFAULT) -> int:
         conn = self._existing(node_id, lane)

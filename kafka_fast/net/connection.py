@@ -301,7 +301,8 @@ class BrokerConnection:
     # -- ApiVersions and SASL ---------------------------------------------------------------
     def _start_versions(self) -> None:
         self.state = State.VERSIONS
-        self._reader = FrameReader(self._owns_buffer, self.client.pool)
+        self._reader = FrameReader(self._owns_buffer, self.client.pool,
+                                   max_frame=self.settings.max_response_bytes)
         self._want(_READ)
         if not self.settings.api_version_request:
             self._versions_done({k: (req.MIN_VERSION, req.MIN_VERSION)
@@ -535,7 +536,7 @@ class BrokerConnection:
                     self._handle_frame(frame)
                     if self.sock is None:
                         return
-            except ProtocolError as exc:
+            except Exception as exc:  # noqa: BLE001 - never leave requests unsettled
                 self.close(KafkaError(KafkaError._TRANSPORT, f"{self.name}: {exc}"))
                 return
             if not tls:
@@ -552,8 +553,11 @@ class BrokerConnection:
             self.close(KafkaError(KafkaError._TRANSPORT, f"{self.name}: connection closed by broker"))
 
     def _handle_frame(self, frame: memoryview) -> None:
+        """Settle the request ``frame`` answers. A frame that cannot be read (unknown
+        correlation id, malformed header or body) fails the connection and with it every
+        request in flight on it, this one included: each ends in an error or a retry."""
         corr = _I32.unpack_from(frame, 0)[0]
-        req = self.inflight.pop(corr, None)
+        req = self.inflight.get(corr)
         if req is None:
             self.close(KafkaError(
                 KafkaError._TRANSPORT,
@@ -561,19 +565,23 @@ class BrokerConnection:
             return
         api_key = req.api_key
         version = req.version
-        if api_key == _API_VERSIONS:
-            offset = 4  # ApiVersions responses always use header v0
-        else:
-            offset = decode_response_header(frame, response_header_version(api_key, version))[1]
-        body = frame[offset:]
-        if req.handler is not None:
-            req.handler(req, body)
-            return
         try:
+            if api_key == _API_VERSIONS:
+                offset = 4  # ApiVersions responses always use header v0
+            else:
+                offset = decode_response_header(frame, response_header_version(api_key,
+                                                                               version))[1]
+            body = frame[offset:]
+            if req.handler is not None:
+                del self.inflight[corr]
+                req.handler(req, body)
+                return
             resp = API_KEYS[api_key][1].decode(body, version)
-        except ProtocolError as exc:
-            req.fail(exc)
+        except Exception as exc:  # noqa: BLE001 - any malformed reply fails the connection
+            if self.sock is not None:
+                self._malformed(req, version, exc)
             return
+        del self.inflight[corr]
         fut = req.future
         fut.api_version = version
         req.resolve(resp)
@@ -581,6 +589,13 @@ class BrokerConnection:
         if throttle and throttle > 0:
             self.throttled_until = time.monotonic() + throttle / 1000.0
             self.client._throttled(self, throttle)
+
+    def _malformed(self, req: Request, version: int | None, exc: BaseException) -> None:
+        name = getattr(req.message, "NAME", req.api_key)
+        self.close(KafkaError(
+            KafkaError._TRANSPORT,
+            f"{self.name}: malformed {name} v{version} response "
+            f"({type(exc).__name__}: {exc})"))
 
     # -- timeouts and closing ---------------------------------------------------------------
     def check_timeouts(self, now: float) -> None:

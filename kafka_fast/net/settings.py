@@ -32,6 +32,7 @@ class ConnectionSettings:
     verify_hostname: bool
     sasl: bool
     config: Mapping[str, Any]
+    max_response_bytes: int = 100000000
     software_name: str = "kafka-fast"
     software_version: str = __version__
 
@@ -54,4 +55,16 @@ class ConnectionSettings:
             verify_hostname=config["ssl.endpoint.identification.algorithm"] == "https",
             sasl=uses_sasl(config),
             config=config,
+            max_response_bytes=_max_response_bytes(config),
         )
+
+
+def _max_response_bytes(config: Mapping[str, Any]) -> int:
+    """``receive.message.max.bytes``, raised to fit a Fetch of ``fetch.max.bytes`` (as
+    librdkafka does)."""
+    limit = config["receive.message.max.bytes"]
+    try:
+        fetch = config["fetch.max.bytes"]
+    except KeyError:
+        return limit
+    return max(limit, fetch + 512)

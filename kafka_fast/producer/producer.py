@@ -20,7 +20,15 @@ from ..errors import ConfigError, KafkaError, KafkaException
 from ..net import KafkaClient, switch_interval
 from ..transactions.producer_link import link_producer
 from .accumulator import Accumulator, TopicState, now_ms
-from .arguments import as_bytes, as_callback, as_headers, as_partition, as_timestamp, as_topic
+from .arguments import (
+    as_bytes,
+    as_callback,
+    as_headers,
+    as_partition,
+    as_timeout,
+    as_timestamp,
+    as_topic,
+)
 from .bulk import produce_columns, produce_dicts
 from .delivery import DeliveryQueue, raise_failures, serve_batch
 from .partitioner import ProduceRouter, algorithm_id, partition_key
@@ -96,10 +104,8 @@ class Producer(ProduceRouter):
             key = as_bytes(key, "key")
         if headers is not None:
             headers = as_headers(headers)
-        if partition.__class__ is not int:
-            partition = as_partition(partition)
-        if timestamp.__class__ is not int:
-            timestamp = as_timestamp(timestamp)
+        partition = as_partition(partition)
+        timestamp = as_timestamp(timestamp)
         if on_delivery is None:
             on_delivery = self._default_cb if callback is None else as_callback(
                 callback, "callback")
@@ -115,11 +121,11 @@ class Producer(ProduceRouter):
                 acc.seal_lingering(time.monotonic())
             t = acc.topics.get(topic)
             if t is not None and t.num_partitions:
-                if partition < 0:
+                if partition == -1:
                     partition = partition_key(key, t.num_partitions, acc.algorithm)
                     if partition < 0:
                         partition = t.sticky
-                elif partition >= t.num_partitions:
+                elif not 0 <= partition < t.num_partitions:
                     raise KafkaException(KafkaError(
                         KafkaError._UNKNOWN_PARTITION,
                         f"Local: Unknown partition: {topic} has no partition {partition}"))
@@ -180,9 +186,9 @@ class Producer(ProduceRouter):
     def _append_known(self, t: TopicState, value: Any, key: Any, partition: int,
                       timestamp: int, headers: Any, cb: Any) -> None:
         acc = self._acc
-        if partition < 0:
+        if partition == -1:
             partition = acc.partitioner(key, t)
-        elif partition >= t.num_partitions:
+        elif not 0 <= partition < t.num_partitions:
             raise KafkaException(KafkaError(
                 KafkaError._UNKNOWN_PARTITION,
                 f"Local: Unknown partition: {t.name} has no partition {partition}"))
@@ -238,9 +244,9 @@ class Producer(ProduceRouter):
         Waits up to ``timeout`` seconds (None or negative: until something arrives) for the
         first one. Returns the number of events served (one per record report).
         """
+        wait = 0 if timeout.__class__ is int and timeout == 0 else as_timeout(timeout)
         served = self._serve()
-        if served == 0 and (timeout is None or timeout != 0):
-            wait = None if timeout is None or timeout < 0 else float(timeout)
+        if served == 0 and wait != 0:
             deadline = None if wait is None else time.monotonic() + wait
             while served == 0:
                 remaining = 0.2 if deadline is None else min(0.2, deadline - time.monotonic())
@@ -286,13 +292,14 @@ class Producer(ProduceRouter):
         """Send everything queued at once (without waiting out ``linger.ms``, also for records
         that get their partition while flush runs) and serve reports until none is left or
         ``timeout`` seconds passed; returns the number of records still held."""
+        wait = as_timeout(timeout)
         acc = self._acc
         with acc.lock:
             acc.flushing += 1
             acc.seal_all()
         try:
             self._client.wakeup()
-            deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
+            deadline = None if wait is None else time.monotonic() + wait
             while True:
                 self._serve()
                 if acc.count <= 0:

@@ -89,6 +89,7 @@ class Sender:
         self.next_expiry = 0.0
         self.next_metadata = 0.0
         self.next_topic_probe = 0.0
+        self.next_leader_check = 0.0
         self.linger_grace = LINGER_GRACE
         self.sticky_interval = config["sticky.partitioning.linger.ms"] / 1000.0
         self.next_sticky = 0.0
@@ -194,7 +195,7 @@ class Sender:
         acc = self.acc
         pending, t.pending = t.pending, []
         for value, key, partition, ts, headers, cb, _created in pending:
-            if partition >= t.num_partitions:
+            if partition >= t.num_partitions or partition < -1:
                 self._fail_records(t.name, partition, [(cb, key, value, headers, ts)],
                                    KafkaError(KafkaError._UNKNOWN_PARTITION,
                                               f"{t.name} has no partition {partition}"))
@@ -206,6 +207,10 @@ class Sender:
             except KafkaException as exc:
                 self._fail_records(t.name, partition, [(cb, key, value, headers, ts)],
                                    exc.args[0])
+            except Exception as exc:  # noqa: BLE001 - one bad record must not lose the rest
+                self._fail_records(t.name, partition, [(cb, key, value, headers, ts)],
+                                   KafkaError(KafkaError._INVALID_ARG,
+                                              f"record cannot be encoded: {exc}"))
 
     # -- expiry ----------------------------------------------------------------------------
     def _expire(self, now: float) -> None:
@@ -276,6 +281,7 @@ class Sender:
                 continue
             by_node.setdefault(leader, []).append(ps)
         brokers = client.cluster.brokers
+        unreachable: set[str] = set()
         for node, parts in by_node.items():
             if node not in brokers:
                 # The leader is missing from the latest metadata (down when it was taken):
@@ -284,6 +290,12 @@ class Sender:
                 continue
             while parts and client.node_ready(node):
                 parts = self._send_one(node, parts, now)
+            if parts and client.node_unreachable(node):
+                unreachable.update(ps.topic for ps in parts)
+        if unreachable and now >= self.next_leader_check:
+            # A leader cannot be reached: its leadership may have moved elsewhere.
+            self.next_leader_check = now + self.backoff_max
+            self.want_metadata.update(unreachable)
         return wait
 
     def _send_one(self, node: int, parts: list[PartitionState], now: float
