@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from .buffers import byte_view
+
 UNASSIGNED = -1
 
 #: Partitioner ids, by librdkafka name.
@@ -164,7 +166,7 @@ def _packed_parts(column: tuple) -> tuple[Any, np.ndarray, np.ndarray | None]:
     data = column[0]
     if isinstance(data, np.ndarray):
         data = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
-    data = memoryview(data).cast("B")
+    data = byte_view(data, "packed data")
     offsets = np.ascontiguousarray(column[1], dtype=np.int64)
     n = len(offsets) - 1
     if offsets.ndim != 1 or n < 0:
@@ -191,7 +193,7 @@ def column_item(column: Any, i: int) -> Any:
     if is_packed(column):
         if len(column) == 3 and column[2] is not None and column[2][i]:
             return None
-        return bytes(memoryview(column[0]).cast("B")[column[1][i]:column[1][i + 1]])
+        return bytes(byte_view(column[0], "packed data")[column[1][i]:column[1][i + 1]])
     if isinstance(column, np.ndarray):
         return column[i].tobytes()
     return column[i]
