@@ -6,7 +6,8 @@
 #   tools/sanitize.sh [python]          # default: python3; extra pytest args via SANITIZE_PYTEST
 #
 # Any sanitizer report aborts the interpreter, so it fails the test run. Leak detection is off
-# (CPython keeps interned objects alive at exit).
+# (CPython keeps interned objects alive at exit). PYTHONMALLOC=malloc puts every Python object
+# in ASan-checked memory (pymalloc's arenas are not), so reading past a bytes object is caught.
 set -euo pipefail
 
 PY=${1:-python3}
@@ -22,12 +23,12 @@ if [ ! -e "$LIBASAN" ]; then
 fi
 
 start=$(date +%s)
-# the pure-Python part of the package, then the instrumented extensions next to it
-rm -rf "$OUT/pkg"
+# the pure-Python part of the package, then the instrumented extensions next to it (kept
+# between runs: unchanged sources are not compiled again)
 mkdir -p "$OUT/pkg" "$OUT/tmp"
 "$PY" - "$OUT/pkg" <<'PYEOF'
 import shutil, sys
-shutil.copytree("kafka_fast", sys.argv[1] + "/kafka_fast",
+shutil.copytree("kafka_fast", sys.argv[1] + "/kafka_fast", dirs_exist_ok=True,
                 ignore=shutil.ignore_patterns("*.so", "__pycache__", "_*.c"))
 PYEOF
 FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g"
@@ -41,11 +42,24 @@ echo "sanitize: built $(ls "$OUT"/pkg/kafka_fast/_native/*.so | wc -l) extension
 export LD_PRELOAD="$LIBASAN"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+export PYTHONMALLOC=malloc
 export PYTHONPATH="$OUT/pkg"
+
+# canary: an overflow must be reported here, or the sanitizer is not really watching
+if canary=$("$PY" -P -c "
+import ctypes
+src, dst = bytes(8), ctypes.create_string_buffer(64)
+ctypes.memmove(dst, src, 64)" 2>&1); then
+    echo "sanitize: ASan did not report a 64-byte read from an 8-byte object" >&2
+    exit 1
+fi
+grep -q "heap-buffer-overflow" <<<"$canary" || { echo "$canary" >&2; exit 1; }
+echo "sanitize: ASan is live (canary overflow reported)"
 "$PY" -P -c "
 import kafka_fast._native._records as r, sys
 assert r.__file__.startswith('$OUT/pkg/'), r.__file__
 print('sanitize: testing', r.__file__)"
 # shellcheck disable=SC2086  # SANITIZE_PYTEST holds several arguments
 "$PY" -P -m pytest -q -p no:cacheprovider -o addopts="" $TESTS ${SANITIZE_PYTEST:-}
+"$PY" -P tools/fuzz.py replay
 echo "sanitize: tests passed under ASan+UBSan; total $(($(date +%s) - start)) s"

@@ -21,8 +21,13 @@ def run_isolated(code: str, *, pure: bool, timeout: float = 120) -> str:
     env["PYTHONPATH"] = os.pathsep.join([ROOT, *filter(None, [env.get("PYTHONPATH")])])
     if pure:
         env["KAFKA_FAST_NO_EXTENSIONS"] = "1"
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    # the engine asked for, from the tree this process tested (cwd=ROOT: `-c` puts the working
+    # directory first on sys.path)
+    check = (f"import kafka_fast.records as _r\n"
+             f"assert _r.NATIVE is {not pure}, 'wrong record engine'\n"
+             f"assert _r.__file__.startswith({ROOT!r}), _r.__file__\n")
+    proc = subprocess.run([sys.executable, "-c", check + code], env=env, capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT)
     if proc.returncode != 0:
         how = (f"killed by {signal.Signals(-proc.returncode).name}" if proc.returncode < 0
                else f"exit status {proc.returncode}")
