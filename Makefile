@@ -42,8 +42,9 @@ test: build system-deps check-generated lint sanitize
 	$(PY) -m pytest -q tests
 
 # The record engine built with AddressSanitizer + UndefinedBehaviorSanitizer (gcc) into
-# build/sanitize (the in-place build is untouched), running tests/core under it (~2-3 min).
-sanitize: install
+# build/sanitize (the in-place build is untouched), running tests/core and the inputs of a short
+# fuzzing run under it (~3-5 min).
+sanitize: build
 	bash tools/sanitize.sh $(PY)
 
 # Coverage-guided fuzzing (atheris) of every parser of peer bytes, FUZZ_SECONDS per target

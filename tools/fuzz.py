@@ -18,11 +18,12 @@ mismatch between the implementations, or a crash is a finding: libFuzzer stops, 
 input to ``--artifacts`` and exits non-zero.
 
 Coverage comes from the instrumented Python code (the pure twin, codecs, protocol decoder);
-the compiled code runs on the same inputs (gcc cannot build libFuzzer instrumentation), and
-``make sanitize`` covers it with ASan/UBSan.
+the compiled code runs on the same inputs (gcc cannot build libFuzzer instrumentation, and
+atheris' coverage breaks under gcc's ASan runtime), so ``make sanitize`` fuzzes briefly with the
+normal build and replays every input found against the ASan/UBSan build.
 
     python tools/fuzz.py run --target records --seconds 10 [--corpus DIR] [--artifacts DIR]
-    python tools/fuzz.py replay [--target T]   # every committed corpus file, no atheris
+    python tools/fuzz.py replay [--target T] [--corpus DIR]  # no fuzzing, no atheris
     python tools/fuzz.py seeds                 # (re)write the committed seed corpus
 """
 
@@ -277,12 +278,15 @@ def write_seeds() -> None:
 # running
 
 
-def replay(targets: list[str]) -> dict[str, int]:
-    """Run every committed corpus file through its target (no fuzzing); returns counts."""
+def replay(targets: list[str], extra: Path | None = None) -> dict[str, int]:
+    """Run every committed corpus file (and those in ``extra/<target>``) through its target,
+    without fuzzing, e.g. under the sanitizers; returns the number of inputs per target."""
     _load()
     counts = {}
     for target in targets:
-        files = sorted((CORPUS / target).iterdir())
+        dirs = [CORPUS / target] + ([extra / target] if extra and (extra / target).is_dir()
+                                    else [])
+        files = sorted(f for d in dirs for f in d.iterdir())
         for f in files:
             try:
                 FUZZERS[target](f.read_bytes())
@@ -355,12 +359,14 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--artifacts", type=Path, default=ROOT / "build" / "fuzz")
     rp = sub.add_parser("replay", help="run the committed corpus through the targets")
     rp.add_argument("--target", choices=(*TARGETS, "all"), default="all")
+    rp.add_argument("--corpus", type=Path, help="also replay the inputs kept here by `run`")
     sub.add_parser("seeds", help="write the seed corpus")
     a = p.parse_args(argv)
     if a.cmd == "seeds":
         write_seeds()
     elif a.cmd == "replay":
-        for t, n in replay(list(TARGETS) if a.target == "all" else [a.target]).items():
+        for t, n in replay(list(TARGETS) if a.target == "all" else [a.target],
+                           a.corpus).items():
             print(f"{t}: {n} corpus inputs replayed")
     else:
         for t in TARGETS if a.target == "all" else (a.target,):

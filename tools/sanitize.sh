@@ -61,5 +61,12 @@ assert r.__file__.startswith('$OUT/pkg/'), r.__file__
 print('sanitize: testing', r.__file__)"
 # shellcheck disable=SC2086  # SANITIZE_PYTEST holds several arguments
 "$PY" -P -m pytest -q -p no:cacheprovider -o addopts="" $TESTS ${SANITIZE_PYTEST:-}
-"$PY" -P tools/fuzz.py replay
+
+# fuzz briefly with the normal build (atheris' coverage does not work under gcc's ASan
+# runtime), then replay every input found, and the committed corpus, under the sanitizers
+CORPUS="$OUT/fuzz-corpus"
+env -u LD_PRELOAD -u PYTHONMALLOC PYTHONPATH="$ROOT" \
+    "$PY" -P tools/fuzz.py run --seconds "${SANITIZE_FUZZ_SECONDS:-5}" --corpus "$CORPUS" \
+    --artifacts "$OUT/fuzz-artifacts"
+"$PY" -P tools/fuzz.py replay --corpus "$CORPUS"
 echo "sanitize: tests passed under ASan+UBSan; total $(($(date +%s) - start)) s"
