@@ -435,9 +435,19 @@ def row_sizes(column):
     n = len(column)
     out = np.empty(n, dtype=np.int64)
     cdef int64_t[::1] o = out
+    cdef Py_buffer view
     for i in range(n):
         item = column[i]
-        o[i] = 0 if item is None else len(item)
+        if item is None:
+            o[i] = 0
+        elif type(item) is bytes:
+            o[i] = PyBytes_GET_SIZE(item)
+        elif isinstance(item, str):
+            o[i] = len(item)
+        else:  # the buffer's size, whatever len() says
+            PyObject_GetBuffer(item, &view, PyBUF_SIMPLE)
+            o[i] = view.len
+            PyBuffer_Release(&view)
     return out
 
 

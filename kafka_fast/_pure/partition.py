@@ -242,7 +242,17 @@ def row_sizes(column: Any) -> np.ndarray:
     if isinstance(column, np.ndarray):
         width = column.shape[1] if column.ndim == 2 else 0
         return np.full(column.shape[0], width, dtype=np.int64)
-    return np.asarray([0 if item is None else len(item) for item in column], dtype=np.int64)
+    return np.asarray([_item_size(item) for item in column], dtype=np.int64)
+
+
+def _item_size(item: Any) -> int:
+    """Bytes of one row: its buffer's size (not ``len()``), characters for a str."""
+    if item is None:
+        return 0
+    if type(item) is bytes or isinstance(item, str):
+        return len(item)
+    with memoryview(item) as view:
+        return view.nbytes
 
 
 def chunk_ends(sizes: np.ndarray, max_bytes: int, max_count: int) -> np.ndarray:

@@ -129,9 +129,11 @@ out["packed"] = P.partition_column(packed, 7, 3).tolist() == [
     P.partition_key(b"ab", 7, 3), P.partition_key(b"cdef", 7, 3)]
 out["gather"] = outcome(lambda: P.gather_packed(
     (EMPTY_ROWS, np.array([0, 3], dtype=np.int64)), np.array([0]), 0, 1))
+out["sizes"] = P.row_sizes([LieBytes(b"abc"), None, EMPTY_ROWS, LieArray(b"de"), b"f", "gh"]
+                           ).tolist()
 ''', impl)
     assert out == {"murmur2": True, "key": True, "packed_rows": "ValueError", "packed": True,
-                   "gather": "ValueError"}
+                   "gather": "ValueError", "sizes": [3, 0, 0, 2, 1, 2]}
 
 
 def test_append_messages(impl):
