@@ -25,6 +25,7 @@ normal build and replays every input found against the ASan/UBSan build.
     python tools/fuzz.py run --target records --seconds 10 [--corpus DIR] [--artifacts DIR]
     python tools/fuzz.py replay [--target T] [--corpus DIR]  # no fuzzing, no atheris
     python tools/fuzz.py seeds                 # (re)write the committed seed corpus
+    python tools/fuzz.py merge --target T DIR  # add what DIR covers beyond the corpus
 """
 
 from __future__ import annotations
@@ -296,12 +297,17 @@ def replay(targets: list[str], extra: Path | None = None) -> dict[str, int]:
     return counts
 
 
+_CHILD_ENV = "FUZZ_CHILD_TARGET"  # libFuzzer's -merge re-runs argv[0] with its flags only
+
+
 def _fuzz_child(target: str, argv: list[str]) -> None:
     import atheris
 
+    os.environ[_CHILD_ENV] = target
     with atheris.instrument_imports(include=["kafka_fast"]):
         _load()
-    atheris.Setup([sys.argv[0], *argv], FUZZERS[target])
+    # argv[0] is what -merge runs again through the shell: this interpreter and script
+    atheris.Setup([f"{sys.executable} {Path(__file__).resolve()}", *argv], FUZZERS[target])
     atheris.Fuzz()
 
 
@@ -349,6 +355,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["child"]:
         _fuzz_child(argv[1], argv[2:])
         return 0
+    if os.environ.get(_CHILD_ENV) and argv[:1] and argv[0] not in (
+            "run", "replay", "seeds", "merge", "-h", "--help"):
+        _fuzz_child(os.environ[_CHILD_ENV], argv)
+        return 0
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="fuzz for a bounded time")
@@ -361,9 +371,19 @@ def main(argv: list[str] | None = None) -> int:
     rp.add_argument("--target", choices=(*TARGETS, "all"), default="all")
     rp.add_argument("--corpus", type=Path, help="also replay the inputs kept here by `run`")
     sub.add_parser("seeds", help="write the seed corpus")
+    mg = sub.add_parser("merge", help="add the inputs of DIR that cover something new to the "
+                                      "committed corpus")
+    mg.add_argument("--target", choices=TARGETS, required=True)
+    mg.add_argument("dir", type=Path)
     a = p.parse_args(argv)
     if a.cmd == "seeds":
         write_seeds()
+    elif a.cmd == "merge":
+        before = len(list((CORPUS / a.target).iterdir()))
+        subprocess.run([sys.executable, __file__, "child", a.target, "-merge=1",
+                        str(CORPUS / a.target), str(a.dir)], check=True, capture_output=True)
+        after = len(list((CORPUS / a.target).iterdir()))
+        print(f"{a.target}: {after - before} inputs added, {after} in the corpus")
     elif a.cmd == "replay":
         for t, n in replay(list(TARGETS) if a.target == "all" else [a.target],
                            a.corpus).items():
