@@ -115,3 +115,9 @@ def test_inconsistent_columns(impl):
     cols.values = (cols.values[0], np.array([0] + [10**9] * 20, dtype=np.int64))
     with pytest.raises(ValueError, match="out of bounds at record 0"):
         IMPLS[impl].append_messages([], "t", 0, cols, 0, 5, 1, -1)
+    cols = columns_of(*CASES["plain"])
+    cols.keys = (cols.keys[0], np.concatenate([cols.keys[1][:4], [-1] * 17]))
+    out = []
+    with pytest.raises(ValueError, match="out of bounds at record 3"):
+        IMPLS[impl].append_messages(out, "t", 0, cols, 0, 5, 1, -1)
+    assert out == []  # all records or none
