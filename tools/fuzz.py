@@ -394,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
             st = run(t, a.seconds, corpus, a.artifacts)
             print(f"{t}: {st.runs} executions in {a.seconds:g} s, coverage {st.coverage} edges "
                   f"/ {st.features} features, corpus {st.corpus} inputs "
-                  f"({len(list((CORPUS / t).iterdir()))} committed seeds, {st.new} new)")
+                  f"({len(list((CORPUS / t).iterdir()))} committed, {st.new} new)")
     return 0
 
 
