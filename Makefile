@@ -7,7 +7,8 @@ STAMP := $(VENV)/.installed
 SCHEMAS ?= ../shared/kafka-protocol
 RECORDS ?= 200000
 
-.PHONY: demo test test-core bench build install system-deps gen check-generated lint clean
+.PHONY: demo test test-core bench build install system-deps gen check-generated lint clean \
+	sanitize fuzz fuzz-seeds
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -39,8 +40,23 @@ check-generated: install
 lint: install
 	$(VENV)/bin/ruff check .
 
-test: build system-deps check-generated lint
+test: build system-deps check-generated lint sanitize
 	$(PY) -m pytest -q tests
+
+# The record engine built with AddressSanitizer + UndefinedBehaviorSanitizer (gcc) into
+# build/sanitize (the in-place build is untouched), running tests/core and the inputs of a short
+# fuzzing run under it (~3-5 min).
+sanitize: build
+	bash tools/sanitize.sh $(PY)
+
+# Coverage-guided fuzzing (atheris) of every parser of peer bytes, FUZZ_SECONDS per target
+# (`make test` runs 6 s per target through tests/fuzz); new inputs go to build/fuzz/corpus.
+FUZZ_SECONDS ?= 60
+fuzz: build
+	$(PY) tools/fuzz.py run --seconds $(FUZZ_SECONDS) --corpus build/fuzz/corpus
+
+fuzz-seeds: build
+	$(PY) tools/fuzz.py seeds
 
 test-core: build
 	$(PY) -m pytest -q tests/core
