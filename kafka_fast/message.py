@@ -25,8 +25,8 @@ class Message:
         key: bytes | None = None,
         value: bytes | None = None,
         headers: list[tuple[str, bytes | None]] | None = None,
-        timestamp: tuple[int, int] = (TIMESTAMP_NOT_AVAILABLE, 0),
         error: Any = None,
+        timestamp: tuple[int, int] = (TIMESTAMP_NOT_AVAILABLE, 0),
         latency: float | None = None,
         leader_epoch: int | None = None,
     ) -> None:

@@ -40,6 +40,6 @@ def append_messages(out: list, topic: str, partition: int, cols, start: int, sto
             None if kn[i] else bytes(kd[ko[i]:ko[i + 1]]),
             None if vn[i] else bytes(vd[vo[i]:vo[i + 1]]),
             (headers[i] or None) if headers is not None else None,
-            (timestamp_type, timestamps[i]), None, None, epoch,
+            timestamp=(timestamp_type, timestamps[i]), leader_epoch=epoch,
         ))
     return stop - start
