@@ -64,3 +64,25 @@ def test_documented_message_accessors_exist_in_both_clients():
     assert len(theirs) == len(ours) == 3
     assert len(confluent_kafka.Message(topic="t")) == len(kafka_fast.Message(topic="t")) == 0
     assert not hasattr(theirs, "len")
+
+
+def test_cluster_id_and_sasl_credentials(broker):
+    theirs = confluent_kafka.Producer(broker.client_config())
+    producer = kafka_fast.Producer(broker.client_config())
+    consumer = kafka_fast.Consumer(broker.client_config({"group.id": "cluster-id"}))
+    try:
+        expected = theirs.cluster_id(10)
+        assert expected
+        assert producer.cluster_id(10) == consumer.cluster_id(10) == expected
+        producer.set_sasl_credentials("alice", "secret")
+        with pytest.raises(TypeError, match="sasl.password"):
+            consumer.set_sasl_credentials("alice", None)
+    finally:
+        producer.close()
+        consumer.close()
+
+
+def test_a_property_of_the_other_role_warns_and_is_ignored():
+    with pytest.warns(UserWarning, match='"group.id" does not apply to a producer'):
+        producer = kafka_fast.Producer({"bootstrap.servers": "127.0.0.1:1", "group.id": "g"})
+    producer.close(0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -142,9 +144,10 @@ class Config(Mapping):
             if key is None:
                 raise ConfigError(f'No such configuration property: "{name}"')
             if role not in key.roles:
-                raise ConfigError(
-                    f'Configuration property "{name}" does not apply to a {role}'
-                )
+                # librdkafka warns and ignores a property of the other client role.
+                warnings.warn(f'Configuration property "{name}" does not apply to a {role} '
+                              "and is ignored", stacklevel=4)
+                continue
             self._values[key.name] = key.parse(value)
             self.explicit.add(key.name)
         self.source = dict(conf)
@@ -164,6 +167,15 @@ class Config(Mapping):
 
     def __len__(self) -> int:
         return len(self._registry.keys)
+
+    def replace(self, name: str, value: Any) -> None:
+        """Set ``name`` to ``value`` after the configuration was built (validated as at
+        construction); for settings a running client reads again, such as SASL credentials."""
+        key = self._registry.lookup(name)
+        if key is None:
+            raise ConfigError(f'No such configuration property: "{name}"')
+        self._values[key.name] = key.parse(value)
+        self.explicit.add(key.name)
 
     def is_set(self, name: str) -> bool:
         """True if the user gave ``name`` explicitly."""

@@ -953,6 +953,14 @@ class Consumer:
                                       leader_epoch=epoch if epoch >= 0 else None))
         return out
 
+    def cluster_id(self, timeout: float = -1) -> str | None:
+        """The cluster id from broker metadata (None if ``timeout`` seconds pass first)."""
+        return self._client.cluster_id(timeout)
+
+    def set_sasl_credentials(self, username: str, password: str) -> None:
+        """SASL PLAIN/SCRAM credentials for the next logins; open connections keep theirs."""
+        self._client.set_sasl_credentials(username, password)
+
     def list_topics(self, topic: str | None = None, timeout: float = -1):
         """Cluster metadata in confluent-kafka's ClusterMetadata shape."""
         self._check_open()

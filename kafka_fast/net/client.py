@@ -468,6 +468,24 @@ class KafkaClient:
         """
         return self.metadata.request(topics, all_topics)
 
+    def cluster_id(self, timeout: float | None = None) -> str | None:
+        """The cluster id from metadata, asking the cluster when none is known yet; None when
+        ``timeout`` seconds pass first (None or negative: wait)."""
+        if self.cluster.cluster_id is None:
+            wait = None if timeout is None or timeout < 0 else timeout
+            try:
+                self.request_metadata().result(wait)
+            except TimeoutError:
+                return None
+        return self.cluster.cluster_id
+
+    def set_sasl_credentials(self, username: str, password: str) -> None:
+        """Credentials for the next SASL logins; established connections keep theirs."""
+        for name, value in (("sasl.username", username), ("sasl.password", password)):
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+            self.settings.config.replace(name, value)
+
     def wait_metadata(self, topics: list[str] | None = None,
                       timeout: float | None = None) -> ClusterView:
         """Block until every topic in ``topics`` is known with a leader for each partition.
