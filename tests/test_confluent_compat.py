@@ -86,3 +86,35 @@ def test_a_property_of_the_other_role_warns_and_is_ignored():
     with pytest.warns(UserWarning, match='"group.id" does not apply to a producer'):
         producer = kafka_fast.Producer({"bootstrap.servers": "127.0.0.1:1", "group.id": "g"})
     producer.close(0)
+
+
+@pytest.mark.parametrize("name", ["message.timeout.ms", "delivery.timeout.ms"])
+def test_a_bad_value_is_reported_under_the_name_given(name):
+    if name == "message.timeout.ms":  # librdkafka's own name for the setting
+        with pytest.raises(confluent_kafka.KafkaException, match=f'"{name}"'):
+            confluent_kafka.Producer({"bootstrap.servers": "127.0.0.1:1", name: "abc"})
+    with pytest.raises(kafka_fast.KafkaException, match=f'"{name}"'):
+        kafka_fast.Producer({"bootstrap.servers": "127.0.0.1:1", name: "abc"})
+
+
+def test_producer_poll_without_a_timeout_waits_for_an_event():
+    producer = kafka_fast.Producer({"bootstrap.servers": "127.0.0.1:1",
+                                    "message.timeout.ms": 1000})
+    reports = []
+    try:
+        producer.produce("t", b"x", on_delivery=lambda err, msg: reports.append(err.code()))
+        while not reports:
+            assert producer.poll() >= 1  # waits for an event: here errors, then the report
+        assert reports == [kafka_fast.KafkaError._MSG_TIMED_OUT]
+    finally:
+        producer.close(0)
+
+
+def test_produce_batch_positional_parameters_follow_confluent_kafka():
+    import inspect
+
+    ours = list(inspect.signature(kafka_fast.Producer.produce_batch).parameters)[1:5]
+    assert ours == ["topic", "values", "partition", "on_delivery"]
+    # confluent-kafka documents produce_batch(topic, messages, [partition], [on_delivery]).
+    assert "produce_batch(topic, messages, [partition], [on_delivery])" in (
+        confluent_kafka.Producer.produce_batch.__doc__)

@@ -36,9 +36,11 @@ class Key:
     ignored: bool = False
     extra: dict = field(default_factory=dict, compare=False)
 
-    def parse(self, value: Any) -> Any:
-        """Convert and check ``value``; raise ``ConfigError`` naming the key if it is wrong."""
+    def parse(self, value: Any, given_as: str | None = None) -> Any:
+        """Convert and check ``value``; raise ``ConfigError`` naming the key as the user wrote
+        it (``given_as``, e.g. an alias) if it is wrong."""
         kind = self.kind
+        shown = given_as or self.name
         try:
             if value is None:
                 if self.default is None:
@@ -70,17 +72,17 @@ class Key:
                 out = value
         except (TypeError, ValueError) as exc:
             raise ConfigError(
-                f'Invalid value {value!r} for configuration property "{self.name}": {exc}'
+                f'Invalid value {value!r} for configuration property "{shown}": {exc}'
             ) from None
         if kind in ("int", "float"):
             if self.minimum is not None and out < self.minimum:
                 raise ConfigError(
-                    f'Configuration property "{self.name}" value {out} is below the minimum '
+                    f'Configuration property "{shown}" value {out} is below the minimum '
                     f"{self.minimum:g}"
                 )
             if self.maximum is not None and out > self.maximum:
                 raise ConfigError(
-                    f'Configuration property "{self.name}" value {out} is above the maximum '
+                    f'Configuration property "{shown}" value {out} is above the maximum '
                     f"{self.maximum:g}"
                 )
         return out
@@ -147,7 +149,7 @@ class Config(Mapping):
                 warnings.warn(f'Configuration property "{name}" does not apply to a {role} '
                               "and is ignored", stacklevel=4)
                 continue
-            self._values[key.name] = key.parse(value)
+            self._values[key.name] = key.parse(value, name)
             self.explicit.add(key.name)
         self.source = dict(conf)
 

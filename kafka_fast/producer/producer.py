@@ -194,11 +194,14 @@ class Producer(ProduceRouter):
                 f"Local: Unknown partition: {t.name} has no partition {partition}"))
         acc.append(t.parts[partition], value, key, timestamp, headers, cb)
 
-    def produce_batch(self, topic: str, values: Any = None, keys: Any = None,
-                      partition: int = -1, timestamps: Any = None, headers: Any = None,
-                      on_delivery: Any = None, *, messages: Any = None,
-                      callback: Any = None) -> int:
+    def produce_batch(self, topic: str, values: Any = None, partition: int = -1,
+                      on_delivery: Any = None, *, keys: Any = None, timestamps: Any = None,
+                      headers: Any = None, messages: Any = None, callback: Any = None) -> int:
         """Queue many records at once; returns how many were queued.
+
+        The positional parameters are confluent-kafka's (``topic, messages, partition,
+        on_delivery``); the columnar arguments ``keys``, ``timestamps`` and ``headers`` are
+        keywords.
 
         Columnar form: ``values``/``keys`` as lists, 2-D uint8 numpy arrays (one row per
         record) or packed ``(data, offsets[, nulls])`` columns; partitioning and encoding run
@@ -238,11 +241,12 @@ class Producer(ProduceRouter):
                                timestamps, headers, cb if cb is not None else self._default_cb)
 
     # -- delivery reports --------------------------------------------------------------------
-    def poll(self, timeout: float | None = 0) -> int:
+    def poll(self, timeout: float | None = -1) -> int:
         """Serve delivery reports and client events (error_cb, throttle_cb) on this thread.
 
-        Waits up to ``timeout`` seconds (None or negative: until something arrives) for the
-        first one. Returns the number of events served (one per record report).
+        Waits up to ``timeout`` seconds (None or negative, the default as in confluent-kafka:
+        until something arrives) for the first one. Returns the number of events served (one
+        per record report).
         """
         wait = 0 if timeout.__class__ is int and timeout == 0 else as_timeout(timeout)
         served = self._serve()
