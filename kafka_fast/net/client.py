@@ -113,6 +113,8 @@ class KafkaClient:
             self.start()
 
     def _on_start(self) -> None:
+        if self._closed:  # closed before the I/O thread ran its first callback
+            return
         self.loop.call_later(TIMEOUT_CHECK_INTERVAL, self._check_timeouts)
         self.metadata.start_periodic()
         self.metadata._request(None, False, None)
