@@ -34,6 +34,12 @@ KEYS = [
         "(a consumer raises it to fetch.max.bytes + 512 when that is larger).",
         minimum=1000, maximum=2147483647, java=False),
     Key("socket.nagle.disable", "bool", True, "Set TCP_NODELAY on broker sockets.", java=False),
+    Key("socket.keepalive.enable", "bool", False, "Set SO_KEEPALIVE on broker sockets.",
+        java=False),
+    Key("client.dns.lookup", "enum", "use_all_dns_ips",
+        "Every address a broker name resolves to is tried, one per connection attempt "
+        "(use_all_dns_ips); resolve_canonical_bootstrap_servers_only is accepted and has no "
+        "effect.", choices=("use_all_dns_ips", "resolve_canonical_bootstrap_servers_only")),
     Key("metadata.max.age.ms", "int", 300000, "Refresh cluster metadata at least this often.",
         minimum=1),
     Key("topic.metadata.refresh.interval.ms", "int", 300000,

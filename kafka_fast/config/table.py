@@ -151,6 +151,9 @@ class Config(Mapping):
                 continue
             self._values[key.name] = key.parse(value, name)
             self.explicit.add(key.name)
+            if key.ignored:
+                warnings.warn(f'Configuration property "{name}" is accepted for compatibility '
+                              "and has no effect", stacklevel=4)
         self.source = dict(conf)
 
     def __getitem__(self, name: str) -> Any:

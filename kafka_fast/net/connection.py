@@ -219,6 +219,8 @@ class BrokerConnection:
             sock.setblocking(False)
             if s.nodelay:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if s.keepalive:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
             if s.send_buffer:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, s.send_buffer)
             if s.receive_buffer:

@@ -33,6 +33,7 @@ class ConnectionSettings:
     sasl: bool
     config: Mapping[str, Any]
     max_response_bytes: int = 100000000
+    keepalive: bool = False
     software_name: str = "kafka-fast"
     software_version: str = __version__
 
@@ -56,6 +57,7 @@ class ConnectionSettings:
             sasl=uses_sasl(config),
             config=config,
             max_response_bytes=_max_response_bytes(config),
+            keepalive=config["socket.keepalive.enable"],
         )
 
 

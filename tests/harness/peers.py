@@ -22,6 +22,7 @@ INSTALL = {
                              "(bash tools/install_system_deps.sh --with-cross, as root)",
     "qemu-aarch64": "Debian package qemu-user "
                     "(bash tools/install_system_deps.sh --with-cross, as root)",
+    "ss": "the Debian package iproute2",
     "java": "Java 17 (e.g. Debian package openjdk-17-jre-headless), on PATH or in JAVA_HOME",
 }
 
