@@ -118,3 +118,21 @@ def test_produce_batch_positional_parameters_follow_confluent_kafka():
     # confluent-kafka documents produce_batch(topic, messages, [partition], [on_delivery]).
     assert "produce_batch(topic, messages, [partition], [on_delivery])" in (
         confluent_kafka.Producer.produce_batch.__doc__)
+
+
+def test_calls_after_close_raise_runtime_error_as_in_confluent_kafka():
+    producer = kafka_fast.Producer({"bootstrap.servers": "127.0.0.1:1"})
+    producer.close(0)
+    for call in (lambda: producer.produce("t", b"x"), lambda: producer.poll(0),
+                 lambda: producer.flush(0), lambda: producer.produce_batch("t", [b"x"]),
+                 lambda: producer.list_topics(timeout=0.1), lambda: producer.purge()):
+        with pytest.raises(RuntimeError, match="Producer has been closed"):
+            call()
+    assert len(producer) == 0
+    producer.close()  # a second close does nothing
+    consumer = kafka_fast.Consumer({"bootstrap.servers": "127.0.0.1:1", "group.id": "g"})
+    consumer.close()
+    for call in (lambda: consumer.poll(0), lambda: consumer.consume(1, 0),
+                 lambda: consumer.consume_batch(1, 0), lambda: consumer.commit()):
+        with pytest.raises(RuntimeError, match="Consumer closed"):
+            call()

@@ -150,8 +150,7 @@ class Producer(ProduceRouter):
 
     def _refuse(self) -> None:
         """produce() found the count at its limit: raise why (lock held)."""
-        if self._closed:
-            raise KafkaException(KafkaError(KafkaError._DESTROY, "the producer is closed"))
+        self._check_open()
         fatal = self._sender.fatal_error
         if fatal is not None:
             raise KafkaException(fatal)
@@ -223,6 +222,7 @@ class Producer(ProduceRouter):
         ``value``, ``key``, ``partition``, ``timestamp``, ``headers``, ``callback``: records
         that cannot be queued get an ``_error`` entry; returns the number queued.
         """
+        self._check_open()
         cb = on_delivery if on_delivery is not None else callback
         if cb is not None:
             as_callback(cb)
@@ -233,8 +233,6 @@ class Producer(ProduceRouter):
                 raise TypeError("produce_batch with a list of message dicts takes no "
                                 "keys/timestamps/headers arguments")
             return produce_dicts(self, topic, values, as_partition(partition), cb)
-        if self._closed:
-            raise KafkaException(KafkaError(KafkaError._DESTROY, "the producer is closed"))
         if self._txn is not None:
             self._txn.check_produce()
         return produce_columns(self, as_topic(topic), values, keys, as_partition(partition),
@@ -248,6 +246,7 @@ class Producer(ProduceRouter):
         until something arrives) for the first one. Returns the number of events served (one
         per record report).
         """
+        self._check_open()
         wait = 0 if timeout.__class__ is int and timeout == 0 else as_timeout(timeout)
         served = self._serve()
         if served == 0 and wait != 0:
@@ -296,6 +295,7 @@ class Producer(ProduceRouter):
         """Send everything queued at once (without waiting out ``linger.ms``, also for records
         that get their partition while flush runs) and serve reports until none is left or
         ``timeout`` seconds passed; returns the number of records still held."""
+        self._check_open()
         wait = as_timeout(timeout)
         acc = self._acc
         with acc.lock:
@@ -326,14 +326,17 @@ class Producer(ProduceRouter):
     # -- administration --------------------------------------------------------------------
     def cluster_id(self, timeout: float = -1) -> str | None:
         """The cluster id from broker metadata (None if ``timeout`` seconds pass first)."""
+        self._check_open()
         return self._client.cluster_id(timeout)
 
     def set_sasl_credentials(self, username: str, password: str) -> None:
         """SASL PLAIN/SCRAM credentials for the next logins; open connections keep theirs."""
+        self._check_open()
         self._client.set_sasl_credentials(username, password)
 
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
         """Cluster metadata (confluent-kafka's ClusterMetadata shape), for one topic or all."""
+        self._check_open()
         wait = None if timeout is None or timeout < 0 else timeout
         fut = self._client.request_metadata([topic] if topic else None, all_topics=not topic)
         try:
@@ -347,6 +350,7 @@ class Producer(ProduceRouter):
               ) -> None:
         """Fail queued (_PURGE_QUEUE) and/or in-flight (_PURGE_INFLIGHT) records; their
         reports are served by the next ``poll()``/``flush()``."""
+        self._check_open()
         if not in_queue and not in_flight:
             return
         done = threading.Event()
@@ -377,26 +381,31 @@ class Producer(ProduceRouter):
         """Register ``transactional.id`` with its coordinator (fences older producers with
         the same id and completes what they left open). Call once, before the first
         transaction; retriable errors may be retried by calling it again."""
+        self._check_open()
         self._transactions("init_transactions").init_transactions(timeout)
 
     def begin_transaction(self) -> None:
         """Start a transaction: records produced until commit/abort belong to it."""
+        self._check_open()
         self._transactions("begin_transaction").begin_transaction()
 
     def send_offsets_to_transaction(self, positions: Any, group_metadata: Any,
                                     timeout: float | None = None) -> None:
         """Commit the consumer positions (TopicPartitions with the next offset to read) for
         ``group_metadata`` (``Consumer.consumer_group_metadata()``) with the transaction."""
+        self._check_open()
         self._transactions("send_offsets_to_transaction").send_offsets_to_transaction(
             positions, group_metadata, timeout)
 
     def commit_transaction(self, timeout: float | None = None) -> None:
         """Flush, then commit. Errors carry confluent-kafka's flags: ``txn_requires_abort()``
         (abort, then start over), ``retriable()`` (call again), ``fatal()``."""
+        self._check_open()
         self._transactions("commit_transaction").commit_transaction(timeout)
 
     def abort_transaction(self, timeout: float | None = None) -> None:
         """Fail the queued records (_PURGE_QUEUE), wait for those in flight, then abort."""
+        self._check_open()
         self._transactions("abort_transaction").abort_transaction(timeout)
 
     def _transactions(self, name: str) -> Any:
@@ -405,6 +414,10 @@ class Producer(ProduceRouter):
                 KafkaError._NOT_CONFIGURED,
                 f"{name}: the transactional API requires transactional.id to be configured"))
         return self._txn
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("Producer has been closed")
 
     def close(self, timeout: float | None = None) -> None:
         """Flush (up to ``timeout`` seconds), fail what is left with _PURGE_QUEUE, serve the
