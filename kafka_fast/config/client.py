@@ -5,7 +5,7 @@ from __future__ import annotations
 from .table import Key
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 
 KEYS = [
     Key("bootstrap.servers", "list", [], "Initial host:port list used to discover the cluster.",
@@ -55,6 +55,17 @@ KEYS = [
         aliases=("sasl.mechanisms",)),
     Key("sasl.username", "str", "", "SASL user name."),
     Key("sasl.password", "password", "", "SASL password."),
+    Key("oauth_cb", "callable", None,
+        "OAUTHBEARER token source: called (on the I/O thread) with sasl.oauthbearer.config, "
+        "returns (token, expiry seconds since the epoch) or (token, expiry, principal, "
+        "extensions); called again once 80% of the token's lifetime has passed.",
+        java=False),
+    Key("sasl.oauthbearer.config", "str", "",
+        "Passed to oauth_cb; for the unsecured JWT: principal=NAME [lifeSeconds=N] "
+        "[scope=A,B] [extension_NAME=VALUE].", java=False),
+    Key("enable.sasl.oauthbearer.unsecure.jwt", "bool", False,
+        "Without oauth_cb, log in with an unsigned JWT built from sasl.oauthbearer.config "
+        "(for development brokers only).", java=False),
     Key("ssl.ca.location", "str", "", "CA certificate file (PEM) used to verify brokers."),
     Key("ssl.certificate.location", "str", "", "Client certificate file (PEM)."),
     Key("ssl.key.location", "str", "", "Client private key file (PEM)."),

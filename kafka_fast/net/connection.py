@@ -363,7 +363,7 @@ class BrokerConnection:
     def _start_sasl(self) -> None:
         self.state = State.AUTH
         try:
-            self._sasl = make_mechanism(self.settings.config)
+            self._sasl = make_mechanism(self.settings.config, self.settings.oauth_tokens)
         except SaslError as exc:
             self._auth_failed(str(exc))
             return

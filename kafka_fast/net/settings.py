@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._version import __version__
+from .oauthbearer import TokenSource
 from .tls import make_ssl_context, uses_sasl, uses_tls
 
 _FAMILIES = {"any": socket.AF_UNSPEC, "v4": socket.AF_INET, "v6": socket.AF_INET6}
@@ -34,6 +35,8 @@ class ConnectionSettings:
     config: Mapping[str, Any]
     max_response_bytes: int = 100000000
     keepalive: bool = False
+    #: OAUTHBEARER tokens shared by the client's connections (None for other mechanisms).
+    oauth_tokens: TokenSource | None = None
     software_name: str = "kafka-fast"
     software_version: str = __version__
 
@@ -58,6 +61,9 @@ class ConnectionSettings:
             config=config,
             max_response_bytes=_max_response_bytes(config),
             keepalive=config["socket.keepalive.enable"],
+            oauth_tokens=(TokenSource.from_config(config)
+                          if uses_sasl(config) and config["sasl.mechanism"] == "OAUTHBEARER"
+                          else None),
         )
 
 
