@@ -179,8 +179,9 @@ class KafkaNode:
 
     def format(self, cluster_id: str) -> None:
         """Format the node's KRaft storage (bounded by FORMAT_TIMEOUT)."""
-        argv = self._java("kafka.tools.StorageTool", "format", "-t", cluster_id,
-                          "-c", str(self.config_path))
+        # "--cluster-id=ID": a base64 id may begin with "-", which would read as an option.
+        argv = self._java("kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}",
+                          f"--config={self.config_path}")
         done = subprocess.run(argv, capture_output=True, text=True, timeout=FORMAT_TIMEOUT,
                               check=False)
         if done.returncode != 0:
