@@ -1,4 +1,4 @@
-"""Administrative client: topics, partitions, configurations and SCRAM users."""
+"""Administrative client: topics, partitions, records, configurations and SCRAM users."""
 
 from .client import AdminClient
 from .metadata import BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata
@@ -7,6 +7,7 @@ from .resources import (
     ConfigEntry,
     ConfigResource,
     ConfigSource,
+    DeletedRecords,
     NewPartitions,
     NewTopic,
     ResourceType,
@@ -27,6 +28,7 @@ __all__ = [
     "ConfigEntry",
     "ConfigResource",
     "ConfigSource",
+    "DeletedRecords",
     "NewPartitions",
     "NewTopic",
     "PartitionMetadata",

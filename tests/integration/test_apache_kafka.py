@@ -1,7 +1,7 @@
 """What only Apache Kafka itself shows, end to end with kafka_fast: SASL logins accepted and
 refused, TLS, ACLs, read_committed against the broker's aborted-transaction list, exact high
-watermarks, CreatePartitions, KIP-848 groups on the real coordinator, and a 3-broker
-cluster losing and regaining a broker."""
+watermarks, CreatePartitions, DeleteRecords, KIP-848 groups on the real coordinator, and a
+3-broker cluster losing and regaining a broker."""
 
 from __future__ import annotations
 
@@ -17,9 +17,17 @@ from harness.topics import wait_for_topic
 from txn_log import read_records
 
 from kafka_fast import Consumer, Producer, TopicPartition
-from kafka_fast.admin import AdminClient, NewPartitions
+from kafka_fast.admin import (
+    AdminClient,
+    DeletedRecords,
+    NewPartitions,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
+)
 from kafka_fast.errors import KafkaError, KafkaException
-from kafka_fast.topic_partition import OFFSET_BEGINNING
+from kafka_fast.topic_partition import OFFSET_BEGINNING, OFFSET_END
 
 pytestmark = [pytest.mark.apache, pytest.mark.timeout(120)]
 
@@ -83,6 +91,47 @@ def test_sasl_login_then_produce_and_consume(apache_kafka, mechanism):
     assert [(r.partition, r.offset) for r in acked] == sorted(
         (p, o) for p in range(2) for o in range(10))
     assert read_ours(alice, topic, 2, 20) == acked
+
+
+def _login_error(view, timeout: float = 15.0) -> KafkaError | None:
+    """The error a producer logging in as ``view``'s user reports (None: it got in)."""
+    errors: list = []
+    with Producer(view.client_config({"error_cb": errors.append})) as p:
+        try:
+            p.list_topics(timeout=timeout)
+        except KafkaException as exc:
+            return errors[0] if errors else exc.args[0]
+    return errors[0] if errors else None
+
+
+def test_scram_users_created_and_deleted_with_our_admin_client(apache_kafka):
+    user, password = unique_topic("carol"), "carol-secret"
+    sha512 = ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192)
+    carol = apache_kafka.as_user(user, "SCRAM-SHA-512", password=password)
+    with AdminClient(apache_kafka.client_config()) as admin:
+        with pytest.raises(ValueError, match="iterations"):
+            admin.alter_user_scram_credentials([UserScramCredentialUpsertion(
+                user, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 10), b"x")])
+        # The broker takes one alteration per user and request.
+        twice = admin.alter_user_scram_credentials([
+            UserScramCredentialUpsertion(user, sha512, password.encode()),
+            UserScramCredentialUpsertion(
+                user, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), b"other")])
+        with pytest.raises(KafkaException) as info:
+            twice[user].result(20)
+        assert info.value.args[0].code() == E.DUPLICATE_RESOURCE
+        admin.alter_user_scram_credentials([UserScramCredentialUpsertion(
+            user, sha512, password.encode())])[user].result(20)
+        deadline = time.monotonic() + 15
+        while (err := _login_error(carol, 5)) is not None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert err is None, err
+        admin.alter_user_scram_credentials([UserScramCredentialDeletion(
+            user, ScramMechanism.SCRAM_SHA_512)])[user].result(20)
+        deadline = time.monotonic() + 15
+        while (err := _login_error(carol, 5)) is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert err is not None and err.code() in LOGIN_REFUSED, err
 
 
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
@@ -328,6 +377,31 @@ def test_create_partitions_then_produce_to_the_new_ones(apache_kafka):
     acked = produce_ours(apache_kafka, topic, items_for(8, 4, "grown"))
     assert sorted({r.partition for r in acked}) == [0, 1, 2, 3]
     assert read_ours(apache_kafka, topic, 4, 8) == acked
+
+
+def test_delete_records_moves_the_log_start(apache_kafka):
+    topic = unique_topic("delrec")
+    create_topic(apache_kafka, topic, 2)
+    acked = produce_ours(apache_kafka, topic, items_for(10, 2, "d"))
+    with AdminClient(apache_kafka.client_config()) as admin:
+        futures = admin.delete_records([TopicPartition(topic, 0, 3),
+                                        TopicPartition(topic, 1, OFFSET_END)])
+        results = {tp.partition: fut.result(20) for tp, fut in futures.items()}
+        assert all(isinstance(r, DeletedRecords) for r in results.values())
+        assert {p: r.low_watermark for p, r in results.items()} == {0: 3, 1: 5}
+        missing = unique_topic("missing")
+        with pytest.raises(KafkaException) as info:
+            admin.delete_records([TopicPartition(missing, 0, 1)])[
+                TopicPartition(missing, 0)].result(20)
+        assert info.value.args[0].code() == E.UNKNOWN_TOPIC_OR_PART
+        with pytest.raises(ValueError, match="offset"):
+            admin.delete_records([TopicPartition(topic, 0, -5)])
+    with Consumer(apache_kafka.client_config({"group.id": f"g-{topic}"})) as c:
+        assert c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10) == (3, 5)
+        assert c.get_watermark_offsets(TopicPartition(topic, 1), timeout=10) == (5, 5)
+    # What is left of partition 0 reads back from the new log start; partition 1 is empty.
+    assert read_ours(apache_kafka, topic, 2, 2) == [r for r in acked if r.partition == 0
+                                                    and r.offset >= 3]
 
 
 # -- KIP-848 ----------------------------------------------------------------------------------
