@@ -167,7 +167,7 @@ def test_wrong_password_reaches_the_consumer(apache_kafka, mechanism):
     conf = bad.client_config({"group.id": f"g-{topic}", "error_cb": errors.append})
     with Consumer(conf) as c:
         c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 10
         while not errors and not polled and time.monotonic() < deadline:
             msg = c.poll(0.5)
             if msg is not None and msg.error() is not None:
@@ -286,7 +286,7 @@ def test_acls_let_alice_in_and_keep_noaccess_out_of_reading(apache_kafka):
     conf = noaccess.client_config({"group.id": f"g-{topic}", "error_cb": errors.append})
     with Consumer(conf) as c:
         c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 10
         while time.monotonic() < deadline and not errors and not got:
             msg = c.poll(0.5)
             if msg is not None:
