@@ -71,6 +71,21 @@ def test_kafka_fixture_kind(kafka):
     assert md.brokers, "metadata lists no broker"
 
 
+def test_apache_kafka_attributes_and_raw_api_versions(apache_kafka):
+    assert apache_kafka.kind == "kafka" and apache_kafka.version == kafka_version()
+    assert apache_kafka.bootstrap == f"127.0.0.1:{apache_kafka.port}"
+    os.kill(apache_kafka.pid, 0)  # the JVM is ours and alive
+    versions = api_versions("127.0.0.1", apache_kafka.port)
+    # ConsumerGroupHeartbeat (KIP-848), AlterUserScramCredentials, DeleteRecords are served.
+    assert {68, 51, 21} <= set(versions)
+    for view in (apache_kafka.as_user("alice", "SCRAM-SHA-256"), apache_kafka.over_ssl()):
+        md = AdminClient(view.client_config()).list_topics(timeout=10)
+        assert list(md.brokers) == [1]
+        # A failing test that used the view gets the node's log attached.
+        assert view.cluster is apache_kafka and view.log_tail().strip()
+    assert "Transition from STARTING to STARTED" in apache_kafka.log_path.read_text()
+
+
 def test_tansu_attributes_and_raw_api_versions(tansu):
     assert tansu.bootstrap == f"127.0.0.1:{tansu.port}"
     assert tansu.kind == "tansu" and tansu.security_protocol == "PLAINTEXT"
