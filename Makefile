@@ -7,8 +7,8 @@ STAMP := $(VENV)/.installed
 SCHEMAS ?= ../shared/kafka-protocol
 RECORDS ?= 200000
 
-.PHONY: demo test test-core bench build install system-deps gen check-generated lint clean \
-	sanitize fuzz fuzz-seeds
+.PHONY: demo test test-core bench build install system-deps kafka-jars gen check-generated \
+	lint clean sanitize fuzz fuzz-seeds
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ build: install
 system-deps:
 	bash tools/install_system_deps.sh $(if $(WITH_CROSS),--with-cross)
 
+# Apache Kafka broker jars for the real-broker tests, cached outside the repository.
+kafka-jars:
+	bash tools/fetch_kafka.sh
+
 gen: install
 	$(PY) tools/gen_errors.py $(SCHEMAS)/error-codes.tsv
 	$(PY) tools/gen_protocol.py $(SCHEMAS)/message
@@ -40,7 +44,7 @@ check-generated: install
 lint: install
 	$(VENV)/bin/ruff check .
 
-test: build system-deps check-generated lint sanitize
+test: build system-deps kafka-jars check-generated lint sanitize
 	$(PY) -m pytest -q tests
 
 # The record engine built with AddressSanitizer + UndefinedBehaviorSanitizer (gcc) into

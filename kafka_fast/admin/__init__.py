@@ -1,4 +1,5 @@
-"""Administrative client: topics, partitions, configurations and consumer groups."""
+"""Administrative client: topics, partitions, records, configurations, consumer groups and
+SCRAM users."""
 
 from .client import AdminClient
 from .groups import (
@@ -13,9 +14,17 @@ from .resources import (
     ConfigEntry,
     ConfigResource,
     ConfigSource,
+    DeletedRecords,
     NewPartitions,
     NewTopic,
     ResourceType,
+)
+from .scram import (
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialAlteration,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
 )
 
 __all__ = [
@@ -30,9 +39,15 @@ __all__ = [
     "ConsumerGroupState",
     "ConsumerGroupTopicPartitions",
     "ListConsumerGroupsResult",
+    "DeletedRecords",
     "NewPartitions",
     "NewTopic",
     "PartitionMetadata",
     "ResourceType",
+    "ScramCredentialInfo",
+    "ScramMechanism",
     "TopicMetadata",
+    "UserScramCredentialAlteration",
+    "UserScramCredentialDeletion",
+    "UserScramCredentialUpsertion",
 ]

@@ -1,4 +1,5 @@
-"""AdminClient: topics, partitions and configurations (confluent-kafka compatible subset)."""
+"""AdminClient: topics, partitions, records, configurations and SCRAM users (a confluent-kafka
+compatible subset)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,15 @@ from ..errors import KafkaError, KafkaException
 from ..net.client import KafkaClient
 from ..net.request import VersionedRequest
 from ..protocol.messages import (
+    AlterUserScramCredentialsRequest,
     CreatePartitionsRequest,
     CreateTopicsRequest,
+    DeleteRecordsRequest,
     DeleteTopicsRequest,
     DescribeConfigsRequest,
     IncrementalAlterConfigsRequest,
 )
+from ..topic_partition import OFFSET_END, TopicPartition
 from .calls import ANY, CONTROLLER, AdminCall
 from .groups import ConsumerGroupTopicPartitions, group_offsets, list_groups
 from .metadata import ClusterMetadata, cluster_metadata
@@ -26,9 +30,17 @@ from .resources import (
     ConfigEntry,
     ConfigResource,
     ConfigSource,
+    DeletedRecords,
     NewPartitions,
     NewTopic,
     ResourceType,
+)
+from .scram import (
+    UserScramCredentialAlteration,
+    UserScramCredentialUpsertion,
+    check_alteration,
+    new_salt,
+    salted_password,
 )
 
 
@@ -92,6 +104,14 @@ class AdminClient:
             return self._config["request.timeout.ms"] / 1000.0
         return float(request_timeout)
 
+    def _operation_ms(self, operation_timeout: float, request_timeout: float | None) -> int:
+        """The broker-side time limit of an operation: ``operation_timeout``, or when it is
+        0 the request time-out (a KRaft controller answers REQUEST_TIMED_OUT at once to a
+        deadline of 0, as the Java client avoids by sending its API time-out)."""
+        if operation_timeout > 0:
+            return int(operation_timeout * 1000)
+        return int(self._timeout(request_timeout) * 1000)
+
     # -- metadata ----------------------------------------------------------------------------
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
         """Cluster brokers and topics (one ``topic`` or all), fresh from a broker.
@@ -118,7 +138,7 @@ class AdminClient:
         """Create topics; ``{topic: Future}`` resolving to None once the controller accepted."""
         topics = _unique(_typed(new_topics, NewTopic), lambda t: t.topic, "NewTopic objects")
         by_name = {t.topic: t for t in topics}
-        op_ms = int(operation_timeout * 1000)
+        op_ms = self._operation_ms(operation_timeout, request_timeout)
 
         def build(names: list[Hashable]) -> CreateTopicsRequest:
             return CreateTopicsRequest(
@@ -135,7 +155,7 @@ class AdminClient:
                       request_timeout: float | None = None) -> dict[str, Future]:
         """Delete topics; ``{topic: Future}`` resolving to None."""
         names = _unique(topics, lambda t: t, "topic names")
-        op_ms = int(operation_timeout * 1000)
+        op_ms = self._operation_ms(operation_timeout, request_timeout)
 
         def build(group: list[Hashable]) -> VersionedRequest:
             def at(version: int) -> DeleteTopicsRequest:
@@ -161,7 +181,7 @@ class AdminClient:
         items = _unique(_typed(new_partitions, NewPartitions), lambda p: p.topic,
                         "NewPartitions objects")
         by_name = {p.topic: p for p in items}
-        op_ms = int(operation_timeout * 1000)
+        op_ms = self._operation_ms(operation_timeout, request_timeout)
         Topic = CreatePartitionsRequest.CreatePartitionsTopic
         Assignment = CreatePartitionsRequest.CreatePartitionsAssignment
 
@@ -197,6 +217,52 @@ class AdminClient:
         items = _typed(list_consumer_group_offsets_request, ConsumerGroupTopicPartitions)
         wait = self._timeout(request_timeout)
         return {item: group_offsets(self._client, item, wait) for item in items}
+
+    # -- records -----------------------------------------------------------------------------
+    def delete_records(self, topic_partition_offsets: list[TopicPartition],
+                       request_timeout: float | None = None,
+                       operation_timeout: float = 0) -> dict[TopicPartition, Future]:
+        """Delete each partition's records before its ``offset`` (OFFSET_END: all of them);
+        ``{TopicPartition: Future}`` resolving to ``DeletedRecords(low_watermark)``.
+
+        Each partition is asked of its leader in fresh metadata; a partition whose leader
+        moved meanwhile fails with NOT_LEADER_OR_FOLLOWER (call again).
+        """
+        items = _unique(_typed(topic_partition_offsets, TopicPartition),
+                        lambda tp: (tp.topic, tp.partition), "TopicPartition objects")
+        for tp in items:
+            if tp.partition < 0 or (tp.offset < 0 and tp.offset != OFFSET_END):
+                raise ValueError(f"delete_records needs a partition and an offset >= 0 or "
+                                 f"OFFSET_END: got {tp!r}")
+        wait = self._timeout(request_timeout)
+        try:
+            self._client.request_metadata(sorted({tp.topic for tp in items})).result(wait)
+        except FutureTimeout:
+            raise KafkaException(KafkaError(
+                KafkaError._TIMED_OUT, f"no metadata within {wait:g}s")) from None
+        op_ms = self._operation_ms(operation_timeout, request_timeout)
+        Topic = DeleteRecordsRequest.DeleteRecordsTopic
+        Partition = DeleteRecordsRequest.DeleteRecordsTopic.DeleteRecordsPartition
+
+        def target(tp: Any) -> Any:
+            leader = self._client.cluster.leader(tp.topic, tp.partition)
+            return leader if leader is not None and leader >= 0 else ANY
+
+        def build(group: list[Hashable]) -> DeleteRecordsRequest:
+            by_topic: dict[str, list[Any]] = {}
+            for tp in group:
+                by_topic.setdefault(tp.topic, []).append(
+                    Partition(partition_index=tp.partition, offset=tp.offset))
+            return DeleteRecordsRequest(
+                topics=[Topic(name=t, partitions=ps) for t, ps in by_topic.items()],
+                timeout_ms=op_ms)
+
+        def parse(resp: Any) -> dict[Hashable, Any]:
+            return {TopicPartition(t.name, p.partition_index):
+                    _error(p.error_code, None) or DeletedRecords(p.low_watermark)
+                    for t in resp.topics for p in t.partitions}
+
+        return AdminCall(self._client, items, build, parse, target, wait).start()
 
     # -- configurations ----------------------------------------------------------------------
     def describe_configs(self, resources: list[ConfigResource],
@@ -259,6 +325,47 @@ class AdminClient:
                     _error(r.error_code, r.error_message) for r in resp.responses}
 
         return AdminCall(self._client, items, build, parse, _resource_target,
+                         self._timeout(request_timeout)).start()
+
+    # -- SCRAM users -------------------------------------------------------------------------
+    def alter_user_scram_credentials(self, alterations: list[UserScramCredentialAlteration],
+                                     request_timeout: float | None = None
+                                     ) -> dict[str, Future]:
+        """Upsert or delete SCRAM credentials; ``{user: Future}`` resolving to None.
+
+        Passwords are salted and hashed here (PBKDF2, as the broker stores them); only
+        the salted password goes over the wire.
+        """
+        items = _typed(alterations, UserScramCredentialAlteration)
+        if not items:
+            raise ValueError("Expected a non-empty list of SCRAM credential alterations")
+        for a in items:
+            check_alteration(a)
+        users = list(dict.fromkeys(a.user for a in items))
+        Upsertion = AlterUserScramCredentialsRequest.ScramCredentialUpsertion
+        Deletion = AlterUserScramCredentialsRequest.ScramCredentialDeletion
+        upsertions: dict[str, list[Any]] = {u: [] for u in users}
+        deletions: dict[str, list[Any]] = {u: [] for u in users}
+        for a in items:
+            if isinstance(a, UserScramCredentialUpsertion):
+                info = a.scram_credential_info
+                salt = a.salt or new_salt()
+                upsertions[a.user].append(Upsertion(
+                    name=a.user, mechanism=info.mechanism.value, iterations=info.iterations,
+                    salt=salt, salted_password=salted_password(
+                        info.mechanism, a.password, salt, info.iterations)))
+            else:
+                deletions[a.user].append(Deletion(name=a.user, mechanism=a.mechanism.value))
+
+        def build(group: list[Hashable]) -> AlterUserScramCredentialsRequest:
+            return AlterUserScramCredentialsRequest(
+                deletions=[d for u in group for d in deletions[u]],
+                upsertions=[x for u in group for x in upsertions[u]])
+
+        def parse(resp: Any) -> dict[Hashable, Any]:
+            return {r.user: _error(r.error_code, r.error_message) for r in resp.results}
+
+        return AdminCall(self._client, users, build, parse, lambda _: CONTROLLER,
                          self._timeout(request_timeout)).start()
 
 

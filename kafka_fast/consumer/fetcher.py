@@ -332,6 +332,9 @@ class Fetcher:
             chunk = self._partition(entry, pd, now, metadata_topics)
             if chunk is not None:
                 chunks.append(chunk)
+                eof = self._eof_after(chunk, pd)
+                if eof is not None:
+                    chunks.append(eof)
         with c._lock:
             if chunks:
                 for ch in chunks:
@@ -343,6 +346,20 @@ class Fetcher:
                 c._cond.notify_all()
         if metadata_topics:
             self.client.request_metadata(sorted(metadata_topics))
+
+    def _eof_after(self, chunk: Chunk, pd) -> Chunk | None:
+        """The end-of-partition chunk to hand out right after ``chunk`` when it reaches the
+        end: in an incremental fetch session the broker leaves an unchanged partition out
+        of later answers, so an empty answer at the end may never come."""
+        ps = chunk.state
+        if not self.eof_enabled or chunk.eof or chunk.error is not None or ps.eof_reported:
+            return None
+        end = pd.last_stable_offset if (self.read_committed and pd.last_stable_offset >= 0) \
+            else pd.high_watermark
+        if chunk.next_offset < end:
+            return None
+        ps.eof_reported = True
+        return Chunk(ps, chunk.version, [], chunk.next_offset, 0, 0, eof=True)
 
     def _partition(self, entry: tuple, pd, now: float, metadata_topics: set) -> Chunk | None:
         """The Chunk for one partition of a Fetch response (``entry`` is what was sent:

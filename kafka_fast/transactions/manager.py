@@ -19,9 +19,10 @@ User-facing operations (confluent-kafka's names and error flags): ``init_transac
 ``abort_transaction``. A call that times out raises a retriable ``_TIMED_OUT`` and leaves the
 state as it was, so calling the same method again resumes it.
 
-Transactions v2 (KIP-890) are used when the coordinator negotiates EndTxn v5: no
+Transactions v2 (KIP-890) are used when the coordinator negotiates EndTxn v5 and the client
+speaks Produce v12 (with which the broker adds partitions to the transaction itself): no
 AddPartitionsToTxn or AddOffsetsToTxn from the client, and every EndTxn answer carries the
-producer epoch to use next.
+producer epoch to use next. Otherwise transactions v1, with EndTxn capped at v4.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from typing import Any, NamedTuple
 from ..cluster.coordinators import GROUP, TRANSACTION
 from ..errors import ConfigError, KafkaError, KafkaException
 from ..net.request import settle_all
-from ..protocol.messages import EndTxnRequest
+from ..protocol.messages import EndTxnRequest, ProduceRequest
 from . import requests as rq
 from .calls import CoordinatorCall
 from .state import (
@@ -351,7 +352,8 @@ class TransactionManager:
         version = self.client.api_version(nodes[-1], EndTxnRequest.API_KEY) or 0
         with self._lock:
             self._pid, self._epoch = new_pid, new_epoch
-            self._tv2 = version >= rq.END_TXN_V2_MIN_VERSION
+            self._tv2 = (version >= rq.END_TXN_V2_MIN_VERSION
+                         and ProduceRequest.MAX_VERSION >= rq.PRODUCE_TXN_V2_MIN_VERSION)
             self._bump_at_abort = False
             self._reset_transaction()
             self._transition(S.READY)
@@ -361,13 +363,13 @@ class TransactionManager:
         """EndTxn (when the coordinator knows of the transaction), then READY."""
         what = "commit_transaction" if commit else "abort_transaction"
         with self._lock:
-            started, pid, epoch = self._started, self._pid, self._epoch
-            bump = not commit and self._bump_at_abort and not self._tv2
+            started, pid, epoch, tv2 = self._started, self._pid, self._epoch, self._tv2
+            bump = not commit and self._bump_at_abort and not tv2
         if started:
             tid = self.transactional_id
             new_pid, new_epoch = self._wait_call(CoordinatorCall(
                 self.client, TRANSACTION, tid, "EndTxn",
-                lambda: rq.end_txn(tid, pid, epoch, commit), rq.handle_end_txn, deadline))
+                lambda: rq.end_txn(tid, pid, epoch, commit, tv2), rq.handle_end_txn, deadline))
             with self._lock:
                 self._started = False  # a resumed call must not end it twice
                 changed = new_pid >= 0 and (new_pid, new_epoch) != (pid, epoch)

@@ -29,6 +29,9 @@ E = KafkaError
 ADD_PARTITIONS_CLIENT_MAX_VERSION = 3
 #: First EndTxn version of transactions v2 (KIP-890 part 2: a new epoch after every end).
 END_TXN_V2_MIN_VERSION = 5
+#: First Produce version of transactions v2: the broker adds the partition to the
+#: transaction itself. Older Produce versions need AddPartitionsToTxn first (v1).
+PRODUCE_TXN_V2_MIN_VERSION = 12
 #: First InitProducerId version that takes the current producer id and epoch (KIP-360).
 INIT_BUMP_MIN_VERSION = 3
 
@@ -166,10 +169,17 @@ def handle_txn_offset_commit(resp: Any, node: int) -> Outcome:
 
 
 # -- EndTxn ------------------------------------------------------------------------------------
-def end_txn(transactional_id: str, producer_id: int, epoch: int,
-            committed: bool) -> EndTxnRequest:
-    return EndTxnRequest(transactional_id=transactional_id, producer_id=producer_id,
-                         producer_epoch=epoch, committed=committed)
+def end_txn(transactional_id: str, producer_id: int, epoch: int, committed: bool,
+            tv2: bool = True) -> VersionedRequest:
+    """EndTxn; without ``tv2`` at most the last version of transactions v1 (a v5 EndTxn
+    would end the transaction the v2 way)."""
+
+    def build(version: int) -> EndTxnRequest:
+        return EndTxnRequest(transactional_id=transactional_id, producer_id=producer_id,
+                             producer_epoch=epoch, committed=committed)
+
+    return VersionedRequest(EndTxnRequest, build,
+                            None if tv2 else END_TXN_V2_MIN_VERSION - 1)
 
 
 def handle_end_txn(resp: Any, node: int) -> Outcome:

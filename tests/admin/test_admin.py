@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import Future
 
 import pytest
@@ -85,7 +86,13 @@ def test_create_list_describe_alter_delete(kafka, admin):
     alter = ConfigResource("topic", topic, incremental_configs=[
         ConfigEntry("retention.ms", "654321", incremental_operation=AlterConfigOpType.SET)])
     assert admin.incremental_alter_configs([alter])[alter].result(20) is None
-    configs = admin.describe_configs([resource])[resource].result(20)
+    # Apache Kafka's brokers apply the change a moment after the controller accepted it.
+    deadline = time.monotonic() + 10
+    while True:
+        configs = admin.describe_configs([resource])[resource].result(20)
+        if configs["retention.ms"].value == "654321" or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     assert configs["retention.ms"].value == "654321"
 
     deleted = admin.delete_topics([topic], operation_timeout=10)

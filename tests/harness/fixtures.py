@@ -3,30 +3,57 @@ and broker logs attached to failed test reports."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
+from harness.apache_kafka import apache_kafka_missing, require_apache_kafka
 from harness.brokers import Broker, external_from_env
 from harness.kcat import kcat_path
 
 EXTERNAL = external_from_env()
-# With KAFKA_BOOTSTRAP set, tests run against that cluster only.
-BROKER_KINDS = ["external"] if EXTERNAL else ["tansu", "mock"]
+# With KAFKA_BOOTSTRAP set, tests run against that cluster only. "kafka" is Apache
+# Kafka itself, started by the harness.
+BROKER_KINDS = ["external"] if EXTERNAL else ["kafka", "tansu", "mock"]
+
+
+def _ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _kafka_kind() -> str:
+    """What the ``kafka`` fixture gives: "external", "apache", or "tansu" when Java or the
+    Kafka jars are missing (outside CI)."""
+    if EXTERNAL is not None:
+        return "external"
+    if apache_kafka_missing() is None or _ci():
+        return "apache"
+    return "tansu"
 
 
 @pytest.fixture(scope="session")
 def kafka(request) -> Broker:
     """The broker integration tests use: the external cluster when KAFKA_BOOTSTRAP is
-    set, otherwise the session's Tansu (``.kind`` tells which)."""
-    if EXTERNAL is not None:
+    set, otherwise the session's Apache Kafka (Tansu when Java or the Kafka jars are
+    missing; under CI=true that fails instead). ``.kind`` tells which."""
+    kind = _kafka_kind()
+    if kind == "external":
         return EXTERNAL
+    if kind == "apache":
+        require_apache_kafka()
+        return request.getfixturevalue("apache_kafka")
     return request.getfixturevalue("tansu")
 
 
 @pytest.fixture(params=BROKER_KINDS)
 def broker(request) -> Broker:
-    """Each broker kind in turn: Tansu and the mock cluster, or only the external one."""
+    """Each broker kind in turn: Apache Kafka, Tansu and the mock cluster, or only the
+    external one."""
     if request.param == "external":
         return EXTERNAL
+    if request.param == "kafka":
+        require_apache_kafka()
+        return request.getfixturevalue("apache_kafka")
     if request.param == "tansu":
         return request.getfixturevalue("tansu")
     return request.getfixturevalue("mock_cluster")
@@ -40,12 +67,15 @@ def kcat() -> str | None:
 
 _TANSU_FIXTURES = {"tansu", "tansu_sasl", "tansu_tls"}
 _MOCK_FIXTURES = {"mock_cluster", "fresh_mock_cluster"}
-_MARK_FOR_KIND = {"tansu": "tansu", "mock": "mock_cluster", "external": "external"}
+_APACHE_FIXTURES = {"apache_kafka", "apache_cluster", "apache_cluster_session"}
+_MARK_FOR_KIND = {"kafka": "apache", "tansu": "tansu", "mock": "mock_cluster",
+                  "external": "external"}
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark tests by the brokers they use, so ``-m tansu`` / ``-m mock_cluster`` /
-    ``-m external`` select them."""
+    """Mark tests by the brokers they use, so ``-m apache`` / ``-m tansu`` /
+    ``-m mock_cluster`` / ``-m external`` select them."""
+    kafka_mark = _kafka_kind()
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
         marks = set()
@@ -53,8 +83,10 @@ def pytest_collection_modifyitems(config, items):
             marks.add("tansu")
         if names & _MOCK_FIXTURES:
             marks.add("mock_cluster")
+        if names & _APACHE_FIXTURES:
+            marks.add("apache")
         if "kafka" in names:
-            marks.add("external" if EXTERNAL else "tansu")
+            marks.add(kafka_mark)
         callspec = getattr(item, "callspec", None)
         if "broker" in names and callspec is not None and "broker" in callspec.params:
             marks.add(_MARK_FOR_KIND[callspec.params["broker"]])

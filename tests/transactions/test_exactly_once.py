@@ -40,7 +40,7 @@ def _inputs(broker, topic: str, n: int) -> dict[bytes, bytes]:
 def _output(broker, topic: str):
     client = KafkaClient(make_config({"bootstrap.servers": broker.bootstrap}, "consumer"))
     try:
-        return read_log(client.start(), topic, 0, verify_crc=broker.kind != "mock")
+        return read_log(client.start(), topic, 0, verify_crc=broker.kind != "mock", ended=True)
     finally:
         client.close()
 

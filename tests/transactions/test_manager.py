@@ -38,7 +38,7 @@ def hand(broker):
 
 
 def _log(broker, p: HandProducer, topic: str, partition: int = 0):
-    return read_log(p.client, topic, partition, verify_crc=broker.kind != "mock")
+    return read_log(p.client, topic, partition, verify_crc=broker.kind != "mock", ended=True)
 
 
 def _committed(broker, group: str, topic: str, partitions: int) -> list[int]:

@@ -31,7 +31,8 @@ def _producer(broker, tid: str, **extra) -> Producer:
 def _raw_log(broker, topic: str, partition: int):
     client = KafkaClient(make_config({"bootstrap.servers": broker.bootstrap}, "consumer"))
     try:
-        return read_log(client.start(), topic, partition, verify_crc=broker.kind != "mock")
+        return read_log(client.start(), topic, partition, verify_crc=broker.kind != "mock",
+                        ended=True)
     finally:
         client.close()
 

@@ -88,13 +88,24 @@ class HandProducer:
 
 
 def read_log(client: KafkaClient, topic: str, partition: int, *, verify_crc: bool = True,
-             timeout: float = 10.0) -> list[Entry]:
+             timeout: float = 10.0, ended: bool = False) -> list[Entry]:
     """Every record of the partition from offset 0 to the high watermark, control records
     included, read with raw read_uncommitted Fetch requests.
 
     ``verify_crc=False`` is for the mock cluster, which writes its transaction markers with a
-    zero CRC; data batches are CRC-checked either way.
+    zero CRC; data batches are CRC-checked either way. ``ended`` reads again until the log
+    ends with a transaction marker (Apache Kafka writes markers after EndTxn answered).
     """
+    deadline = time.monotonic() + timeout
+    while True:
+        out = _read_log_once(client, topic, partition, verify_crc, timeout)
+        if not ended or (out and out[-1].kind != "data") or time.monotonic() > deadline:
+            return out
+        time.sleep(0.05)
+
+
+def _read_log_once(client: KafkaClient, topic: str, partition: int, verify_crc: bool,
+                   timeout: float) -> list[Entry]:
     client.wait_metadata([topic], timeout)
     fetch = m.FetchRequest
     deadline = time.monotonic() + timeout
