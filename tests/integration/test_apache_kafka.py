@@ -155,8 +155,6 @@ def test_wrong_password_reaches_the_producer(apache_kafka, mechanism):
     assert len(reports) == 1 and reports[0] is not None  # the record failed, not lost
 
 
-@pytest.mark.xfail(strict=True, reason="kafka_fast's Consumer does not yet surface a refused "
-                   "login (neither error_cb nor poll() reports it)")
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
 def test_wrong_password_reaches_the_consumer(apache_kafka, mechanism):
     topic = unique_topic("badpw-c")
@@ -186,20 +184,63 @@ def test_unknown_user_is_refused(apache_kafka):
     assert info.value.args[0].code() in (*LOGIN_REFUSED, E._TIMED_OUT)
 
 
-def test_oauthbearer_listener_with_reference_client(apache_kafka):
-    # kafka_fast has no OAUTHBEARER: it refuses the setting by name ...
-    view = apache_kafka.as_user("alice", "OAUTHBEARER")
-    with pytest.raises(Exception, match="OAUTHBEARER"):
-        Producer(view.client_config())
-    # ... while the broker's unsecured-JWT listener serves confluent-kafka as alice.
+def test_oauthbearer_unsecured_jwt_round_trip(apache_kafka):
+    """kafka_fast logs in with an unsigned JWT built from sasl.oauthbearer.config and writes
+    as alice; confluent-kafka, logged in the same way, reads the record back."""
     conf = {"sasl.oauthbearer.config": "principal=alice scope=test",
             "enable.sasl.oauthbearer.unsecure.jwt": True}
     oauth = apache_kafka.as_user("alice", "OAUTHBEARER")
     oauth.sasl_username = oauth.sasl_password = None
     topic = unique_topic("oauth")
     create_topic(apache_kafka, topic, 1)
-    acked = produce(oauth, topic, [(0, b"k", b"jwt")], extra=conf)
-    assert consume(apache_kafka, topic, 1, 1) == acked == [Record(0, 0, b"k", b"jwt")]
+    acked = produce_ours(oauth, topic, [(0, b"k", b"jwt")], **conf)
+    assert consume(oauth, topic, 1, 1, extra=conf) == [Record(0, 0, b"k", b"jwt")]
+    assert [(r.partition, r.offset) for r in acked] == [(0, 0)]
+
+
+def test_oauthbearer_token_from_oauth_cb(apache_kafka):
+    """oauth_cb is called with sasl.oauthbearer.config; its token logs the consumer in."""
+    from kafka_fast.net.oauthbearer import unsecured_jwt
+
+    calls: list = []
+
+    def oauth_cb(config):
+        calls.append(config)
+        token = unsecured_jwt("principal=alice lifeSeconds=600")
+        return token.value, token.expiry, "alice", {}
+
+    oauth = apache_kafka.as_user("alice", "OAUTHBEARER")
+    oauth.sasl_username = oauth.sasl_password = None
+    topic = unique_topic("oauth-cb")
+    create_topic(apache_kafka, topic, 1)
+    acked = produce(apache_kafka, topic, [(0, b"k", b"from-cb")])
+    conf = {"oauth_cb": oauth_cb, "sasl.oauthbearer.config": "my-config"}
+    assert read_ours(oauth, topic, 1, 1, **conf) == acked
+    assert calls and set(calls) == {"my-config"}
+
+
+def test_oauthbearer_rejected_token_reaches_error_cb(apache_kafka):
+    """A token the broker refuses (already expired claims) ends in an authentication error."""
+    import time as _time
+
+    from kafka_fast.net.oauthbearer import unsecured_jwt
+
+    def stale_cb(config):
+        token = unsecured_jwt("principal=alice lifeSeconds=1", now=_time.time() - 3600)
+        return token.value, _time.time() + 600  # the client is told it is still valid
+
+    oauth = apache_kafka.as_user("alice", "OAUTHBEARER")
+    oauth.sasl_username = oauth.sasl_password = None
+    errors: list = []
+    reports: list = []
+    conf = oauth.client_config({"oauth_cb": stale_cb, "error_cb": errors.append,
+                                "message.timeout.ms": 5000})
+    with Producer(conf) as p:
+        p.produce(unique_topic("oauth-stale"), b"x",
+                  on_delivery=lambda err, msg: reports.append(err))
+        p.flush(15)
+    assert errors and errors[0].code() in LOGIN_REFUSED, errors[:3]
+    assert len(reports) == 1 and reports[0] is not None
 
 
 # -- TLS --------------------------------------------------------------------------------------
@@ -512,9 +553,6 @@ def test_cluster_every_node_killed_and_restarted_in_turn(apache_cluster):
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.xfail(strict=True, reason="kafka_fast's producer does not refresh metadata when "
-                   "it cannot connect to a partition's leader: records for a partition whose "
-                   "leader was just killed wait for that broker until message.timeout.ms")
 def test_producing_right_after_a_leader_is_killed(apache_cluster):
     topic = unique_topic("killed")
     create_topic(apache_cluster, topic, 3, replication_factor=3)
