@@ -120,6 +120,9 @@ class Fetcher:
         self.next_leader_check = 0.0
         self.closed = False
         self.validator = Validator(self)
+        #: topic -> error code reported for it (a refusal is reported once until it clears)
+        self.topic_errors: dict[str, int] = {}
+        self.errors_seen_in: object = None
 
     def _metadata_arrived(self, f: Future) -> None:
         self.awaiting_metadata = False
@@ -127,6 +130,19 @@ class Fetcher:
             self.client.call_later(self.error_backoff, self.client.wakeup)
         else:
             self.client.wakeup()
+
+    def _report_topic_errors(self, view, topics: set[str]) -> None:
+        """An assigned topic the cluster refuses outright (TOPIC_AUTHORIZATION_FAILED, ...) is
+        reported once, until metadata shows it without that error."""
+        for topic in topics:
+            info = view.topics.get(topic)
+            err = info.error if info is not None else None
+            if err is None or err.retriable():
+                self.topic_errors.pop(topic, None)
+                continue
+            if self.topic_errors.get(topic) != err.code():
+                self.topic_errors[topic] = err.code()
+                self.c._post_error(KafkaError(err.code(), f"topic {topic}: {err.str()}"))
 
     # -- scheduling ----------------------------------------------------------------------------
     def tick(self) -> float | None:
@@ -141,6 +157,11 @@ class Fetcher:
         leaderless: set[str] = set()
         by_leader: dict[int, list[PartitionState]] = defaultdict(list)
         view = self.client.cluster
+        if view is not self.errors_seen_in:  # new metadata: any assigned topic refused?
+            self.errors_seen_in = view
+            with c._lock:
+                assigned_topics = {ps.topic for ps in c._parts.values()}
+            self._report_topic_errors(view, assigned_topics)
         with c._lock:
             if not c._parts:
                 self.close_sessions()

@@ -313,8 +313,6 @@ def test_authorization_failure_reported_once_without_retry_storm(apache_kafka, i
     assert before["Produce"] <= 1 and before["Metadata"] <= 5, before
 
 
-@pytest.mark.xfail(strict=True, reason="kafka_fast's Consumer does not yet surface "
-                   "TOPIC_AUTHORIZATION_FAILED (neither error_cb nor poll() reports it)")
 def test_acls_let_alice_in_and_keep_noaccess_out_of_reading(apache_kafka):
     topic = unique_topic("acl-read")
     create_topic(apache_kafka, topic, 1)
