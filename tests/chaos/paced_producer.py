@@ -61,18 +61,23 @@ class Pacer:
 class ProducerRun(threading.Thread):
     """Produces ``count`` records to ``topic`` as the pacer allows, then flushes.
 
+    With ``transaction_size`` (and a ``transactional.id`` in ``conf``) the records go in
+    transactions of that many records, each committed.
+
     Every delivery report is kept: ``offsets[p]`` lists (value, offset) in report order,
     ``failures`` the failed ones, ``client_errors`` what reached ``error_cb``.
     """
 
     def __init__(self, conf: dict, topic: str, partitions: int, count: int, pacer: Pacer,
-                 flush_timeout: float = 120.0) -> None:
+                 flush_timeout: float = 120.0, transaction_size: int = 0) -> None:
         super().__init__(name=f"producer-{topic}", daemon=True)
         self.topic = topic
         self.partitions = partitions
         self.count = count
         self.pacer = pacer
         self.flush_timeout = flush_timeout
+        self.transaction_size = transaction_size
+        self.transactions = 0
         self.delivered: dict[int, list[tuple[bytes, int]]] = {p: [] for p in range(partitions)}
         self.failures: list[tuple[KafkaError, bytes]] = []
         self.client_errors: list[KafkaError] = []
@@ -90,7 +95,13 @@ class ProducerRun(threading.Thread):
     def run(self) -> None:
         try:
             with Producer(self.conf) as producer:
+                if self.transaction_size:
+                    producer.init_transactions(60)
+                    producer.begin_transaction()
                 self._produce(producer)
+                if self.transaction_size:
+                    producer.commit_transaction(self.flush_timeout)
+                    self.transactions += 1
                 self.unflushed = producer.flush(self.flush_timeout)
         except BaseException as exc:  # noqa: BLE001 - handed to the test by result()
             self.exception = exc
@@ -112,6 +123,10 @@ class ProducerRun(threading.Thread):
                 i += 1
                 if i % 1000 == 0:
                     producer.poll(0)
+                if self.transaction_size and i % self.transaction_size == 0 and i < self.count:
+                    producer.commit_transaction(self.flush_timeout)
+                    self.transactions += 1
+                    producer.begin_transaction()
             self.produced = i
 
     def result(self, timeout: float) -> None:
