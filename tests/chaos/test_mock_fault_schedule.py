@@ -6,9 +6,12 @@ exactly once and in order per partition. CHAOS_MOCK_RECORDS sets the number of r
 
 The mock checks producer sequences only for transactional producers (an idempotent one
 gets every batch stored as it arrives, a retried or an overtaking one too), so the producer
-has a transactional.id: five requests in flight, transactions of 25000 records. With one
-request in flight a plain idempotent producer would need no sequence check to keep order;
-kafka_fast does not keep it there yet (OVERTAKING, pinned below).
+has a transactional.id, in transactions of 25000 records. It keeps one request in flight per
+connection: after acknowledging a resent duplicate the mock moves its expected sequence to
+that batch's end, so when a lost answer (a broker going down) makes a producer resend two
+or more stored batches, it stores the second one again. With one request in flight a plain
+idempotent producer would need no sequence check to keep order; kafka_fast does not keep it
+there yet (OVERTAKING, pinned below).
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ def test_seeded_faults_on_the_mock_cluster(fresh_mock_cluster, chaos):
     expected = expected_partitions(count, PARTITIONS)
     conf = cluster.client_config({
         "acks": "all", "enable.idempotence": True, "linger.ms": 5,
-        "max.in.flight.requests.per.connection": 5, "transactional.id": f"tid-{topic}",
+        "max.in.flight.requests.per.connection": 1, "transactional.id": f"tid-{topic}",
         "queue.buffering.max.messages": 1_000_000})
     # All records within the schedule's first 90%: the last faults meet the last records.
     producer = ProducerRun(conf, topic, PARTITIONS, count, Pacer(count, 1, DURATION * 0.9),
