@@ -83,6 +83,9 @@ class Sender:
         self.transactional = False
         self.queued: dict[PartitionState, None] = {}  # partitions with sealed batches
         self.inflight_requests = 0
+        #: Produce requests handed to the client and not answered yet, per broker: the
+        #: connection's own count misses requests submitted but not yet written.
+        self.node_requests: dict[int, int] = {}
         self.completions: deque[tuple] = deque()
         self.want_metadata: set[str] = set()
         self.view: Any = None
@@ -288,7 +291,9 @@ class Sender:
                 # look again until its address is known.
                 self.want_metadata.update(ps.topic for ps in parts)
                 continue
-            while parts and client.node_ready(node):
+            node_requests = self.node_requests
+            while (parts and node_requests.get(node, 0) < self.max_in_flight
+                   and client.node_ready(node)):
                 parts = self._send_one(node, parts, now)
             if parts and client.node_unreachable(node):
                 unreachable.update(ps.topic for ps in parts)
@@ -336,10 +341,12 @@ class Sender:
             acks=self.acks, timeout_ms=self.request_timeout_ms,
             topic_data=[TopicData(name=t, partition_data=pd) for t, pd in topics.items()])
         self.inflight_requests += 1
+        self.node_requests[node] = self.node_requests.get(node, 0) + 1
         try:
             fut = self.client.send(node, req)
         except KafkaException as exc:
             self.inflight_requests -= 1
+            self.node_requests[node] -= 1
             self._request_failed(batches, exc.args[0], time.monotonic())
             return []
         fut.add_done_callback(lambda f: self._on_done(f, node, batches))
@@ -353,6 +360,7 @@ class Sender:
     # -- responses -------------------------------------------------------------------------
     def _complete_request(self, fut: Any, node: int, batches: list[ProducerBatch]) -> None:
         self.inflight_requests -= 1
+        self.node_requests[node] -= 1
         now = time.monotonic()
         exc = fut.exception()
         if exc is not None:

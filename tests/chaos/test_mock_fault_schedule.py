@@ -10,8 +10,8 @@ has a transactional.id, in transactions of 25000 records. It keeps one request i
 connection: after acknowledging a resent duplicate the mock moves its expected sequence to
 that batch's end, so when a lost answer (a broker going down) makes a producer resend two
 or more stored batches, it stores the second one again. With one request in flight a plain
-idempotent producer would need no sequence check to keep order; kafka_fast does not keep it
-there yet (OVERTAKING, pinned below).
+idempotent producer needs no sequence check to keep order; the pinned test below checks
+that kafka_fast sends one Produce request per broker at a time then.
 """
 
 from __future__ import annotations
@@ -34,14 +34,6 @@ pytestmark = [pytest.mark.chaos, pytest.mark.timeout(300)]
 PARTITIONS = 4
 DURATION = 8.0
 TRANSACTION = 25_000
-
-OVERTAKING = (
-    "max.in.flight.requests.per.connection=1 does not keep a partition's order across a "
-    "retry: the sender hands the client several Produce requests for one broker in one pass "
-    "(Sender._drain loops while KafkaClient.node_ready(), which does not count requests "
-    "submitted but not yet queued on the connection); the connection writes them one after "
-    "another, and when the first is refused the next ones are still written before the "
-    "refused batch's retry, so their records are stored first")
 
 
 def test_seeded_faults_on_the_mock_cluster(fresh_mock_cluster, chaos):
@@ -89,7 +81,6 @@ def test_seeded_faults_on_the_mock_cluster(fresh_mock_cluster, chaos):
     chaos.check("records read back", count)
 
 
-@pytest.mark.xfail(strict=True, reason=OVERTAKING)
 def test_one_request_in_flight_keeps_order_across_a_refusal(fresh_mock_cluster):
     """The schedule's slow refusal, pinned: batches pile up behind a slow answer, go out
     as a burst of requests, the first is refused; its records must still come first."""
