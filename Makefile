@@ -7,7 +7,8 @@ STAMP := $(VENV)/.installed
 SCHEMAS ?= ../shared/kafka-protocol
 RECORDS ?= 200000
 
-.PHONY: demo test test-core bench build install system-deps kafka-jars gen check-generated lint clean
+.PHONY: demo test test-core bench build install system-deps kafka-jars gen check-generated \
+	lint clean sanitize fuzz fuzz-seeds
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +24,10 @@ install: $(STAMP)
 build: install
 	$(PY) setup.py -q build_ext --inplace -j 2
 
+# Best effort: without root it lists what is missing and the tests needing it skip.
+# WITH_CROSS=1 adds the aarch64 cross compiler and qemu (~210 MB; always under CI=true).
 system-deps:
-	bash tools/install_system_deps.sh
+	bash tools/install_system_deps.sh $(if $(WITH_CROSS),--with-cross)
 
 # Apache Kafka broker jars for the real-broker tests, cached outside the repository.
 kafka-jars:
@@ -41,8 +44,23 @@ check-generated: install
 lint: install
 	$(VENV)/bin/ruff check .
 
-test: build system-deps kafka-jars check-generated lint
+test: build system-deps kafka-jars check-generated lint sanitize
 	$(PY) -m pytest -q tests
+
+# The record engine built with AddressSanitizer + UndefinedBehaviorSanitizer (gcc) into
+# build/sanitize (the in-place build is untouched), running tests/core and the inputs of a short
+# fuzzing run under it (~3-5 min).
+sanitize: build
+	bash tools/sanitize.sh $(PY)
+
+# Coverage-guided fuzzing (atheris) of every parser of peer bytes, FUZZ_SECONDS per target
+# (`make test` runs 6 s per target through tests/fuzz); new inputs go to build/fuzz/corpus.
+FUZZ_SECONDS ?= 60
+fuzz: build
+	$(PY) tools/fuzz.py run --seconds $(FUZZ_SECONDS) --corpus build/fuzz/corpus
+
+fuzz-seeds: build
+	$(PY) tools/fuzz.py seeds
 
 test-core: build
 	$(PY) -m pytest -q tests/core

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ._version import __version__
+from ._version import __version__, libversion, version
 from .errors import (
     ConfigError,
     CorruptRecordError,
@@ -59,6 +59,8 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "__version__",
+    "libversion",
+    "version",
     "ConfigError",
     "CorruptRecordError",
     "KafkaError",

@@ -13,7 +13,10 @@ Every function here may be called from several threads at once (zstandard's obje
 are not thread-safe, are kept per thread).
 
 Decompression never trusts a size written in the data: output grows only as it is produced and
-stops at ``max_size`` (``MAX_DECOMPRESSED_SIZE`` by default) with ``CorruptRecordError``.
+stops at ``max_size`` (``MAX_DECOMPRESSED_SIZE`` by default) with ``DecompressionLimitError``
+(a ``CorruptRecordError``). A ``DecompressionBudget`` extends that cap across many
+decompressions: every batch of one record set (a Fetch response's records of a partition)
+draws from the same budget, so many small bombs cannot add up either.
 Large output buffers are taken from a small pool (``decompress_pooled``) because fresh
 allocations of 1 MiB or more page-fault on every use.
 """
@@ -30,13 +33,14 @@ import cramjam
 import lz4.frame
 import zstandard
 
-from .errors import CorruptRecordError
+from .errors import CorruptRecordError, DecompressionLimitError
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
 CODEC_IDS: dict[str, int] = {"none": NONE, "gzip": GZIP, "snappy": SNAPPY, "lz4": LZ4, "zstd": ZSTD}
 CODEC_NAMES: dict[int, str] = {v: k for k, v in CODEC_IDS.items()}
 
-#: Largest decompressed batch accepted (a bigger one is treated as corrupt).
+#: Largest decompressed size accepted, for one batch and for all batches of one record set
+#: together (``DecompressionBudget``); more is treated as corrupt.
 MAX_DECOMPRESSED_SIZE = 256 << 20
 
 _XERIAL_MAGIC = b"\x82SNAPPY\x00"
@@ -182,33 +186,77 @@ class Lease:
 # decompress
 
 
+class DecompressionBudget:
+    """Decompressed bytes still allowed across several decompressions (one record set).
+
+    ``limit`` None means ``MAX_DECOMPRESSED_SIZE`` as it is when a decompression starts.
+    Not thread-safe: one decode uses it at a time.
+    """
+
+    __slots__ = ("limit", "used")
+
+    def __init__(self, limit: int | None = None) -> None:
+        if limit is not None and limit < 0:
+            raise ValueError(f"decompression budget must be >= 0, got {limit}")
+        self.limit = limit
+        self.used = 0
+
+    def total(self) -> int:
+        """The limit in bytes."""
+        return MAX_DECOMPRESSED_SIZE if self.limit is None else self.limit
+
+    def remaining(self) -> int:
+        """Bytes the next decompressions may still produce."""
+        return max(self.total() - self.used, 0)
+
+    def __repr__(self) -> str:
+        return f"DecompressionBudget(used={self.used}, limit={self.total()})"
+
+
 def _corrupt(codec: int, what: str) -> CorruptRecordError:
     return CorruptRecordError(f"{CODEC_NAMES[codec]} data {what}")
 
 
-def _too_big(codec: int, max_size: int) -> CorruptRecordError:
-    return _corrupt(codec, f"decompresses to more than {max_size} bytes")
+def _too_big(codec: int, max_size: int) -> DecompressionLimitError:
+    return DecompressionLimitError(
+        f"{CODEC_NAMES[codec]} data decompresses to more than {max_size} bytes")
+
+
+#: Compressed bytes handed to zlib per call while reading a gzip member, doubling from
+#: _GZIP_FIRST up to _GZIP_STEP: what zlib copies back as ``unused_data`` after a member ends
+#: stays proportional to that member, so many tiny members cost linear time.
+_GZIP_FIRST = 256
+_GZIP_STEP = 1 << 20
 
 
 def _gunzip(data: Any, max_size: int) -> Lease:
-    parts = []
-    total = 0
-    rest = bytes(data)
-    if not rest:
+    view = memoryview(data).cast("B")
+    end = len(view)
+    if not end:
         raise _corrupt(GZIP, "is empty")
-    while rest:
+    parts = []
+    total = pos = 0
+    while pos < end:
         d = zlib.decompressobj(31)
-        try:
-            chunk = d.decompress(rest, max_size - total + 1)
-        except zlib.error as exc:
-            raise _corrupt(GZIP, f"is invalid ({exc})") from None
-        total += len(chunk)
-        if total > max_size or d.unconsumed_tail:
-            raise _too_big(GZIP, max_size)
-        if not d.eof:
-            raise _corrupt(GZIP, "is truncated")
-        parts.append(chunk)
-        rest = d.unused_data
+        step = _GZIP_FIRST
+        while True:
+            piece = view[pos : pos + step]
+            try:
+                chunk = d.decompress(piece, max_size - total + 1)
+            except zlib.error as exc:
+                raise _corrupt(GZIP, f"is invalid ({exc})") from None
+            total += len(chunk)
+            if total > max_size or d.unconsumed_tail:
+                raise _too_big(GZIP, max_size)
+            if chunk:
+                parts.append(chunk)
+            if d.eof:
+                pos += len(piece) - len(d.unused_data)
+                break
+            pos += len(piece)
+            if pos >= end:
+                raise _corrupt(GZIP, "is truncated")
+            step = min(step * 2, _GZIP_STEP)
     return Lease(b"".join(parts))
 
 
@@ -414,30 +462,48 @@ def _unzstd(data: Any, max_size: int) -> Lease:
     return Lease(memoryview(buf)[:n], buf if len(buf) >= _POOL_MIN else None)
 
 
+_DECOMPRESSORS: dict[int, Callable[[Any, int, bool], Lease]] = {
+    GZIP: lambda data, max_size, legacy: _gunzip(data, max_size),
+    SNAPPY: lambda data, max_size, legacy: _unsnappy(data, max_size),
+    LZ4: _unlz4,
+    ZSTD: lambda data, max_size, legacy: _unzstd(data, max_size),
+}
+
+
 def decompress_pooled(
     codec: str | int,
     data: Any,
     *,
     max_size: int | None = None,
     legacy_lz4: bool = False,
+    budget: DecompressionBudget | None = None,
 ) -> Lease:
     """Decompress into a (possibly pooled) buffer; use as ``with decompress_pooled(...) as l:``.
 
-    ``l.view`` is valid until ``release()``. ``max_size`` defaults to ``MAX_DECOMPRESSED_SIZE``.
-    Raises ``CorruptRecordError`` on bad data.
+    ``l.view`` is valid until ``release()``. ``max_size`` defaults to ``MAX_DECOMPRESSED_SIZE``;
+    with a ``budget`` the output is also bounded by what it has left, and is charged to it.
+    Raises ``CorruptRecordError`` on bad data, ``DecompressionLimitError`` (one) above a limit.
     """
     cid = codec_id(codec)
+    if cid == NONE:
+        return Lease(memoryview(data).cast("B"))
     if max_size is None:
         max_size = MAX_DECOMPRESSED_SIZE
-    if cid == GZIP:
-        return _gunzip(data, max_size)
-    if cid == SNAPPY:
-        return _unsnappy(data, max_size)
-    if cid == LZ4:
-        return _unlz4(data, max_size, legacy_lz4)
-    if cid == ZSTD:
-        return _unzstd(data, max_size)
-    return Lease(memoryview(data).cast("B"))
+    by_budget = budget is not None and budget.remaining() < max_size
+    if by_budget:
+        max_size = budget.remaining()
+    try:
+        lease = _DECOMPRESSORS[cid](data, max_size, legacy_lz4)
+    except DecompressionLimitError as exc:
+        if not by_budget:
+            raise
+        raise DecompressionLimitError(
+            f"{exc.args[0].str()}: the record set's decompressed size is limited to "
+            f"{budget.total()} bytes (kafka_fast.compression.MAX_DECOMPRESSED_SIZE) and "
+            f"{budget.used} are used") from None
+    if budget is not None:
+        budget.used += len(lease.view)
+    return lease
 
 
 def decompress(

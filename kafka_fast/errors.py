@@ -258,6 +258,11 @@ class CorruptRecordError(KafkaException):
         self.position = position
 
 
+class DecompressionLimitError(CorruptRecordError):
+    """Compressed record data that decompresses to more than the limit allows (one batch, or
+    all batches of one record set together: ``kafka_fast.compression.MAX_DECOMPRESSED_SIZE``)."""
+
+
 class ProtocolError(KafkaException):
     """A Kafka protocol frame that cannot be decoded (truncated, garbage, or unexpected)."""
 

@@ -25,8 +25,8 @@ class Message:
         key: bytes | None = None,
         value: bytes | None = None,
         headers: list[tuple[str, bytes | None]] | None = None,
-        timestamp: tuple[int, int] = (TIMESTAMP_NOT_AVAILABLE, 0),
         error: Any = None,
+        timestamp: tuple[int, int] = (TIMESTAMP_NOT_AVAILABLE, 0),
         latency: float | None = None,
         leader_epoch: int | None = None,
     ) -> None:
@@ -99,6 +99,26 @@ class Message:
     def set_value(self, value: bytes | None) -> None:
         """Replace the value."""
         self._value = value
+
+    def set_topic(self, topic: str | None) -> None:
+        """Replace the topic name."""
+        self._topic = topic
+
+    def set_error(self, error: Any) -> None:
+        """Replace the error."""
+        self._error = error
+
+    def deserialized_key(self) -> Any:
+        """The key as a ``DeserializingConsumer`` left it (the same object as ``key()``)."""
+        return self._key
+
+    def deserialized_value(self) -> Any:
+        """The value as a ``DeserializingConsumer`` left it (the same object as ``value()``)."""
+        return self._value
+
+    def delivery_count(self) -> int | None:
+        """How often a share group delivered this record; None outside share groups."""
+        return None
 
     def __repr__(self) -> str:
         return (

@@ -72,3 +72,46 @@ def test_configuration_reference_is_generated_from_the_table():
     assert committed == gen_config_docs.render(), (
         "docs/configuration.md is stale: run python tools/gen_config_docs.py"
     )
+
+
+def test_keys_accepted_without_effect_warn():
+    import warnings
+
+    from kafka_fast.config import make_config
+
+    for name, value in (("statistics.interval.ms", 1000), ("coordinator.query.interval.ms", 5),
+                        ("fetch.queue.backoff.ms", 5), ("debug", "all")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            make_config({"bootstrap.servers": "x:1", "group.id": "g", name: value}, "consumer")
+        assert [str(w.message) for w in caught] == [
+            f'Configuration property "{name}" is accepted for compatibility and has no effect']
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        conf = make_config({"socket.keepalive.enable": True,
+                            "client.dns.lookup": "use_all_dns_ips"}, "producer")
+    assert conf["socket.keepalive.enable"] is True
+
+
+def test_socket_keepalive_enable_sets_so_keepalive(tansu):
+    """``ss -o`` shows a keepalive timer only on sockets with SO_KEEPALIVE."""
+    import os
+    import subprocess
+
+    from harness.peers import require_tool
+
+    from kafka_fast import Producer
+
+    ss = require_tool("ss")
+
+    def timers(keepalive: bool) -> list[str]:
+        with Producer(tansu.client_config({"socket.keepalive.enable": keepalive})) as p:
+            p.list_topics(timeout=10)
+            out = subprocess.run([ss, "-tnop", "state", "established",
+                                  f"dport = :{tansu.port}"], capture_output=True, text=True,
+                                 check=True).stdout
+            return [line for line in out.splitlines() if f"pid={os.getpid()}," in line]
+
+    with_keepalive, without = timers(True), timers(False)
+    assert with_keepalive and all("timer:(keepalive" in line for line in with_keepalive)
+    assert without and not any("keepalive" in line for line in without)

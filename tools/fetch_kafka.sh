@@ -3,7 +3,8 @@
 # Resolves tests/harness/kafka/pom.xml with Maven into a cache outside the repository:
 #   ${XDG_CACHE_HOME:-~/.cache}/kafka_fast/kafka-<version>/libs
 # Idempotent: prints one line and does nothing when the jars are cached. When java or mvn
-# is missing it prints what to install and exits 0 (the tests then skip, or fail under CI=true).
+# is missing it prints what to install and exits 0 (the tests then skip, or fail under CI=true);
+# when Maven cannot resolve the jars it prints why and exits 1 under CI=true, else 0.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,7 +31,8 @@ if ! mvn -q -B -f "$POM" dependency:copy-dependencies -DincludeScope=runtime \
         -DoutputDirectory="$TMP" >"$TMP.log" 2>&1; then
     echo "fetch_kafka: ERROR: mvn could not resolve Apache Kafka $VERSION (log: $TMP.log)" >&2
     tail -20 "$TMP.log" >&2
-    exit 1
+    # Outside CI the real-broker tests then skip, saying to run this script again.
+    case "${CI:-}" in 1|true|TRUE|True|yes) exit 1 ;; *) exit 0 ;; esac
 fi
 rm -f "$TMP.log"
 touch "$TMP/.complete"

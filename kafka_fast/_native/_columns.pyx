@@ -119,6 +119,9 @@ def append_messages(list out, str topic, int partition, cols, Py_ssize_t start,
     cdef Py_ssize_t i
     cdef object msg
     cdef bint untrack = not has_headers
+    for i in range(start, stop):  # every slice checked first: all records or none
+        if not (0 <= ko[i] <= ko[i + 1] <= kd.shape[0] and 0 <= vo[i] <= vo[i + 1] <= vd.shape[0]):
+            raise ValueError(f"column offsets out of bounds at record {i}")
     for i in range(start, stop):
         msg = <object>PyType_GenericAlloc(MSG_TYPE, 0)
         # PyType_GenericAlloc returned a new reference that <object> took over once more.

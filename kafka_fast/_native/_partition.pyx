@@ -29,6 +29,8 @@ from posix.time cimport CLOCK_REALTIME, clock_gettime, timespec
 
 import numpy as np
 
+from kafka_fast._pure.buffers import byte_view
+
 cimport numpy as cnp
 
 cnp.import_array()
@@ -231,7 +233,7 @@ def is_packed(column):
 
 def _packed_parts(column):
     """(data uint8 view, offsets int64[N+1], nulls uint8[N] or None), checked."""
-    data = memoryview(column[0]).cast("B") if not isinstance(column[0], np.ndarray) \
+    data = byte_view(column[0], "packed data") if not isinstance(column[0], np.ndarray) \
         else np.ascontiguousarray(column[0]).view(np.uint8).reshape(-1)
     offsets = np.ascontiguousarray(column[1], dtype=np.int64)
     n = len(offsets) - 1
@@ -259,7 +261,7 @@ def column_item(column, Py_ssize_t i):
     if is_packed(column):
         if len(column) == 3 and column[2] is not None and column[2][i]:
             return None
-        return bytes(memoryview(column[0]).cast("B")[column[1][i]:column[1][i + 1]])
+        return bytes(byte_view(column[0], "packed data")[column[1][i]:column[1][i + 1]])
     if isinstance(column, np.ndarray):
         return column[i].tobytes()
     return column[i]
@@ -433,9 +435,19 @@ def row_sizes(column):
     n = len(column)
     out = np.empty(n, dtype=np.int64)
     cdef int64_t[::1] o = out
+    cdef Py_buffer view
     for i in range(n):
         item = column[i]
-        o[i] = 0 if item is None else len(item)
+        if item is None:
+            o[i] = 0
+        elif type(item) is bytes:
+            o[i] = PyBytes_GET_SIZE(item)
+        elif isinstance(item, str):
+            o[i] = len(item)
+        else:  # the buffer's size, whatever len() says
+            PyObject_GetBuffer(item, &view, PyBUF_SIMPLE)
+            o[i] = view.len
+            PyBuffer_Release(&view)
     return out
 
 

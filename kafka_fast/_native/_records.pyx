@@ -24,12 +24,14 @@ cimport numpy as cnp
 import numpy as np
 
 from kafka_fast import compression as _codecs
+from kafka_fast._pure.buffers import byte_view
 from kafka_fast._pure.records import Columns, LegacyRecordBatch
 from kafka_fast.errors import CorruptRecordError
 
 cnp.import_array()
 
 cdef extern from "Python.h":
+    int PyObject_CheckBuffer(object o)
     object PyMemoryView_FromMemory(char *mem, Py_ssize_t size, int flags)
     int PyBUF_READ
     object PyUnicode_DecodeUTF8(const char *s, Py_ssize_t size, const char *errors)
@@ -317,10 +319,46 @@ cdef object _record_error(int code, Py_ssize_t position, bint decompressed, Py_s
     return CorruptRecordError(text, position)
 
 
+cdef int _put_header_field(GrowBuf *b, object x, object key, str what) except -1:
+    """Append a header key or value (length + bytes): str (utf-8) or a contiguous bytes-like
+    object, sized by its buffer."""
+    cdef Py_buffer view
+    if PyBytes_CheckExact(x):
+        _buf_put_varint(b, PyBytes_GET_SIZE(x))
+        _buf_put(b, <const uint8_t *>PyBytes_AS_STRING(x), PyBytes_GET_SIZE(x))
+        return 0
+    if isinstance(x, str):
+        xb = (<str>x).encode("utf-8")
+        _buf_put_varint(b, PyBytes_GET_SIZE(xb))
+        _buf_put(b, <const uint8_t *>PyBytes_AS_STRING(xb), PyBytes_GET_SIZE(xb))
+        return 0
+    cdef bint held = False
+    if not isinstance(x, (int, float, np.generic)) and PyObject_CheckBuffer(x):
+        try:
+            PyObject_GetBuffer(x, &view, PyBUF_SIMPLE)
+            held = True
+        except (BufferError, ValueError, TypeError):
+            pass
+    if held:
+        try:
+            if view.len > INT32_MAX:
+                raise ValueError(f"header {key!r}: {what} is longer than 2 GiB")
+            _buf_put_varint(b, view.len)
+            _buf_put(b, <const uint8_t *>view.buf, view.len)
+        finally:
+            PyBuffer_Release(&view)
+        return 0
+    raise TypeError(f"header {key!r}: {what} must be bytes-like, str or None, "
+                    f"not {type(x).__name__}")
+
+
 cdef int _put_headers(GrowBuf *b, object headers) except -1:
-    """Append the encoded header list (count + entries)."""
+    """Append the encoded header list (count + entries) of a dict or a list of (key, value)
+    tuples."""
     cdef Py_ssize_t i, n
-    seq = PySequence_Fast(headers, "headers must be a list of (key, value) tuples")
+    if isinstance(headers, dict):
+        headers = list((<dict>headers).items())
+    seq = PySequence_Fast(headers, "headers must be a dict or a list of (key, value) tuples")
     n = PySequence_Fast_GET_SIZE(seq)
     _buf_put_varint(b, n)
     for i in range(n):
@@ -328,15 +366,11 @@ cdef int _put_headers(GrowBuf *b, object headers) except -1:
         if not isinstance(item, tuple) or len(item) != 2:
             raise TypeError(f"a header must be a (key, value) tuple, got {item!r}")
         k, v = item
-        kb = k.encode("utf-8") if isinstance(k, str) else bytes(k)
-        _buf_put_varint(b, len(kb))
-        _buf_put(b, <const uint8_t *>PyBytes_AS_STRING(kb), PyBytes_GET_SIZE(kb))
+        _put_header_field(b, k, k, "key")
         if v is None:
             _buf_put_varint(b, -1)
         else:
-            vb = v.encode("utf-8") if isinstance(v, str) else v if PyBytes_CheckExact(v) else bytes(v)
-            _buf_put_varint(b, PyBytes_GET_SIZE(vb))
-            _buf_put(b, <const uint8_t *>PyBytes_AS_STRING(vb), PyBytes_GET_SIZE(vb))
+            _put_header_field(b, v, k, "value")
     return 0
 
 
@@ -398,7 +432,7 @@ cdef class _Column:
             return 0
         if (isinstance(obj, tuple) and len(obj) in (2, 3)
                 and isinstance(obj[1], np.ndarray) and obj[1].ndim == 1):
-            data = memoryview(obj[0]).cast("B")
+            data = byte_view(obj[0], f"{what}: packed data")
             offs = obj[1]
             if offs.dtype != np.int64:
                 raise TypeError(f"{what}: packed offsets must be an int64 array")
@@ -494,7 +528,7 @@ cdef class _Headers:
         if headers is None or len(headers) == 0:
             self.buf.p[0] = 0
             self.buf.len = 1
-        elif isinstance(headers[0], tuple):
+        elif isinstance(headers, dict) or isinstance(headers[0], tuple):
             _put_headers(&self.buf, headers)
         else:
             if len(headers) != n:
@@ -525,7 +559,9 @@ cdef bytes _finish_batch(const uint8_t *records, Py_ssize_t size, int codec, obj
         payload = _codecs.compress(codec, mv, level)
     finally:
         mv.release()
-    cdef Py_ssize_t total = HEADER_SIZE + len(payload)
+    if not PyBytes_CheckExact(payload):
+        payload = bytes(memoryview(payload).cast("B"))
+    cdef Py_ssize_t total = HEADER_SIZE + PyBytes_GET_SIZE(payload)
     if total > INT32_MAX:
         raise ValueError(f"record batch of {total} bytes exceeds the format's limit")
     out = PyBytes_FromStringAndSize(NULL, total)
@@ -794,13 +830,15 @@ cdef class RecordBatchBuilder:
 def patch_producer_fields(buf, producer_id, producer_epoch, base_sequence, transactional=None):
     """A copy of one built batch with new producer id/epoch/base sequence (and optionally the
     transactional flag), its CRC recomputed."""
-    out = PyBytes_FromStringAndSize(NULL, len(buf))
-    cdef uint8_t *p = <uint8_t *>PyBytes_AS_STRING(out)
-    cdef Py_ssize_t n = len(buf)
     cdef Py_buffer view
     cdef uint16_t attrs
+    cdef uint8_t *p
+    cdef Py_ssize_t n
     PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
     try:
+        n = view.len  # the buffer's size: len(buf) may be anything
+        out = PyBytes_FromStringAndSize(NULL, n)
+        p = <uint8_t *>PyBytes_AS_STRING(out)
         memcpy(p, view.buf, n)
     finally:
         PyBuffer_Release(&view)
@@ -913,6 +951,7 @@ cdef class RecordBatch:
     cdef readonly uint32_t crc
     cdef int32_t count
     cdef object mv          # memoryview over the whole input (keeps it alive)
+    cdef object budget      # the DecompressionBudget shared by the batches of one decode
     cdef const uint8_t *base  # start of the input
     cdef Py_ssize_t pos       # batch start in the input
 
@@ -937,9 +976,12 @@ cdef class RecordBatch:
         else:
             payload = self.mv[self.pos + HEADER_SIZE:self.pos + self.byte_size]
             try:
-                r.lease = _codecs.decompress_pooled(self.compression, payload)
+                # charged once: decoding the same batch again costs the record set nothing
+                r.lease = _codecs.decompress_pooled(self.compression, payload,
+                                                    budget=self.budget)
+                self.budget = None
             except CorruptRecordError as exc:
-                raise CorruptRecordError(exc.args[0].str(), self.pos) from None
+                raise type(exc)(exc.args[0].str(), self.pos) from None
             PyObject_GetBuffer(r.lease.view, &r.view, PyBUF_SIMPLE)
             r.held = True
             r.start = <const uint8_t *>r.view.buf
@@ -1053,12 +1095,13 @@ cdef class RecordBatch:
 
 
 cdef RecordBatch _batch_at(object mv, const uint8_t *base, Py_ssize_t pos, Py_ssize_t length,
-                           bint verify_crc):
+                           bint verify_crc, object budget):
     cdef RecordBatch b = RecordBatch.__new__(RecordBatch)
     cdef const uint8_t *p = base + pos
     cdef uint32_t actual
     cdef int attrs
     b.mv = mv
+    b.budget = budget
     b.base = base
     b.pos = pos
     b.byte_size = KF_LOG_OVERHEAD + length
@@ -1098,24 +1141,23 @@ class _LegacyRecordBatch(LegacyRecordBatch):
     record_type = Record
 
 
-def decode_batches(data, *, verify_crc=True, allow_partial=True):
+def decode_batches(data, *, verify_crc=True, allow_partial=True, budget=None):
     """Every complete batch in ``data``; a trailing partial batch is ignored unless
-    ``allow_partial`` is False (then it raises ``CorruptRecordError``)."""
+    ``allow_partial`` is False (then it raises ``CorruptRecordError``). Every decompression of
+    these batches draws from ``budget`` (a new ``DecompressionBudget()`` if None)."""
     cdef Py_buffer view
     cdef const uint8_t *base
     cdef Py_ssize_t pos = 0, n, left
     cdef int32_t length
     cdef int magic
     cdef bint crc = bool(verify_crc)
-    mv = memoryview(data)
-    if not mv.c_contiguous:
-        raise ValueError("data must be a contiguous buffer")
-    if mv.format != "B" or mv.ndim != 1:
-        mv = mv.cast("B")
+    mv = byte_view(data)
     PyObject_GetBuffer(mv, &view, PyBUF_SIMPLE)
     base = <const uint8_t *>view.buf
     n = view.len
     PyBuffer_Release(&view)  # `mv` keeps the export alive
+    if budget is None:
+        budget = _codecs.DecompressionBudget()
     out = []
     while pos < n:
         left = n - pos
@@ -1136,9 +1178,9 @@ def decode_batches(data, *, verify_crc=True, allow_partial=True):
             if length < MIN_V2_LENGTH:
                 raise CorruptRecordError(f"batch length {length} below the magic 2 minimum",
                                          pos + 8)
-            out.append(_batch_at(mv, base, pos, length, crc))
+            out.append(_batch_at(mv, base, pos, length, crc, budget))
         elif magic < 2:
-            out.append(_LegacyRecordBatch(mv, pos, length, crc))
+            out.append(_LegacyRecordBatch(mv, pos, length, crc, budget))
         else:
             raise CorruptRecordError(f"unknown magic {magic}", pos + 16)
         pos += KF_LOG_OVERHEAD + length

@@ -42,7 +42,9 @@ def _as_bytes(data: Any) -> memoryview:
             f"(bytes, bytearray, memoryview, numpy array), not {type(data).__name__}: "
             "the buffer is not C-contiguous"
         )
-    return view.cast("B") if view.format != "B" or view.ndim != 1 else view
+    if view.format == "B" and view.ndim == 1:
+        return view
+    return view.cast("B") if view.nbytes else memoryview(b"")
 
 
 def _start_value(value: Any) -> int:

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from .buffers import byte_view
+
 UNASSIGNED = -1
 
 #: Partitioner ids, by librdkafka name.
@@ -164,7 +166,7 @@ def _packed_parts(column: tuple) -> tuple[Any, np.ndarray, np.ndarray | None]:
     data = column[0]
     if isinstance(data, np.ndarray):
         data = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
-    data = memoryview(data).cast("B")
+    data = byte_view(data, "packed data")
     offsets = np.ascontiguousarray(column[1], dtype=np.int64)
     n = len(offsets) - 1
     if offsets.ndim != 1 or n < 0:
@@ -191,7 +193,7 @@ def column_item(column: Any, i: int) -> Any:
     if is_packed(column):
         if len(column) == 3 and column[2] is not None and column[2][i]:
             return None
-        return bytes(memoryview(column[0]).cast("B")[column[1][i]:column[1][i + 1]])
+        return bytes(byte_view(column[0], "packed data")[column[1][i]:column[1][i + 1]])
     if isinstance(column, np.ndarray):
         return column[i].tobytes()
     return column[i]
@@ -240,7 +242,17 @@ def row_sizes(column: Any) -> np.ndarray:
     if isinstance(column, np.ndarray):
         width = column.shape[1] if column.ndim == 2 else 0
         return np.full(column.shape[0], width, dtype=np.int64)
-    return np.asarray([0 if item is None else len(item) for item in column], dtype=np.int64)
+    return np.asarray([_item_size(item) for item in column], dtype=np.int64)
+
+
+def _item_size(item: Any) -> int:
+    """Bytes of one row: its buffer's size (not ``len()``), characters for a str."""
+    if item is None:
+        return 0
+    if type(item) is bytes or isinstance(item, str):
+        return len(item)
+    with memoryview(item) as view:
+        return view.nbytes
 
 
 def chunk_ends(sizes: np.ndarray, max_bytes: int, max_count: int) -> np.ndarray:

@@ -24,6 +24,7 @@ from kafka_fast.message import (
     TIMESTAMP_NOT_AVAILABLE,
 )
 
+from .buffers import byte_view
 from .varint import (
     decode_varint,
     decode_varlong,
@@ -155,7 +156,7 @@ class Columns:
     @staticmethod
     def _unpack(packed, nulls) -> list[bytes | None]:
         data, offsets = packed
-        raw = memoryview(data).cast("B")
+        raw = byte_view(data)
         return [
             None if nulls[i] else bytes(raw[offsets[i] : offsets[i + 1]])
             for i in range(len(offsets) - 1)
@@ -205,7 +206,7 @@ def _column(obj: Any, what: str) -> list[bytes | None]:
         nulls = obj[2] if len(obj) == 3 else None
         if offsets.dtype != np.int64:
             raise TypeError(f"{what}: packed offsets must be an int64 array")
-        raw = memoryview(data).cast("B")
+        raw = byte_view(data, f"{what}: packed data")
         n = len(offsets) - 1
         if n < 0:
             raise ValueError(f"{what}: packed offsets need N+1 entries")
@@ -234,7 +235,7 @@ def _column(obj: Any, what: str) -> list[bytes | None]:
         elif isinstance(v, str):
             raise TypeError(f"{what}[{i}] is a str; encode it to bytes first")
         else:
-            out.append(memoryview(v).cast("B") if not isinstance(v, bytes) else v)
+            out.append(v if type(v) is bytes else byte_view(v, f"{what}[{i}]"))
     return out
 
 
@@ -249,30 +250,57 @@ def _timestamps(ts: Any, n: int) -> list[int]:
     return out
 
 
-def _headers(headers: Any, n: int) -> list[list]:
-    """Shared list of (key, value) tuples, or one list (or None) per record."""
+def _headers(headers: Any, n: int) -> list:
+    """Shared headers (a dict or a list of (key, value) tuples) or one set (or None) per
+    record."""
     if headers is None or len(headers) == 0:
         return [[]] * n
-    if isinstance(headers[0], tuple):
-        return [list(headers)] * n
+    if isinstance(headers, dict) or isinstance(headers[0], tuple):
+        return [headers] * n
     if len(headers) != n:
         raise ValueError(f"headers has {len(headers)} per-record lists for {n} records")
     return [h or [] for h in headers]
 
 
-def _encode_headers(headers: Sequence) -> bytes:
+def _header_bytes(x: Any, key: Any, what: str) -> bytes:
+    """A header key or value as bytes: str (utf-8) or a contiguous bytes-like object."""
+    if isinstance(x, bytes):
+        return bytes(x) if type(x) is not bytes else x
+    if isinstance(x, str):
+        return x.encode("utf-8")
+    if not isinstance(x, (int, float, np.generic)):
+        try:
+            with memoryview(x) as view:
+                if view.c_contiguous:
+                    return view.tobytes()
+        except TypeError:
+            pass
+    raise TypeError(f"header {key!r}: {what} must be bytes-like, str or None, "
+                    f"not {type(x).__name__}")
+
+
+def _encode_headers(headers: Any) -> bytes:
+    """Count and entries of a dict or a list of (key, value) tuples."""
+    if isinstance(headers, dict):
+        headers = list(headers.items())
+    elif not isinstance(headers, (list, tuple)):
+        try:
+            headers = list(headers)
+        except TypeError:
+            raise TypeError("headers must be a dict or a list of (key, value) tuples, "
+                            f"not {type(headers).__name__}") from None
     parts = [encode_varint(len(headers))]
     for item in headers:
         if not isinstance(item, tuple) or len(item) != 2:
             raise TypeError(f"a header must be a (key, value) tuple, got {item!r}")
         k, v = item
-        kb = k.encode("utf-8") if isinstance(k, str) else bytes(k)
+        kb = _header_bytes(k, k, "key")
         parts.append(encode_varint(len(kb)))
         parts.append(kb)
         if v is None:
             parts.append(encode_varint(-1))
         else:
-            vb = v.encode("utf-8") if isinstance(v, str) else bytes(v)
+            vb = _header_bytes(v, k, "value")
             parts.append(encode_varint(len(vb)))
             parts.append(vb)
     return b"".join(parts)
@@ -429,8 +457,8 @@ class RecordBatchBuilder:
         rec = _encode_record(
             len(self._parts),
             _i64(ts - self._first_ts),
-            None if key is None else memoryview(key).cast("B"),
-            None if value is None else memoryview(value).cast("B"),
+            None if key is None else byte_view(key, "key"),
+            None if value is None else byte_view(value, "value"),
             headers,
         )
         if self._parts and self._size + len(rec) > self._batch_size:
@@ -581,7 +609,8 @@ class RecordBatch:
 
     magic = 2
 
-    def __init__(self, view: memoryview, pos: int, length: int, verify_crc: bool) -> None:
+    def __init__(self, view: memoryview, pos: int, length: int, verify_crc: bool,
+                 budget: compression.DecompressionBudget | None = None) -> None:
         (
             self.base_offset,
             _length,
@@ -621,6 +650,7 @@ class RecordBatch:
         self._view = view
         self._pos = pos
         self._end = end
+        self._budget = budget
 
     def __len__(self) -> int:
         """Number of records the batch declares."""
@@ -638,9 +668,12 @@ class RecordBatch:
             _records_limit(self._count, self._end - start, self._pos + 57)
             return list(_parse_records(self._view, start, self._end, self._count, 0))
         try:
-            lease = compression.decompress_pooled(self.compression, self._view[start : self._end])
+            # charged once: decoding the same batch again costs the record set nothing
+            lease = compression.decompress_pooled(self.compression, self._view[start : self._end],
+                                                  budget=self._budget)
+            self._budget = None
         except CorruptRecordError as exc:
-            raise CorruptRecordError(exc.args[0].str(), self._pos) from None
+            raise type(exc)(exc.args[0].str(), self._pos) from None
         with lease:
             raw = lease.view
             _records_limit(self._count, len(raw), self._pos + 57)
@@ -738,7 +771,8 @@ class LegacyRecordBatch:
     producer_epoch = -1
     base_sequence = -1
 
-    def __init__(self, view: memoryview, pos: int, length: int, verify_crc: bool) -> None:
+    def __init__(self, view: memoryview, pos: int, length: int, verify_crc: bool,
+                 budget: compression.DecompressionBudget | None = None) -> None:
         end = pos + _LOG_OVERHEAD + length
         (offset, magic, attrs, ts, key, value), _ = _legacy_message(view, pos, end, verify_crc)
         self.magic = magic
@@ -759,8 +793,8 @@ class LegacyRecordBatch:
         else:
             if value is None:
                 raise CorruptRecordError("compressed message without a value", pos)
-            self._records = self._inner(view, pos, offset, magic, ts, log_append, value,
-                                        verify_crc)
+            self._records = self._inner(pos, offset, magic, ts, log_append, value, verify_crc,
+                                        budget)
         first = self._records[0]
         last = max(offset, self._records[-1].offset)
         self.base_offset = first.offset
@@ -770,10 +804,14 @@ class LegacyRecordBatch:
         self.max_timestamp = max(r.timestamp for r in self._records)
         self._count = len(self._records)
 
-    def _inner(self, view, pos, wrapper_offset, magic, wrapper_ts, log_append, value, verify_crc):
-        with compression.decompress_pooled(
-            self.compression, value, legacy_lz4=magic == 0
-        ) as lease:
+    def _inner(self, pos, wrapper_offset, magic, wrapper_ts, log_append, value, verify_crc,
+               budget):
+        try:
+            lease = compression.decompress_pooled(
+                self.compression, value, legacy_lz4=magic == 0, budget=budget)
+        except CorruptRecordError as exc:
+            raise type(exc)(exc.args[0].str(), pos) from None
+        with lease:
             inner = lease.view
             msgs = []
             p = 0
@@ -846,11 +884,18 @@ def next_batch_bounds(view, pos: int, allow_partial: bool) -> tuple[int, int] | 
 
 
 def decode_batches(
-    data: Any, *, verify_crc: bool = True, allow_partial: bool = True
+    data: Any,
+    *,
+    verify_crc: bool = True,
+    allow_partial: bool = True,
+    budget: compression.DecompressionBudget | None = None,
 ) -> list[RecordBatch | LegacyRecordBatch]:
     """Every complete batch in ``data``; a trailing partial batch is ignored unless
-    ``allow_partial`` is False (then it raises ``CorruptRecordError``)."""
-    view = memoryview(data).cast("B") if not isinstance(data, memoryview) else data.cast("B")
+    ``allow_partial`` is False (then it raises ``CorruptRecordError``). Every decompression of
+    these batches draws from ``budget`` (a new ``DecompressionBudget()`` if None)."""
+    view = byte_view(data)
+    if budget is None:
+        budget = compression.DecompressionBudget()
     out: list[RecordBatch | LegacyRecordBatch] = []
     pos = 0
     while pos < len(view):
@@ -859,7 +904,7 @@ def decode_batches(
             break
         length, magic = bounds
         cls = RecordBatch if magic == 2 else LegacyRecordBatch
-        out.append(cls(view, pos, length, verify_crc))
+        out.append(cls(view, pos, length, verify_crc, budget))
         pos += _LOG_OVERHEAD + length
     return out
 

@@ -1,4 +1,5 @@
-"""Administrative client: topics, partitions, configurations, consumer groups, SCRAM users."""
+"""Administrative client: topics, partitions, records, configurations, consumer groups and
+SCRAM users."""
 
 from .client import AdminClient
 from .groups import (
@@ -13,6 +14,7 @@ from .resources import (
     ConfigEntry,
     ConfigResource,
     ConfigSource,
+    DeletedRecords,
     NewPartitions,
     NewTopic,
     ResourceType,
@@ -37,6 +39,7 @@ __all__ = [
     "ConsumerGroupState",
     "ConsumerGroupTopicPartitions",
     "ListConsumerGroupsResult",
+    "DeletedRecords",
     "NewPartitions",
     "NewTopic",
     "PartitionMetadata",

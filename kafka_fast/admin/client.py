@@ -1,5 +1,5 @@
-"""AdminClient: topics, partitions, configurations and SCRAM users (confluent-kafka compatible
-subset)."""
+"""AdminClient: topics, partitions, records, configurations and SCRAM users (a confluent-kafka
+compatible subset)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,12 @@ from ..protocol.messages import (
     AlterUserScramCredentialsRequest,
     CreatePartitionsRequest,
     CreateTopicsRequest,
+    DeleteRecordsRequest,
     DeleteTopicsRequest,
     DescribeConfigsRequest,
     IncrementalAlterConfigsRequest,
 )
+from ..topic_partition import OFFSET_END, TopicPartition
 from .calls import ANY, CONTROLLER, AdminCall
 from .groups import ConsumerGroupTopicPartitions, group_offsets, list_groups
 from .metadata import ClusterMetadata, cluster_metadata
@@ -28,6 +30,7 @@ from .resources import (
     ConfigEntry,
     ConfigResource,
     ConfigSource,
+    DeletedRecords,
     NewPartitions,
     NewTopic,
     ResourceType,
@@ -214,6 +217,52 @@ class AdminClient:
         items = _typed(list_consumer_group_offsets_request, ConsumerGroupTopicPartitions)
         wait = self._timeout(request_timeout)
         return {item: group_offsets(self._client, item, wait) for item in items}
+
+    # -- records -----------------------------------------------------------------------------
+    def delete_records(self, topic_partition_offsets: list[TopicPartition],
+                       request_timeout: float | None = None,
+                       operation_timeout: float = 0) -> dict[TopicPartition, Future]:
+        """Delete each partition's records before its ``offset`` (OFFSET_END: all of them);
+        ``{TopicPartition: Future}`` resolving to ``DeletedRecords(low_watermark)``.
+
+        Each partition is asked of its leader in fresh metadata; a partition whose leader
+        moved meanwhile fails with NOT_LEADER_OR_FOLLOWER (call again).
+        """
+        items = _unique(_typed(topic_partition_offsets, TopicPartition),
+                        lambda tp: (tp.topic, tp.partition), "TopicPartition objects")
+        for tp in items:
+            if tp.partition < 0 or (tp.offset < 0 and tp.offset != OFFSET_END):
+                raise ValueError(f"delete_records needs a partition and an offset >= 0 or "
+                                 f"OFFSET_END: got {tp!r}")
+        wait = self._timeout(request_timeout)
+        try:
+            self._client.request_metadata(sorted({tp.topic for tp in items})).result(wait)
+        except FutureTimeout:
+            raise KafkaException(KafkaError(
+                KafkaError._TIMED_OUT, f"no metadata within {wait:g}s")) from None
+        op_ms = self._operation_ms(operation_timeout, request_timeout)
+        Topic = DeleteRecordsRequest.DeleteRecordsTopic
+        Partition = DeleteRecordsRequest.DeleteRecordsTopic.DeleteRecordsPartition
+
+        def target(tp: Any) -> Any:
+            leader = self._client.cluster.leader(tp.topic, tp.partition)
+            return leader if leader is not None and leader >= 0 else ANY
+
+        def build(group: list[Hashable]) -> DeleteRecordsRequest:
+            by_topic: dict[str, list[Any]] = {}
+            for tp in group:
+                by_topic.setdefault(tp.topic, []).append(
+                    Partition(partition_index=tp.partition, offset=tp.offset))
+            return DeleteRecordsRequest(
+                topics=[Topic(name=t, partitions=ps) for t, ps in by_topic.items()],
+                timeout_ms=op_ms)
+
+        def parse(resp: Any) -> dict[Hashable, Any]:
+            return {TopicPartition(t.name, p.partition_index):
+                    _error(p.error_code, None) or DeletedRecords(p.low_watermark)
+                    for t in resp.topics for p in t.partitions}
+
+        return AdminCall(self._client, items, build, parse, target, wait).start()
 
     # -- configurations ----------------------------------------------------------------------
     def describe_configs(self, resources: list[ConfigResource],

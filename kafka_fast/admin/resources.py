@@ -179,3 +179,13 @@ class ConfigResource:
 
     def __len__(self) -> int:
         return len(self.set_config_dict)
+
+
+class DeletedRecords:
+    """The result of deleting records of one partition: its new ``low_watermark``."""
+
+    def __init__(self, low_watermark: int) -> None:
+        self.low_watermark = low_watermark
+
+    def __repr__(self) -> str:
+        return f"DeletedRecords(low_watermark={self.low_watermark})"

@@ -140,8 +140,8 @@ class AIOProducer:
             except BufferError:
                 await self._wait_for_space()
 
-    async def produce_batch(self, topic: str, values: Any = None, keys: Any = None,
-                            partition: int = -1, timestamps: Any = None,
+    async def produce_batch(self, topic: str, values: Any = None, partition: int = -1, *,
+                            keys: Any = None, timestamps: Any = None,
                             headers: Any = None) -> None:
         """Queue many records (``Producer.produce_batch``'s columnar form) and return once
         every one is delivered; raises ``KafkaException`` with the first failure."""
@@ -157,8 +157,9 @@ class AIOProducer:
 
         while True:
             try:
-                queued = self._producer.produce_batch(topic, values, keys, partition,
-                                                      timestamps, headers, report)
+                queued = self._producer.produce_batch(
+                    topic, values, partition, report, keys=keys, timestamps=timestamps,
+                    headers=headers)
                 break
             except BufferError:
                 await self._wait_for_space()

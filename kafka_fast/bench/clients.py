@@ -234,6 +234,21 @@ def _kf_consume_batch(consumer, t: Target, p: Payload) -> Timing:
 
 # ---- aiokafka -------------------------------------------------------------------------------
 
+async def _gathered(send: Callable, values: list, keys: list) -> Timing:
+    """``await send(value, key)`` per record (each returns a delivery future), the futures
+    gathered every 50k records; timed until every record is acknowledged."""
+    sw = Stopwatch().start()
+    pending = []
+    for i in range(len(values)):
+        pending.append(await send(values[i], keys[i]))
+        if len(pending) >= 50_000:
+            await asyncio.gather(*pending)
+            pending.clear()
+    await asyncio.gather(*pending)
+    wall, cpu = sw.stop()
+    return wall, cpu, ""
+
+
 def aiokafka_send(t: Target, p: Payload) -> Timing:
     """``await send()`` per record, the delivery futures gathered every 50k records."""
     from aiokafka import AIOKafkaProducer
@@ -248,16 +263,7 @@ def aiokafka_send(t: Target, p: Payload) -> Timing:
         await producer.start()
         try:
             await producer.partitions_for(t.topic)
-            sw = Stopwatch().start()
-            pending = []
-            for i in range(len(values)):
-                pending.append(await producer.send(t.topic, values[i], key=keys[i]))
-                if len(pending) >= 50_000:
-                    await asyncio.gather(*pending)
-                    pending.clear()
-            await asyncio.gather(*pending)
-            wall, cpu = sw.stop()
-            return wall, cpu, ""
+            return await _gathered(lambda v, k: producer.send(t.topic, v, key=k), values, keys)
         finally:
             await producer.stop()
 
@@ -308,16 +314,8 @@ def _aio_produce(module: str, settings: dict) -> Callable[[Target, Payload], Tim
                 "queue.buffering.max.kbytes": 2_097_152, **settings})
             try:
                 await producer.list_topics(t.topic, 30)
-                sw = Stopwatch().start()
-                pending = []
-                for i in range(len(values)):
-                    pending.append(await producer.produce(t.topic, values[i], keys[i]))
-                    if len(pending) >= 50_000:
-                        await asyncio.gather(*pending)
-                        pending.clear()
-                await asyncio.gather(*pending)
-                wall, cpu = sw.stop()
-                return wall, cpu, ""
+                return await _gathered(lambda v, k: producer.produce(t.topic, v, k), values,
+                                       keys)
             finally:
                 await producer.close()
 

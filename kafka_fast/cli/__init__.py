@@ -21,7 +21,10 @@ from .options import UsageError
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     parser = argparse.ArgumentParser(
-        prog="kafka-fast", description="Kafka from the command line, with kafka_fast.")
+        prog="kafka-fast", description="Kafka from the command line, with kafka_fast. "
+        "consume and produce take kcat's flags (consume: -G -p -o -c -e -f -K -D -J -Z -s -u; "
+        "produce: -K -k -D -Z -l -H -p -z -c; both: -b -X -F -q) and write and read the "
+        "exact bytes of keys, values and headers.")
     parser.add_argument("--version", action="version", version=f"kafka-fast {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in (produce, consume, topics, groups, bench):

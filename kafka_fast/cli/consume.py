@@ -8,6 +8,7 @@ import os
 import sys
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from .connect import connect, connect_config
@@ -29,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "consume", help="consume records and write them to stdout",
         description="Consume records. Keys, values and headers are written as the exact "
-                    "bytes they are. kcat flags: -G -p -o -c -e -f -K -D -J -Z -s -q -F -X.")
+                    "bytes they are. kcat flags: -G -p -o -c -e -f -K -D -J -Z -s -u -q -F -X.")
     add_common(p)
     p.add_argument("-t", "--topic", required=True)
     p.add_argument("-G", "--group", help="join this consumer group (commits on exit)")
@@ -53,8 +54,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="kcat's JSON envelope (topic, partition, offset, tstype, ts, broker, "
                         "headers, key, payload)")
     p.add_argument("-Z", dest="null_text", action="store_true",
-                   help='print null keys and values as "NULL" instead of nothing (kcat -Z)')
+                   help='print null (and, as kcat, empty) keys and values as "NULL" instead '
+                        "of nothing (kcat -Z)")
     add_serdes_option(p)
+    p.add_argument("-u", dest="unbuffered", action="store_true",
+                   help="write each record out at once (default: when idle and at the end)")
     p.add_argument("--timeout", type=float, default=30.0,
                    help="seconds to wait for the cluster to answer")
     p.set_defaults(run=run)
@@ -109,7 +113,12 @@ class Printer:
             parts = KcatFormat.from_delimiters(key, unescape(args.delimiter)).parts
         self.kcat = KcatFormat(parts, null, key_serde, value_serde)
         self.out = out
+        self.unbuffered = args.unbuffered
         self.leaders: dict[int, int] = {}
+
+    def set_leaders(self, leaders: dict[int, int]) -> None:
+        """Partition leaders, for the ``broker`` field of -J."""
+        self.leaders = leaders
 
     def write(self, msg: Any) -> None:
         if self.envelope:
@@ -122,6 +131,8 @@ class Printer:
             except DeserializeError as exc:
                 raise _Stop(f"cannot deserialize the record at {msg.topic()} "
                             f"[{msg.partition()}] offset {msg.offset()}: {exc}") from None
+        if self.unbuffered:
+            self.out.flush()
 
 
 def _partitions(meta: Any, args: argparse.Namespace) -> list[int]:
@@ -164,19 +175,100 @@ def _assignment(consumer: Any, conf: dict, args: argparse.Namespace, partitions:
     return tps
 
 
-def run(args: argparse.Namespace) -> int:
-    """Consume until -c/-e/e@ says stop or Ctrl+C; commit on exit when in a group."""
-    from .. import Consumer, KafkaError
+class Window:
+    """Which consumed records are written, by the ``-o`` options: holds back the last N of a
+    partition until its end (-N), skips records before the start time (s@; a broker may
+    answer the time look-up with the start of a batch), and ends a partition at e@."""
 
-    offsets = Offsets(args.offset)
+    def __init__(self, offsets: Offsets, partitions: set[int] | None) -> None:
+        self.offsets = offsets
+        self.expected = partitions
+        self.tail: dict[int, deque] = {}
+        if offsets.kind == "last" and partitions is not None:
+            self.tail = {p: deque(maxlen=offsets.number) for p in partitions}
+        self.at_end: set[int] = set()
+        self.stopped: set[int] = set()
+        self.started: set[int] = set()
+
+    def record(self, msg: Any) -> list[Any]:
+        """The records to write now that ``msg`` arrived."""
+        p, ts = msg.partition(), msg.timestamp()[1]
+        if self.offsets.kind == "time" and p not in self.started:
+            if ts < self.offsets.number:
+                return []
+            self.started.add(p)
+        if self.offsets.stop_ts is not None and ts >= self.offsets.stop_ts:
+            self.stopped.add(p)
+            return []
+        if p in self.tail:
+            self.tail[p].append(msg)
+            return []
+        return [msg]
+
+    def end_of(self, partition: int) -> list[Any]:
+        """The records to write now that ``partition`` reached its end."""
+        self.at_end.add(partition)
+        return list(self.tail.pop(partition, ()))
+
+    def stopped_at(self, partition: int) -> bool:
+        return partition in self.stopped
+
+    def done(self, assigned: Callable[[], set[int]], exit_at_end: bool) -> bool:
+        """Every partition (``assigned()`` when in a group) is past e@, or (with -e) at its
+        end."""
+        expected = self.expected if self.expected is not None else assigned()
+        finished = self.stopped | (self.at_end if exit_at_end else set())
+        return bool(expected) and finished >= expected
+
+
+class GroupJoin:
+    """Says on stderr that the consumer is joining its group and when it has joined; with
+    ``-o end``, starts partitions the group has no offset for at the true end of the log
+    (the client's ``auto.offset.reset=latest`` trusts ListOffsets, inexact on Tansu)."""
+
+    def __init__(self, args: argparse.Namespace, conf: dict[str, Any], at_end: bool) -> None:
+        self.args = args
+        self.conf = conf
+        self.at_end = at_end
+        self.started = time.monotonic()
+        self.assigned: list | None = None
+        status(args, f"joining group {args.group!r} for {args.topic}")
+
+    def on_assign(self, consumer: Any, partitions: list) -> None:
+        self.assigned = list(partitions)
+        if not self.at_end or not partitions:
+            return
+        committed = consumer.committed(partitions, timeout=self.args.timeout)
+        fresh = [tp.partition for tp in committed if tp.offset < 0]
+        if fresh:
+            ends = log_end_offsets(self.conf, consumer, self.args.topic, fresh,
+                                   self.args.timeout)
+            for tp in committed:
+                if tp.offset < 0:
+                    tp.offset = ends[tp.partition]
+            consumer.assign(committed)
+
+    def report(self) -> None:
+        """Print the assignment once it has come (called from the poll loop)."""
+        if self.assigned is None:
+            return
+        parts = ",".join(str(tp.partition) for tp in self.assigned)
+        self.assigned = None
+        status(self.args, f"joined group {self.args.group!r} after "
+                          f"{time.monotonic() - self.started:.1f}s: assigned "
+                          f"{self.args.topic} [{parts}]")
+
+
+def _check(args: argparse.Namespace, offsets: Offsets) -> None:
     if args.group and args.partition is not None:
         raise UsageError("-p cannot be combined with -G (the group assigns partitions)")
     if args.group and offsets.kind not in ("beginning", "end", "stored"):
         raise UsageError("with -G, -o takes beginning, end or stored (the group's offsets)")
     if args.envelope and (args.format == "json" or args.fmt is not None):
         raise UsageError("-J cannot be combined with -f or --format json")
-    out = sys.stdout.buffer
-    printer = Printer(args, out)
+
+
+def _consumer_config(args: argparse.Namespace, offsets: Offsets) -> dict[str, Any]:
     conf = client_config(args)
     connect_config(conf, args.timeout)
     conf.setdefault("group.id", args.group or f"kafka-fast-cli-{os.getpid()}")
@@ -185,67 +277,58 @@ def run(args: argparse.Namespace) -> int:
     if args.group and offsets.kind in ("beginning", "end"):
         conf.setdefault("auto.offset.reset", "earliest" if offsets.kind == "beginning"
                         else "latest")
+    return conf
+
+
+def run(args: argparse.Namespace) -> int:
+    """Consume until -c/-e/e@ says stop or Ctrl+C; commit on exit when in a group."""
+    from .. import Consumer, KafkaError
+
+    offsets = Offsets(args.offset)
+    _check(args, offsets)
+    out = sys.stdout.buffer
+    printer = Printer(args, out)
+    conf = _consumer_config(args, offsets)
     consumer = Consumer(conf)
     stats = {"records": 0, "bytes": 0}
-    tail: dict[int, deque] = {}
-    at_end: set[int] = set()
-    stopped: set[int] = set()
-    started: set[int] = set()
+    joining: GroupJoin | None = None
     try:
         meta = connect(consumer, args, conf, args.topic)
-        printer.leaders = {p.id: p.leader for p in meta.topics[args.topic].partitions.values()} \
-            if args.topic in meta.topics else {}
+        partitions = _partitions(meta, args)
+        printer.set_leaders({p.id: p.leader
+                             for p in meta.topics[args.topic].partitions.values()})
         if args.group:
-            _partitions(meta, args)
-            joined: dict[str, Any] = {}
-            consumer.subscribe([args.topic], on_assign=lambda c, tps: joined.update(tps=tps))
-            expected = None
-            join_started = time.monotonic()
-            status(args, f"joining group {args.group!r} for {args.topic}")
+            joining = GroupJoin(args, conf, offsets.kind == "end")
+            consumer.subscribe([args.topic], on_assign=joining.on_assign)
+            window = Window(offsets, None)
         else:
-            tps = _assignment(consumer, conf, args, _partitions(meta, args), offsets)
+            tps = _assignment(consumer, conf, args, partitions, offsets)
             consumer.assign(tps)
-            expected = {tp.partition for tp in tps}
-            if offsets.kind == "last":
-                tail = {tp.partition: deque(maxlen=offsets.number) for tp in tps}
+            window = Window(offsets, {tp.partition for tp in tps})
         with Progress(f"consuming {args.topic}", args.count, want_progress(args)) as progress:
             while args.count is None or stats["records"] < args.count:
                 msg = consumer.poll(0.5)
-                if args.group and joined.get("tps") is not None:
-                    parts = ",".join(str(tp.partition) for tp in joined.pop("tps"))
-                    status(args, f"joined group {args.group!r} after "
-                                 f"{time.monotonic() - join_started:.1f}s: assigned "
-                                 f"{args.topic} [{parts}]")
+                if joining is not None:
+                    joining.report()
                 if msg is None:
                     out.flush()
                     continue
                 err = msg.error()
+                if err is not None and err.code() != KafkaError._PARTITION_EOF:
+                    raise _Stop(str(err))
                 if err is not None:
-                    if err.code() != KafkaError._PARTITION_EOF:
-                        raise _Stop(str(err))
-                    at_end.add(msg.partition())
-                    if msg.partition() in tail:
-                        for held in tail.pop(msg.partition()):
-                            _emit(printer, held, stats, progress)
-                    if args.exit_at_end and _all_done(consumer, expected, at_end | stopped):
-                        break
-                    continue
-                if offsets.kind == "time" and msg.partition() not in started:
-                    # A broker may answer the time look-up with the start of the batch
-                    # (Tansu): records before the first one at or after the time are skipped.
-                    if msg.timestamp()[1] < offsets.number:
-                        continue
-                    started.add(msg.partition())
-                if offsets.stop_ts is not None and msg.timestamp()[1] >= offsets.stop_ts:
-                    stopped.add(msg.partition())
-                    consumer.pause([_tp(msg)])
-                    if _all_done(consumer, expected, stopped):
-                        break
-                    continue
-                if msg.partition() in tail:
-                    tail[msg.partition()].append(msg)
-                    continue
-                _emit(printer, msg, stats, progress)
+                    ready = window.end_of(msg.partition())
+                else:
+                    ready = window.record(msg)
+                    if window.stopped_at(msg.partition()):
+                        consumer.pause([_tp(msg)])
+                for held in ready[:None if args.count is None
+                                  else args.count - stats["records"]]:
+                    _emit(printer, held, stats, progress)
+                if (err is not None or window.stopped_at(msg.partition())) and window.done(
+                        lambda: {tp.partition for tp in consumer.assignment()},
+                        args.exit_at_end):
+                    break
         out.flush()
     except KeyboardInterrupt:
         pass
@@ -271,12 +354,6 @@ def _tp(msg: Any) -> Any:
     from .. import TopicPartition
 
     return TopicPartition(msg.topic(), msg.partition())
-
-
-def _all_done(consumer: Any, expected: set[int] | None, done: set[int]) -> bool:
-    if expected is None:
-        expected = {tp.partition for tp in consumer.assignment()}
-    return bool(expected) and done >= expected
 
 
 def _emit(printer: Printer, msg: Any, stats: dict, progress: Progress) -> None:

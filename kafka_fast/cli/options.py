@@ -24,7 +24,8 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", dest="quiet", action="store_true",
                         help="quiet: no status lines or summary on stderr (errors still)")
     parser.add_argument("--json", action="store_true",
-                        help="machine-readable JSON output instead of text and progress bars")
+                        help="reports and summaries as JSON (records themselves: see "
+                             "--format), no progress bars")
 
 
 def parse_properties(text: str, source: str) -> dict[str, str]:

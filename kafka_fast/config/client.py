@@ -5,7 +5,7 @@ from __future__ import annotations
 from .table import Key
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 
 KEYS = [
     Key("bootstrap.servers", "list", [], "Initial host:port list used to discover the cluster.",
@@ -29,7 +29,17 @@ KEYS = [
         aliases=("socket.send.buffer.bytes",)),
     Key("receive.buffer.bytes", "int", 0, "SO_RCVBUF (0 = system default).", minimum=0,
         aliases=("socket.receive.buffer.bytes",)),
+    Key("receive.message.max.bytes", "int", 100000000,
+        "Largest response frame accepted from a broker; a larger one fails the connection "
+        "(a consumer raises it to fetch.max.bytes + 512 when that is larger).",
+        minimum=1000, maximum=2147483647, java=False),
     Key("socket.nagle.disable", "bool", True, "Set TCP_NODELAY on broker sockets.", java=False),
+    Key("socket.keepalive.enable", "bool", False, "Set SO_KEEPALIVE on broker sockets.",
+        java=False),
+    Key("client.dns.lookup", "enum", "use_all_dns_ips",
+        "Every address a broker name resolves to is tried, one per connection attempt "
+        "(use_all_dns_ips); resolve_canonical_bootstrap_servers_only is accepted and has no "
+        "effect.", choices=("use_all_dns_ips", "resolve_canonical_bootstrap_servers_only")),
     Key("metadata.max.age.ms", "int", 300000, "Refresh cluster metadata at least this often.",
         minimum=1),
     Key("topic.metadata.refresh.interval.ms", "int", 300000,
@@ -45,6 +55,17 @@ KEYS = [
         aliases=("sasl.mechanisms",)),
     Key("sasl.username", "str", "", "SASL user name."),
     Key("sasl.password", "password", "", "SASL password."),
+    Key("oauth_cb", "callable", None,
+        "OAUTHBEARER token source: called (on the I/O thread) with sasl.oauthbearer.config, "
+        "returns (token, expiry seconds since the epoch) or (token, expiry, principal, "
+        "extensions); called again once 80% of the token's lifetime has passed.",
+        java=False),
+    Key("sasl.oauthbearer.config", "str", "",
+        "Passed to oauth_cb; for the unsecured JWT: principal=NAME [lifeSeconds=N] "
+        "[scope=A,B] [extension_NAME=VALUE].", java=False),
+    Key("enable.sasl.oauthbearer.unsecure.jwt", "bool", False,
+        "Without oauth_cb, log in with an unsigned JWT built from sasl.oauthbearer.config "
+        "(for development brokers only).", java=False),
     Key("ssl.ca.location", "str", "", "CA certificate file (PEM) used to verify brokers."),
     Key("ssl.certificate.location", "str", "", "Client certificate file (PEM)."),
     Key("ssl.key.location", "str", "", "Client private key file (PEM)."),

@@ -15,7 +15,9 @@ OFFSET_RESET = {
 ASSIGNORS = ("range", "roundrobin", "cooperative-sticky")
 
 KEYS = [
-    Key("group.id", "str", "", "Consumer group name; required for subscribe() and commits.",
+    Key("group.id", "str", "",
+        "Consumer group name; required: without it Consumer() raises ValueError, as in "
+        "confluent-kafka.",
         roles=_C),
     Key("group.instance.id", "str", "",
         "Static membership id (KIP-345): a restart within session.timeout.ms keeps the "
@@ -38,8 +40,9 @@ KEYS = [
     Key("heartbeat.interval.ms", "int", 3000, "Interval between group heartbeats.",
         minimum=1, maximum=3600000, roles=_C),
     Key("coordinator.query.interval.ms", "int", 600000,
-        "Re-query the group coordinator at least this often.", minimum=1, roles=_C,
-        java=False),
+        "Accepted for compatibility, no effect: the coordinator is looked up again when it "
+        "answers NOT_COORDINATOR or its connection fails.", minimum=1, roles=_C, java=False,
+        ignored=True),
     Key("max.poll.interval.ms", "int", 300000,
         "Leave the group when the application does not call poll/consume for this long.",
         minimum=1, maximum=86400000, roles=_C),
@@ -77,8 +80,9 @@ KEYS = [
         "Back off this long before fetching a partition again after an error.", minimum=0,
         maximum=300000, roles=_C, java=False),
     Key("fetch.queue.backoff.ms", "int", 1000,
-        "Back off this long before fetching again when the prefetch budget is full.",
-        minimum=0, maximum=300000, roles=_C, java=False),
+        "Accepted for compatibility, no effect: fetching resumes as soon as the application "
+        "takes records and the prefetch budget has room.", minimum=0, maximum=300000,
+        roles=_C, java=False, ignored=True),
     Key("check.crcs", "bool", False, "Verify the CRC32C of every fetched batch.", roles=_C),
     Key("enable.partition.eof", "bool", False,
         "Deliver a _PARTITION_EOF event each time a partition reaches its end.", roles=_C,

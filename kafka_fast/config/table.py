@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,9 +36,11 @@ class Key:
     ignored: bool = False
     extra: dict = field(default_factory=dict, compare=False)
 
-    def parse(self, value: Any) -> Any:
-        """Convert and check ``value``; raise ``ConfigError`` naming the key if it is wrong."""
+    def parse(self, value: Any, given_as: str | None = None) -> Any:
+        """Convert and check ``value``; raise ``ConfigError`` naming the key as the user wrote
+        it (``given_as``, e.g. an alias) if it is wrong."""
         kind = self.kind
+        shown = given_as or self.name
         try:
             if value is None:
                 if self.default is None:
@@ -69,17 +72,17 @@ class Key:
                 out = value
         except (TypeError, ValueError) as exc:
             raise ConfigError(
-                f'Invalid value {value!r} for configuration property "{self.name}": {exc}'
+                f'Invalid value {value!r} for configuration property "{shown}": {exc}'
             ) from None
         if kind in ("int", "float"):
             if self.minimum is not None and out < self.minimum:
                 raise ConfigError(
-                    f'Configuration property "{self.name}" value {out} is below the minimum '
+                    f'Configuration property "{shown}" value {out} is below the minimum '
                     f"{self.minimum:g}"
                 )
             if self.maximum is not None and out > self.maximum:
                 raise ConfigError(
-                    f'Configuration property "{self.name}" value {out} is above the maximum '
+                    f'Configuration property "{shown}" value {out} is above the maximum '
                     f"{self.maximum:g}"
                 )
         return out
@@ -142,11 +145,15 @@ class Config(Mapping):
             if key is None:
                 raise ConfigError(f'No such configuration property: "{name}"')
             if role not in key.roles:
-                raise ConfigError(
-                    f'Configuration property "{name}" does not apply to a {role}'
-                )
-            self._values[key.name] = key.parse(value)
+                # librdkafka warns and ignores a property of the other client role.
+                warnings.warn(f'Configuration property "{name}" does not apply to a {role} '
+                              "and is ignored", stacklevel=4)
+                continue
+            self._values[key.name] = key.parse(value, name)
             self.explicit.add(key.name)
+            if key.ignored:
+                warnings.warn(f'Configuration property "{name}" is accepted for compatibility '
+                              "and has no effect", stacklevel=4)
         self.source = dict(conf)
 
     def __getitem__(self, name: str) -> Any:
@@ -164,6 +171,15 @@ class Config(Mapping):
 
     def __len__(self) -> int:
         return len(self._registry.keys)
+
+    def replace(self, name: str, value: Any) -> None:
+        """Set ``name`` to ``value`` after the configuration was built (validated as at
+        construction); for settings a running client reads again, such as SASL credentials."""
+        key = self._registry.lookup(name)
+        if key is None:
+            raise ConfigError(f'No such configuration property: "{name}"')
+        self._values[key.name] = key.parse(value)
+        self.explicit.add(key.name)
 
     def is_set(self, name: str) -> bool:
         """True if the user gave ``name`` explicitly."""

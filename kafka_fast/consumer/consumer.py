@@ -13,8 +13,10 @@ record handed out, exactly as if every record had been polled one by one.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -53,9 +55,48 @@ _RESET = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END, "error": None}
 
 def _timeout_s(timeout: float | None) -> float | None:
     """confluent's convention: None or a negative number waits forever."""
-    if timeout is None or timeout < 0:
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds or None, "
+                        f"not {type(timeout).__name__}")
+    if timeout < 0:
         return None
     return float(timeout)
+
+
+def _weak_wakeup(consumer: Consumer) -> Callable[[], None]:
+    """Wakes ``consumer``'s waiting poll() when a client event arrives (weakly bound)."""
+    ref = weakref.ref(consumer)
+
+    def wake() -> None:
+        c = ref()
+        if c is not None:
+            with c._lock:
+                c._cond.notify_all()
+
+    return wake
+
+
+def _release(client: KafkaClient, fetcher: Fetcher) -> None:
+    """Finalizer of a consumer dropped without close(): stop fetching and the client."""
+    fetcher.closed = True
+    try:
+        client.remove_poll_hook(fetcher.tick)
+        client.close(0)
+    except Exception:  # noqa: BLE001 - finalizers run at awkward times
+        pass
+
+
+def _check_patterns(topics: list[str]) -> None:
+    """Raise _INVALID_ARG for a ``^regex`` subscription that does not compile."""
+    for t in topics:
+        if t.startswith("^"):
+            try:
+                re.compile(t)
+            except re.error as exc:
+                raise KafkaException(KafkaError(
+                    E._INVALID_ARG, f"invalid subscription regex {t!r}: {exc}")) from None
 
 
 class Consumer:
@@ -75,10 +116,11 @@ class Consumer:
         if self._conf["max.poll.interval.ms"] < self._conf["session.timeout.ms"]:
             raise ConfigError('"max.poll.interval.ms" must be >= "session.timeout.ms"')
         self._group_id: str = self._conf["group.id"]
-        if self._conf["group.instance.id"] and not self._group_id:
-            raise ConfigError('"group.instance.id" requires "group.id"')
+        if not self._group_id:
+            # confluent-kafka's error, word for word (a ValueError; ConfigError is one).
+            raise ConfigError("Failed to create consumer: group.id must be set")
         self._reset_strategy = _RESET[OFFSET_RESET[self._conf["auto.offset.reset"]]]
-        self._auto_commit = self._conf["enable.auto.commit"] and bool(self._group_id)
+        self._auto_commit = self._conf["enable.auto.commit"]
         self._auto_store = self._conf["enable.auto.offset.store"]
         self._commit_interval = self._conf["auto.commit.interval.ms"] / 1000.0
         self._on_commit: Callable | None = self._conf["on_commit"]
@@ -118,8 +160,12 @@ class Consumer:
         self._offsets = OffsetClient(self._client, self._group_id)
         self._fetcher = Fetcher(self)
         self._group: ClassicGroup | ConsumerGroupMember | None = None
+        self._client.events.listener = _weak_wakeup(self)
         self._client.start()
         self._client.add_poll_hook(self._fetcher.tick)
+        # A consumer dropped without close() stops its client (the I/O thread holds only
+        # weak references to it).
+        self._finalizer = weakref.finalize(self, _release, self._client, self._fetcher)
 
     # -- helpers ---------------------------------------------------------------------------------
     def _check_open(self) -> None:
@@ -271,14 +317,12 @@ class Consumer:
                   on_revoke: Callable | None = None, on_lost: Callable | None = None) -> None:
         """Join the group (``group.id``) for ``topics`` (names, or regexes starting with ^)."""
         self._check_open()
-        if not self._group_id:
-            raise KafkaException(KafkaError(E._INVALID_ARG,
-                                            'subscribe() requires "group.id" to be set'))
         if isinstance(topics, str) or not all(isinstance(t, str) and t for t in topics):
             raise TypeError("subscribe() expects a list of topic names")
         for cb in (on_assign, on_revoke, on_lost):
             if cb is not None and not callable(cb):
                 raise TypeError("rebalance callbacks must be callable")
+        _check_patterns(topics)
         self._callbacks = {"assign": on_assign, "revoke": on_revoke, "lost": on_lost}
         self._subscription = list(topics)
         if self._group is None:
@@ -344,6 +388,15 @@ class Consumer:
                 err = ev[1]()
                 if err is not None:
                     return Message(error=err)
+
+    def _serve_client_events(self) -> None:
+        """Client-level errors (connections, authentication, I/O thread failures) go to
+        ``error_cb`` here, on the polling thread; a fatal one is raised."""
+        client = self._client
+        client.serve_events()
+        fatal = client.events.fatal
+        if fatal is not None:
+            raise KafkaException(fatal)
 
     def _rebalance_assign(self, tps: list[tuple[str, int]], epoch: int) -> None:
         group = self._group
@@ -505,6 +558,7 @@ class Consumer:
             self._rejoin_on_poll = False
             group = self._group
             self._client.call_soon(group._start_join)
+        self._serve_client_events()
         err = self._serve_events()
         if err is not None:
             return err
@@ -547,7 +601,8 @@ class Consumer:
     def _wait_for_data(self, deadline: float | None) -> bool:
         """Block until data or an event arrives; False once ``deadline`` passed."""
         with self._lock:
-            if self._ready or self._events or self._closed:
+            if self._ready or self._events or self._closed or \
+                    not self._client.events.queue.empty():
                 return True
             if deadline is None:
                 self._cond.wait(1.0)
@@ -596,6 +651,8 @@ class Consumer:
         """Up to ``max_records`` records as one ``RecordBatchView`` (columns, no per-record
         objects). Waits up to ``timeout`` seconds for the first records; errors are raised as
         ``KafkaException``; end-of-partition events are not part of a view."""
+        if isinstance(max_records, bool) or not isinstance(max_records, int):
+            raise TypeError(f"max_records must be an int, not {type(max_records).__name__}")
         if max_records < 1:
             raise ValueError("max_records must be at least 1")
         deadline = None if _timeout_s(timeout) is None else time.monotonic() + timeout
@@ -812,8 +869,6 @@ class Consumer:
         asynchronous ones report through ``on_commit`` from a later poll.
         """
         self._check_open()
-        if not self._group_id:
-            raise KafkaException(KafkaError(E._UNKNOWN_GROUP, 'commit() requires "group.id"'))
         if message is not None and offsets is not None:
             raise ValueError("commit() takes message or offsets, not both")
         self._settle()
@@ -850,8 +905,6 @@ class Consumer:
                   timeout: float | None = None) -> list[TopicPartition]:
         """The group's committed offsets for ``partitions`` (OFFSET_INVALID where none)."""
         self._check_open()
-        if not self._group_id:
-            raise KafkaException(KafkaError(E._UNKNOWN_GROUP, 'committed() requires "group.id"'))
         wait = _timeout_s(timeout)
         fut = self._offsets.fetch_committed([(tp.topic, tp.partition) for tp in partitions],
                                             wait if wait is not None else 30.0)
@@ -877,10 +930,11 @@ class Consumer:
                     return None
                 return (ps.log_start_offset, ps.high_watermark)
         wait = _timeout_s(timeout)
-        fut = self._offsets.list_offsets({key: -2}, wait or 30.0)
-        low = self._wait(fut, wait, "get_watermark_offsets()")[key][0]
-        fut = self._offsets.list_offsets({key: -1}, wait or 30.0, isolation_level=0)
-        high = self._wait(fut, wait, "get_watermark_offsets()")[key][0]
+        # Both look-ups are in flight together: one round trip, not two.
+        low_fut = self._offsets.list_offsets({key: -2}, wait or 30.0)
+        high_fut = self._offsets.list_offsets({key: -1}, wait or 30.0, isolation_level=0)
+        low = self._wait(low_fut, wait, "get_watermark_offsets()")[key][0]
+        high = self._wait(high_fut, wait, "get_watermark_offsets()")[key][0]
         return (low, high)
 
     def offsets_for_times(self, partitions: list[TopicPartition],
@@ -898,6 +952,14 @@ class Consumer:
             out.append(TopicPartition(tp.topic, tp.partition, offset,
                                       leader_epoch=epoch if epoch >= 0 else None))
         return out
+
+    def cluster_id(self, timeout: float = -1) -> str | None:
+        """The cluster id from broker metadata (None if ``timeout`` seconds pass first)."""
+        return self._client.cluster_id(timeout)
+
+    def set_sasl_credentials(self, username: str, password: str) -> None:
+        """SASL PLAIN/SCRAM credentials for the next logins; open connections keep theirs."""
+        self._client.set_sasl_credentials(username, password)
 
     def list_topics(self, topic: str | None = None, timeout: float = -1):
         """Cluster metadata in confluent-kafka's ClusterMetadata shape."""
@@ -971,20 +1033,13 @@ class Consumer:
                 self._cond.notify_all()
             self._client.remove_poll_hook(self._fetcher.tick)
             self._client.close()
+            self._finalizer.detach()
 
     def __enter__(self) -> Consumer:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def __del__(self) -> None:  # pragma: no cover - best effort at interpreter exit
-        try:
-            if not self._closed:
-                self._closed = True
-                self._client.close(0)
-        except Exception:  # noqa: BLE001
-            pass
 
 
 class ConsumerGroupMetadata:

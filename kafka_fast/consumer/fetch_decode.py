@@ -14,7 +14,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..errors import CorruptRecordError
+from ..compression import DecompressionBudget
+from ..errors import CorruptRecordError, DecompressionLimitError
 from ..records import CONTROL_ABORT, decode_batches, decode_control_key
 
 
@@ -57,6 +58,7 @@ def decode_partition(
     read_committed: bool = True,
     aborted_transactions: Iterable[tuple[int, int]] | None = None,
     verify_crc: bool = False,
+    budget: DecompressionBudget | None = None,
 ) -> DecodedPartition:
     """Decode ``records`` (the Fetch response's bytes for one partition).
 
@@ -65,6 +67,11 @@ def decode_partition(
     moves past every complete batch, including skipped control and aborted ones.
     Malformed data stops decoding: the result keeps the batches before it, ``next_offset`` is
     where the bad batch starts and ``error`` the ``CorruptRecordError``.
+
+    Decompression of all batches together is bounded by ``budget`` (a new
+    ``DecompressionBudget()``, i.e. ``MAX_DECOMPRESSED_SIZE``, if None). When it runs out after
+    some batches were decoded, decoding stops there without an error (the next fetch starts at
+    that batch); only a first batch that alone exceeds it is an error.
     """
     next_offset = fetch_offset
     last_epoch = -1
@@ -74,7 +81,9 @@ def decode_partition(
     aborted = sorted(aborted_transactions or (), key=lambda a: a[1]) if read_committed else []
     pending = 0
     aborting: set[int] = set()
-    batches, error = _decode_batches(records, verify_crc)
+    if budget is None:
+        budget = DecompressionBudget()
+    batches, error = _decode_batches(records, verify_crc, budget)
     try:
         for batch in batches:
             batch_next = batch.next_offset
@@ -110,16 +119,21 @@ def decode_partition(
             last_epoch = epoch
     except CorruptRecordError as exc:
         error = exc
+    if isinstance(error, DecompressionLimitError) and next_offset > fetch_offset:
+        error = None  # out of budget after progress: the rest comes with the next fetch
     return DecodedPartition(segments, next_offset, last_epoch, error)
 
 
-def _decode_batches(records, verify_crc: bool) -> tuple[list, CorruptRecordError | None]:
+def _decode_batches(records, verify_crc: bool,
+                    budget: DecompressionBudget) -> tuple[list, CorruptRecordError | None]:
     """The batches of ``records``; on malformed data, those before the bad batch and the
     error."""
+    used = budget.used
     try:
-        return decode_batches(records, verify_crc=verify_crc), None
+        return decode_batches(records, verify_crc=verify_crc, budget=budget), None
     except CorruptRecordError as exc:
         error = exc
+    budget.used = used  # the batches are decoded again below, charged as the first time
     good: list = []
     view = memoryview(records).cast("B")
     pos = 0
@@ -129,7 +143,7 @@ def _decode_batches(records, verify_crc: bool) -> tuple[list, CorruptRecordError
             break
         try:
             good.extend(decode_batches(view[pos:end], verify_crc=verify_crc,
-                                       allow_partial=False))
+                                       allow_partial=False, budget=budget))
         except CorruptRecordError:
             break
         pos = end

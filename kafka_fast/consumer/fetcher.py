@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import struct
 import time
+import weakref
 from collections import defaultdict
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from ..errors import KafkaError, KafkaException
+from ..net.lanes import Lane
 from ..protocol import messages as m
 from ..topic_partition import OFFSET_BEGINNING, OFFSET_END
 from .fetch_decode import decode_partition
@@ -96,7 +98,8 @@ class Fetcher:
     """Fetch scheduling and response handling (I/O thread only, except ``wake``)."""
 
     def __init__(self, consumer: Consumer) -> None:
-        self.c = consumer
+        # Weak: the I/O thread must not keep a dropped consumer alive.
+        self.c = weakref.proxy(consumer)
         conf = consumer._conf
         self.client = consumer._client
         self.max_wait_ms = conf["fetch.wait.max.ms"]
@@ -114,8 +117,12 @@ class Fetcher:
         self.sessions: dict[int, FetchSession] = {}
         self.inflight: set[int] = set()
         self.awaiting_metadata = False
+        self.next_leader_check = 0.0
         self.closed = False
         self.validator = Validator(self)
+        #: topic -> error code reported for it (a refusal is reported once until it clears)
+        self.topic_errors: dict[str, int] = {}
+        self.errors_seen_in: object = None
 
     def _metadata_arrived(self, f: Future) -> None:
         self.awaiting_metadata = False
@@ -123,6 +130,19 @@ class Fetcher:
             self.client.call_later(self.error_backoff, self.client.wakeup)
         else:
             self.client.wakeup()
+
+    def _report_topic_errors(self, view, topics: set[str]) -> None:
+        """An assigned topic the cluster refuses outright (TOPIC_AUTHORIZATION_FAILED, ...) is
+        reported once, until metadata shows it without that error."""
+        for topic in topics:
+            info = view.topics.get(topic)
+            err = info.error if info is not None else None
+            if err is None or err.retriable():
+                self.topic_errors.pop(topic, None)
+                continue
+            if self.topic_errors.get(topic) != err.code():
+                self.topic_errors[topic] = err.code()
+                self.c._post_error(KafkaError(err.code(), f"topic {topic}: {err.str()}"))
 
     # -- scheduling ----------------------------------------------------------------------------
     def tick(self) -> float | None:
@@ -137,6 +157,11 @@ class Fetcher:
         leaderless: set[str] = set()
         by_leader: dict[int, list[PartitionState]] = defaultdict(list)
         view = self.client.cluster
+        if view is not self.errors_seen_in:  # new metadata: any assigned topic refused?
+            self.errors_seen_in = view
+            with c._lock:
+                assigned_topics = {ps.topic for ps in c._parts.values()}
+            self._report_topic_errors(view, assigned_topics)
         with c._lock:
             if not c._parts:
                 self.close_sessions()
@@ -179,9 +204,16 @@ class Fetcher:
             self.awaiting_metadata = True
             self.client.request_metadata(sorted(leaderless)).add_done_callback(
                 self._metadata_arrived)
+        unreachable: set[str] = set()
         for node, parts in by_leader.items():
-            if self.client.node_ready(node):
+            if self.client.node_ready(node, Lane.FETCH):
                 self._send(node, parts)
+            elif self.client.node_unreachable(node, Lane.FETCH):
+                unreachable.update(ps.topic for ps in parts)
+        if unreachable and now >= self.next_leader_check:
+            # The leader cannot be reached: leadership may have moved elsewhere.
+            self.next_leader_check = now + self.error_backoff
+            self.client.request_metadata(sorted(unreachable))
         return wait
 
     def _session(self, node: int) -> FetchSession:
@@ -223,7 +255,7 @@ class Fetcher:
         try:
             fut = self.client.send(node, self.request_for(plan),
                                    timeout_ms=self.c._conf["request.timeout.ms"]
-                                   + self.max_wait_ms)
+                                   + self.max_wait_ms, lane=Lane.FETCH)
         except KafkaException:
             self.inflight.discard(node)
             session.reset()
@@ -250,7 +282,7 @@ class Fetcher:
             try:
                 futures.append(self.client.send(
                     node, self.request_for(plan, max_wait_ms=0),
-                    timeout_ms=self.c._conf["request.timeout.ms"]))
+                    timeout_ms=self.c._conf["request.timeout.ms"], lane=Lane.FETCH))
             except KafkaException:
                 pass
         return futures

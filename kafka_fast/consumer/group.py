@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import re
 import time
+import weakref
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from ..errors import KafkaError, ProtocolError
+from ..net.lanes import Lane
 from ..protocol import messages as m
 from .assignors import COOPERATIVE, Assignor, Subscription
 from .consumer_protocol import (
@@ -54,7 +56,8 @@ class ClassicGroup:
     """One member of a consumer group under the classic protocol."""
 
     def __init__(self, consumer: Consumer, assignors: list[Assignor]) -> None:
-        self.c = consumer
+        # Weak: the I/O thread must not keep a dropped consumer alive.
+        self.c = weakref.proxy(consumer)
         self.client = consumer._client
         conf = consumer._conf
         self.group_id: str = conf["group.id"]
@@ -190,7 +193,7 @@ class ClassicGroup:
             protocols=[m.JoinGroupRequest.JoinGroupRequestProtocol(
                 name=a.name, metadata=encode_subscription(sub)) for a in self.assignors],
             reason=None), JOIN_GROUP_MAX_VERSION)
-        f = self.client.send(self.coordinator, req,
+        f = self.client.send(self.coordinator, req, lane=Lane.COORDINATOR,
                              timeout_ms=self.rebalance_timeout_ms + 5000)
         f.add_done_callback(lambda f: self._on_join(f, epoch))
 
@@ -246,7 +249,7 @@ class ClassicGroup:
             group_id=self.group_id, generation_id=self.generation, member_id=self.member_id,
             group_instance_id=self.instance_id, protocol_type=self.protocol_type,
             protocol_name=self.protocol_name, assignments=assignments), SYNC_GROUP_MAX_VERSION)
-        f2 = self.client.send(self.coordinator, req)
+        f2 = self.client.send(self.coordinator, req, lane=Lane.COORDINATOR)
         f2.add_done_callback(lambda f2: self._on_sync(f2, epoch, assignments))
 
     def _lead(self, resp) -> list:
@@ -355,7 +358,7 @@ class ClassicGroup:
         req = versioned_message(m.HeartbeatRequest(
             group_id=self.group_id, generation_id=self.generation, member_id=self.member_id,
             group_instance_id=self.instance_id))
-        f = self.client.send(self.coordinator, req)
+        f = self.client.send(self.coordinator, req, lane=Lane.COORDINATOR)
         f.add_done_callback(lambda f: self._on_heartbeat(f, epoch))
 
     def _on_heartbeat(self, f: Future, epoch: int) -> None:
@@ -447,7 +450,7 @@ class ClassicGroup:
         self.member_id = ""
         self.generation = -1
         try:
-            f = self.client.send(self.coordinator, req)
+            f = self.client.send(self.coordinator, req, lane=Lane.COORDINATOR)
         except Exception:  # noqa: BLE001 - the client is closing
             return None
         f.member_id = member

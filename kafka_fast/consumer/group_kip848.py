@@ -16,10 +16,12 @@ from __future__ import annotations
 import re
 import time
 import uuid
+import weakref
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from ..errors import KafkaError
+from ..net.lanes import Lane
 from ..protocol import messages as m
 from .offsets import GROUP, TRANSIENT_LOCAL, error_of
 from .requests import versioned_message
@@ -37,7 +39,8 @@ class ConsumerGroupMember:
     """One member of a consumer group under KIP-848 (same interface as ClassicGroup)."""
 
     def __init__(self, consumer: Consumer) -> None:
-        self.c = consumer
+        # Weak: the I/O thread must not keep a dropped consumer alive.
+        self.c = weakref.proxy(consumer)
         self.client = consumer._client
         conf = consumer._conf
         self.group_id: str = conf["group.id"]
@@ -137,7 +140,7 @@ class ConsumerGroupMember:
             subscribed_topic_regex="",
             server_assignor=self.server_assignor, topic_partitions=self._owned_ids()))
         self.inflight = True
-        f = self.client.send(self.coordinator, req)
+        f = self.client.send(self.coordinator, req, lane=Lane.COORDINATOR)
         f.add_done_callback(lambda f: self._on_heartbeat(f, epoch))
 
     def _find_coordinator(self) -> None:
@@ -289,7 +292,7 @@ class ConsumerGroupMember:
             member_epoch=-2 if self.instance_id else -1, instance_id=self.instance_id))
         self.member_epoch = 0
         try:
-            return self.client.send(self.coordinator, req)
+            return self.client.send(self.coordinator, req, lane=Lane.COORDINATOR)
         except Exception:  # noqa: BLE001 - the client is closing
             return None
 

@@ -16,6 +16,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from ..errors import KafkaError, KafkaException
+from ..net.lanes import Lane
 from ..protocol import messages as m
 from ..topic_partition import TopicPartition
 from .requests import versioned
@@ -194,7 +195,7 @@ class OffsetClient:
                 return again(err) if (err.retriable() or err.code() in TRANSIENT_LOCAL) \
                     else fail(err)
             node = cf.result()
-            f = self.client.send(node, build())
+            f = self.client.send(node, build(), lane=Lane.COORDINATOR)
             f.add_done_callback(on_response)
 
         def on_response(f: Future) -> None:

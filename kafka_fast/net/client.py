@@ -1,4 +1,7 @@
-"""KafkaClient: one I/O thread, one connection per broker, the cluster view and coordinators.
+"""KafkaClient: one I/O thread, connections to the brokers, the cluster view and coordinators.
+
+Each broker gets one connection per lane in use (``kafka_fast.net.lanes``): requests a user
+waits on never queue behind a long-polling Fetch or a coordinator's held JoinGroup.
 
 Threading: every public method may be called from any thread. Connection state lives on the
 I/O thread; requests submitted from other threads are queued and the selector is woken.
@@ -27,8 +30,9 @@ from ..errors import KafkaError, KafkaException
 from .connection import BrokerConnection, State
 from .events import EventQueue, ThrottleEvent
 from .framing import BufferPool
+from .lanes import Lane
 from .loop import IOLoop, TimerHandle
-from .request import Request, kafka_exception
+from .request import ReportingFuture, Request, kafka_exception
 from .settings import ConnectionSettings
 
 #: How often request deadlines, set-up deadlines and idle connections are checked (seconds).
@@ -54,7 +58,8 @@ class KafkaClient:
         self._bootstrap = {-(i + 1): addr for i, addr in enumerate(
             bootstrap_addresses(config.require("bootstrap.servers")))}
         self._extra_brokers: dict[int, tuple[str, int]] = {}
-        self._conns: dict[int, BrokerConnection] = {}
+        self._conns: dict[int, BrokerConnection] = {}  # the DEFAULT lane
+        self._lanes: dict[tuple[int, Lane], BrokerConnection] = {}  # the other lanes
         self._submitted: deque[Request] = deque()
         self.cluster: ClusterView = ClusterView()
         self.metadata = MetadataManager(self)
@@ -68,6 +73,22 @@ class KafkaClient:
         self._event_thread: threading.Thread | None = None
         self._serve_events_thread = serve_events_thread
         self.loop.add_tick(self._drain_submitted)
+        self._internal_reported: tuple[str, float] | None = None
+        self.loop.on_error = self._internal_error
+
+    def _internal_error(self, exc: BaseException) -> None:
+        """An exception escaped I/O-thread code: tell the application (``error_cb``), once a
+        second at most for the same failure (code that fails on every loop iteration must
+        not flood the event queue)."""
+        if self._closed:
+            return
+        reason = f"internal error on the I/O thread: {type(exc).__name__}: {exc}"
+        now = time.monotonic()
+        last = self._internal_reported
+        if last is not None and last[0] == reason and now - last[1] < 1.0:
+            return
+        self._internal_reported = (reason, now)
+        self.events.error(KafkaError(KafkaError._FAIL, reason))
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self) -> KafkaClient:
@@ -92,6 +113,8 @@ class KafkaClient:
             self.start()
 
     def _on_start(self) -> None:
+        if self._closed:  # closed before the I/O thread ran its first callback
+            return
         self.loop.call_later(TIMEOUT_CHECK_INTERVAL, self._check_timeouts)
         self.metadata.start_periodic()
         self.metadata._request(None, False, None)
@@ -117,7 +140,7 @@ class KafkaClient:
             self._submitted.popleft().fail(exc)
         self.metadata.fail_all(exc)
         self.coordinators.fail_all(exc)
-        for conn in list(self._conns.values()):
+        for conn in self._all_connections():
             if conn.state != State.DISCONNECTED:
                 conn.close(err, backoff=False)
             while conn.pending:
@@ -168,12 +191,14 @@ class KafkaClient:
 
     # -- sending ----------------------------------------------------------------------------
     def _new_request(self, message: Any, version: int | None, timeout_ms: int | None,
-                     node_id: int | None, any_node: bool) -> tuple[Request, Future]:
+                     node_id: int | None, any_node: bool,
+                     lane: Lane = Lane.DEFAULT) -> tuple[Request, Future]:
         if self._closed:
             raise KafkaException(KafkaError(KafkaError._DESTROY, "client is closed"))
         timeout = (self.settings.request_timeout if timeout_ms is None else timeout_ms / 1000.0)
-        fut: Future = Future()
-        req = Request(message, version, fut, time.monotonic() + timeout, node_id, any_node)
+        fut: Future = ReportingFuture(self._internal_error, self.log)
+        req = Request(message, version, fut, time.monotonic() + timeout, node_id, any_node,
+                      lane=lane)
         return req, fut
 
     def _submit(self, req: Request) -> None:
@@ -182,15 +207,18 @@ class KafkaClient:
         self.loop.wakeup()
 
     def send(self, node_id: int, request: Any, *, version: int | None = None,
-             timeout_ms: int | None = None) -> Future:
+             timeout_ms: int | None = None, lane: Lane = Lane.DEFAULT) -> Future:
         """Send ``request`` to broker ``node_id``; a Future of the decoded response.
+
+        ``lane`` picks the connection to the broker: ``Lane.COORDINATOR`` for group and
+        transaction coordinator requests, ``Lane.FETCH`` for long-polling Fetches.
 
         The Future fails with KafkaException: _TRANSPORT (connection lost or refused),
         _TIMED_OUT (``request.timeout.ms`` or ``timeout_ms``), _AUTHENTICATION, _SSL,
         _UNKNOWN_BROKER, _UNSUPPORTED_FEATURE, _DESTROY. Produce with acks=0 resolves
         with None once written. The resolved Future carries ``api_version`` and ``node_id``.
         """
-        req, fut = self._new_request(request, version, timeout_ms, node_id, False)
+        req, fut = self._new_request(request, version, timeout_ms, node_id, False, lane)
         fut.node_id = node_id
         self._submit(req)
         return fut
@@ -219,7 +247,7 @@ class KafkaClient:
                 return
             req.node_id = node
             req.future.node_id = node
-        conn = self._connection(req.node_id)
+        conn = self._connection(req.node_id, req.lane)
         if conn is None:
             req.fail(kafka_exception(KafkaError._UNKNOWN_BROKER,
                                      f"unknown broker node id {req.node_id}", retriable=True))
@@ -248,7 +276,9 @@ class KafkaClient:
             return self._bootstrap.get(node_id)
         return self._extra_brokers.get(node_id)
 
-    def _connection(self, node_id: int) -> BrokerConnection | None:
+    def _connection(self, node_id: int, lane: Lane = Lane.DEFAULT) -> BrokerConnection | None:
+        if lane != Lane.DEFAULT and node_id >= 0:
+            return self._lane_connection(node_id, lane)
         conn = self._conns.get(node_id)
         if conn is None:
             addr = self._address(node_id)
@@ -257,6 +287,24 @@ class KafkaClient:
             conn = self._conns[node_id] = BrokerConnection(node_id, addr[0], addr[1],
                                                            self.settings, self)
         return conn
+
+    def _lane_connection(self, node_id: int, lane: Lane) -> BrokerConnection | None:
+        conn = self._lanes.get((node_id, lane))
+        if conn is None:
+            addr = self._address(node_id)
+            if addr is None:
+                return None
+            conn = self._lanes[(node_id, lane)] = BrokerConnection(
+                node_id, addr[0], addr[1], self.settings, self, lane)
+        return conn
+
+    def _existing(self, node_id: int, lane: Lane) -> BrokerConnection | None:
+        if lane == Lane.DEFAULT:
+            return self._conns.get(node_id)
+        return self._lanes.get((node_id, lane))
+
+    def _all_connections(self) -> list[BrokerConnection]:
+        return [*self._conns.values(), *self._lanes.values()]
 
     def _learn_broker(self, node_id: int, host: str, port: int) -> None:
         if node_id not in self.cluster.brokers:
@@ -350,49 +398,62 @@ class KafkaClient:
                 conn.retire_when_idle = True
                 if conn.state == State.DISCONNECTED and not conn.pending:
                     del self._conns[node_id]
+        for (node_id, _), conn in self._lanes.items():
+            b = view.brokers.get(node_id)
+            if b is not None:
+                conn.update_address(b.host, b.port)
         for node_id in list(self._extra_brokers):
             if node_id in view.brokers:
                 del self._extra_brokers[node_id]
 
     def _check_timeouts(self) -> None:
         now = time.monotonic()
-        for conn in list(self._conns.values()):
+        for conn in self._all_connections():
             conn.check_timeouts(now)
         self.loop.call_later(TIMEOUT_CHECK_INTERVAL, self._check_timeouts)
 
     # -- node state -------------------------------------------------------------------------
-    def node_ready(self, node_id: int) -> bool:
-        """True if ``node_id`` is connected, negotiated and has room in its window.
+    def node_ready(self, node_id: int, lane: Lane = Lane.DEFAULT) -> bool:
+        """True if ``node_id``'s connection for ``lane`` is connected, negotiated and has room
+        in its window.
 
         A disconnected node starts connecting (after its reconnect backoff).
         """
-        conn = self._conns.get(node_id)
+        conn = self._existing(node_id, lane)
         if conn is not None and conn.has_capacity():
             return True
         if conn is None or conn.state == State.DISCONNECTED:
-            self.call_soon(lambda: self._connect(node_id))
+            self.call_soon(lambda: self._connect(node_id, lane))
         return False
 
-    def _connect(self, node_id: int) -> None:
-        conn = self._connection(node_id)
+    def _connect(self, node_id: int, lane: Lane = Lane.DEFAULT) -> None:
+        conn = self._connection(node_id, lane)
         if conn is not None and conn.state == State.DISCONNECTED:
             if conn.blocked is None or time.monotonic() >= conn.next_attempt:
                 conn.ensure_connecting()
 
-    def in_flight(self, node_id: int) -> int:
-        conn = self._conns.get(node_id)
+    def node_unreachable(self, node_id: int, lane: Lane = Lane.DEFAULT) -> bool:
+        """True if the last connection to ``node_id`` on ``lane`` failed and is not up again:
+        its leadership may have moved (callers refresh metadata)."""
+        conn = self._existing(node_id, lane)
+        return conn is not None and conn.state != State.READY and conn.last_failed
+
+    def in_flight(self, node_id: int, lane: Lane = Lane.DEFAULT) -> int:
+        conn = self._existing(node_id, lane)
         return len(conn.inflight) if conn is not None else 0
 
     def api_version(self, node_id: int, api_key: int) -> int | None:
-        """The version negotiated with ``node_id`` for ``api_key`` (None if unknown)."""
-        conn = self._conns.get(node_id)
-        if conn is None:
-            return None
-        return conn.versions.get(api_key)
+        """The version negotiated with ``node_id`` for ``api_key`` on any of its connections
+        (None if unknown)."""
+        for lane in Lane:
+            conn = self._existing(node_id, lane)
+            if conn is not None and api_key in conn.versions:
+                return conn.versions[api_key]
+        return None
 
-    def connection_state(self, node_id: int) -> str:
+    def connection_state(self, node_id: int, lane: Lane = Lane.DEFAULT) -> str:
         """DISCONNECTED, CONNECTING, TLS, VERSIONS, AUTH or READY."""
-        conn = self._conns.get(node_id)
+        conn = self._existing(node_id, lane)
         return conn.state.name if conn is not None else State.DISCONNECTED.name
 
     def recycle_buffer(self, buf: bytearray) -> None:
@@ -408,6 +469,24 @@ class KafkaClient:
         ``all_topics`` asks for every topic in the cluster.
         """
         return self.metadata.request(topics, all_topics)
+
+    def cluster_id(self, timeout: float | None = None) -> str | None:
+        """The cluster id from metadata, asking the cluster when none is known yet; None when
+        ``timeout`` seconds pass first (None or negative: wait)."""
+        if self.cluster.cluster_id is None:
+            wait = None if timeout is None or timeout < 0 else timeout
+            try:
+                self.request_metadata().result(wait)
+            except TimeoutError:
+                return None
+        return self.cluster.cluster_id
+
+    def set_sasl_credentials(self, username: str, password: str) -> None:
+        """Credentials for the next SASL logins; established connections keep theirs."""
+        for name, value in (("sasl.username", username), ("sasl.password", password)):
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+            self.settings.config.replace(name, value)
 
     def wait_metadata(self, topics: list[str] | None = None,
                       timeout: float | None = None) -> ClusterView:

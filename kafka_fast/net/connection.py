@@ -31,6 +31,7 @@ from ..protocol.messages import (
 )
 from .backoff import Backoff
 from .framing import ConnectionClosed, FrameReader, FrameWriter
+from .lanes import Lane
 from .request import Request, VersionedRequest, kafka_exception
 from .sasl import SaslError, make_mechanism
 from .settings import ConnectionSettings
@@ -91,11 +92,13 @@ def _decode_or_none(cls: type, body: Any, version: int) -> Any:
 
 
 class BrokerConnection:
-    """Connection state for one broker node (``node_id`` < 0 for bootstrap addresses)."""
+    """Connection state for one broker node (``node_id`` < 0 for bootstrap addresses) and
+    one ``lane`` of it (``kafka_fast.net.lanes``)."""
 
     def __init__(self, node_id: int, host: str, port: int, settings: ConnectionSettings,
-                 client: KafkaClient) -> None:
+                 client: KafkaClient, lane: Lane = Lane.DEFAULT) -> None:
         self.node_id = node_id
+        self.lane = lane
         self.host = host
         self.port = port
         self.settings = settings
@@ -129,7 +132,9 @@ class BrokerConnection:
     # -- public (I/O thread) ----------------------------------------------------------------
     @property
     def name(self) -> str:
-        return f"{self.host}:{self.port}/{self.node_id if self.node_id >= 0 else 'bootstrap'}"
+        node = self.node_id if self.node_id >= 0 else "bootstrap"
+        lane = "" if self.lane == Lane.DEFAULT else f"/{self.lane.name.lower()}"
+        return f"{self.host}:{self.port}/{node}{lane}"
 
     @property
     def ready(self) -> bool:
@@ -214,6 +219,8 @@ class BrokerConnection:
             sock.setblocking(False)
             if s.nodelay:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if s.keepalive:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
             if s.send_buffer:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, s.send_buffer)
             if s.receive_buffer:
@@ -296,7 +303,8 @@ class BrokerConnection:
     # -- ApiVersions and SASL ---------------------------------------------------------------
     def _start_versions(self) -> None:
         self.state = State.VERSIONS
-        self._reader = FrameReader(self._owns_buffer, self.client.pool)
+        self._reader = FrameReader(self._owns_buffer, self.client.pool,
+                                   max_frame=self.settings.max_response_bytes)
         self._want(_READ)
         if not self.settings.api_version_request:
             self._versions_done({k: (req.MIN_VERSION, req.MIN_VERSION)
@@ -355,7 +363,7 @@ class BrokerConnection:
     def _start_sasl(self) -> None:
         self.state = State.AUTH
         try:
-            self._sasl = make_mechanism(self.settings.config)
+            self._sasl = make_mechanism(self.settings.config, self.settings.oauth_tokens)
         except SaslError as exc:
             self._auth_failed(str(exc))
             return
@@ -530,7 +538,7 @@ class BrokerConnection:
                     self._handle_frame(frame)
                     if self.sock is None:
                         return
-            except ProtocolError as exc:
+            except Exception as exc:  # noqa: BLE001 - never leave requests unsettled
                 self.close(KafkaError(KafkaError._TRANSPORT, f"{self.name}: {exc}"))
                 return
             if not tls:
@@ -547,8 +555,11 @@ class BrokerConnection:
             self.close(KafkaError(KafkaError._TRANSPORT, f"{self.name}: connection closed by broker"))
 
     def _handle_frame(self, frame: memoryview) -> None:
+        """Settle the request ``frame`` answers. A frame that cannot be read (unknown
+        correlation id, malformed header or body) fails the connection and with it every
+        request in flight on it, this one included: each ends in an error or a retry."""
         corr = _I32.unpack_from(frame, 0)[0]
-        req = self.inflight.pop(corr, None)
+        req = self.inflight.get(corr)
         if req is None:
             self.close(KafkaError(
                 KafkaError._TRANSPORT,
@@ -556,19 +567,23 @@ class BrokerConnection:
             return
         api_key = req.api_key
         version = req.version
-        if api_key == _API_VERSIONS:
-            offset = 4  # ApiVersions responses always use header v0
-        else:
-            offset = decode_response_header(frame, response_header_version(api_key, version))[1]
-        body = frame[offset:]
-        if req.handler is not None:
-            req.handler(req, body)
-            return
         try:
+            if api_key == _API_VERSIONS:
+                offset = 4  # ApiVersions responses always use header v0
+            else:
+                offset = decode_response_header(frame, response_header_version(api_key,
+                                                                               version))[1]
+            body = frame[offset:]
+            if req.handler is not None:
+                del self.inflight[corr]
+                req.handler(req, body)
+                return
             resp = API_KEYS[api_key][1].decode(body, version)
-        except ProtocolError as exc:
-            req.fail(exc)
+        except Exception as exc:  # noqa: BLE001 - any malformed reply fails the connection
+            if self.sock is not None:
+                self._malformed(req, version, exc)
             return
+        del self.inflight[corr]
         fut = req.future
         fut.api_version = version
         req.resolve(resp)
@@ -576,6 +591,13 @@ class BrokerConnection:
         if throttle and throttle > 0:
             self.throttled_until = time.monotonic() + throttle / 1000.0
             self.client._throttled(self, throttle)
+
+    def _malformed(self, req: Request, version: int | None, exc: BaseException) -> None:
+        name = getattr(req.message, "NAME", req.api_key)
+        self.close(KafkaError(
+            KafkaError._TRANSPORT,
+            f"{self.name}: malformed {name} v{version} response "
+            f"({type(exc).__name__}: {exc})"))
 
     # -- timeouts and closing ---------------------------------------------------------------
     def check_timeouts(self, now: float) -> None:

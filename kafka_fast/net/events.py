@@ -49,15 +49,32 @@ class EventQueue:
         self.error_cb = error_cb
         self.throttle_cb = throttle_cb
         self.log = logger or log
+        #: Called (on the reporting thread) after each event is queued, so that a client
+        #: waiting in ``poll()`` can wake up and serve it.
+        self.listener: Callable[[], object] | None = None
+        #: The first fatal error reported (the client is unusable after it).
+        self.fatal: KafkaError | None = None
 
     def error(self, err: KafkaError) -> None:
         """Report a client-level error (logged at once; ``error_cb`` when served)."""
         self.log.warning("%s: %s", err.name(), err.str())
+        if err.fatal() and self.fatal is None:
+            self.fatal = err
         self.queue.put(ClientEvent("error", err))
+        self._notify()
+
+    def _notify(self) -> None:
+        listener = self.listener
+        if listener is not None:
+            try:
+                listener()
+            except Exception:  # noqa: BLE001 - a wake-up must not fail the reporter
+                self.log.exception("event listener failed")
 
     def throttle(self, event: ThrottleEvent) -> None:
         if self.throttle_cb is not None:
             self.queue.put(ClientEvent("throttle", event))
+            self._notify()
 
     def serve(self, timeout: float = 0.0, max_events: int | None = None) -> int:
         """Dispatch queued events on this thread; wait up to ``timeout`` for the first one.

@@ -33,8 +33,8 @@ _send_chunks = _sockio.send_chunks
 _recv_into = _sockio.recv_into
 
 _SIZE = struct.Struct(">i")
-#: Largest response frame accepted (the Java client has no cap; this one guards against garbage).
-MAX_FRAME = 1 << 30
+#: Largest response frame accepted unless told otherwise (``receive.message.max.bytes``).
+MAX_FRAME = 100_000_000
 #: Bytes read per ``recv_into`` into the shared buffer.
 READ_CAPACITY = 256 * 1024
 #: Frames larger than this that do not need their own buffer grow the shared one up to here.
@@ -139,7 +139,11 @@ class FrameReader:
 
     def _frame_size(self, at: int) -> int:
         size = _SIZE.unpack_from(self._buf, at)[0]
-        if size < 4 or size > self._max_frame:
+        if size > self._max_frame:
+            raise ProtocolError(
+                f"response frame of {size} bytes exceeds receive.message.max.bytes "
+                f"({self._max_frame})")
+        if size < 4:
             raise ProtocolError(f"invalid response frame size {size}")
         return size
 

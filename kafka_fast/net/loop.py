@@ -66,6 +66,9 @@ class IOLoop:
         self._stopping = False
         self._closed = False
         self._lock = threading.Lock()
+        #: Called with any exception a callback, timer, hook or socket handler raised (after
+        #: logging it), so that it reaches the application instead of only the log.
+        self.on_error: Callable[[BaseException], object] | None = None
 
     # -- thread control -------------------------------------------------------------------
     def start(self) -> None:
@@ -160,9 +163,18 @@ class IOLoop:
     def _safe(self, fn: Callable[[], object]) -> object:
         try:
             return fn()
-        except Exception:  # noqa: BLE001 - the I/O thread must survive any callback
+        except Exception as exc:  # noqa: BLE001 - the I/O thread must survive any callback
             self.log.exception("error in I/O thread callback %r", fn)
+            self._report(exc)
             return None
+
+    def _report(self, exc: BaseException) -> None:
+        on_error = self.on_error
+        if on_error is not None:
+            try:
+                on_error(exc)
+            except Exception:  # noqa: BLE001 - reporting must not stop the loop
+                self.log.exception("error reporting an I/O thread error")
 
     def _run_ticks(self) -> None:
         for tick in self._ticks:
@@ -180,8 +192,9 @@ class IOLoop:
                 for key, mask in self.selector.select(wait):
                     try:
                         key.data(mask)
-                    except Exception:  # noqa: BLE001 - the I/O thread must survive
+                    except Exception as exc:  # noqa: BLE001 - the I/O thread must survive
                         self.log.exception("error handling socket event")
+                        self._report(exc)
                 self._run_ticks()
                 for _ in range(len(self._callbacks)):
                     self._safe(self._callbacks.popleft())

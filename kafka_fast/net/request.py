@@ -2,11 +2,36 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
 from ..errors import KafkaError, KafkaException
+
+
+class ReportingFuture(Future):
+    """A Future whose done-callbacks run guarded: an exception one raises (on the I/O thread,
+    where responses settle Futures) is logged and handed to ``on_error`` instead of only
+    being logged by ``concurrent.futures``."""
+
+    def __init__(self, on_error: Callable[[BaseException], object],
+                 log: logging.Logger) -> None:
+        super().__init__()
+        self._on_error = on_error
+        self._log = log
+
+    def add_done_callback(self, fn: Callable[[Future], object]) -> None:
+        on_error, log = self._on_error, self._log
+
+        def guarded(fut: Future) -> None:
+            try:
+                fn(fut)
+            except Exception as exc:  # noqa: BLE001 - reported below
+                log.exception("error in a response callback %r", fn)
+                on_error(exc)
+
+        super().add_done_callback(guarded)
 
 
 class VersionedRequest:
@@ -37,11 +62,12 @@ class Request:
     """
 
     __slots__ = ("message", "api_key", "version", "future", "deadline", "expect_response",
-                 "node_id", "any_node", "tried", "handler", "attempt")
+                 "node_id", "any_node", "tried", "handler", "attempt", "lane")
 
     def __init__(self, message: Any, version: int | None, future: Future | None,
                  deadline: float, node_id: int | None = None, any_node: bool = False,
-                 handler: Callable[[Request, Any], None] | None = None) -> None:
+                 handler: Callable[[Request, Any], None] | None = None,
+                 lane: int = 0) -> None:
         self.message = message
         self.api_key: int = message.API_KEY
         self.version = version
@@ -54,6 +80,7 @@ class Request:
         self.tried: set[int] | None = None
         self.handler = handler
         self.attempt = 0
+        self.lane = lane  # a kafka_fast.net.lanes.Lane: the connection to the node it uses
 
     def start(self) -> bool:
         """Mark the Future running; False if the caller cancelled it meanwhile."""

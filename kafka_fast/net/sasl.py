@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .oauthbearer import OAuthError, OAuthToken, TokenSource
 from .scram import ScramClient, ScramError
 
 
@@ -58,9 +59,39 @@ class ScramMechanism:
         raise SaslError(f"{self.name}: unexpected extra server message")
 
 
-def make_mechanism(config: Mapping[str, Any]) -> PlainMechanism | ScramMechanism:
-    """A fresh mechanism instance for one connection, from ``sasl.*`` settings."""
+class OAuthBearerMechanism:
+    """SASL OAUTHBEARER: one client message carrying the bearer token (and extensions)."""
+
+    name = "OAUTHBEARER"
+
+    def __init__(self, token: OAuthToken) -> None:
+        parts = [f"auth=Bearer {token.value}"]
+        parts += [f"{key}={value}" for key, value in sorted(token.extensions.items())]
+        self._message = ("n,," + "".join(f"\x01{p}" for p in parts) + "\x01\x01").encode()
+
+    def start(self) -> bytes:
+        return self._message
+
+    def step(self, server_bytes: bytes) -> bytes | None:
+        if server_bytes:  # RFC 7628: a non-empty server message is an error report
+            raise SaslError(f"OAUTHBEARER token rejected: {server_bytes.decode(errors='replace')}")
+        return None
+
+
+def make_mechanism(config: Mapping[str, Any], tokens: TokenSource | None = None
+                   ) -> PlainMechanism | ScramMechanism | OAuthBearerMechanism:
+    """A fresh mechanism instance for one connection, from ``sasl.*`` settings (and, for
+    OAUTHBEARER, the client's token source)."""
     name = config["sasl.mechanism"]
+    if name == "OAUTHBEARER":
+        if tokens is None:
+            raise SaslError("OAUTHBEARER needs a token source")
+        try:
+            return OAuthBearerMechanism(tokens.token())
+        except OAuthError as exc:
+            raise SaslError(f"OAUTHBEARER: {exc}") from None
+        except Exception as exc:  # the application's oauth_cb failed
+            raise SaslError(f"OAUTHBEARER: oauth_cb raised {exc!r}") from None
     user = config["sasl.username"]
     password = config["sasl.password"]
     if name == "PLAIN":

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._version import __version__
+from .oauthbearer import TokenSource
 from .tls import make_ssl_context, uses_sasl, uses_tls
 
 _FAMILIES = {"any": socket.AF_UNSPEC, "v4": socket.AF_INET, "v6": socket.AF_INET6}
@@ -32,6 +33,10 @@ class ConnectionSettings:
     verify_hostname: bool
     sasl: bool
     config: Mapping[str, Any]
+    max_response_bytes: int = 100000000
+    keepalive: bool = False
+    #: OAUTHBEARER tokens shared by the client's connections (None for other mechanisms).
+    oauth_tokens: TokenSource | None = None
     software_name: str = "kafka-fast"
     software_version: str = __version__
 
@@ -54,4 +59,20 @@ class ConnectionSettings:
             verify_hostname=config["ssl.endpoint.identification.algorithm"] == "https",
             sasl=uses_sasl(config),
             config=config,
+            max_response_bytes=_max_response_bytes(config),
+            keepalive=config["socket.keepalive.enable"],
+            oauth_tokens=(TokenSource.from_config(config)
+                          if uses_sasl(config) and config["sasl.mechanism"] == "OAUTHBEARER"
+                          else None),
         )
+
+
+def _max_response_bytes(config: Mapping[str, Any]) -> int:
+    """``receive.message.max.bytes``, raised to fit a Fetch of ``fetch.max.bytes`` (as
+    librdkafka does)."""
+    limit = config["receive.message.max.bytes"]
+    try:
+        fetch = config["fetch.max.bytes"]
+    except KeyError:
+        return limit
+    return max(limit, fetch + 512)

@@ -8,17 +8,27 @@ from typing import Any
 Headers = list[tuple[str, bytes | None]]
 
 
+#: Record timestamps accepted (milliseconds; the same bound as produce()'s compiled path, so
+#: that the deltas inside a batch always fit the record format's signed 64-bit fields).
+MAX_TIMESTAMP = (1 << 62) - 1
+
+
 def as_bytes(obj: Any, what: str) -> bytes | None:
-    """``obj`` as bytes: str is utf-8 encoded, bytes-like objects are copied, None stays None."""
+    """``obj`` as bytes: str is utf-8 encoded, objects with the buffer protocol (bytearray,
+    memoryview, numpy arrays, ...) are copied as their raw bytes, None stays None."""
     if obj is None or type(obj) is bytes:
         return obj
     if isinstance(obj, str):
         return obj.encode("utf-8")
-    if isinstance(obj, (bytearray, memoryview)):
-        return bytes(obj)
     if isinstance(obj, bytes):
         return bytes(obj)
-    raise TypeError(f"{what} must be bytes, str or None, not {type(obj).__name__}")
+    try:
+        view = memoryview(obj)
+    except TypeError:
+        raise TypeError(f"{what} must be bytes, str or None, not {type(obj).__name__}"
+                        ) from None
+    with view:
+        return view.tobytes()
 
 
 def as_headers(headers: Any, what: str = "headers") -> Headers | None:
@@ -49,24 +59,42 @@ def as_headers(headers: Any, what: str = "headers") -> Headers | None:
 
 
 def as_timestamp(timestamp: Any) -> int:
-    """A record timestamp in milliseconds (0 means "now")."""
-    if type(timestamp) is int:
-        return timestamp
-    if isinstance(timestamp, bool) or not isinstance(timestamp, int):
-        raise TypeError(
-            f"timestamp must be an int (milliseconds since the epoch), "
-            f"not {type(timestamp).__name__}"
-        )
-    return int(timestamp)
+    """A record timestamp in milliseconds since the epoch (0 means "now")."""
+    if type(timestamp) is not int:
+        if isinstance(timestamp, bool) or not isinstance(timestamp, int):
+            raise TypeError(
+                f"timestamp must be an int (milliseconds since the epoch), "
+                f"not {type(timestamp).__name__}"
+            )
+        timestamp = int(timestamp)
+    if timestamp < 0:
+        raise ValueError(f"timestamp must not be negative (got {timestamp})")
+    if timestamp > MAX_TIMESTAMP:
+        raise OverflowError(f"timestamp {timestamp} is out of range (at most {MAX_TIMESTAMP} "
+                            "milliseconds since the epoch)")
+    return timestamp
 
 
 def as_partition(partition: Any) -> int:
-    """A partition number (-1 lets the partitioner choose)."""
-    if type(partition) is int:
-        return partition
-    if isinstance(partition, bool) or not isinstance(partition, int):
-        raise TypeError(f"partition must be an int, not {type(partition).__name__}")
-    return int(partition)
+    """A partition number (-1 lets the partitioner choose). Other negative numbers are kept:
+    they fail with _UNKNOWN_PARTITION like any partition the topic does not have."""
+    if type(partition) is not int:
+        if isinstance(partition, bool) or not isinstance(partition, int):
+            raise TypeError(f"partition must be an int, not {type(partition).__name__}")
+        partition = int(partition)
+    if not -(1 << 31) <= partition < (1 << 31):
+        raise OverflowError(f"partition {partition} is out of range (a 32-bit int)")
+    return partition
+
+
+def as_timeout(timeout: Any) -> float | None:
+    """A wait in seconds: None or a negative number means no limit."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds or None, "
+                        f"not {type(timeout).__name__}")
+    return None if timeout < 0 else float(timeout)
 
 
 def as_callback(cb: Any, what: str = "on_delivery") -> Any:

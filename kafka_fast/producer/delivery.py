@@ -88,7 +88,7 @@ def serve_batch(batch: ProducerBatch, default_cb: Any, only_errors: bool,
                 topic, partition, base + i if err is None and base >= 0 else -1001,
                 None if keys is None else _item(keys, i), _item(values, i),
                 None if headers is None else headers[i],
-                _timestamp(batch, int(timestamps[i])), err)
+                timestamp=_timestamp(batch, int(timestamps[i])), error=err)
             cb(err, msg)
         return
     unreported = 0
@@ -102,8 +102,8 @@ def serve_batch(batch: ProducerBatch, default_cb: Any, only_errors: bool,
             _one_default(batch, i, default_cb)
             continue
         cb(err, Message(topic, partition, -1001 if offset is None else offset + i, key, value,
-                        headers, (TIMESTAMP_CREATE_TIME, ts) if appended < 0
-                        else (TIMESTAMP_LOG_APPEND_TIME, appended), err))
+                        headers, err, (TIMESTAMP_CREATE_TIME, ts) if appended < 0
+                        else (TIMESTAMP_LOG_APPEND_TIME, appended)))
     # Records appended to the builder after the last entry have no callback either.
     unreported += batch.count - len(entries)
     if err is not None and unreported and default_cb is None:
@@ -126,7 +126,7 @@ def _one_default(batch: ProducerBatch, i: int, cb: Any) -> None:
     base = batch.base_offset
     msg = Message(batch.part.topic, batch.part.partition,
                   base + i if err is None and base >= 0 else -1001, None, None, None,
-                  _timestamp(batch, -1), err)
+                  err, _timestamp(batch, -1))
     cb(err, msg)
 
 

@@ -20,7 +20,15 @@ from ..errors import ConfigError, KafkaError, KafkaException
 from ..net import KafkaClient, switch_interval
 from ..transactions.producer_link import link_producer
 from .accumulator import Accumulator, TopicState, now_ms
-from .arguments import as_bytes, as_callback, as_headers, as_partition, as_timestamp, as_topic
+from .arguments import (
+    as_bytes,
+    as_callback,
+    as_headers,
+    as_partition,
+    as_timeout,
+    as_timestamp,
+    as_topic,
+)
 from .bulk import produce_columns, produce_dicts
 from .delivery import DeliveryQueue, raise_failures, serve_batch
 from .partitioner import ProduceRouter, algorithm_id, partition_key
@@ -96,10 +104,8 @@ class Producer(ProduceRouter):
             key = as_bytes(key, "key")
         if headers is not None:
             headers = as_headers(headers)
-        if partition.__class__ is not int:
-            partition = as_partition(partition)
-        if timestamp.__class__ is not int:
-            timestamp = as_timestamp(timestamp)
+        partition = as_partition(partition)
+        timestamp = as_timestamp(timestamp)
         if on_delivery is None:
             on_delivery = self._default_cb if callback is None else as_callback(
                 callback, "callback")
@@ -115,11 +121,11 @@ class Producer(ProduceRouter):
                 acc.seal_lingering(time.monotonic())
             t = acc.topics.get(topic)
             if t is not None and t.num_partitions:
-                if partition < 0:
+                if partition == -1:
                     partition = partition_key(key, t.num_partitions, acc.algorithm)
                     if partition < 0:
                         partition = t.sticky
-                elif partition >= t.num_partitions:
+                elif not 0 <= partition < t.num_partitions:
                     raise KafkaException(KafkaError(
                         KafkaError._UNKNOWN_PARTITION,
                         f"Local: Unknown partition: {topic} has no partition {partition}"))
@@ -144,8 +150,7 @@ class Producer(ProduceRouter):
 
     def _refuse(self) -> None:
         """produce() found the count at its limit: raise why (lock held)."""
-        if self._closed:
-            raise KafkaException(KafkaError(KafkaError._DESTROY, "the producer is closed"))
+        self._check_open()
         fatal = self._sender.fatal_error
         if fatal is not None:
             raise KafkaException(fatal)
@@ -180,19 +185,22 @@ class Producer(ProduceRouter):
     def _append_known(self, t: TopicState, value: Any, key: Any, partition: int,
                       timestamp: int, headers: Any, cb: Any) -> None:
         acc = self._acc
-        if partition < 0:
+        if partition == -1:
             partition = acc.partitioner(key, t)
-        elif partition >= t.num_partitions:
+        elif not 0 <= partition < t.num_partitions:
             raise KafkaException(KafkaError(
                 KafkaError._UNKNOWN_PARTITION,
                 f"Local: Unknown partition: {t.name} has no partition {partition}"))
         acc.append(t.parts[partition], value, key, timestamp, headers, cb)
 
-    def produce_batch(self, topic: str, values: Any = None, keys: Any = None,
-                      partition: int = -1, timestamps: Any = None, headers: Any = None,
-                      on_delivery: Any = None, *, messages: Any = None,
-                      callback: Any = None) -> int:
+    def produce_batch(self, topic: str, values: Any = None, partition: int = -1,
+                      on_delivery: Any = None, *, keys: Any = None, timestamps: Any = None,
+                      headers: Any = None, messages: Any = None, callback: Any = None) -> int:
         """Queue many records at once; returns how many were queued.
+
+        The positional parameters are confluent-kafka's (``topic, messages, partition,
+        on_delivery``); the columnar arguments ``keys``, ``timestamps`` and ``headers`` are
+        keywords.
 
         Columnar form: ``values``/``keys`` as lists, 2-D uint8 numpy arrays (one row per
         record) or packed ``(data, offsets[, nulls])`` columns; partitioning and encoding run
@@ -214,6 +222,7 @@ class Producer(ProduceRouter):
         ``value``, ``key``, ``partition``, ``timestamp``, ``headers``, ``callback``: records
         that cannot be queued get an ``_error`` entry; returns the number queued.
         """
+        self._check_open()
         cb = on_delivery if on_delivery is not None else callback
         if cb is not None:
             as_callback(cb)
@@ -224,23 +233,23 @@ class Producer(ProduceRouter):
                 raise TypeError("produce_batch with a list of message dicts takes no "
                                 "keys/timestamps/headers arguments")
             return produce_dicts(self, topic, values, as_partition(partition), cb)
-        if self._closed:
-            raise KafkaException(KafkaError(KafkaError._DESTROY, "the producer is closed"))
         if self._txn is not None:
             self._txn.check_produce()
         return produce_columns(self, as_topic(topic), values, keys, as_partition(partition),
                                timestamps, headers, cb if cb is not None else self._default_cb)
 
     # -- delivery reports --------------------------------------------------------------------
-    def poll(self, timeout: float | None = 0) -> int:
+    def poll(self, timeout: float | None = -1) -> int:
         """Serve delivery reports and client events (error_cb, throttle_cb) on this thread.
 
-        Waits up to ``timeout`` seconds (None or negative: until something arrives) for the
-        first one. Returns the number of events served (one per record report).
+        Waits up to ``timeout`` seconds (None or negative, the default as in confluent-kafka:
+        until something arrives) for the first one. Returns the number of events served (one
+        per record report).
         """
+        self._check_open()
+        wait = 0 if timeout.__class__ is int and timeout == 0 else as_timeout(timeout)
         served = self._serve()
-        if served == 0 and (timeout is None or timeout != 0):
-            wait = None if timeout is None or timeout < 0 else float(timeout)
+        if served == 0 and wait != 0:
             deadline = None if wait is None else time.monotonic() + wait
             while served == 0:
                 remaining = 0.2 if deadline is None else min(0.2, deadline - time.monotonic())
@@ -286,13 +295,15 @@ class Producer(ProduceRouter):
         """Send everything queued at once (without waiting out ``linger.ms``, also for records
         that get their partition while flush runs) and serve reports until none is left or
         ``timeout`` seconds passed; returns the number of records still held."""
+        self._check_open()
+        wait = as_timeout(timeout)
         acc = self._acc
         with acc.lock:
             acc.flushing += 1
             acc.seal_all()
         try:
             self._client.wakeup()
-            deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
+            deadline = None if wait is None else time.monotonic() + wait
             while True:
                 self._serve()
                 if acc.count <= 0:
@@ -313,8 +324,19 @@ class Producer(ProduceRouter):
         return True
 
     # -- administration --------------------------------------------------------------------
+    def cluster_id(self, timeout: float = -1) -> str | None:
+        """The cluster id from broker metadata (None if ``timeout`` seconds pass first)."""
+        self._check_open()
+        return self._client.cluster_id(timeout)
+
+    def set_sasl_credentials(self, username: str, password: str) -> None:
+        """SASL PLAIN/SCRAM credentials for the next logins; open connections keep theirs."""
+        self._check_open()
+        self._client.set_sasl_credentials(username, password)
+
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
         """Cluster metadata (confluent-kafka's ClusterMetadata shape), for one topic or all."""
+        self._check_open()
         wait = None if timeout is None or timeout < 0 else timeout
         fut = self._client.request_metadata([topic] if topic else None, all_topics=not topic)
         try:
@@ -328,6 +350,7 @@ class Producer(ProduceRouter):
               ) -> None:
         """Fail queued (_PURGE_QUEUE) and/or in-flight (_PURGE_INFLIGHT) records; their
         reports are served by the next ``poll()``/``flush()``."""
+        self._check_open()
         if not in_queue and not in_flight:
             return
         done = threading.Event()
@@ -358,26 +381,31 @@ class Producer(ProduceRouter):
         """Register ``transactional.id`` with its coordinator (fences older producers with
         the same id and completes what they left open). Call once, before the first
         transaction; retriable errors may be retried by calling it again."""
+        self._check_open()
         self._transactions("init_transactions").init_transactions(timeout)
 
     def begin_transaction(self) -> None:
         """Start a transaction: records produced until commit/abort belong to it."""
+        self._check_open()
         self._transactions("begin_transaction").begin_transaction()
 
     def send_offsets_to_transaction(self, positions: Any, group_metadata: Any,
                                     timeout: float | None = None) -> None:
         """Commit the consumer positions (TopicPartitions with the next offset to read) for
         ``group_metadata`` (``Consumer.consumer_group_metadata()``) with the transaction."""
+        self._check_open()
         self._transactions("send_offsets_to_transaction").send_offsets_to_transaction(
             positions, group_metadata, timeout)
 
     def commit_transaction(self, timeout: float | None = None) -> None:
         """Flush, then commit. Errors carry confluent-kafka's flags: ``txn_requires_abort()``
         (abort, then start over), ``retriable()`` (call again), ``fatal()``."""
+        self._check_open()
         self._transactions("commit_transaction").commit_transaction(timeout)
 
     def abort_transaction(self, timeout: float | None = None) -> None:
         """Fail the queued records (_PURGE_QUEUE), wait for those in flight, then abort."""
+        self._check_open()
         self._transactions("abort_transaction").abort_transaction(timeout)
 
     def _transactions(self, name: str) -> Any:
@@ -386,6 +414,10 @@ class Producer(ProduceRouter):
                 KafkaError._NOT_CONFIGURED,
                 f"{name}: the transactional API requires transactional.id to be configured"))
         return self._txn
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("Producer has been closed")
 
     def close(self, timeout: float | None = None) -> None:
         """Flush (up to ``timeout`` seconds), fail what is left with _PURGE_QUEUE, serve the

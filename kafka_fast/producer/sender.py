@@ -83,12 +83,16 @@ class Sender:
         self.transactional = False
         self.queued: dict[PartitionState, None] = {}  # partitions with sealed batches
         self.inflight_requests = 0
+        #: Produce requests handed to the client and not answered yet, per broker: the
+        #: connection's own count misses requests submitted but not yet written.
+        self.node_requests: dict[int, int] = {}
         self.completions: deque[tuple] = deque()
         self.want_metadata: set[str] = set()
         self.view: Any = None
         self.next_expiry = 0.0
         self.next_metadata = 0.0
         self.next_topic_probe = 0.0
+        self.next_leader_check = 0.0
         self.linger_grace = LINGER_GRACE
         self.sticky_interval = config["sticky.partitioning.linger.ms"] / 1000.0
         self.next_sticky = 0.0
@@ -194,7 +198,7 @@ class Sender:
         acc = self.acc
         pending, t.pending = t.pending, []
         for value, key, partition, ts, headers, cb, _created in pending:
-            if partition >= t.num_partitions:
+            if partition >= t.num_partitions or partition < -1:
                 self._fail_records(t.name, partition, [(cb, key, value, headers, ts)],
                                    KafkaError(KafkaError._UNKNOWN_PARTITION,
                                               f"{t.name} has no partition {partition}"))
@@ -206,6 +210,10 @@ class Sender:
             except KafkaException as exc:
                 self._fail_records(t.name, partition, [(cb, key, value, headers, ts)],
                                    exc.args[0])
+            except Exception as exc:  # noqa: BLE001 - one bad record must not lose the rest
+                self._fail_records(t.name, partition, [(cb, key, value, headers, ts)],
+                                   KafkaError(KafkaError._INVALID_ARG,
+                                              f"record cannot be encoded: {exc}"))
 
     # -- expiry ----------------------------------------------------------------------------
     def _expire(self, now: float) -> None:
@@ -276,14 +284,23 @@ class Sender:
                 continue
             by_node.setdefault(leader, []).append(ps)
         brokers = client.cluster.brokers
+        unreachable: set[str] = set()
         for node, parts in by_node.items():
             if node not in brokers:
                 # The leader is missing from the latest metadata (down when it was taken):
                 # look again until its address is known.
                 self.want_metadata.update(ps.topic for ps in parts)
                 continue
-            while parts and client.node_ready(node):
+            node_requests = self.node_requests
+            while (parts and node_requests.get(node, 0) < self.max_in_flight
+                   and client.node_ready(node)):
                 parts = self._send_one(node, parts, now)
+            if parts and client.node_unreachable(node):
+                unreachable.update(ps.topic for ps in parts)
+        if unreachable and now >= self.next_leader_check:
+            # A leader cannot be reached: its leadership may have moved elsewhere.
+            self.next_leader_check = now + self.backoff_max
+            self.want_metadata.update(unreachable)
         return wait
 
     def _send_one(self, node: int, parts: list[PartitionState], now: float
@@ -324,10 +341,12 @@ class Sender:
             acks=self.acks, timeout_ms=self.request_timeout_ms,
             topic_data=[TopicData(name=t, partition_data=pd) for t, pd in topics.items()])
         self.inflight_requests += 1
+        self.node_requests[node] = self.node_requests.get(node, 0) + 1
         try:
             fut = self.client.send(node, req)
         except KafkaException as exc:
             self.inflight_requests -= 1
+            self.node_requests[node] -= 1
             self._request_failed(batches, exc.args[0], time.monotonic())
             return []
         fut.add_done_callback(lambda f: self._on_done(f, node, batches))
@@ -341,6 +360,7 @@ class Sender:
     # -- responses -------------------------------------------------------------------------
     def _complete_request(self, fut: Any, node: int, batches: list[ProducerBatch]) -> None:
         self.inflight_requests -= 1
+        self.node_requests[node] -= 1
         now = time.monotonic()
         exc = fut.exception()
         if exc is not None:

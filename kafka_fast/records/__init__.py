@@ -16,8 +16,11 @@ Record fields (``values``/``keys`` of ``encode_batch``) may be given as:
   where the field is null (its slice is then ignored).
 
 ``keys=None`` makes every key null. Timestamps: None (now, in ms), one int for all records, or a
-sequence/int64 array of N. Headers: None, one list of ``(str, bytes | None)`` tuples applied to
-every record, or a list of N per-record lists (or None).
+sequence/int64 array of N. Headers: None, one dict or list of ``(str, bytes | None)`` tuples
+applied to every record, or a list of N per-record dicts/lists (or None). Header values are
+bytes-like, str (encoded as utf-8) or None; anything else (an int, say) raises TypeError naming
+the header. Every bytes-like argument is sized by its buffer (``memoryview(x).nbytes``), never
+by ``len(x)``.
 
 ``RecordBatchBuilder``: ``append`` returns False (adding nothing) when the record would take
 the batch past ``batch_size`` (uncompressed bytes, header included; the first record always
@@ -49,7 +52,10 @@ decompressed) on ``records()``/``columns()``. Legacy magic 0/1 message sets deco
 
 Malformed input raises ``kafka_fast.errors.CorruptRecordError`` with the byte position of the
 fault in ``data`` (for faults inside compressed records: the position of their batch).
-Decompressed sizes are capped by ``kafka_fast.compression.MAX_DECOMPRESSED_SIZE``.
+Decompressed sizes are capped by ``kafka_fast.compression.MAX_DECOMPRESSED_SIZE``, per batch and
+for all batches of one ``decode_batches`` call together (its ``budget``, a
+``compression.DecompressionBudget``, may be shared by several calls); above it
+``DecompressionLimitError``, a ``CorruptRecordError``, names the limit.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ that ``mapInArrow`` hands to the JVM without a Python object per record.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -46,6 +47,8 @@ def reader_config(conf: Mapping[str, Any], *, fail_on_data_loss: bool = True) ->
     """Consumer settings for range reads: never commit, never store offsets, and report an
     out-of-range start (deleted records) as an error unless data loss is tolerated."""
     out = dict(conf)
+    # A consumer needs a group id; range reads never join the group nor commit to it.
+    out.setdefault("group.id", f"kafka-fast-range-reader-{uuid.uuid4().hex[:12]}")
     out.update({
         "enable.auto.commit": False,
         "enable.auto.offset.store": False,

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 from ..errors import KafkaError, KafkaException
 from ..net.backoff import Backoff
+from ..net.lanes import Lane
 from ..net.request import settle_all
 from .state import retriable_error
 
@@ -128,7 +129,8 @@ class CoordinatorCall:
             timeout_ms = max(1, int(remaining * 1000))
         self.attempts += 1
         try:
-            sent = self.client.send(node, self.build(), timeout_ms=timeout_ms)
+            sent = self.client.send(node, self.build(), timeout_ms=timeout_ms,
+                                    lane=Lane.COORDINATOR)
         except KafkaException as exc:
             self._settle(Outcome.fail(exc.args[0]))
             return

@@ -124,6 +124,9 @@ def test_offset_end_starts_after_the_last_record(broker):
     produce_confluent(broker, topic, [(None, f"old {i}".encode(), []) for i in range(10)])
     nothing = kf("consume", *base(broker), "-t", topic, "-o", "end", "-e")
     assert nothing.returncode == 0 and nothing.stdout == b"", nothing.stdout
+    in_group = kf("consume", *base(broker), "-t", topic, "-G", unique_topic("end"), "-o", "end",
+                  "-e", "-q", "-X", "session.timeout.ms=6000")
+    assert in_group.returncode == 0 and in_group.stdout == b"", in_group.stdout
     tail = kf("consume", *base(broker), "-t", topic, "-o", "-2", "-e", "-q")
     assert tail.stdout == b"old 8\nold 9\n"
     waiting = kf_popen("consume", *base(broker), "-t", topic, "-o", "end", "-c", "1", "-q",
@@ -181,6 +184,10 @@ def test_help_lists_the_kcat_flags(command, flags):
     for flag in flags:
         assert f"\n  {flag} " in text or f", {flag} " in text or f"\n  {flag}," in text, flag
     assert "s@" in kf("consume", "--help").stdout.decode()
+    overview = " ".join(kf("--help").stdout.decode().split())
+    listed = overview.split(f"{command}: ", 1)[1].split(";")[0].split()
+    common = overview.split("both: ", 1)[1].split(")")[0].split()
+    assert set(flags) <= set(listed) | set(common), set(flags) - set(listed) - set(common)
 
 
 def test_pack_str_byte_order():
@@ -233,3 +240,12 @@ def test_groups_show_committed_offset_end_and_lag(broker):
         rows = {row["group"]: row for row in json.loads(listed.stdout)}
         assert rows[group]["partitions"] == [
             {"topic": topic, "partition": 0, "committed": 4, "end": 10, "lag": 6}]
+
+
+def test_connection_setup_is_bounded_by_ten_seconds_or_the_timeout():
+    from kafka_fast.cli.connect import connect_config
+
+    for timeout, given, expected in ((30, None, 10_000), (3, None, 3000), (30, "500", "500")):
+        conf = {} if given is None else {"socket.connection.setup.timeout.ms": given}
+        connect_config(conf, timeout)
+        assert conf["socket.connection.setup.timeout.ms"] == expected

@@ -41,7 +41,7 @@ def test_records_from_our_producer_read_back_exactly(broker):
     topic = unique_topic("own")
     create_topic(broker, topic, 2)
     expected = produce_ours(broker, topic, make_items(100, 2))
-    c = Consumer(broker.client_config(dict(FAST)))
+    c = Consumer(broker.client_config(dict(FAST, **{"group.id": unique_topic("g")})))
     try:
         c.assign([TopicPartition(topic, p) for p in range(2)])
         assert sorted(as_tuple(m) for m in read_all(c, 100)) == expected

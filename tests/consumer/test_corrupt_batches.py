@@ -45,7 +45,8 @@ def corrupt_topic(tansu):
 
 
 def settings(broker, check_crcs: bool) -> dict:
-    return broker.client_config({"auto.offset.reset": "earliest", "check.crcs": check_crcs,
+    return broker.client_config({"group.id": unique_topic("g"), "auto.offset.reset": "earliest",
+                                 "check.crcs": check_crcs,
                                  "fetch.wait.max.ms": 50, "fetch.error.backoff.ms": 50})
 
 

@@ -39,7 +39,7 @@ def test_leader_moves_mid_consume_are_followed(fresh_mock_cluster):
     topic = unique_topic("lead")
     create_topic(cluster, topic, 3)
     first = produce_confluent(cluster, topic, make_items(90, 3, "a"))
-    c = Consumer(cluster.client_config(dict(FAST)))
+    c = Consumer(cluster.client_config(dict(FAST, **{"group.id": unique_topic("g")})))
     try:
         c.assign([TopicPartition(topic, p) for p in range(3)])
         got = read_all(c, 90)

@@ -179,8 +179,8 @@ def test_epochs_wrap_as_kafka_does_and_close_uses_final_epoch():
 
 
 def test_fetcher_keeps_positions_of_partitions_an_incremental_answer_leaves_out():
-    c = Consumer({"bootstrap.servers": f"127.0.0.1:{free_port()}", "fetch.wait.max.ms": 100,
-                  "fetch.error.backoff.ms": 5000})
+    c = Consumer({"bootstrap.servers": f"127.0.0.1:{free_port()}", "group.id": "g",
+                  "fetch.wait.max.ms": 100, "fetch.error.backoff.ms": 5000})
     try:
         c.assign([TopicPartition("t", 0, 10), TopicPartition("t", 1, 20)])
         f = c._fetcher
@@ -234,7 +234,8 @@ def test_brokers_without_sessions_stay_on_full_fetches_and_read_exactly(broker):
     topic = unique_topic("fs")
     create_topic(broker, topic, 3)
     expected = produce_confluent(broker, topic, make_items(120, 3, "s"))
-    c = Consumer(broker.client_config({"auto.offset.reset": "earliest",
+    c = Consumer(broker.client_config({"group.id": unique_topic("g"),
+                                       "auto.offset.reset": "earliest",
                                        "fetch.wait.max.ms": 50}))
     try:
         c.assign([TopicPartition(topic, p) for p in range(3)])

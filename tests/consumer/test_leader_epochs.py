@@ -18,7 +18,7 @@ from harness import create_topic, unique_topic
 from kafka_fast import Consumer, KafkaError, TopicPartition
 
 OFFSET_FOR_LEADER_EPOCH = 23
-FAST = {"auto.offset.reset": "earliest", "fetch.wait.max.ms": 100,
+FAST = {"group.id": "leader-epochs", "auto.offset.reset": "earliest", "fetch.wait.max.ms": 100,
         "fetch.error.backoff.ms": 100, "retry.backoff.ms": 50, "retry.backoff.max.ms": 500,
         "enable.auto.commit": False}
 
@@ -35,7 +35,7 @@ def two_epochs(cluster) -> tuple[str, int]:
     topic = unique_topic("epoch")
     create_topic(cluster, topic, 1)
     produce_values(cluster, topic, "a")
-    with closing(Consumer(cluster.client_config())) as probe:
+    with closing(Consumer(cluster.client_config({"group.id": "probe"}))) as probe:
         first = probe._client.wait_metadata([topic], 10).topics[topic].partitions[0]
         cluster.set_leader(topic, 0, first.leader % 3 + 1)
         deadline = time.monotonic() + 10

@@ -30,6 +30,7 @@ from harness.process import ManagedProcess
 
 POM = Path(__file__).with_name("kafka") / "pom.xml"
 START_TIMEOUT = 60.0
+START_ATTEMPTS = 3
 FORMAT_TIMEOUT = 60.0
 HEAP = "-Xmx512m"
 JVM_OPTIONS = [HEAP, "-Xms64m", "-XX:+UseSerialGC", "-Xss512k", "-Djava.awt.headless=true"]
@@ -179,8 +180,9 @@ class KafkaNode:
 
     def format(self, cluster_id: str) -> None:
         """Format the node's KRaft storage (bounded by FORMAT_TIMEOUT)."""
-        argv = self._java("kafka.tools.StorageTool", "format", "-t", cluster_id,
-                          "-c", str(self.config_path))
+        # "--cluster-id=ID": a base64 id may begin with "-", which would read as an option.
+        argv = self._java("kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}",
+                          f"--config={self.config_path}")
         done = subprocess.run(argv, capture_output=True, text=True, timeout=FORMAT_TIMEOUT,
                               check=False)
         if done.returncode != 0:
@@ -459,11 +461,28 @@ def start_apache_kafka(workdir: Path, brokers: int = 1, secure: bool = False,
     ``secure`` adds the SASL listener and StandardAuthorizer (one node only), and the
     SSL listener when ``tls_pem`` (key and certificate chain in one PEM file) is given.
     With several nodes, topics default to replication factor 3 and min.insync.replicas 2
-    (``settings`` overrides any server setting). Raises KafkaUnavailable when Java or
-    the jars are missing.
+    (``settings`` overrides any server setting). A port taken by someone else between
+    choosing and binding it is retried with new ports. Raises KafkaUnavailable when Java
+    or the jars are missing.
     """
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            return _start_once(workdir / f"attempt{attempt}", brokers, secure, tls_pem,
+                               ca_path, wrong_ca_path, settings or {}, timeout)
+        except _PortTaken:
+            if attempt == START_ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")
+
+
+class _PortTaken(RuntimeError):
+    """A node could not bind one of its ports."""
+
+
+def _start_once(workdir: Path, brokers: int, secure: bool, tls_pem: Path | None,
+                ca_path: str | None, wrong_ca_path: str | None, settings: dict[str, str],
+                timeout: float) -> ApacheKafka:
     libs = kafka_libs()
-    version = kafka_version()
     ids = list(range(1, brokers + 1))
     names = ["PLAINTEXT", "CONTROLLER"]
     if secure:
@@ -473,14 +492,15 @@ def start_apache_kafka(workdir: Path, brokers: int = 1, secure: bool = False,
     ports = {i: {name: free_port() for name in names} for i in ids}
     voters = ",".join(f"{i}@{LOOPBACK}:{ports[i]['CONTROLLER']}" for i in ids)
     replication = str(min(brokers, 3))
+    min_isr = "2" if brokers >= 3 else "1"
     topic_defaults = {
         "default.replication.factor": replication,
-        "min.insync.replicas": "2" if brokers >= 3 else "1",
+        "min.insync.replicas": min_isr,
         "offsets.topic.replication.factor": replication,
         "transaction.state.log.replication.factor": replication,
-        "transaction.state.log.min.isr": "2" if brokers >= 3 else "1",
+        "transaction.state.log.min.isr": min_isr,
         "share.coordinator.state.topic.replication.factor": replication,
-        "share.coordinator.state.topic.min.isr": "2" if brokers >= 3 else "1",
+        "share.coordinator.state.topic.min.isr": min_isr,
     }
     security = _security_settings(tls_pem) if secure else {}
     nodes = {}
@@ -488,9 +508,9 @@ def start_apache_kafka(workdir: Path, brokers: int = 1, secure: bool = False,
         node_settings = _listener_settings(i, ports[i], voters, workdir / f"node{i}" / "data",
                                            security)
         node_settings.update(topic_defaults)
-        node_settings.update(settings or {})
+        node_settings.update(settings)
         nodes[i] = KafkaNode(i, workdir / f"node{i}", ports[i], node_settings, libs)
-    cluster = ApacheKafka(nodes, version, ca_path, wrong_ca_path)
+    cluster = ApacheKafka(nodes, kafka_version(), ca_path, wrong_ca_path)
     cluster_id = new_cluster_id()
     with ThreadPoolExecutor(len(ids)) as pool:
         list(pool.map(lambda n: n.format(cluster_id), nodes.values()))
@@ -501,8 +521,10 @@ def start_apache_kafka(workdir: Path, brokers: int = 1, secure: bool = False,
         for node in nodes.values():
             node.wait_ready(max(1.0, deadline - time.monotonic()))
         cluster.wait_for_brokers(timeout=max(1.0, deadline - time.monotonic()))
-    except BaseException:
+    except BaseException as exc:
         cluster.stop()
+        if any("Address already in use" in n.log_tail(200_000) for n in nodes.values()):
+            raise _PortTaken(str(exc)) from exc
         raise
     return cluster
 

@@ -8,7 +8,6 @@ OpenSSL listener in front of a plaintext Tansu that advertises the TLS port.
 
 from __future__ import annotations
 
-import shutil
 import ssl
 import tempfile
 import time
@@ -18,6 +17,7 @@ import pytest
 
 from harness.brokers import ProcessBroker
 from harness.certs import TlsFiles, make_tls_files
+from harness.peers import require_tool
 from harness.ports import LOOPBACK, free_port, wait_listening
 from harness.probe import api_versions
 from harness.process import ManagedProcess
@@ -95,9 +95,7 @@ def _launch_tansu(workdir: Path, listen_port: int, advertised_port: int, authent
 
 
 def _launch_tls_proxy(workdir: Path, tls: TlsFiles, port: int, backend_port: int) -> ManagedProcess:
-    socat = shutil.which("socat")
-    if socat is None:
-        raise RuntimeError("socat not found: run tools/install_system_deps.sh")
+    socat = require_tool("socat")
     listen = (
         f"OPENSSL-LISTEN:{port},bind={LOOPBACK},reuseaddr,fork,"
         f"cert={tls.server_cert},key={tls.server_key},verify=0"

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import os
+import shutil
 import ssl
+import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient
 from harness import create_topic, external_from_env, unique_topic
-from harness.apache_kafka import apache_kafka_missing
+from harness.apache_kafka import apache_kafka_missing, kafka_version
+from harness.peers import missing
 from harness.probe import API_VERSIONS, api_versions
 from harness.reference_client import Record, consume, produce
 
@@ -66,6 +70,21 @@ def test_kafka_fixture_kind(kafka):
         assert (kafka.kind, kafka.bootstrap) == ("external", external.bootstrap)
     md = AdminClient(kafka.client_config()).list_topics(timeout=10)
     assert md.brokers, "metadata lists no broker"
+
+
+def test_apache_kafka_attributes_and_raw_api_versions(apache_kafka):
+    assert apache_kafka.kind == "kafka" and apache_kafka.version == kafka_version()
+    assert apache_kafka.bootstrap == f"127.0.0.1:{apache_kafka.port}"
+    os.kill(apache_kafka.pid, 0)  # the JVM is ours and alive
+    versions = api_versions("127.0.0.1", apache_kafka.port)
+    # ConsumerGroupHeartbeat (KIP-848), AlterUserScramCredentials, DeleteRecords are served.
+    assert {68, 51, 21} <= set(versions)
+    for view in (apache_kafka.as_user("alice", "SCRAM-SHA-256"), apache_kafka.over_ssl()):
+        md = AdminClient(view.client_config()).list_topics(timeout=10)
+        assert list(md.brokers) == [1]
+        # A failing test that used the view gets the node's log attached.
+        assert view.cluster is apache_kafka and view.log_tail().strip()
+    assert "Transition from STARTING to STARTED" in apache_kafka.log_path.read_text()
 
 
 def test_tansu_attributes_and_raw_api_versions(tansu):
@@ -303,12 +322,7 @@ def test_mock_control_errors_are_clear(mock_cluster):
 
 
 def require_kcat(kcat):
-    if kcat is None:
-        message = "kcat not installed: run tools/install_system_deps.sh"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return kcat
+    return kcat or missing("kcat")
 
 
 def test_kcat_produces_confluent_reads(mock_cluster, kcat):
@@ -367,3 +381,44 @@ def test_external_settings_from_environment():
     }
     tls = external_from_env({"KAFKA_BOOTSTRAP": "h:1", "KAFKA_SECURITY_PROTOCOL": "ssl"})
     assert tls.client_config() == {"bootstrap.servers": "h:1", "security.protocol": "SSL"}
+
+
+# -- Apache Kafka's jars ----------------------------------------------------------------------
+
+FETCH_KAFKA = Path(__file__).resolve().parents[2] / "tools" / "fetch_kafka.sh"
+
+
+def _fetch_kafka(tmp_path: Path, cache: Path) -> subprocess.CompletedProcess:
+    """tools/fetch_kafka.sh with a PATH holding only sed and dirname (no java, no mvn)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for tool in ("sed", "dirname"):
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    env = {"PATH": str(bin_dir), "HOME": str(tmp_path), "KAFKA_FAST_CACHE": str(cache)}
+    return subprocess.run(["/bin/bash", str(FETCH_KAFKA)], env=env, capture_output=True,
+                          text=True, timeout=30)
+
+
+def test_fetch_kafka_without_java_says_what_to_install(tmp_path):
+    done = _fetch_kafka(tmp_path, tmp_path / "cache")
+    assert done.returncode == 0, done.stderr
+    [line] = done.stdout.splitlines()
+    assert line.startswith("fetch_kafka: java not found") and "Maven" in line
+    assert not (tmp_path / "cache").exists()
+
+
+def test_fetch_kafka_with_jars_cached_prints_one_line(tmp_path):
+    libs = tmp_path / "cache" / f"kafka-{kafka_version()}" / "libs"
+    libs.mkdir(parents=True)
+    (libs / ".complete").touch()
+    done = _fetch_kafka(tmp_path, tmp_path / "cache")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        f"fetch_kafka: Apache Kafka {kafka_version()} cached in {libs}"]
+
+
+def test_missing_kafka_jars_name_the_fetch_script(monkeypatch, tmp_path):
+    monkeypatch.setenv("KAFKA_FAST_CACHE", str(tmp_path))
+    reason = apache_kafka_missing()
+    assert reason is not None
+    assert "tools/fetch_kafka.sh" in reason and kafka_version() in reason

@@ -329,3 +329,15 @@ def test_metadata_topic_errors_and_leaderless_partitions_are_retried(fresh_mock_
         assert result["view"].leader(topic, 0) in mock.brokers
         metas = [r for r in mock.requests() if r.api_key == METADATA]
         assert len(metas) >= 6
+
+
+def test_a_client_closed_at_once_reports_no_error(caplog):
+    """Closing right after creation (before the I/O thread ran) is quiet: no I/O-thread error."""
+    import logging
+
+    from kafka_fast import Producer
+
+    caplog.set_level(logging.ERROR, logger="kafka_fast")
+    for _ in range(20):
+        Producer({"bootstrap.servers": "127.0.0.1:1"}).close(0)
+    assert [r.getMessage() for r in caplog.records] == []

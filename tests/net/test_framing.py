@@ -101,13 +101,24 @@ def test_large_shared_frame_grows_the_buffer(pair):
     assert [(c, bd) for c, bd, _ in got] == [(9, body)]
 
 
-@pytest.mark.parametrize("size", [-1, 0, 3, (1 << 30) + 1])
+@pytest.mark.parametrize("size", [-1, 0, 3])
 def test_invalid_frame_size_raises(pair, size):
     a, b = pair
     a.sendall(struct.pack(">i", size) + b"\0" * 8)
     reader = FrameReader(lambda corr: False, BufferPool())
     reader.fill(b)
     with pytest.raises(ProtocolError, match="invalid response frame size"):
+        list(reader.frames())
+
+
+@pytest.mark.parametrize("limit, size", [(100_000_000, 1 << 30), (1000, 1001)])
+def test_frame_above_the_limit_raises_before_allocating(pair, limit, size):
+    a, b = pair
+    a.sendall(struct.pack(">i", size) + b"\0" * 8)
+    reader = FrameReader(lambda corr: False, BufferPool(), max_frame=limit)
+    reader.fill(b)
+    with pytest.raises(ProtocolError, match=f"response frame of {size} bytes exceeds "
+                                            rf"receive.message.max.bytes \({limit}\)"):
         list(reader.frames())
 
 

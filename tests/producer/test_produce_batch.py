@@ -34,7 +34,7 @@ def test_columns_of_every_shape_round_trip(broker):
     values = [b"value-%06d-" % i + bytes([i % 256]) * (i % 50) for i in range(n)]
     with Producer(broker.client_config({"batch.size": 20_000})) as p:
         # 1. lists, with per-record timestamps and one header list for every record
-        assert p.produce_batch(topic, values[:1000], keys[:1000],
+        assert p.produce_batch(topic, values[:1000], keys=keys[:1000],
                                timestamps=list(range(1_600_000_000_000,
                                                      1_600_000_000_000 + 1000)),
                                headers=[("src", b"lists")]) == 1000
@@ -42,11 +42,11 @@ def test_columns_of_every_shape_round_trip(broker):
         arr_v = np.frombuffer(b"".join(v[:12] for v in values[1000:2000]),
                               dtype=np.uint8).reshape(1000, 12)
         arr_k = np.frombuffer(b"".join(keys[1000:2000]), dtype=np.uint8).reshape(1000, 9)
-        assert p.produce_batch(topic, arr_v, arr_k) == 1000
+        assert p.produce_batch(topic, arr_v, keys=arr_k) == 1000
         # 3. packed columns with null values and keys
         pv = [None if i % 10 == 0 else values[i] for i in range(2000, 3000)]
         pk = [None if i % 7 == 0 else keys[i] for i in range(2000, 3000)]
-        assert p.produce_batch(topic, _packed(pv), _packed(pk),
+        assert p.produce_batch(topic, _packed(pv), keys=_packed(pk),
                                headers=[[("i", b"%d" % i)] for i in range(2000, 3000)]) == 1000
         assert p.flush(30) == 0
     got = read_confluent(broker, topic, 3, n)
@@ -132,7 +132,7 @@ def test_bad_columns_are_refused(tansu):
         with pytest.raises(TypeError, match=r"values\[1\] must be bytes, str or None"):
             p.produce_batch(topic, [b"a", 3])
         with pytest.raises(ValueError, match="keys has 1 entries for 2 values"):
-            p.produce_batch(topic, [b"a", b"b"], [b"k"])
+            p.produce_batch(topic, [b"a", b"b"], keys=[b"k"])
         with pytest.raises(TypeError, match="2-D uint8"):
             p.produce_batch(topic, np.zeros((2, 3), dtype=np.int32))
         with pytest.raises(ValueError, match="non-decreasing"):
@@ -157,7 +157,7 @@ def test_large_call_encoded_by_worker_threads_keeps_order(broker, codec):
                            dtype=np.uint8).reshape(n, 8)
     conf = broker.client_config({"batch.num.messages": 1000, "compression.type": codec})
     with Producer(conf) as p:
-        assert p.produce_batch(topic, values, keys) == n
+        assert p.produce_batch(topic, values, keys=keys) == n
         assert p.flush(60) == 0
     got = read_confluent(broker, topic, 4, n, timeout=60)
     assert len(got) == n

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from harness.peers import missing
 from harness.topics import create_topic, unique_topic
 from readback import Got, read_confluent, read_kcat
 
@@ -69,8 +70,7 @@ def test_round_trip_every_field_and_codec(broker, codec):
 
 
 def test_kcat_reads_what_we_produce(mock_cluster, kcat):
-    if kcat is None:
-        pytest.skip("kcat not installed: run tools/install_system_deps.sh")
+    kcat = kcat or missing("kcat")
     topic = unique_topic("rt-kcat")
     create_topic(mock_cluster, topic, 1)
     with Producer(mock_cluster.client_config({"compression.type": "lz4"})) as p:

@@ -66,6 +66,13 @@ def make_topic(broker, partitions: int = PARTITIONS) -> str:
     [result] = resp.topics
     assert (result.name, result.error_code, result.num_partitions) == (name, 0, partitions)
     assert result.topic_id != uuid.UUID(int=0)
+    # Apache Kafka answers CreateTopics before every broker's metadata lists the topic.
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        [t] = metadata(broker, name).topics
+        if t.error_code == 0 and all(p.leader_id >= 0 for p in t.partitions):
+            break
+        time.sleep(0.05)
     return name
 
 

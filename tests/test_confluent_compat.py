@@ -1,0 +1,138 @@
+"""Small parts of confluent-kafka's API a migrated program meets, checked side by side with the
+installed confluent-kafka: version functions, the group.id requirement, Message accessors
+(as docs/migrating-from-confluent-kafka.md lists them)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import confluent_kafka
+import pytest
+from harness import free_port
+
+import kafka_fast
+
+MIGRATING = Path(__file__).resolve().parents[1] / "docs" / "migrating-from-confluent-kafka.md"
+
+
+def _version_int(text: str) -> int:
+    """librdkafka's 0xMMmmrrxx for a release version string."""
+    major, minor, revision = (int(p) for p in text.split("-")[0].split(".")[:3])
+    return (major << 24) | (minor << 16) | (revision << 8) | 0xFF
+
+
+def test_version_functions_have_confluent_kafkas_shapes():
+    theirs, ours = confluent_kafka.version(), kafka_fast.version()
+    assert type(ours) is type(theirs) is str
+    assert ours == kafka_fast.__version__
+    their_lib, our_lib = confluent_kafka.libversion(), kafka_fast.libversion()
+    assert [type(v) for v in our_lib] == [type(v) for v in their_lib] == [str, int]
+    # the integer follows librdkafka's layout: checked on confluent-kafka's own pair
+    assert their_lib[1] == _version_int(their_lib[0])
+    assert our_lib == (kafka_fast.__version__, _version_int(kafka_fast.__version__))
+
+
+def test_consumer_without_group_id_is_refused_as_by_confluent_kafka():
+    conf = {"bootstrap.servers": f"127.0.0.1:{free_port()}"}
+    with pytest.raises(ValueError) as theirs:
+        confluent_kafka.Consumer(dict(conf))
+    with pytest.raises(ValueError) as ours:
+        kafka_fast.Consumer(dict(conf))
+    assert str(theirs.value) == "Failed to create consumer: group.id must be set"
+    # kafka_fast's error is also a KafkaException, carrying the same words
+    assert isinstance(ours.value, kafka_fast.KafkaException)
+    assert ours.value.args[0].code() == kafka_fast.KafkaError._INVALID_ARG
+    assert ours.value.args[0].str() == str(theirs.value)
+
+
+def _documented_accessors() -> list[str]:
+    text = " ".join(MIGRATING.read_text(encoding="utf-8").split())
+    match = re.search(r"`Message` accessors \(`([^`]*)`\)", text)
+    assert match, "the Message accessor list is missing from the migrating guide"
+    return [name.rstrip("()") for name in match.group(1).split()]
+
+
+def test_documented_message_accessors_exist_in_both_clients():
+    names = _documented_accessors()
+    assert "topic" in names and "len" not in names
+    for name in names:
+        assert callable(getattr(confluent_kafka.Message, name, None)), f"confluent lacks {name}"
+        assert callable(getattr(kafka_fast.Message, name, None)), f"kafka_fast lacks {name}"
+    theirs = confluent_kafka.Message(topic="t", value=b"abc")
+    ours = kafka_fast.Message(topic="t", value=b"abc")
+    assert len(theirs) == len(ours) == 3
+    assert len(confluent_kafka.Message(topic="t")) == len(kafka_fast.Message(topic="t")) == 0
+    assert not hasattr(theirs, "len")
+
+
+def test_cluster_id_and_sasl_credentials(broker):
+    theirs = confluent_kafka.Producer(broker.client_config())
+    producer = kafka_fast.Producer(broker.client_config())
+    consumer = kafka_fast.Consumer(broker.client_config({"group.id": "cluster-id"}))
+    try:
+        expected = theirs.cluster_id(10)
+        assert expected
+        assert producer.cluster_id(10) == consumer.cluster_id(10) == expected
+        producer.set_sasl_credentials("alice", "secret")
+        with pytest.raises(TypeError, match="sasl.password"):
+            consumer.set_sasl_credentials("alice", None)
+    finally:
+        producer.close()
+        consumer.close()
+
+
+def test_a_property_of_the_other_role_warns_and_is_ignored():
+    with pytest.warns(UserWarning, match='"group.id" does not apply to a producer'):
+        producer = kafka_fast.Producer({"bootstrap.servers": "127.0.0.1:1", "group.id": "g"})
+    producer.close(0)
+
+
+@pytest.mark.parametrize("name", ["message.timeout.ms", "delivery.timeout.ms"])
+def test_a_bad_value_is_reported_under_the_name_given(name):
+    if name == "message.timeout.ms":  # librdkafka's own name for the setting
+        with pytest.raises(confluent_kafka.KafkaException, match=f'"{name}"'):
+            confluent_kafka.Producer({"bootstrap.servers": "127.0.0.1:1", name: "abc"})
+    with pytest.raises(kafka_fast.KafkaException, match=f'"{name}"'):
+        kafka_fast.Producer({"bootstrap.servers": "127.0.0.1:1", name: "abc"})
+
+
+def test_producer_poll_without_a_timeout_waits_for_an_event():
+    producer = kafka_fast.Producer({"bootstrap.servers": "127.0.0.1:1",
+                                    "message.timeout.ms": 1000})
+    reports = []
+    try:
+        producer.produce("t", b"x", on_delivery=lambda err, msg: reports.append(err.code()))
+        while not reports:
+            assert producer.poll() >= 1  # waits for an event: here errors, then the report
+        assert reports == [kafka_fast.KafkaError._MSG_TIMED_OUT]
+    finally:
+        producer.close(0)
+
+
+def test_produce_batch_positional_parameters_follow_confluent_kafka():
+    import inspect
+
+    ours = list(inspect.signature(kafka_fast.Producer.produce_batch).parameters)[1:5]
+    assert ours == ["topic", "values", "partition", "on_delivery"]
+    # confluent-kafka documents produce_batch(topic, messages, [partition], [on_delivery]).
+    assert "produce_batch(topic, messages, [partition], [on_delivery])" in (
+        confluent_kafka.Producer.produce_batch.__doc__)
+
+
+def test_calls_after_close_raise_runtime_error_as_in_confluent_kafka():
+    producer = kafka_fast.Producer({"bootstrap.servers": "127.0.0.1:1"})
+    producer.close(0)
+    for call in (lambda: producer.produce("t", b"x"), lambda: producer.poll(0),
+                 lambda: producer.flush(0), lambda: producer.produce_batch("t", [b"x"]),
+                 lambda: producer.list_topics(timeout=0.1), lambda: producer.purge()):
+        with pytest.raises(RuntimeError, match="Producer has been closed"):
+            call()
+    assert len(producer) == 0
+    producer.close()  # a second close does nothing
+    consumer = kafka_fast.Consumer({"bootstrap.servers": "127.0.0.1:1", "group.id": "g"})
+    consumer.close()
+    for call in (lambda: consumer.poll(0), lambda: consumer.consume(1, 0),
+                 lambda: consumer.consume_batch(1, 0), lambda: consumer.commit()):
+        with pytest.raises(RuntimeError, match="Consumer closed"):
+            call()
