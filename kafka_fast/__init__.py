@@ -37,6 +37,10 @@ _LAZY = {
     "Producer": ("kafka_fast.producer", "Producer"),
     "Consumer": ("kafka_fast.consumer", "Consumer"),
     "AdminClient": ("kafka_fast.admin", "AdminClient"),
+    **{name: ("kafka_fast.admin.model", name) for name in (
+        "ConsumerGroupState", "ConsumerGroupTopicPartitions", "ConsumerGroupType",
+        "ElectionType", "IsolationLevel", "Node", "TopicCollection", "TopicPartitionInfo",
+        "Uuid")},
     "RecordBatchView": ("kafka_fast.consumer", "RecordBatchView"),
     "SerializingProducer": ("kafka_fast.serializing_producer", "SerializingProducer"),
     "DeserializingConsumer": ("kafka_fast.deserializing_consumer", "DeserializingConsumer"),

@@ -1,9 +1,12 @@
-"""AdminClient: topics, partitions, records, configurations and SCRAM users (a confluent-kafka
-compatible subset)."""
+"""AdminClient: confluent-kafka's AdminClient API (method names, parameters, result types and
+futures) over kafka_fast's network client. Each concern lives in its own module; this class
+checks arguments and hands them over."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+import threading
+import warnings
+from collections.abc import Iterable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -11,41 +14,24 @@ from typing import Any
 from ..config import make_config
 from ..errors import KafkaError, KafkaException
 from ..net.client import KafkaClient
-from ..net.request import VersionedRequest
-from ..protocol.messages import (
-    AlterUserScramCredentialsRequest,
-    CreatePartitionsRequest,
-    CreateTopicsRequest,
-    DeleteRecordsRequest,
-    DeleteTopicsRequest,
-    DescribeConfigsRequest,
-    IncrementalAlterConfigsRequest,
-)
 from ..topic_partition import OFFSET_END, TopicPartition
-from .calls import ANY, CONTROLLER, AdminCall
-from .groups import ConsumerGroupTopicPartitions, group_offsets, list_groups
-from .metadata import ClusterMetadata, cluster_metadata
-from .resources import (
-    AlterConfigOpType,
-    ConfigEntry,
-    ConfigResource,
-    ConfigSource,
-    DeletedRecords,
-    NewPartitions,
-    NewTopic,
-    ResourceType,
+from . import acls as acl_ops
+from . import cluster, configs, groups, offsets, records, scram
+from . import topics as topic_ops
+from .acls import AclBinding, AclBindingFilter
+from .events import EventServer
+from .metadata import ClusterMetadata, GroupMetadata, cluster_metadata
+from .model import (
+    ConsumerGroupState,
+    ConsumerGroupTopicPartitions,
+    ConsumerGroupType,
+    ElectionType,
+    IsolationLevel,
+    TopicCollection,
 )
-from .scram import (
-    UserScramCredentialAlteration,
-    UserScramCredentialUpsertion,
-    check_alteration,
-    new_salt,
-    salted_password,
-)
-
-
-def _error(code: int, message: str | None) -> KafkaError | None:
-    return KafkaError(code, message or None) if code else None
+from .offsets import OffsetSpec
+from .resources import ConfigResource, NewPartitions, NewTopic
+from .scram import UserScramCredentialAlteration
 
 
 def _typed(items: Iterable[Any], cls: type) -> list[Any]:
@@ -69,21 +55,63 @@ def _unique(items: Iterable[Any], key, what: str) -> list[Any]:
     return out
 
 
+def _group_ids(group_ids: Any, what: str) -> list[str]:
+    if not isinstance(group_ids, list):
+        raise TypeError(f"Expected input to be list of group ids to be {what}")
+    if not group_ids:
+        raise ValueError(f"Expected at least one group to be {what}")
+    for g in group_ids:
+        if not isinstance(g, str):
+            raise ValueError(f"Expected list of {str!r}")
+        if not g:
+            raise ValueError("'group_id' cannot be empty")
+    if len(set(group_ids)) != len(group_ids):
+        raise ValueError("Duplicate group ids in the request")
+    return group_ids
+
+
+def _enum_set(values: Any, cls: type, what: str) -> set[Any] | None:
+    if values is None:
+        return None
+    if not isinstance(values, set):
+        raise TypeError(f"'{what}' must be a set")
+    for v in values:
+        if not isinstance(v, cls):
+            raise TypeError(f"All elements of {what} must be of type {cls.__name__}")
+    return values
+
+
 class AdminClient:
     """Administrative operations on a cluster.
 
-    ``conf`` is a librdkafka/Java-style dict (``bootstrap.servers`` required). Operations
-    return ``{item: concurrent.futures.Future}``; a failed item's Future raises
-    ``KafkaException`` carrying the broker's error code and message. ``error_cb`` and
-    ``throttle_cb`` are called from a thread of the client's own.
+    ``conf`` is a librdkafka/Java-style dict (``bootstrap.servers`` required; keyword
+    arguments such as ``logger=`` are merged into it). Operations return
+    ``concurrent.futures.Future`` objects (one, or a dict keyed as confluent-kafka keys
+    them); a failed item's Future raises ``KafkaException`` with the broker's error code and
+    message. Options are keyword-only, as confluent-kafka's are; ``request_timeout`` None
+    or negative means ``request.timeout.ms``. Each Future is settled by then at the latest.
+
+    ``error_cb``/``throttle_cb`` run on a thread of the client's own until the first
+    ``poll()``; from then on only ``poll()`` serves them, as in confluent-kafka.
     """
 
-    def __init__(self, conf: dict[str, Any]) -> None:
-        self._config = make_config(conf, "admin")
-        self._client = KafkaClient(self._config, serve_events_thread=True).start()
+    def __init__(self, conf: dict[str, Any], **kwargs: Any) -> None:
+        if not isinstance(conf, dict):
+            raise TypeError(f"expected configuration dict, got {type(conf).__name__}")
+        self._config = make_config({**conf, **kwargs}, "admin")
+        self._client = KafkaClient(self._config).start()
+        self._events = EventServer(self._client, self._client.name)
+        self._closed = False
+        self._close_lock = threading.Lock()
 
-    # -- lifecycle ---------------------------------------------------------------------------
+    # -- lifecycle and events ----------------------------------------------------------------
     def close(self, timeout: float = 5.0) -> None:
+        """Fail what is outstanding with _DESTROY and stop the client's threads."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._events.close()
         self._client.close(timeout)
 
     def __enter__(self) -> AdminClient:
@@ -92,9 +120,16 @@ class AdminClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def poll(self, timeout: float = 0.0) -> int:
-        """Accepted for compatibility: callbacks are served by the client's own thread."""
-        return 0
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("AdminClient has been closed")
+
+    def poll(self, timeout: float) -> int:
+        """Serve ``error_cb``/``throttle_cb`` events on this thread, waiting up to ``timeout``
+        seconds (negative: until one arrives) for the first; the number served."""
+        self._check_open()
+        wait = threading.TIMEOUT_MAX if timeout is None or timeout < 0 else float(timeout)
+        return self._events.poll(wait)
 
     def __len__(self) -> int:
         return self._client.events.queue.qsize()
@@ -119,6 +154,7 @@ class AdminClient:
         Raises KafkaException(_TIMED_OUT) if no broker answers within ``timeout`` seconds
         (-1: ``request.timeout.ms``).
         """
+        self._check_open()
         wait = self._timeout(timeout)
         if topic is None:
             fut = self._client.request_metadata(all_topics=True)
@@ -131,279 +167,287 @@ class AdminClient:
                 KafkaError._TIMED_OUT, f"no metadata within {wait:g}s")) from None
         return cluster_metadata(view, None if topic is None else [topic])
 
+    def cluster_id(self, timeout: float = -1) -> str:
+        """The cluster id from metadata; KafkaException(_TIMED_OUT) if none arrives within
+        ``timeout`` seconds (-1: ``request.timeout.ms``)."""
+        self._check_open()
+        wait = self._timeout(timeout)
+        cid = self._client.cluster_id(wait)
+        if cid is None:
+            raise KafkaException(KafkaError(
+                KafkaError._TIMED_OUT, f"Failed to retrieve cluster id within {wait:g}s"))
+        return cid
+
+    def list_groups(self, group: str | None = None, timeout: float = -1
+                    ) -> list[GroupMetadata]:
+        """Deprecated in confluent-kafka (use list_consumer_groups/describe_consumer_groups):
+        every group, or ``group``, with members as raw bytes. Blocks up to ``timeout``."""
+        self._check_open()
+        return groups.group_metadata(self._client, group, self._timeout(timeout))
+
+    def set_sasl_credentials(self, username: str, password: str) -> None:
+        """SASL PLAIN/SCRAM credentials for the next logins; open connections keep theirs."""
+        self._check_open()
+        self._client.set_sasl_credentials(username, password)
+
     # -- topics ------------------------------------------------------------------------------
-    def create_topics(self, new_topics: list[NewTopic], operation_timeout: float = 0,
+    def create_topics(self, new_topics: list[NewTopic], *, operation_timeout: float = 0,
                       request_timeout: float | None = None,
                       validate_only: bool = False) -> dict[str, Future]:
         """Create topics; ``{topic: Future}`` resolving to None once the controller accepted."""
-        topics = _unique(_typed(new_topics, NewTopic), lambda t: t.topic, "NewTopic objects")
-        by_name = {t.topic: t for t in topics}
-        op_ms = self._operation_ms(operation_timeout, request_timeout)
+        self._check_open()
+        items = _unique(_typed(new_topics, NewTopic), lambda t: t.topic, "NewTopic objects")
+        return topic_ops.create_topics(
+            self._client, items, self._operation_ms(operation_timeout, request_timeout),
+            validate_only, self._timeout(request_timeout))
 
-        def build(names: list[Hashable]) -> CreateTopicsRequest:
-            return CreateTopicsRequest(
-                topics=[_creatable(by_name[n]) for n in names],
-                timeout_ms=op_ms, validate_only=validate_only)
-
-        def parse(resp: Any) -> dict[Hashable, Any]:
-            return {t.name: _error(t.error_code, t.error_message) for t in resp.topics}
-
-        return AdminCall(self._client, list(by_name), build, parse, lambda _: CONTROLLER,
-                         self._timeout(request_timeout)).start()
-
-    def delete_topics(self, topics: list[str], operation_timeout: float = 0,
+    def delete_topics(self, topics: list[str], *, operation_timeout: float = 0,
                       request_timeout: float | None = None) -> dict[str, Future]:
         """Delete topics; ``{topic: Future}`` resolving to None."""
+        self._check_open()
         names = _unique(topics, lambda t: t, "topic names")
-        op_ms = self._operation_ms(operation_timeout, request_timeout)
+        return topic_ops.delete_topics(
+            self._client, names, self._operation_ms(operation_timeout, request_timeout),
+            self._timeout(request_timeout))
 
-        def build(group: list[Hashable]) -> VersionedRequest:
-            def at(version: int) -> DeleteTopicsRequest:
-                if version >= 6:
-                    return DeleteTopicsRequest(
-                        topics=[DeleteTopicsRequest.DeleteTopicState(name=n) for n in group],
-                        timeout_ms=op_ms)
-                return DeleteTopicsRequest(topic_names=list(group), timeout_ms=op_ms)
-
-            return VersionedRequest(DeleteTopicsRequest, at)
-
-        def parse(resp: Any) -> dict[Hashable, Any]:
-            return {r.name: _error(r.error_code, getattr(r, "error_message", None))
-                    for r in resp.responses}
-
-        return AdminCall(self._client, names, build, parse, lambda _: CONTROLLER,
-                         self._timeout(request_timeout)).start()
-
-    def create_partitions(self, new_partitions: list[NewPartitions],
+    def create_partitions(self, new_partitions: list[NewPartitions], *,
                           operation_timeout: float = 0, request_timeout: float | None = None,
                           validate_only: bool = False) -> dict[str, Future]:
         """Add partitions; ``{topic: Future}`` resolving to None."""
+        self._check_open()
         items = _unique(_typed(new_partitions, NewPartitions), lambda p: p.topic,
                         "NewPartitions objects")
-        by_name = {p.topic: p for p in items}
-        op_ms = self._operation_ms(operation_timeout, request_timeout)
-        Topic = CreatePartitionsRequest.CreatePartitionsTopic
-        Assignment = CreatePartitionsRequest.CreatePartitionsAssignment
+        return topic_ops.create_partitions(
+            self._client, items, self._operation_ms(operation_timeout, request_timeout),
+            validate_only, self._timeout(request_timeout))
 
-        def build(names: list[Hashable]) -> CreatePartitionsRequest:
-            topics = []
-            for n in names:
-                p = by_name[n]
-                assignments = ([Assignment(broker_ids=list(r)) for r in p.replica_assignment]
-                               if p.replica_assignment else None)
-                topics.append(Topic(name=p.topic, count=p.new_total_count,
-                                    assignments=assignments))
-            return CreatePartitionsRequest(topics=topics, timeout_ms=op_ms,
-                                           validate_only=validate_only)
+    def describe_topics(self, topics: TopicCollection, *,
+                        include_authorized_operations: bool = False,
+                        request_timeout: float | None = None) -> dict[str, Future]:
+        """Describe topics (never creating them); ``{name: Future of TopicDescription}``."""
+        self._check_open()
+        if not isinstance(topics, TopicCollection):
+            raise TypeError("Expected input to be instance of TopicCollection")
+        names = topics.topic_names
+        if not isinstance(names, list):
+            raise TypeError("Expected list of topic names to be described")
+        for i, name in enumerate(names):
+            if not isinstance(name, str):
+                raise TypeError(f"Expected list of topics strings, not {type(name).__name__}")
+            if not name:
+                raise ValueError(f"Empty topic name at index {i} isn't allowed")
+        if len(set(names)) != len(names):
+            raise ValueError("Duplicate topic names in the request")
+        return cluster.describe_topics(self._client, names, include_authorized_operations,
+                                       self._timeout(request_timeout))
 
-        def parse(resp: Any) -> dict[Hashable, Any]:
-            return {r.name: _error(r.error_code, r.error_message) for r in resp.results}
+    def describe_cluster(self, *, include_authorized_operations: bool = False,
+                         request_timeout: float | None = None) -> Future:
+        """A Future of DescribeClusterResult (controller, nodes, cluster id)."""
+        self._check_open()
+        return cluster.describe_cluster(self._client, include_authorized_operations,
+                                        self._timeout(request_timeout))
 
-        return AdminCall(self._client, list(by_name), build, parse, lambda _: CONTROLLER,
-                         self._timeout(request_timeout)).start()
+    def elect_leaders(self, election_type: ElectionType,
+                      partitions: list[TopicPartition] | None = None, *,
+                      request_timeout: float | None = None, operation_timeout: float = 0
+                      ) -> Future:
+        """Elect the preferred (or, UNCLEAN, any) replica as leader of ``partitions`` (None:
+        every partition that needs it); a Future of ``{TopicPartition: KafkaError | None}``."""
+        self._check_open()
+        if not isinstance(election_type, ElectionType):
+            raise TypeError("Expected 'election_type' to be of type 'ElectionType'")
+        if partitions is not None:
+            offsets.check_partitions(partitions, "partitions")
+        return cluster.elect_leaders(
+            self._client, election_type, partitions,
+            self._operation_ms(operation_timeout, request_timeout),
+            self._timeout(request_timeout))
+
+    # -- records and offsets -----------------------------------------------------------------
+    def delete_records(self, topic_partition_offsets: list[TopicPartition], *,
+                       request_timeout: float | None = None, operation_timeout: float = 0
+                       ) -> dict[TopicPartition, Future]:
+        """Delete each partition's records before its ``offset`` (OFFSET_END: all of them);
+        ``{TopicPartition: Future of DeletedRecords}`` (the new low watermark)."""
+        self._check_open()
+        items = offsets.check_partitions(topic_partition_offsets, "topic_partition_offsets")
+        for tp in items:
+            if tp.offset < 0 and tp.offset != OFFSET_END:
+                raise ValueError(f"delete_records needs an offset >= 0 or OFFSET_END: "
+                                 f"got {tp!r}")
+        return records.delete_records(
+            self._client, items, self._operation_ms(operation_timeout, request_timeout),
+            self._timeout(request_timeout))
+
+    def list_offsets(self, topic_partition_offsets: dict[TopicPartition, OffsetSpec], *,
+                     isolation_level: IsolationLevel | None = None,
+                     request_timeout: float | None = None) -> dict[TopicPartition, Future]:
+        """Offsets of partitions by OffsetSpec (earliest, latest, max timestamp, a time);
+        ``{TopicPartition(topic, partition, spec value): Future of ListOffsetsResultInfo}``."""
+        self._check_open()
+        offsets.check_offset_specs(topic_partition_offsets, isolation_level)
+        return offsets.list_offsets(
+            self._client, topic_partition_offsets,
+            isolation_level or IsolationLevel.READ_UNCOMMITTED, self._timeout(request_timeout))
 
     # -- consumer groups ---------------------------------------------------------------------
-    def list_consumer_groups(self, request_timeout: float | None = None) -> Future:
-        """Every group of the cluster (ListGroups on each broker): a Future of
-        ListConsumerGroupsResult (``valid`` listings, ``errors`` of brokers that failed)."""
-        return list_groups(self._client, self._timeout(request_timeout))
+    def list_consumer_groups(self, *, request_timeout: float | None = None,
+                             states: set[ConsumerGroupState] | None = None,
+                             types: set[ConsumerGroupType] | None = None) -> Future:
+        """Every group of the cluster (ListGroups on each broker), optionally only those in
+        ``states`` and of ``types``: a Future of ListConsumerGroupsResult (``valid``
+        listings, ``errors`` of brokers that failed)."""
+        self._check_open()
+        return groups.list_consumer_groups(
+            self._client, self._timeout(request_timeout),
+            _enum_set(states, ConsumerGroupState, "states"),
+            _enum_set(types, ConsumerGroupType, "types"))
+
+    def describe_consumer_groups(self, group_ids: list[str], *,
+                                 include_authorized_operations: bool = False,
+                                 request_timeout: float | None = None) -> dict[str, Future]:
+        """Members, assignments, state, type and coordinator of each group; ``{group_id:
+        Future of ConsumerGroupDescription}`` (an unknown group is described as DEAD)."""
+        self._check_open()
+        ids = _group_ids(group_ids, "described")
+        wait = self._timeout(request_timeout)
+        return {g: groups.describe_consumer_group(self._client, g, wait,
+                                                  include_authorized_operations)
+                for g in ids}
+
+    def delete_consumer_groups(self, group_ids: list[str], *,
+                               request_timeout: float | None = None) -> dict[str, Future]:
+        """Delete groups without members; ``{group_id: Future of None}``."""
+        self._check_open()
+        ids = _group_ids(group_ids, "deleted")
+        wait = self._timeout(request_timeout)
+        return {g: groups.delete_consumer_group(self._client, g, wait) for g in ids}
 
     def list_consumer_group_offsets(
-            self, list_consumer_group_offsets_request: list[ConsumerGroupTopicPartitions],
-            request_timeout: float | None = None,
-    ) -> dict[ConsumerGroupTopicPartitions, Future]:
-        """Committed offsets of groups (OffsetFetch at each coordinator): ``{request: Future
-        of ConsumerGroupTopicPartitions}``; ``topic_partitions`` None asks for all of them."""
-        items = _typed(list_consumer_group_offsets_request, ConsumerGroupTopicPartitions)
+            self, list_consumer_group_offsets_request: list[ConsumerGroupTopicPartitions], *,
+            require_stable: bool = False, request_timeout: float | None = None,
+    ) -> dict[str, Future]:
+        """Committed offsets of groups (OffsetFetch at each coordinator): ``{group_id: Future
+        of ConsumerGroupTopicPartitions}``; ``topic_partitions`` None asks for all of them.
+        Unlike confluent-kafka, several groups may be asked at once."""
+        self._check_open()
+        items = offsets.check_group_requests(list_consumer_group_offsets_request, False)
         wait = self._timeout(request_timeout)
-        return {item: group_offsets(self._client, item, wait) for item in items}
+        return {r.group_id: offsets.committed_offsets(self._client, r, require_stable, wait)
+                for r in items}
 
-    # -- records -----------------------------------------------------------------------------
-    def delete_records(self, topic_partition_offsets: list[TopicPartition],
-                       request_timeout: float | None = None,
-                       operation_timeout: float = 0) -> dict[TopicPartition, Future]:
-        """Delete each partition's records before its ``offset`` (OFFSET_END: all of them);
-        ``{TopicPartition: Future}`` resolving to ``DeletedRecords(low_watermark)``.
-
-        Each partition is asked of its leader in fresh metadata; a partition whose leader
-        moved meanwhile fails with NOT_LEADER_OR_FOLLOWER (call again).
-        """
-        items = _unique(_typed(topic_partition_offsets, TopicPartition),
-                        lambda tp: (tp.topic, tp.partition), "TopicPartition objects")
-        for tp in items:
-            if tp.partition < 0 or (tp.offset < 0 and tp.offset != OFFSET_END):
-                raise ValueError(f"delete_records needs a partition and an offset >= 0 or "
-                                 f"OFFSET_END: got {tp!r}")
+    def alter_consumer_group_offsets(
+            self, alter_consumer_group_offsets_request: list[ConsumerGroupTopicPartitions], *,
+            request_timeout: float | None = None) -> dict[str, Future]:
+        """Commit offsets for groups without active members: ``{group_id: Future of
+        ConsumerGroupTopicPartitions}`` with each partition's error (None: committed)."""
+        self._check_open()
+        items = offsets.check_group_requests(alter_consumer_group_offsets_request, True)
         wait = self._timeout(request_timeout)
-        try:
-            self._client.request_metadata(sorted({tp.topic for tp in items})).result(wait)
-        except FutureTimeout:
-            raise KafkaException(KafkaError(
-                KafkaError._TIMED_OUT, f"no metadata within {wait:g}s")) from None
-        op_ms = self._operation_ms(operation_timeout, request_timeout)
-        Topic = DeleteRecordsRequest.DeleteRecordsTopic
-        Partition = DeleteRecordsRequest.DeleteRecordsTopic.DeleteRecordsPartition
-
-        def target(tp: Any) -> Any:
-            leader = self._client.cluster.leader(tp.topic, tp.partition)
-            return leader if leader is not None and leader >= 0 else ANY
-
-        def build(group: list[Hashable]) -> DeleteRecordsRequest:
-            by_topic: dict[str, list[Any]] = {}
-            for tp in group:
-                by_topic.setdefault(tp.topic, []).append(
-                    Partition(partition_index=tp.partition, offset=tp.offset))
-            return DeleteRecordsRequest(
-                topics=[Topic(name=t, partitions=ps) for t, ps in by_topic.items()],
-                timeout_ms=op_ms)
-
-        def parse(resp: Any) -> dict[Hashable, Any]:
-            return {TopicPartition(t.name, p.partition_index):
-                    _error(p.error_code, None) or DeletedRecords(p.low_watermark)
-                    for t in resp.topics for p in t.partitions}
-
-        return AdminCall(self._client, items, build, parse, target, wait).start()
+        return {r.group_id: offsets.commit_offsets(self._client, r, wait) for r in items}
 
     # -- configurations ----------------------------------------------------------------------
-    def describe_configs(self, resources: list[ConfigResource],
-                         request_timeout: float | None = None,
-                         include_synonyms: bool = False) -> dict[ConfigResource, Future]:
-        """``{resource: Future}`` resolving to ``{name: ConfigEntry}``.
+    def describe_configs(self, resources: list[ConfigResource], *,
+                         request_timeout: float | None = None, broker: int = -1,
+                         include_synonyms: bool = True, include_documentation: bool = False
+                         ) -> dict[ConfigResource, Future]:
+        """``{resource: Future of {name: ConfigEntry}}``. Broker resources are asked of that
+        broker, others of ``broker`` (default any). With ``include_documentation`` each
+        ConfigEntry carries the broker's ``documentation`` of it."""
+        self._check_open()
+        items = self._resources(resources)
+        return configs.describe_configs(self._client, items, broker, include_synonyms,
+                                        include_documentation, self._timeout(request_timeout))
 
-        Broker resources are asked of that broker, the others of any broker.
-        """
-        items = _unique(_typed(resources, ConfigResource), lambda r: r,
-                        "ConfigResource objects")
-        Resource = DescribeConfigsRequest.DescribeConfigsResource
+    def alter_configs(self, resources: list[ConfigResource], *,
+                      request_timeout: float | None = None, validate_only: bool = False,
+                      broker: int = -1) -> dict[ConfigResource, Future]:
+        """Deprecated (as in confluent-kafka): replace each resource's whole configuration
+        with its ``set_config`` values; ``{resource: Future of None}``."""
+        warnings.warn("alter_configs has been deprecated. Use incremental_alter_configs "
+                      "instead.", category=DeprecationWarning, stacklevel=2)
+        self._check_open()
+        items = self._resources(resources)
+        return configs.alter_configs(self._client, items, broker, validate_only,
+                                     self._timeout(request_timeout))
 
-        def build(group: list[Hashable]) -> DescribeConfigsRequest:
-            return DescribeConfigsRequest(
-                resources=[Resource(resource_type=r.restype_int, resource_name=r.name,
-                                    configuration_keys=None) for r in group],
-                include_synonyms=include_synonyms)
-
-        def parse(resp: Any) -> dict[Hashable, Any]:
-            out: dict[Hashable, Any] = {}
-            for r in resp.results:
-                key = ConfigResource(r.resource_type, r.resource_name)
-                err = _error(r.error_code, r.error_message)
-                out[key] = err if err is not None else {
-                    c.name: _config_entry(c) for c in r.configs}
-            return out
-
-        return AdminCall(self._client, items, build, parse, _resource_target,
-                         self._timeout(request_timeout)).start()
-
-    def incremental_alter_configs(self, resources: list[ConfigResource],
+    def incremental_alter_configs(self, resources: list[ConfigResource], *,
                                   request_timeout: float | None = None,
-                                  validate_only: bool = False) -> dict[ConfigResource, Future]:
-        """Apply each resource's ``incremental_configs``; ``{resource: Future}`` of None."""
-        items = _unique(_typed(resources, ConfigResource), lambda r: r,
-                        "ConfigResource objects")
+                                  validate_only: bool = False, broker: int = -1
+                                  ) -> dict[ConfigResource, Future]:
+        """Apply each resource's ``incremental_configs`` (SET, DELETE, APPEND, SUBTRACT);
+        ``{resource: Future of None}``."""
+        self._check_open()
+        if not isinstance(resources, list):
+            raise TypeError("Expected a list of ConfigResource")
+        for r in resources:
+            if not isinstance(r, ConfigResource):
+                raise TypeError(f"Expected list of {ConfigResource!r}")
+        items = self._resources(resources)
         for r in items:
+            if not r.incremental_configs:
+                raise ValueError("expected non-empty list of ConfigEntry to alter "
+                                 f"incrementally in incremental_configs field of {r!r}")
             for entry in r.incremental_configs:
-                if not isinstance(entry.incremental_operation, AlterConfigOpType):
-                    raise ValueError(f"ConfigEntry {entry.name!r} of {r!r} needs an "
-                                     "incremental_operation (AlterConfigOpType)")
-        by_key = {r: r for r in items}
-        Resource = IncrementalAlterConfigsRequest.AlterConfigsResource
-        Alterable = IncrementalAlterConfigsRequest.AlterConfigsResource.AlterableConfig
+                if entry.incremental_operation is None:
+                    raise TypeError(f"ConfigEntry {entry.name!r} of {r!r} needs an "
+                                    "incremental_operation (AlterConfigOpType)")
+        return configs.incremental_alter_configs(self._client, items, broker, validate_only,
+                                                 self._timeout(request_timeout))
 
-        def build(group: list[Hashable]) -> IncrementalAlterConfigsRequest:
-            return IncrementalAlterConfigsRequest(
-                resources=[Resource(
-                    resource_type=by_key[r].restype_int, resource_name=by_key[r].name,
-                    configs=[Alterable(name=e.name,
-                                       config_operation=e.incremental_operation.value,
-                                       value=e.value)
-                             for e in by_key[r].incremental_configs])
-                    for r in group],
-                validate_only=validate_only)
+    @staticmethod
+    def _resources(resources: Any) -> list[ConfigResource]:
+        items = configs.check_resources(resources)
+        if not items:
+            raise ValueError("Expected non-empty list of ConfigResource objects")
+        return items
 
-        def parse(resp: Any) -> dict[Hashable, Any]:
-            return {ConfigResource(r.resource_type, r.resource_name):
-                    _error(r.error_code, r.error_message) for r in resp.responses}
+    # -- ACLs --------------------------------------------------------------------------------
+    def create_acls(self, acls: list[AclBinding], *, request_timeout: float | None = None
+                    ) -> dict[AclBinding, Future]:
+        """Create ACL bindings; ``{binding: Future of None}``."""
+        self._check_open()
+        if isinstance(acls, list) and not acls:
+            raise ValueError("Expected non-empty list of AclBinding objects")
+        return acl_ops.create_acls(self._client, acls, self._timeout(request_timeout))
 
-        return AdminCall(self._client, items, build, parse, _resource_target,
-                         self._timeout(request_timeout)).start()
+    def describe_acls(self, acl_binding_filter: AclBindingFilter, *,
+                      request_timeout: float | None = None) -> Future:
+        """A Future of the AclBindings matching the filter (a list)."""
+        self._check_open()
+        if not isinstance(acl_binding_filter, AclBindingFilter):
+            raise TypeError("Expected an AclBindingFilter object")
+        return acl_ops.describe_acls(self._client, acl_binding_filter,
+                                  self._timeout(request_timeout))
+
+    def delete_acls(self, acl_binding_filters: list[AclBindingFilter], *,
+                    request_timeout: float | None = None) -> dict[AclBindingFilter, Future]:
+        """Delete the ACLs each filter matches; ``{filter: Future of the deleted
+        AclBindings}``."""
+        self._check_open()
+        if isinstance(acl_binding_filters, list) and not acl_binding_filters:
+            raise ValueError("Expected non-empty list of AclBindingFilter objects")
+        return acl_ops.delete_acls(self._client, acl_binding_filters,
+                                self._timeout(request_timeout))
 
     # -- SCRAM users -------------------------------------------------------------------------
-    def alter_user_scram_credentials(self, alterations: list[UserScramCredentialAlteration],
+    def describe_user_scram_credentials(self, users: list[str] | None = None, *,
+                                        request_timeout: float | None = None
+                                        ) -> Future | dict[str, Future]:
+        """SCRAM credentials (mechanism, iterations) of ``users``: ``{user: Future of
+        UserScramCredentialsDescription}``; with None, of every user: one Future of
+        ``{user: UserScramCredentialsDescription}``."""
+        self._check_open()
+        scram.check_users(users)
+        return scram.describe_credentials(self._client, users, self._timeout(request_timeout))
+
+    def alter_user_scram_credentials(self, alterations: list[UserScramCredentialAlteration], *,
                                      request_timeout: float | None = None
                                      ) -> dict[str, Future]:
-        """Upsert or delete SCRAM credentials; ``{user: Future}`` resolving to None.
-
-        Passwords are salted and hashed here (PBKDF2, as the broker stores them); only
-        the salted password goes over the wire.
-        """
-        items = _typed(alterations, UserScramCredentialAlteration)
-        if not items:
-            raise ValueError("Expected a non-empty list of SCRAM credential alterations")
-        for a in items:
-            check_alteration(a)
-        users = list(dict.fromkeys(a.user for a in items))
-        Upsertion = AlterUserScramCredentialsRequest.ScramCredentialUpsertion
-        Deletion = AlterUserScramCredentialsRequest.ScramCredentialDeletion
-        upsertions: dict[str, list[Any]] = {u: [] for u in users}
-        deletions: dict[str, list[Any]] = {u: [] for u in users}
-        for a in items:
-            if isinstance(a, UserScramCredentialUpsertion):
-                info = a.scram_credential_info
-                salt = a.salt or new_salt()
-                upsertions[a.user].append(Upsertion(
-                    name=a.user, mechanism=info.mechanism.value, iterations=info.iterations,
-                    salt=salt, salted_password=salted_password(
-                        info.mechanism, a.password, salt, info.iterations)))
-            else:
-                deletions[a.user].append(Deletion(name=a.user, mechanism=a.mechanism.value))
-
-        def build(group: list[Hashable]) -> AlterUserScramCredentialsRequest:
-            return AlterUserScramCredentialsRequest(
-                deletions=[d for u in group for d in deletions[u]],
-                upsertions=[x for u in group for x in upsertions[u]])
-
-        def parse(resp: Any) -> dict[Hashable, Any]:
-            return {r.user: _error(r.error_code, r.error_message) for r in resp.results}
-
-        return AdminCall(self._client, users, build, parse, lambda _: CONTROLLER,
-                         self._timeout(request_timeout)).start()
-
-
-def _resource_target(resource: Any) -> Any:
-    if resource.restype in (ResourceType.BROKER, ResourceType.BROKER_LOGGER):
-        try:
-            return int(resource.name)
-        except ValueError:
-            raise ValueError(f"broker resource name must be a broker id: {resource.name!r}") \
-                from None
-    return ANY
-
-
-def _creatable(t: NewTopic) -> Any:
-    Topic = CreateTopicsRequest.CreatableTopic
-    Assignment = CreateTopicsRequest.CreatableTopic.CreatableReplicaAssignment
-    Config = CreateTopicsRequest.CreatableTopic.CreatableTopicConfig
-    return Topic(
-        name=t.topic, num_partitions=t.num_partitions,
-        replication_factor=t.replication_factor,
-        assignments=[Assignment(partition_index=i, broker_ids=list(ids))
-                     for i, ids in enumerate(t.replica_assignment)],
-        configs=[Config(name=k, value=v) for k, v in t.config.items()])
-
-
-def _config_entry(c: Any) -> ConfigEntry:
-    try:
-        source = ConfigSource(getattr(c, "config_source", -1))
-    except ValueError:
-        source = ConfigSource.UNKNOWN_CONFIG
-    is_default = getattr(c, "is_default", False) or source == ConfigSource.DEFAULT_CONFIG
-    synonyms = {}
-    for s in getattr(c, "synonyms", None) or ():
-        try:
-            s_source = ConfigSource(s.source)
-        except ValueError:
-            s_source = ConfigSource.UNKNOWN_CONFIG
-        synonyms[s.name] = ConfigEntry(s.name, s.value, s_source, is_synonym=True)
-    return ConfigEntry(c.name, c.value, source, is_read_only=c.read_only,
-                       is_default=is_default, is_sensitive=c.is_sensitive,
-                       synonyms=synonyms)
+        """Upsert or delete SCRAM credentials; ``{user: Future of None}``. Passwords are
+        salted and hashed here; only the salted password goes over the wire."""
+        self._check_open()
+        scram.check_alterations(alterations)
+        return scram.alter_credentials(self._client, alterations,
+                                       self._timeout(request_timeout))

@@ -1,77 +1,123 @@
-"""Consumer groups for the AdminClient: list them (ListGroups on every broker) and read their
-committed offsets (OffsetFetch at each group's coordinator). Result types follow
-confluent-kafka's names and fields."""
+"""Consumer groups: list them (ListGroups on every broker), describe them
+(ConsumerGroupDescribe, or DescribeGroups for classic groups) and delete them (DeleteGroups),
+at each group's coordinator. Result types follow confluent-kafka's names and fields."""
 
 from __future__ import annotations
 
-import enum
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..consumer.consumer_protocol import decode_assignment
 from ..consumer.requests import versioned
 from ..errors import KafkaError, KafkaException
-from ..net.backoff import Backoff
 from ..net.client import KafkaClient
 from ..net.request import settle_all
 from ..protocol import messages as m
 from ..topic_partition import TopicPartition
+from .acls import AclOperation, authorized_operations
+from .calls import coordinator_call, error_of, exception_error
+from .metadata import BrokerMetadata, GroupMember, GroupMetadata
+from .model import ConsumerGroupState, ConsumerGroupType, Node, to_enum
 
-_RETRY = frozenset({KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_NOT_AVAILABLE,
-                    KafkaError.COORDINATOR_LOAD_IN_PROGRESS, KafkaError._TRANSPORT})
-
-
-class ConsumerGroupState(enum.Enum):
-    """A group's state as the broker names it (confluent-kafka's values)."""
-
-    UNKNOWN = 0
-    PREPARING_REBALANCING = 1
-    COMPLETING_REBALANCING = 2
-    STABLE = 3
-    DEAD = 4
-    EMPTY = 5
-
-    @classmethod
-    def from_broker(cls, name: str) -> ConsumerGroupState:
-        return {"PreparingRebalance": cls.PREPARING_REBALANCING,
-                "CompletingRebalance": cls.COMPLETING_REBALANCING, "Stable": cls.STABLE,
-                "Dead": cls.DEAD, "Empty": cls.EMPTY}.get(name, cls.UNKNOWN)
+#: ConsumerGroupDescribe answers after which the group is described as a classic one.
+_CLASSIC_FALLBACK = frozenset({KafkaError.GROUP_ID_NOT_FOUND, KafkaError._UNSUPPORTED_FEATURE,
+                               KafkaError.UNSUPPORTED_VERSION})
 
 
-@dataclass
 class ConsumerGroupListing:
-    """One group a broker coordinates."""
+    """One group a broker coordinates (``list_consumer_groups``)."""
 
-    group_id: str
-    is_simple_consumer_group: bool
-    state: ConsumerGroupState = ConsumerGroupState.UNKNOWN
+    def __init__(self, group_id: str, is_simple_consumer_group: bool,
+                 state: ConsumerGroupState | str | int | None = None,
+                 type: ConsumerGroupType | str | int | None = None) -> None:  # noqa: A002
+        self.group_id = group_id
+        self.is_simple_consumer_group = is_simple_consumer_group
+        if state is not None:
+            self.state = to_enum(state, ConsumerGroupState)
+        if type is not None:
+            self.type = to_enum(type, ConsumerGroupType)
+
+    def __repr__(self) -> str:
+        return (f"ConsumerGroupListing({self.group_id!r}, "
+                f"state={getattr(self, 'state', None)}, type={getattr(self, 'type', None)})")
 
 
-@dataclass
 class ListConsumerGroupsResult:
-    """Every group found (``valid``) and the brokers that could not be asked (``errors``)."""
+    """Every group found (``valid``) and a KafkaError for each broker that could not be
+    asked (``errors``)."""
 
-    valid: list[ConsumerGroupListing] = field(default_factory=list)
-    errors: list[KafkaError] = field(default_factory=list)
-
-
-@dataclass
-class ConsumerGroupTopicPartitions:
-    """A group and partitions of it: the request (``topic_partitions`` None: every partition
-    the group has committed) and the answer (offsets filled in)."""
-
-    group_id: str
-    topic_partitions: list[TopicPartition] | None = None
-
-    def __hash__(self) -> int:
-        return hash(self.group_id)
+    def __init__(self, valid: list[ConsumerGroupListing] | None = None,
+                 errors: list[KafkaError] | None = None) -> None:
+        self.valid = valid
+        self.errors = errors
 
 
-def list_groups(client: KafkaClient, timeout: float) -> Future:
-    """ListGroups on every broker; a Future of ListConsumerGroupsResult."""
+class MemberAssignment:
+    """The partitions assigned to a group member."""
+
+    def __init__(self, topic_partitions: list[TopicPartition] | None) -> None:
+        self.topic_partitions = topic_partitions or []
+
+
+class MemberDescription:
+    """A group member: ids, host, current ``assignment`` and, for KIP-848 groups, the
+    ``target_assignment`` the member is moving to (None for classic groups)."""
+
+    def __init__(self, member_id: str, client_id: str, host: str,
+                 assignment: MemberAssignment, group_instance_id: str | None = None,
+                 target_assignment: MemberAssignment | None = None) -> None:
+        self.member_id = member_id
+        self.client_id = client_id
+        self.host = host
+        self.assignment = assignment
+        self.target_assignment = target_assignment
+        self.group_instance_id = group_instance_id
+
+
+class ConsumerGroupDescription:
+    """A described group: members, assignor, state, type, coordinator and (when asked for)
+    the operations this client may perform on it."""
+
+    def __init__(self, group_id: str, is_simple_consumer_group: bool,
+                 members: list[MemberDescription], partition_assignor: str,
+                 state: ConsumerGroupState | str | int | None, coordinator: Node,
+                 authorized_operations: list[AclOperation | str | int] | None = None,
+                 type: ConsumerGroupType | str | int = ConsumerGroupType.UNKNOWN  # noqa: A002
+                 ) -> None:
+        self.group_id = group_id
+        self.is_simple_consumer_group = is_simple_consumer_group
+        self.members = members
+        self.authorized_operations = ([to_enum(op, AclOperation) for op in
+                                       authorized_operations] if authorized_operations
+                                      else None)
+        self.partition_assignor = partition_assignor
+        if state is not None:
+            self.state = to_enum(state, ConsumerGroupState)
+        if type is not None:
+            self.type = to_enum(type, ConsumerGroupType)
+        self.coordinator = coordinator
+
+    def __repr__(self) -> str:
+        return (f"ConsumerGroupDescription({self.group_id!r}, {len(self.members)} members, "
+                f"state={getattr(self, 'state', None)}, type={getattr(self, 'type', None)})")
+
+
+def node_of(client: KafkaClient, node_id: int) -> Node:
+    """The Node for a broker id, with its address from the latest metadata."""
+    b = client.cluster.brokers.get(node_id)
+    if b is None:
+        return Node(node_id, "", -1)
+    return Node(b.node_id, b.host, b.port, b.rack)
+
+
+# -- listing ---------------------------------------------------------------------------------
+
+def each_broker(client: KafkaClient, make: Callable[[], Any], timeout: float) -> Future:
+    """Send ``make()`` to every broker in fresh metadata; a Future of ``{node: response |
+    KafkaError}`` once all answered or failed."""
     out: Future = Future()
-    result = ListConsumerGroupsResult()
     ms = max(1, int(timeout * 1000))
 
     def ask(view_fut: Future) -> None:
@@ -79,112 +125,235 @@ def list_groups(client: KafkaClient, timeout: float) -> Future:
             settle_all([out], error=view_fut.exception())
             return
         nodes = sorted(view_fut.result().brokers)
-        pending = {"n": len(nodes)}
+        answers: dict[int, Any] = {}
         if not nodes:
-            settle_all([out], result)
+            settle_all([out], answers)
             return
 
         def answered(node: int, fut: Future) -> None:
             exc = fut.exception()
-            if exc is not None:
-                err = exc.args[0] if isinstance(exc, KafkaException) else KafkaError(
-                    KafkaError._FAIL, str(exc))
-                result.errors.append(KafkaError(err.code(), f"broker {node}: {err.str()}"))
-            elif fut.result().error_code:
-                result.errors.append(KafkaError(fut.result().error_code, f"broker {node}"))
-            else:
-                for g in fut.result().groups:
-                    result.valid.append(ConsumerGroupListing(
-                        g.group_id, g.protocol_type == "",
-                        ConsumerGroupState.from_broker(getattr(g, "group_state", "") or "")))
-            pending["n"] -= 1
-            if pending["n"] == 0:
-                result.valid.sort(key=lambda g: g.group_id)
-                settle_all([out], result)
+            answers[node] = fut.result() if exc is None else exception_error(exc)
+            if len(answers) == len(nodes):
+                settle_all([out], dict(sorted(answers.items())))
 
         for node in nodes:
-            fut = client.send(node, versioned(m.ListGroupsRequest, m.ListGroupsRequest),
-                              timeout_ms=ms)
-            fut.add_done_callback(lambda f, n=node: answered(n, f))
+            fut = client.send(node, make(), timeout_ms=ms)
+            fut.add_done_callback(lambda f, n=node: client.loop.call_soon(
+                lambda: answered(n, f)))
 
     client.request_metadata().add_done_callback(ask)
     return out
 
 
-def group_offsets(client: KafkaClient, request: ConsumerGroupTopicPartitions,
-                  timeout: float) -> Future:
-    """OffsetFetch for one group at its coordinator (retried while the coordinator moves or
-    loads); a Future of ConsumerGroupTopicPartitions with the committed offsets."""
-    out: Future = Future()
-    deadline = time.monotonic() + timeout
-    conf = client.config
-    backoff = Backoff(conf["retry.backoff.ms"], conf["retry.backoff.max.ms"])
-    wanted: dict[str, list[int]] | None = None
-    if request.topic_partitions is not None:
-        wanted = {}
-        for tp in request.topic_partitions:
-            wanted.setdefault(tp.topic, []).append(tp.partition)
+def list_consumer_groups(client: KafkaClient, timeout: float,
+                         states: set[ConsumerGroupState] | None = None,
+                         types: set[ConsumerGroupType] | None = None) -> Future:
+    """ListGroups on every broker (filtered by state and type there, and here for brokers
+    too old to filter); a Future of ListConsumerGroupsResult."""
+    state_names = sorted(_BROKER_STATE_NAMES[s] for s in states or ()
+                         if s in _BROKER_STATE_NAMES)
+    type_names = sorted(t.broker_name() for t in types or () if t != ConsumerGroupType.UNKNOWN)
 
     def make() -> Any:
-        R = m.OffsetFetchRequest
-        topics = None if wanted is None else [
-            R.OffsetFetchRequestTopic(name=t, partition_indexes=ps) for t, ps in wanted.items()]
-        group_topics = None if wanted is None else [
-            R.OffsetFetchRequestGroup.OffsetFetchRequestTopics(name=t, partition_indexes=ps)
-            for t, ps in wanted.items()]
-        return R(group_id=request.group_id, topics=topics,
-                 groups=[R.OffsetFetchRequestGroup(group_id=request.group_id,
-                                                   topics=group_topics)],
-                 require_stable=False)
+        return versioned(m.ListGroupsRequest, lambda: m.ListGroupsRequest(
+            states_filter=state_names, types_filter=type_names))
 
-    def retry_or_fail(err: KafkaError) -> None:
-        delay = backoff.next_delay()
-        if err.code() in _RETRY and time.monotonic() + delay < deadline:
-            if err.code() in (KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_NOT_AVAILABLE):
-                client.invalidate_coordinator(0, request.group_id)
-            client.call_later(delay, attempt)
-        else:
-            settle_all([out], error=KafkaException(err))
+    out: Future = Future()
 
-    def answered(fut: Future) -> None:
-        exc = fut.exception()
-        if exc is not None:
-            if isinstance(exc, KafkaException):
-                retry_or_fail(exc.args[0])
-            else:
-                settle_all([out], error=exc)
+    def collect(fut: Future) -> None:
+        if fut.exception() is not None:
+            settle_all([out], error=fut.exception())
             return
-        resp = fut.result()
-        code, topics = (resp.groups[0].error_code, resp.groups[0].topics) if resp.groups \
-            else (resp.error_code, resp.topics)
-        if code:
-            retry_or_fail(KafkaError(code, f"group {request.group_id}"))
-            return
-        tps = []
-        for t in topics:
-            for p in t.partitions:
-                tp = TopicPartition(t.name, p.partition_index, p.committed_offset)
-                tp.metadata = p.metadata
-                if p.error_code:
-                    tp.error = KafkaError(p.error_code)
-                tps.append(tp)
-        tps.sort(key=lambda tp: (tp.topic, tp.partition))
-        settle_all([out], ConsumerGroupTopicPartitions(request.group_id, tps))
+        valid, errors = [], []
+        for node, resp in fut.result().items():
+            if isinstance(resp, KafkaError):
+                errors.append(KafkaError(resp.code(), f"broker {node}: {resp.str()}"))
+                continue
+            if resp.error_code:
+                errors.append(KafkaError(resp.error_code, f"broker {node}"))
+                continue
+            for g in resp.groups:
+                listing = ConsumerGroupListing(
+                    g.group_id, g.protocol_type == "",
+                    ConsumerGroupState.from_broker(getattr(g, "group_state", None)),
+                    _group_type(g))
+                if states and listing.state not in states:
+                    continue
+                if types and listing.type not in types:
+                    continue
+                valid.append(listing)
+        valid.sort(key=lambda g: g.group_id)
+        settle_all([out], ListConsumerGroupsResult(valid, errors))
 
-    def send(coord: Future) -> None:
-        exc = coord.exception()
-        if exc is not None:
-            retry_or_fail(exc.args[0] if isinstance(exc, KafkaException)
-                          else KafkaError(KafkaError._FAIL, str(exc)))
-            return
-        ms = max(1, int((deadline - time.monotonic()) * 1000))
-        client.send(coord.result(), versioned(m.OffsetFetchRequest, make),
-                    timeout_ms=ms).add_done_callback(answered)
-
-    def attempt() -> None:
-        client.coordinator(0, request.group_id).add_done_callback(send)
-
-    attempt()
+    each_broker(client, make, timeout).add_done_callback(collect)
     return out
 
 
+_BROKER_STATE_NAMES = {ConsumerGroupState.PREPARING_REBALANCING: "PreparingRebalance",
+                       ConsumerGroupState.COMPLETING_REBALANCING: "CompletingRebalance",
+                       ConsumerGroupState.STABLE: "Stable", ConsumerGroupState.DEAD: "Dead",
+                       ConsumerGroupState.EMPTY: "Empty"}
+
+
+def _group_type(g: Any) -> ConsumerGroupType:
+    """A listed group's type: the broker's (ListGroups v5+), else classic when it speaks
+    the classic consumer protocol."""
+    named = getattr(g, "group_type", None)
+    if named:
+        return ConsumerGroupType.from_broker(named)
+    return ConsumerGroupType.CLASSIC if g.protocol_type in ("consumer", "") \
+        else ConsumerGroupType.UNKNOWN
+
+
+# -- describing --------------------------------------------------------------------------------
+
+def describe_consumer_group(client: KafkaClient, group_id: str, timeout: float,
+                            include_authorized_operations: bool) -> Future:
+    """ConsumerGroupDescribe at the coordinator; for classic groups (and brokers without
+    it) DescribeGroups. A Future of ConsumerGroupDescription."""
+    out: Future = Future()
+    deadline = time.monotonic() + timeout
+    ops = include_authorized_operations
+
+    def new_protocol(resp: Any, node: int) -> Any:
+        g = resp.groups[0]
+        err = error_of(g.error_code, g.error_message)
+        if err is not None:
+            return err
+        members = [MemberDescription(
+            x.member_id, x.client_id, x.client_host, _assignment(x.assignment),
+            group_instance_id=x.instance_id,
+            target_assignment=_assignment(x.target_assignment)) for x in g.members]
+        return ConsumerGroupDescription(
+            g.group_id, False, members, g.assignor_name,
+            ConsumerGroupState.from_broker(g.group_state), node_of(client, node),
+            authorized_operations(g.authorized_operations) if ops else None,
+            ConsumerGroupType.CONSUMER)
+
+    def classic(resp: Any, node: int) -> Any:
+        return _classic_description(client, resp.groups[0], node, ops)
+
+    def first_done(fut: Future) -> None:
+        exc = fut.exception()
+        if exc is None:
+            settle_all([out], fut.result())
+            return
+        if exception_error(exc).code() not in _CLASSIC_FALLBACK:
+            settle_all([out], error=exc)
+            return
+        second = coordinator_call(
+            client, group_id,
+            lambda: versioned(m.DescribeGroupsRequest, lambda: m.DescribeGroupsRequest(
+                groups=[group_id], include_authorized_operations=ops)),
+            classic, max(0.001, deadline - time.monotonic()))
+        second.add_done_callback(lambda f: settle_all(
+            [out], None if f.exception() else f.result(), f.exception()))
+
+    coordinator_call(
+        client, group_id,
+        lambda: m.ConsumerGroupDescribeRequest(group_ids=[group_id],
+                                               include_authorized_operations=ops),
+        new_protocol, timeout).add_done_callback(first_done)
+    return out
+
+
+def _assignment(a: Any) -> MemberAssignment:
+    if a is None:
+        return MemberAssignment([])
+    return MemberAssignment([TopicPartition(t.topic_name, p)
+                             for t in a.topic_partitions for p in t.partitions])
+
+
+def _classic_description(client: KafkaClient, g: Any, node: int, ops: bool) -> Any:
+    err = error_of(g.error_code)
+    if err is not None:
+        return err
+    members = []
+    for x in g.members:
+        tps = []
+        if g.protocol_type == "consumer" and x.member_assignment:
+            tps = [TopicPartition(t, p) for t, ps in decode_assignment(x.member_assignment)
+                   .items() for p in ps]
+        members.append(MemberDescription(
+            x.member_id, x.client_id, x.client_host, MemberAssignment(tps),
+            group_instance_id=getattr(x, "group_instance_id", None)))
+    return ConsumerGroupDescription(
+        g.group_id, g.protocol_type == "", members, g.protocol_data,
+        ConsumerGroupState.from_broker(g.group_state), node_of(client, node),
+        authorized_operations(getattr(g, "authorized_operations", None)) if ops else None,
+        ConsumerGroupType.CLASSIC)
+
+
+def delete_consumer_group(client: KafkaClient, group_id: str, timeout: float) -> Future:
+    """DeleteGroups at the coordinator; a Future of None."""
+
+    def parse(resp: Any, _node: int) -> Any:
+        (r,) = [r for r in resp.results if r.group_id == group_id]
+        return error_of(r.error_code)
+
+    return coordinator_call(
+        client, group_id,
+        lambda: versioned(m.DeleteGroupsRequest,
+                          lambda: m.DeleteGroupsRequest(groups_names=[group_id])),
+        parse, timeout)
+
+
+# -- list_groups() (confluent-kafka's deprecated GroupMetadata form) ---------------------------
+
+def group_metadata(client: KafkaClient, group: str | None, timeout: float
+                   ) -> list[GroupMetadata]:
+    """Every group (or ``group``) as GroupMetadata: ListGroups on each broker, then
+    DescribeGroups there. Blocks up to ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    if group is not None:
+        found: Future = coordinator_call(
+            client, group,
+            lambda: versioned(m.DescribeGroupsRequest,
+                              lambda: m.DescribeGroupsRequest(groups=[group])),
+            lambda resp, node: (node, resp.groups[0]), timeout)
+        node, g = _wait(found, deadline)
+        return [_group_metadata(client, node, g)]
+    listed = _wait(each_broker(client, lambda: versioned(
+        m.ListGroupsRequest, lambda: m.ListGroupsRequest()), timeout), deadline)
+    described: dict[int, Future] = {}
+    for node, resp in listed.items():
+        if isinstance(resp, KafkaError) or resp.error_code or not resp.groups:
+            continue
+        names = [g.group_id for g in resp.groups]
+        ms = max(1, int((deadline - time.monotonic()) * 1000))
+        described[node] = client.send(node, versioned(
+            m.DescribeGroupsRequest, lambda names=names: m.DescribeGroupsRequest(
+                groups=names)), timeout_ms=ms)
+    out = []
+    for node, fut in described.items():
+        for g in _wait(fut, deadline).groups:
+            out.append(_group_metadata(client, node, g))
+    return out
+
+
+def _wait(fut: Future, deadline: float) -> Any:
+    try:
+        return fut.result(max(0.0, deadline - time.monotonic()))
+    except TimeoutError:
+        raise KafkaException(KafkaError(KafkaError._TIMED_OUT,
+                                        "groups not described in time")) from None
+
+
+def _group_metadata(client: KafkaClient, node: int, g: Any) -> GroupMetadata:
+    md = GroupMetadata()
+    b = node_of(client, node)
+    md.broker = BrokerMetadata(b.id, b.host, b.port)
+    md.id = g.group_id
+    md.error = error_of(g.error_code)
+    md.state = g.group_state
+    md.protocol_type = g.protocol_type
+    md.protocol = g.protocol_data
+    for x in g.members:
+        member = GroupMember()
+        member.id = x.member_id
+        member.client_id = x.client_id
+        member.client_host = x.client_host
+        member.metadata = bytes(x.member_metadata)
+        member.assignment = bytes(x.member_assignment)
+        md.members.append(member)
+    return md

@@ -1,4 +1,5 @@
-"""list_topics() results, shaped like confluent-kafka's ClusterMetadata and friends."""
+"""list_topics() and list_groups() results, shaped like confluent-kafka's ClusterMetadata,
+GroupMetadata and friends."""
 
 from __future__ import annotations
 
@@ -66,6 +67,39 @@ class ClusterMetadata:
     def __str__(self) -> str:
         return str(self.cluster_id)
 
+
+
+class GroupMember:
+    """A member of a group as DescribeGroups reports it (metadata and assignment as bytes)."""
+
+    def __init__(self) -> None:
+        self.id: str | None = None
+        self.client_id: str | None = None
+        self.client_host: str | None = None
+        self.metadata: bytes | None = None
+        self.assignment: bytes | None = None
+
+
+class GroupMetadata:
+    """A group (``list_groups``): coordinator ``broker``, ``id``, ``error``, ``state``,
+    ``protocol_type``, ``protocol`` and ``members``."""
+
+    def __init__(self) -> None:
+        self.broker: BrokerMetadata | None = None
+        self.id: str | None = None
+        self.error: KafkaError | None = None
+        self.state: str | None = None
+        self.protocol_type: str | None = None
+        self.protocol: str | None = None
+        self.members: list[GroupMember] = []
+
+    def __repr__(self) -> str:
+        if self.error is not None:
+            return f"GroupMetadata({self.id}, {self.error})"
+        return f"GroupMetadata({self.id})"
+
+    def __str__(self) -> str:
+        return str(self.id)
 
 def cluster_metadata(view: ClusterView, topics: list[str] | None) -> ClusterMetadata:
     """The confluent-style metadata for ``topics`` (every topic when None) from ``view``."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from enum import Enum
+from enum import Enum, IntEnum
 from typing import Any
 
 from ..errors import KafkaError
@@ -26,8 +26,10 @@ class ResourceType(Enum):
         return self.value < other.value
 
 
-class ConfigSource(Enum):
-    """Where a configuration value comes from (DescribeConfigs ``ConfigSource``)."""
+class ConfigSource(IntEnum):
+    """Where a configuration value comes from (DescribeConfigs ``ConfigSource``). An int
+    enum: confluent-kafka's ConfigEntry.source is a plain int, and code comparing it with
+    ``ConfigSource.X.value`` or ``ConfigSource.X`` works with either."""
 
     UNKNOWN_CONFIG = 0
     DYNAMIC_TOPIC_CONFIG = 1
@@ -107,6 +109,9 @@ class ConfigEntry:
         self.is_synonym = bool(is_synonym)
         self.synonyms = dict(synonyms or {})
         self.incremental_operation = incremental_operation
+        #: The broker's description of the property (describe_configs with
+        #: include_documentation=True), else None.
+        self.documentation: str | None = None
 
     def __repr__(self) -> str:
         return f'ConfigEntry({self.name}="{self.value}")'
@@ -180,12 +185,3 @@ class ConfigResource:
     def __len__(self) -> int:
         return len(self.set_config_dict)
 
-
-class DeletedRecords:
-    """The result of deleting records of one partition: its new ``low_watermark``."""
-
-    def __init__(self, low_watermark: int) -> None:
-        self.low_watermark = low_watermark
-
-    def __repr__(self) -> str:
-        return f"DeletedRecords(low_watermark={self.low_watermark})"

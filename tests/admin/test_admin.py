@@ -137,7 +137,7 @@ def test_bad_arguments_are_refused(admin):
         admin.create_topics(["a"])
     with pytest.raises(ValueError, match="non-empty"):
         admin.delete_topics([])
-    with pytest.raises(ValueError, match="incremental_operation"):
+    with pytest.raises(TypeError, match="incremental_operation"):
         admin.incremental_alter_configs([ConfigResource(
             "topic", "a", incremental_configs=[ConfigEntry("retention.ms", "1")])])
     with pytest.raises(ValueError, match="Unknown resource type"):

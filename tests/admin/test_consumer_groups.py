@@ -9,7 +9,7 @@ from confluent_kafka import TopicPartition as RefTP
 from confluent_kafka.admin import AdminClient as ReferenceAdmin
 from harness import create_topic, unique_topic
 
-from kafka_fast import TopicPartition
+from kafka_fast import OFFSET_INVALID, TopicPartition
 from kafka_fast.admin import AdminClient, ConsumerGroupTopicPartitions
 from kafka_fast.errors import KafkaError
 
@@ -36,7 +36,7 @@ def test_committed_offsets_of_a_group(broker):
         got = fut.result(30)
         assert got.group_id == group
         assert [(tp.topic, tp.partition, tp.offset) for tp in got.topic_partitions] == [
-            (topic, 0, 5), (topic, 1, -1), (topic, 2, 7)]
+            (topic, 0, 5), (topic, 1, OFFSET_INVALID), (topic, 2, 7)]
         if broker.kind == "mock":
             return  # the mock cluster answers OffsetFetch for all topics with a null array
         (fut,) = admin.list_consumer_group_offsets(
