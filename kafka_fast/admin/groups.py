@@ -116,7 +116,7 @@ def node_of(client: KafkaClient, node_id: int) -> Node:
 
 def each_broker(client: KafkaClient, make: Callable[[], Any], timeout: float) -> Future:
     """Send ``make()`` to every broker in fresh metadata; a Future of ``{node: response |
-    KafkaError}`` once all answered or failed."""
+    KafkaError}`` once all answered or failed (_TIMED_OUT after ``timeout`` seconds)."""
     out: Future = Future()
     ms = max(1, int(timeout * 1000))
 
@@ -141,7 +141,12 @@ def each_broker(client: KafkaClient, make: Callable[[], Any], timeout: float) ->
             fut.add_done_callback(lambda f, n=node: client.loop.call_soon(
                 lambda: answered(n, f)))
 
+    def expire() -> None:
+        settle_all([out], error=KafkaException(KafkaError(
+            KafkaError._TIMED_OUT, f"the brokers did not all answer within {timeout:g}s")))
+
     client.request_metadata().add_done_callback(ask)
+    client.call_later(timeout, expire)
     return out
 
 

@@ -373,3 +373,66 @@ def test_poll_serves_events_on_the_calling_thread_and_counts_them():
         assert len(calls) == before
         assert admin.poll(0) >= 1
         assert len(calls) > before
+
+
+#: One call of each kind of operation, for the bounded-wait test.
+EVERY_OPERATION = {
+    "create_topics": lambda a, k: a.create_topics([our_admin.NewTopic("t", 1, 1)],
+                                                  request_timeout=1),
+    "describe_configs": lambda a, k: a.describe_configs(
+        [our_admin.ConfigResource("topic", "t")], request_timeout=1),
+    "list_consumer_groups": lambda a, k: a.list_consumer_groups(request_timeout=1),
+    "describe_consumer_groups": lambda a, k: a.describe_consumer_groups(
+        ["g"], request_timeout=1),
+    "delete_consumer_groups": lambda a, k: a.delete_consumer_groups(["g"], request_timeout=1),
+    "list_consumer_group_offsets": lambda a, k: a.list_consumer_group_offsets(
+        [k.ConsumerGroupTopicPartitions("g")], request_timeout=1),
+    "alter_consumer_group_offsets": lambda a, k: a.alter_consumer_group_offsets(
+        [k.ConsumerGroupTopicPartitions("g", [k.TopicPartition("t", 0, 1)])],
+        request_timeout=1),
+    "list_offsets": lambda a, k: a.list_offsets(
+        {k.TopicPartition("t", 0): our_admin.OffsetSpec.latest()}, request_timeout=1),
+    "delete_records": lambda a, k: a.delete_records([k.TopicPartition("t", 0, 1)],
+                                                    request_timeout=1),
+    "describe_cluster": lambda a, k: a.describe_cluster(request_timeout=1),
+    "describe_topics": lambda a, k: a.describe_topics(k.TopicCollection(["t"]),
+                                                      request_timeout=1),
+    "describe_acls": lambda a, k: a.describe_acls(our_admin.AclBindingFilter(
+        "any", None, "any", None, None, "any", "any"), request_timeout=1),
+    "elect_leaders": lambda a, k: a.elect_leaders(k.ElectionType.PREFERRED,
+                                                  request_timeout=1),
+    "describe_user_scram_credentials": lambda a, k: a.describe_user_scram_credentials(
+        request_timeout=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EVERY_OPERATION))
+def test_no_broker_fails_every_future_by_its_deadline(name):
+    """With nothing listening, each Future fails with a KafkaException by the request
+    time-out (1 s here; generous slack for a loaded machine), never later."""
+    conf = {"bootstrap.servers": f"127.0.0.1:{free_port()}", "request.timeout.ms": 30000,
+            "retry.backoff.ms": 50}
+    with our_admin.AdminClient(conf) as admin:
+        started = time.monotonic()
+        result = EVERY_OPERATION[name](admin, kafka_fast)
+        futures = list(result.values()) if isinstance(result, dict) else [result]
+        assert futures
+        for fut in futures:
+            with pytest.raises(kafka_fast.KafkaException) as info:
+                fut.result(15)
+            assert info.value.args[0].code() in (
+                KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)
+        assert time.monotonic() - started < 10
+
+
+def test_close_fails_what_is_outstanding_and_refuses_new_calls():
+    admin = our_admin.AdminClient({"bootstrap.servers": f"127.0.0.1:{free_port()}"})
+    pending = admin.describe_cluster(request_timeout=60)
+    admin.close()
+    with pytest.raises(kafka_fast.KafkaException) as info:
+        pending.result(10)
+    assert info.value.args[0].code() in (KafkaError._DESTROY, KafkaError._TRANSPORT)
+    with pytest.raises(RuntimeError, match="closed"):
+        admin.describe_cluster()
+    with pytest.raises(RuntimeError, match="closed"):
+        admin.poll(0)

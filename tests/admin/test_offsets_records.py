@@ -118,6 +118,8 @@ def test_read_committed_stops_at_an_open_transaction(apache_kafka):
         (ref,) = reference.list_offsets({RefTP(topic, 0): RefSpec.latest()},
                                         isolation_level=RefIsolation.READ_COMMITTED).values()
         assert ref.result(30).offset == 6
+        (ref_default,) = reference.list_offsets({RefTP(topic, 0): RefSpec.latest()}).values()
+        assert ref_default.result(30).offset == 9  # read_uncommitted by default there too
     finally:
         producer.abort_transaction(30)
 
