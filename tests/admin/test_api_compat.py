@@ -436,3 +436,34 @@ def test_close_fails_what_is_outstanding_and_refuses_new_calls():
         admin.describe_cluster()
     with pytest.raises(RuntimeError, match="closed"):
         admin.poll(0)
+
+
+DUPLICATES = {
+    "describe_consumer_groups": lambda a, k: a.describe_consumer_groups(["g", "g"]),
+    "delete_consumer_groups": lambda a, k: a.delete_consumer_groups(["g", "g"]),
+    "list_consumer_group_offsets": lambda a, k: a.list_consumer_group_offsets(
+        [k.ConsumerGroupTopicPartitions("g"), k.ConsumerGroupTopicPartitions("g")]),
+    "alter_consumer_group_offsets": lambda a, k: a.alter_consumer_group_offsets(
+        [k.ConsumerGroupTopicPartitions("g", [k.TopicPartition("t", 0, 1),
+                                              k.TopicPartition("t", 0, 2)])]),
+    "delete_records": lambda a, k: a.delete_records([k.TopicPartition("t", 0, 1),
+                                                     k.TopicPartition("t", 0, 2)]),
+    "describe_topics": lambda a, k: a.describe_topics(k.TopicCollection(["t", "t"])),
+    "describe_configs": lambda a, k: a.describe_configs(
+        [our_admin.ConfigResource("topic", "t"), our_admin.ConfigResource("TOPIC", "t")]),
+    "describe_user_scram_credentials": lambda a, k: a.describe_user_scram_credentials(
+        ["u", "u"]),
+    "create_acls": lambda a, k: a.create_acls([our_admin.AclBinding(
+        "topic", "t", "literal", "User:u", "*", "read", "allow")] * 2),
+    "elect_leaders": lambda a, k: a.elect_leaders(
+        k.ElectionType.PREFERRED, [k.TopicPartition("t", 0), k.TopicPartition("t", 0)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DUPLICATES))
+def test_duplicates_are_refused_at_the_call(clients, name):
+    """A deliberate difference: confluent-kafka fails the futures of a request naming an
+    entry twice; kafka_fast says so at once."""
+    _, ours = clients
+    with pytest.raises(ValueError, match="(?i)duplicate"):
+        DUPLICATES[name](ours, kafka_fast)

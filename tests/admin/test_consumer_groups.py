@@ -186,6 +186,18 @@ def test_offsets_altered_then_read_by_a_consumer(apache_kafka):
     theirs = reference.list_consumer_group_offsets([RefGroup(group)])[group].result(30)
     assert sorted((tp.topic, tp.partition, tp.offset) for tp in theirs.topic_partitions) == [
         (topic, 0, 3), (topic, 1, 1)]
+    # Several groups in one call (confluent-kafka takes one at a time).
+    other = unique_topic("alter-h")
+    with admin_for(apache_kafka) as admin:
+        both = admin.alter_consumer_group_offsets([
+            ConsumerGroupTopicPartitions(other, [TopicPartition(topic, 1, 4)]),
+            ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 1, 1)])])
+        assert list(both) == [other, group]
+        assert [f.result(30).group_id for f in both.values()] == [other, group]
+        listed = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(g)
+                                                    for g in (group, other)])
+        assert {g: [(tp.partition, tp.offset) for tp in f.result(30).topic_partitions]
+                for g, f in listed.items()} == {group: [(0, 3), (1, 1)], other: [(1, 4)]}
     # A consumer of the group starts where the offsets were set.
     got = read(apache_kafka, topic, 6, {"group.id": group, "auto.offset.reset": "earliest"})
     assert got == [r for r in records if (r[0] == 0 and r[1] >= 3) or (r[0] == 1 and r[1] >= 1)]
