@@ -4,6 +4,7 @@ on every peer, on the 3-broker Apache Kafka cluster, and through a leader electi
 from __future__ import annotations
 
 import signal
+import time
 
 import pytest
 from admin_support import admin_for, wait_for
@@ -11,6 +12,7 @@ from confluent_kafka import KafkaException as ReferenceException
 from confluent_kafka import TopicCollection as RefCollection
 from confluent_kafka.admin import AdminClient as ReferenceAdmin
 from harness import create_topic, unique_topic
+from harness.ports import free_port
 
 from kafka_fast import ElectionType, Node, TopicCollection, TopicPartition
 from kafka_fast.admin import DescribeClusterResult, NewTopic, TopicDescription
@@ -153,3 +155,40 @@ def test_preferred_leader_elected_back(apache_cluster):
         everywhere = admin.elect_leaders(ElectionType.PREFERRED).result(60)
         assert all(v is None for v in everywhere.values())
         assert tp not in everywhere
+
+
+def test_cluster_id(apache_kafka):
+    reference = ReferenceAdmin(apache_kafka.client_config())
+    with admin_for(apache_kafka) as admin:
+        cid = admin.cluster_id(timeout=20)
+        assert cid == admin.describe_cluster().result(30).cluster_id
+    assert cid == reference.cluster_id(timeout=20)
+    with admin_for(_Unreachable(free_port())) as admin:
+        started = time.monotonic()
+        with pytest.raises(KafkaException) as info:
+            admin.cluster_id(timeout=0.5)
+        assert info.value.args[0].code() == KafkaError._TIMED_OUT
+        assert time.monotonic() - started < 5
+
+
+class _Unreachable:
+    """A bootstrap address nothing listens on."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+
+    def client_config(self, extra: dict | None = None) -> dict:
+        return {"bootstrap.servers": f"127.0.0.1:{self.port}", **(extra or {})}
+
+
+def test_set_sasl_credentials_is_used_by_the_next_login(apache_kafka):
+    wrong = apache_kafka.as_user("alice", "SCRAM-SHA-256", password="not-alices")
+    with admin_for(wrong, {"request.timeout.ms": 3000, "reconnect.backoff.ms": 100,
+                           "reconnect.backoff.max.ms": 500}) as admin:
+        with pytest.raises(KafkaException) as info:
+            admin.describe_cluster().result(30)
+        assert info.value.args[0].code() in (KafkaError._AUTHENTICATION,
+                                             KafkaError.SASL_AUTHENTICATION_FAILED)
+        admin.set_sasl_credentials("alice", "alice-secret")
+        cluster = wait_for(lambda: admin.describe_cluster().result(30), 30, "a login as alice")
+        assert cluster.cluster_id == admin.cluster_id()
