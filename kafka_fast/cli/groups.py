@@ -76,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
         futures = admin.list_consumer_group_offsets(
             [ConsumerGroupTopicPartitions(g, wanted) for g in names],
             request_timeout=args.timeout)
-        committed = {req.group_id: fut.result(args.timeout + 1).topic_partitions
-                     for req, fut in futures.items()}
+        committed = {gid: fut.result(args.timeout + 1).topic_partitions
+                     for gid, fut in futures.items()}
         by_topic: dict[str, set[int]] = {}
         for tps in committed.values():
             for tp in tps:
