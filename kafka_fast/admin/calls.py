@@ -76,8 +76,18 @@ class AdminCall:
     def start(self) -> dict[Hashable, Future]:
         items = list(self.futures)
         if items:
-            self.client.call_soon(lambda: self._begin(items))
+            self.client.call_soon(lambda: self._guarded(self._begin, items))
         return dict(self.futures)
+
+    def _guarded(self, step: Callable[[list[Hashable]], None], items: list[Hashable]) -> None:
+        """Run one step on the I/O thread; if it raises (the client closed under it, a
+        bug), its items fail with that error instead of waiting for the deadline."""
+        try:
+            step(items)
+        except KafkaException as exc:
+            self._fail(items, exc)
+        except Exception as exc:  # noqa: BLE001 - reported on the items it concerns
+            self._fail(items, KafkaException(KafkaError(KafkaError._FAIL, repr(exc))))
 
     def _begin(self, items: list[Hashable]) -> None:
         self.client.call_later(self.timeout, self._expire)
@@ -96,7 +106,7 @@ class AdminCall:
         def ready(f: Future) -> None:
             exc = f.exception()
             if exc is None:
-                self._send(items)
+                self._guarded(self._send, items)
             elif not self._retry(items, False):
                 self._fail(items, exc)
 
@@ -134,7 +144,7 @@ class AdminCall:
             else:
                 fut = self.client.send(node, request, timeout_ms=remaining_ms)
             fut.add_done_callback(lambda f, g=group: self.client.loop.call_soon(
-                lambda: self._done(g, f)))
+                lambda: self._guarded(lambda items: self._done(items, f), g)))
 
     def _fail(self, items: list[Hashable], exc: BaseException) -> None:
         settle_all([self.futures[i] for i in items], error=exc)
@@ -172,11 +182,11 @@ class AdminCall:
         if time.monotonic() + delay >= self.deadline:
             return False
         if refresh and self.topics is not None:
-            self.client.call_later(delay, lambda: self._after_metadata(items))
+            self.client.call_later(delay, lambda: self._guarded(self._after_metadata, items))
             return True
         if refresh:
             self.client.request_metadata()
-        self.client.call_later(delay, lambda: self._send(items))
+        self.client.call_later(delay, lambda: self._guarded(self._send, items))
         return True
 
 

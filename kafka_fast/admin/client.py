@@ -4,16 +4,19 @@ checks arguments and hands them over."""
 
 from __future__ import annotations
 
+import functools
 import threading
 import warnings
-from collections.abc import Iterable
+import weakref
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import Any, TypeVar
 
 from ..config import make_config
 from ..errors import KafkaError, KafkaException
 from ..net.client import KafkaClient
+from ..net.request import settle_all
 from ..topic_partition import OFFSET_END, TopicPartition
 from . import acls as acl_ops
 from . import cluster, configs, groups, offsets, records, scram
@@ -81,6 +84,20 @@ def _enum_set(values: Any, cls: type, what: str) -> set[Any] | None:
     return values
 
 
+_Op = TypeVar("_Op", bound=Callable[..., Any])
+
+
+def _tracked(method: _Op) -> _Op:
+    """Remember the Futures an operation returns, for close() to fail what is left."""
+    @functools.wraps(method)
+    def wrapper(self: AdminClient, *args: Any, **kwargs: Any) -> Any:
+        result = method(self, *args, **kwargs)
+        for fut in result.values() if isinstance(result, dict) else (result,):
+            self._outstanding.add(fut)
+        return result
+    return wrapper  # type: ignore[return-value]
+
+
 class AdminClient:
     """Administrative operations on a cluster.
 
@@ -103,6 +120,7 @@ class AdminClient:
         self._events = EventServer(self._client, self._client.name)
         self._closed = False
         self._close_lock = threading.Lock()
+        self._outstanding: weakref.WeakSet[Future] = weakref.WeakSet()
 
     # -- lifecycle and events ----------------------------------------------------------------
     def close(self, timeout: float = 5.0) -> None:
@@ -113,6 +131,10 @@ class AdminClient:
             self._closed = True
         self._events.close()
         self._client.close(timeout)
+        # What the client did not settle while stopping (waiting for a retry or a
+        # coordinator, say) fails now instead of at its deadline.
+        settle_all([f for f in list(self._outstanding) if not f.done()],
+                   error=KafkaException(KafkaError(KafkaError._DESTROY, "AdminClient closed")))
 
     def __enter__(self) -> AdminClient:
         return self
@@ -191,6 +213,7 @@ class AdminClient:
         self._client.set_sasl_credentials(username, password)
 
     # -- topics ------------------------------------------------------------------------------
+    @_tracked
     def create_topics(self, new_topics: list[NewTopic], *, operation_timeout: float = 0,
                       request_timeout: float | None = None,
                       validate_only: bool = False) -> dict[str, Future]:
@@ -201,6 +224,7 @@ class AdminClient:
             self._client, items, self._operation_ms(operation_timeout, request_timeout),
             validate_only, self._timeout(request_timeout))
 
+    @_tracked
     def delete_topics(self, topics: list[str], *, operation_timeout: float = 0,
                       request_timeout: float | None = None) -> dict[str, Future]:
         """Delete topics; ``{topic: Future}`` resolving to None."""
@@ -210,6 +234,7 @@ class AdminClient:
             self._client, names, self._operation_ms(operation_timeout, request_timeout),
             self._timeout(request_timeout))
 
+    @_tracked
     def create_partitions(self, new_partitions: list[NewPartitions], *,
                           operation_timeout: float = 0, request_timeout: float | None = None,
                           validate_only: bool = False) -> dict[str, Future]:
@@ -221,6 +246,7 @@ class AdminClient:
             self._client, items, self._operation_ms(operation_timeout, request_timeout),
             validate_only, self._timeout(request_timeout))
 
+    @_tracked
     def describe_topics(self, topics: TopicCollection, *,
                         include_authorized_operations: bool = False,
                         request_timeout: float | None = None) -> dict[str, Future]:
@@ -241,6 +267,7 @@ class AdminClient:
         return cluster.describe_topics(self._client, names, include_authorized_operations,
                                        self._timeout(request_timeout))
 
+    @_tracked
     def describe_cluster(self, *, include_authorized_operations: bool = False,
                          request_timeout: float | None = None) -> Future:
         """A Future of DescribeClusterResult (controller, nodes, cluster id)."""
@@ -248,6 +275,7 @@ class AdminClient:
         return cluster.describe_cluster(self._client, include_authorized_operations,
                                         self._timeout(request_timeout))
 
+    @_tracked
     def elect_leaders(self, election_type: ElectionType,
                       partitions: list[TopicPartition] | None = None, *,
                       request_timeout: float | None = None, operation_timeout: float = 0
@@ -265,6 +293,7 @@ class AdminClient:
             self._timeout(request_timeout))
 
     # -- records and offsets -----------------------------------------------------------------
+    @_tracked
     def delete_records(self, topic_partition_offsets: list[TopicPartition], *,
                        request_timeout: float | None = None, operation_timeout: float = 0
                        ) -> dict[TopicPartition, Future]:
@@ -280,6 +309,7 @@ class AdminClient:
             self._client, items, self._operation_ms(operation_timeout, request_timeout),
             self._timeout(request_timeout))
 
+    @_tracked
     def list_offsets(self, topic_partition_offsets: dict[TopicPartition, OffsetSpec], *,
                      isolation_level: IsolationLevel | None = None,
                      request_timeout: float | None = None) -> dict[TopicPartition, Future]:
@@ -292,6 +322,7 @@ class AdminClient:
             isolation_level or IsolationLevel.READ_UNCOMMITTED, self._timeout(request_timeout))
 
     # -- consumer groups ---------------------------------------------------------------------
+    @_tracked
     def list_consumer_groups(self, *, request_timeout: float | None = None,
                              states: set[ConsumerGroupState] | None = None,
                              types: set[ConsumerGroupType] | None = None) -> Future:
@@ -304,6 +335,7 @@ class AdminClient:
             _enum_set(states, ConsumerGroupState, "states"),
             _enum_set(types, ConsumerGroupType, "types"))
 
+    @_tracked
     def describe_consumer_groups(self, group_ids: list[str], *,
                                  include_authorized_operations: bool = False,
                                  request_timeout: float | None = None) -> dict[str, Future]:
@@ -316,6 +348,7 @@ class AdminClient:
                                                   include_authorized_operations)
                 for g in ids}
 
+    @_tracked
     def delete_consumer_groups(self, group_ids: list[str], *,
                                request_timeout: float | None = None) -> dict[str, Future]:
         """Delete groups without members; ``{group_id: Future of None}``."""
@@ -324,6 +357,7 @@ class AdminClient:
         wait = self._timeout(request_timeout)
         return {g: groups.delete_consumer_group(self._client, g, wait) for g in ids}
 
+    @_tracked
     def list_consumer_group_offsets(
             self, list_consumer_group_offsets_request: list[ConsumerGroupTopicPartitions], *,
             require_stable: bool = False, request_timeout: float | None = None,
@@ -337,6 +371,7 @@ class AdminClient:
         return {r.group_id: offsets.committed_offsets(self._client, r, require_stable, wait)
                 for r in items}
 
+    @_tracked
     def alter_consumer_group_offsets(
             self, alter_consumer_group_offsets_request: list[ConsumerGroupTopicPartitions], *,
             request_timeout: float | None = None) -> dict[str, Future]:
@@ -348,6 +383,7 @@ class AdminClient:
         return {r.group_id: offsets.commit_offsets(self._client, r, wait) for r in items}
 
     # -- configurations ----------------------------------------------------------------------
+    @_tracked
     def describe_configs(self, resources: list[ConfigResource], *,
                          request_timeout: float | None = None, broker: int = -1,
                          include_synonyms: bool = True, include_documentation: bool = False
@@ -360,6 +396,7 @@ class AdminClient:
         return configs.describe_configs(self._client, items, broker, include_synonyms,
                                         include_documentation, self._timeout(request_timeout))
 
+    @_tracked
     def alter_configs(self, resources: list[ConfigResource], *,
                       request_timeout: float | None = None, validate_only: bool = False,
                       broker: int = -1) -> dict[ConfigResource, Future]:
@@ -372,6 +409,7 @@ class AdminClient:
         return configs.alter_configs(self._client, items, broker, validate_only,
                                      self._timeout(request_timeout))
 
+    @_tracked
     def incremental_alter_configs(self, resources: list[ConfigResource], *,
                                   request_timeout: float | None = None,
                                   validate_only: bool = False, broker: int = -1
@@ -404,6 +442,7 @@ class AdminClient:
         return items
 
     # -- ACLs --------------------------------------------------------------------------------
+    @_tracked
     def create_acls(self, acls: list[AclBinding], *, request_timeout: float | None = None
                     ) -> dict[AclBinding, Future]:
         """Create ACL bindings; ``{binding: Future of None}``."""
@@ -412,6 +451,7 @@ class AdminClient:
             raise ValueError("Expected non-empty list of AclBinding objects")
         return acl_ops.create_acls(self._client, acls, self._timeout(request_timeout))
 
+    @_tracked
     def describe_acls(self, acl_binding_filter: AclBindingFilter, *,
                       request_timeout: float | None = None) -> Future:
         """A Future of the AclBindings matching the filter (a list)."""
@@ -421,6 +461,7 @@ class AdminClient:
         return acl_ops.describe_acls(self._client, acl_binding_filter,
                                   self._timeout(request_timeout))
 
+    @_tracked
     def delete_acls(self, acl_binding_filters: list[AclBindingFilter], *,
                     request_timeout: float | None = None) -> dict[AclBindingFilter, Future]:
         """Delete the ACLs each filter matches; ``{filter: Future of the deleted
@@ -432,6 +473,7 @@ class AdminClient:
                                 self._timeout(request_timeout))
 
     # -- SCRAM users -------------------------------------------------------------------------
+    @_tracked
     def describe_user_scram_credentials(self, users: list[str] | None = None, *,
                                         request_timeout: float | None = None
                                         ) -> Future | dict[str, Future]:
@@ -442,6 +484,7 @@ class AdminClient:
         scram.check_users(users)
         return scram.describe_credentials(self._client, users, self._timeout(request_timeout))
 
+    @_tracked
     def alter_user_scram_credentials(self, alterations: list[UserScramCredentialAlteration], *,
                                      request_timeout: float | None = None
                                      ) -> dict[str, Future]:

@@ -44,7 +44,16 @@ def read_confluent(broker: Broker, topic: str, partitions: int, count: int,
                 got.append(Got(msg.partition(), msg.offset(), msg.key(), msg.value(),
                                tuple(msg.headers() or ()), msg.timestamp()[1]))
         if len(got) < count:
-            raise TimeoutError(f"read {len(got)} of {count} records from {topic}")
+            marks = []
+            for p in range(partitions):
+                try:
+                    marks.append(consumer.get_watermark_offsets(
+                        TopicPartition(topic, p), timeout=5))
+                except Exception as exc:  # noqa: BLE001 - a diagnostic, reported as text
+                    marks.append(repr(exc))
+            raise TimeoutError(f"read {len(got)} of {count} records from {topic}; "
+                               f"watermarks per partition {marks}, "
+                               f"assignment {consumer.assignment()}")
         return sorted(got)
     finally:
         consumer.close()
