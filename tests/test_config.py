@@ -93,7 +93,7 @@ def test_keys_accepted_without_effect_warn():
     assert conf["socket.keepalive.enable"] is True
 
 
-def test_socket_keepalive_enable_sets_so_keepalive(tansu):
+def test_socket_keepalive_enable_sets_so_keepalive(kafka):
     """``ss -o`` shows a keepalive timer only on sockets with SO_KEEPALIVE."""
     import os
     import subprocess
@@ -105,10 +105,10 @@ def test_socket_keepalive_enable_sets_so_keepalive(tansu):
     ss = require_tool("ss")
 
     def timers(keepalive: bool) -> list[str]:
-        with Producer(tansu.client_config({"socket.keepalive.enable": keepalive})) as p:
+        with Producer(kafka.client_config({"socket.keepalive.enable": keepalive})) as p:
             p.list_topics(timeout=10)
             out = subprocess.run([ss, "-tnop", "state", "established",
-                                  f"dport = :{tansu.port}"], capture_output=True, text=True,
+                                  f"dport = :{kafka.port}"], capture_output=True, text=True,
                                  check=True).stdout
             return [line for line in out.splitlines() if f"pid={os.getpid()}," in line]
 

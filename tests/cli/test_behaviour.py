@@ -16,17 +16,17 @@ from readback import read_confluent
 from kafka_fast.cli.serdes import pack_deserializer
 
 
-def test_topics_delete_reports_each_topic(tansu):
+def test_topics_delete_reports_each_topic(kafka):
     d1, d2, missing = unique_topic("d1"), unique_topic("d2"), unique_topic("missing")
-    create_topic(tansu, d1, 1)
-    create_topic(tansu, d2, 1)
-    done = kf("topics", "delete", *base(tansu), d1, missing, d2)
+    create_topic(kafka, d1, 1)
+    create_topic(kafka, d2, 1)
+    done = kf("topics", "delete", *base(kafka), d1, missing, d2)
     assert done.returncode == 1
     assert sorted(done.stdout.decode().splitlines()) == sorted([f"deleted {d1}",
                                                                 f"deleted {d2}"])
     (line,) = done.stderr.decode().splitlines()
     assert line.startswith(f"kafka-fast topics delete: {missing}: not deleted: UNKNOWN_TOPIC")
-    as_json = kf("topics", "delete", *base(tansu), "--json", missing)
+    as_json = kf("topics", "delete", *base(kafka), "--json", missing)
     assert as_json.returncode == 1
     report = json.loads(as_json.stdout)
     assert report["deleted"] == [] and list(report["failed"]) == [missing]
@@ -147,9 +147,9 @@ def test_offset_end_starts_after_the_last_record(broker):
     assert out.startswith(b"new ") and out.count(b"\n") == 1, out
 
 
-def test_timestamp_offsets(tansu):
+def test_timestamp_offsets(kafka):
     """(The mock cluster answers every time look-up with -1, so it is not used here.)"""
-    broker = tansu
+    broker = kafka
     topic = unique_topic("cli-ts")
     create_topic(broker, topic, 1)
     stamps = [1_700_000_000_000 + 1000 * i for i in range(10)]

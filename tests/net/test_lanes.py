@@ -34,10 +34,10 @@ def _metadata(topic: str) -> m.MetadataRequest:
                              allow_auto_topic_creation=False)
 
 
-def test_other_lanes_answer_while_a_fetch_is_held_each_on_its_own_connection(tansu):
+def test_other_lanes_answer_while_a_fetch_is_held_each_on_its_own_connection(kafka):
     topic = unique_topic("lanes")
-    create_topic(tansu, topic, 1)
-    with make_client(tansu, role="consumer") as client:
+    create_topic(kafka, topic, 1)
+    with make_client(kafka, role="consumer") as client:
         node = client.wait_metadata([topic], timeout=10).leader(topic, 0)
         fetch = client.send(node, _held_fetch(topic), lane=Lane.FETCH,
                             timeout_ms=HOLD_MS + 10_000)
@@ -58,4 +58,4 @@ def test_other_lanes_answer_while_a_fetch_is_held_each_on_its_own_connection(tan
             (0, 0, 0)]
         assert {lane.name: client.connection_state(node, lane) for lane in Lane} == {
             "DEFAULT": "READY", "COORDINATOR": "READY", "FETCH": "READY"}
-        assert len(tcp_connections({tansu.port})[tansu.port]) == 3
+        assert len(tcp_connections({kafka.port})[kafka.port]) == 3

@@ -15,9 +15,9 @@ LINGER_MS = 30000
 FLUSH_TIMEOUT = 10
 
 
-def test_flush_does_not_wait_for_linger(tansu):
+def test_flush_does_not_wait_for_linger(kafka):
     topic = unique_topic("flush")
-    create_topic(tansu, topic, 2)
+    create_topic(kafka, topic, 2)
     reports: list = []
 
     def report(err, msg):
@@ -25,7 +25,7 @@ def test_flush_does_not_wait_for_linger(tansu):
 
     first = [b"first %d" % i for i in range(6)]
     second = [b"second %d" % i for i in range(6)]
-    with Producer(tansu.client_config({"linger.ms": LINGER_MS})) as p:
+    with Producer(kafka.client_config({"linger.ms": LINGER_MS})) as p:
         # The new producer does not know the topic yet: these records wait for its metadata
         # and get their batches while flush() runs.
         for i, v in enumerate(first):
@@ -41,6 +41,6 @@ def test_flush_does_not_wait_for_linger(tansu):
         assert p.flush(FLUSH_TIMEOUT) == 0
         assert sorted(reports, key=lambda r: (r[1], r[2])) == [
             (None, q, 3 + i, v) for q in (0, 1) for i, v in enumerate(second[q::2])]
-    got = read_confluent(tansu, topic, 2, 12)
+    got = read_confluent(kafka, topic, 2, 12)
     assert [(g.partition, g.offset, g.value) for g in got] == [
         (q, i, v) for q in (0, 1) for i, v in enumerate((first + second)[q::2])]

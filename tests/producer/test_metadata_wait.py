@@ -32,8 +32,8 @@ def _sender_paused(p: Producer):
 
 
 @pytest.mark.parametrize("learned_by", ["application", "network"])
-def test_produce_then_produce_batch_to_a_new_topic_keeps_call_order(tansu, learned_by):
-    """produce() records wait for a topic Tansu creates on first sight; produce_batch to the
+def test_produce_then_produce_batch_to_a_new_topic_keeps_call_order(kafka, learned_by):
+    """produce() records wait for a topic the broker creates on first sight (auto.create.topics.enable); produce_batch to the
     same partition (which waits for the metadata itself) and produce() after it must land
     behind them, whichever thread first applies the topic's metadata. With the sender
     paused, produce_batch is the one that learns the partitions."""
@@ -47,7 +47,7 @@ def test_produce_then_produce_batch_to_a_new_topic_keeps_call_order(tansu, learn
     def report(err, msg):
         reports.append((err, msg.partition(), msg.offset(), msg.value()))
 
-    with Producer(tansu.client_config({"linger.ms": 5})) as p:
+    with Producer(kafka.client_config({"linger.ms": 5})) as p:
         with _sender_paused(p) if learned_by == "application" else contextlib.nullcontext():
             for v in before:
                 p.produce(topic, v, partition=0, on_delivery=report)
@@ -57,7 +57,7 @@ def test_produce_then_produce_batch_to_a_new_topic_keeps_call_order(tansu, learn
             assert len(p) == len(want)
         assert p.flush(30) == 0
     assert sorted(reports, key=lambda r: r[2]) == [(None, 0, i, v) for i, v in enumerate(want)]
-    got = read_confluent(tansu, topic, 1, len(want))
+    got = read_confluent(kafka, topic, 1, len(want))
     assert [(g.partition, g.offset, g.value) for g in got] == [
         (0, i, v) for i, v in enumerate(want)]
 
@@ -87,13 +87,13 @@ def test_produce_batch_times_out_naming_the_topic_and_what_is_missing(mock_clust
     assert reports == [(None, 0, 0, b"a"), (None, 0, 1, b"b")]
 
 
-def test_final_topic_error_is_raised_at_once_and_fails_waiting_records(tansu):
-    """Tansu refuses an invalid topic name with INVALID_TOPIC_EXCEPTION, which no retry can
+def test_final_topic_error_is_raised_at_once_and_fails_waiting_records(kafka):
+    """The broker refuses an invalid topic name with INVALID_TOPIC_EXCEPTION, which no retry can
     clear: produce_batch raises it naming the topic, and records produce() queued for the
     topic fail with it instead of waiting out delivery.timeout.ms."""
     topic = "not a valid name!"
     reports: list = []
-    with Producer(tansu.client_config({"delivery.timeout.ms": 600000})) as p:
+    with Producer(kafka.client_config({"delivery.timeout.ms": 600000})) as p:
         p.produce(topic, b"first", partition=0,
                   on_delivery=lambda e, m: reports.append((e, m.topic(), m.partition(),
                                                            m.value())))

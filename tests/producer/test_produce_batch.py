@@ -123,10 +123,10 @@ def test_confluent_list_of_dicts_form(broker):
         for i in range(50))
 
 
-def test_bad_columns_are_refused(tansu):
+def test_bad_columns_are_refused(kafka):
     topic = unique_topic("pb-bad")
-    create_topic(tansu, topic, 1)
-    with Producer(tansu.client_config()) as p:
+    create_topic(kafka, topic, 1)
+    with Producer(kafka.client_config()) as p:
         with pytest.raises(TypeError, match="values must be a list, a 2-D uint8 array"):
             p.produce_batch(topic, 42)
         with pytest.raises(TypeError, match=r"values\[1\] must be bytes, str or None"):

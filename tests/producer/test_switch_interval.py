@@ -20,22 +20,22 @@ def interval():
     sys.setswitchinterval(before)
 
 
-def producer(tansu, **extra) -> Producer:
-    return Producer(tansu.client_config(extra))
+def producer(kafka, **extra) -> Producer:
+    return Producer(kafka.client_config(extra))
 
 
-def test_by_default_a_producer_leaves_the_interval_alone(tansu, interval):
-    with producer(tansu) as p:
+def test_by_default_a_producer_leaves_the_interval_alone(kafka, interval):
+    with producer(kafka) as p:
         p.produce("switch-interval-default", b"x")
         assert p.flush(10) == 0
         assert sys.getswitchinterval() == pytest.approx(0.005)
     assert sys.getswitchinterval() == pytest.approx(0.005)
 
 
-def test_open_producers_shorten_the_interval_and_the_last_close_restores_it(tansu, interval):
-    a = producer(tansu, **{"python.switch.interval.ms": 0.5})
+def test_open_producers_shorten_the_interval_and_the_last_close_restores_it(kafka, interval):
+    a = producer(kafka, **{"python.switch.interval.ms": 0.5})
     assert sys.getswitchinterval() == pytest.approx(0.0005)
-    b = producer(tansu, **{"python.switch.interval.ms": 0.2})
+    b = producer(kafka, **{"python.switch.interval.ms": 0.2})
     assert sys.getswitchinterval() == pytest.approx(0.0002)
     b.close()
     assert sys.getswitchinterval() == pytest.approx(0.0005)
@@ -45,14 +45,14 @@ def test_open_producers_shorten_the_interval_and_the_last_close_restores_it(tans
     assert sys.getswitchinterval() == pytest.approx(0.005)
 
 
-def test_zero_leaves_the_interpreter_alone_and_longer_never_lengthens(tansu, interval):
-    with producer(tansu, **{"python.switch.interval.ms": 0}):
+def test_zero_leaves_the_interpreter_alone_and_longer_never_lengthens(kafka, interval):
+    with producer(kafka, **{"python.switch.interval.ms": 0}):
         assert sys.getswitchinterval() == pytest.approx(0.005)
-    with producer(tansu, **{"python.switch.interval.ms": 50}):
+    with producer(kafka, **{"python.switch.interval.ms": 50}):
         assert sys.getswitchinterval() == pytest.approx(0.005)
     assert sys.getswitchinterval() == pytest.approx(0.005)
 
 
-def test_a_negative_interval_is_a_config_error(tansu):
+def test_a_negative_interval_is_a_config_error(kafka):
     with pytest.raises(ConfigError, match="python.switch.interval.ms"):
-        producer(tansu, **{"python.switch.interval.ms": -1})
+        producer(kafka, **{"python.switch.interval.ms": -1})
