@@ -12,7 +12,10 @@ call each, with no Python object per row for arrays and packed columns.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_CheckExact
 from cpython.dict cimport PyDict_GetItem
+from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.ref cimport Py_INCREF
 from cpython.object cimport PyObject
 from cpython.pythread cimport (
     NOWAIT_LOCK,
@@ -418,6 +421,32 @@ def gather_rows(rows, order, Py_ssize_t start, Py_ssize_t stop, out=None):
             for j in range(m):
                 memcpy(&dst[j, 0], &src[idx[start + j], 0], width)
     return out
+
+
+def gather_list(list items, order, Py_ssize_t start, Py_ssize_t stop):
+    """Items ``order[start:stop]`` of a list, as a new list."""
+    cdef const int64_t[::1] idx = np.ascontiguousarray(order, dtype=np.int64)
+    cdef Py_ssize_t n = len(items), m, j
+    m = _checked_rows(idx, start, stop, n, "a list of")
+    cdef list out = PyList_New(m)
+    cdef PyObject *item
+    for j in range(m):
+        item = PyList_GET_ITEM(items, idx[start + j])
+        Py_INCREF(<object>item)
+        PyList_SET_ITEM(out, j, <object>item)
+    return out
+
+
+def first_not_bytes(list items, Py_ssize_t start=0):
+    """Index of the first item at or after ``start`` that is neither None nor exactly
+    ``bytes`` (-1 when there is none)."""
+    cdef Py_ssize_t i, n = len(items)
+    cdef PyObject *item
+    for i in range(max(start, 0), n):
+        item = PyList_GET_ITEM(items, i)
+        if item != <PyObject *>None and not PyBytes_CheckExact(<object>item):
+            return i
+    return -1
 
 
 def row_sizes(column):

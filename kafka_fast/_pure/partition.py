@@ -231,6 +231,27 @@ def gather_rows(rows: np.ndarray, order: np.ndarray, start: int, stop: int,
     return np.take(rows, idx, axis=0, out=out)
 
 
+def gather_list(items: list, order: np.ndarray, start: int, stop: int) -> list:
+    """Items ``order[start:stop]`` of a list, as a new list."""
+    if start < 0 or stop > len(order) or start > stop:
+        raise IndexError(f"rows {start}:{stop} outside the order of {len(order)}")
+    idx = np.asarray(order[start:stop], dtype=np.int64).tolist()
+    for i in idx:
+        if not 0 <= i < len(items):
+            raise IndexError(f"row index {i} outside a list of {len(items)} rows")
+    return [items[i] for i in idx]
+
+
+def first_not_bytes(items: list, start: int = 0) -> int:
+    """Index of the first item at or after ``start`` that is neither None nor exactly
+    ``bytes`` (-1 when there is none)."""
+    for i in range(max(start, 0), len(items)):
+        item = items[i]
+        if item is not None and item.__class__ is not bytes:
+            return i
+    return -1
+
+
 def row_sizes(column: Any) -> np.ndarray:
     """Byte length of every row of a column (0 for nulls) as int64."""
     if is_packed(column):

@@ -31,6 +31,8 @@ from .batch import ColumnEntries, ProducerBatch
 from .partitioner import (
     chunk_ends,
     column_length,
+    first_not_bytes,
+    gather_list,
     gather_packed,
     gather_rows,
     group_by_partition,
@@ -63,9 +65,10 @@ def _column(obj: Any, what: str, allow_none: bool) -> Any:
         return np.ascontiguousarray(obj)
     if isinstance(obj, (list, tuple)):
         out = list(obj)
-        for i, item in enumerate(out):
-            if item is not None and item.__class__ is not bytes:
-                out[i] = as_bytes(item, f"{what}[{i}]")
+        i = first_not_bytes(out)
+        while i >= 0:
+            out[i] = as_bytes(out[i], f"{what}[{i}]")
+            i = first_not_bytes(out, i + 1)
         return out
     raise TypeError(f"{what} must be a list, a 2-D uint8 array or a packed (data, offsets) "
                     f"column, not {type(obj).__name__}")
@@ -141,7 +144,7 @@ def _gather(column: Any, order: np.ndarray, a: int, b: int, scratch: dict | None
         if buf is None or len(buf) < b - a:
             buf = scratch[name] = np.empty((max(b - a, 1024), column.shape[1]), np.uint8)
         return gather_rows(column, order, a, b, buf[:b - a])
-    return [column[i] for i in order[a:b].tolist()]
+    return gather_list(column, order, a, b)
 
 
 def _slice(column: Any, s: int, e: int) -> Any:

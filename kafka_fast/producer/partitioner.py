@@ -14,6 +14,8 @@ partition_column = _impl.partition_column
 group_by_partition = _impl.group_by_partition
 gather_packed = _impl.gather_packed
 gather_rows = _impl.gather_rows
+gather_list = _impl.gather_list
+first_not_bytes = _impl.first_not_bytes
 row_sizes = _impl.row_sizes
 chunk_ends = _impl.chunk_ends
 is_packed = _impl.is_packed
@@ -32,6 +34,7 @@ ProduceRouter = _impl.ProduceRouter
 __all__ = [
     "ALGORITHMS", "NATIVE", "PartitionRoute", "ProduceRouter", "RouteLock", "RouterState",
     "TopicRoute", "UNASSIGNED", "algorithm_id", "chunk_ends", "column_item",
-    "column_length", "consistent", "fnv1a", "gather_packed", "gather_rows", "group_by_partition",
+    "column_length", "consistent", "first_not_bytes", "fnv1a", "gather_list", "gather_packed",
+    "gather_rows", "group_by_partition",
     "is_packed", "murmur2", "partition_column", "partition_key", "row_sizes",
 ]

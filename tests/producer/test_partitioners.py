@@ -209,3 +209,32 @@ def test_group_gather_and_chunks(impl):
         impl.partition_column((b"abc", np.array([0, 2, 1], dtype=np.int64)), 3, 3)
     with pytest.raises(ValueError, match="within the data buffer"):
         impl.partition_column((b"abc", np.array([0, 9], dtype=np.int64)), 3, 3)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_list_columns_gather_and_type_scan(impl):
+    """List columns: rows in partition order (the same objects), and the scan that finds
+    items produce_batch must convert (neither None nor exactly bytes)."""
+    class Sub(bytes):
+        pass
+
+    values = [b"v%d" % i if i % 7 else None for i in range(500)]
+    order = np.random.default_rng(5).permutation(500).astype(np.int64)
+    got = impl.gather_list(values, order, 100, 350)
+    assert got == [values[i] for i in order[100:350]]
+    assert all(a is values[i] for a, i in zip(got, order[100:350]))
+    assert impl.gather_list(values, order, 3, 3) == []
+    with pytest.raises(IndexError):
+        impl.gather_list(values, order, 400, 501)
+    with pytest.raises(IndexError):
+        impl.gather_list(values, np.array([0, 500], dtype=np.int64), 0, 2)
+    with pytest.raises(IndexError):
+        impl.gather_list(values, np.array([-1], dtype=np.int64), 0, 1)
+    mixed = [b"a", None, bytearray(b"b"), b"c", Sub(b"d"), "e", None]
+    assert impl.first_not_bytes(mixed) == 2
+    assert impl.first_not_bytes(mixed, 3) == 4
+    assert impl.first_not_bytes(mixed, 5) == 5
+    assert impl.first_not_bytes(mixed, 6) == -1
+    assert impl.first_not_bytes(mixed, 99) == -1
+    assert impl.first_not_bytes([]) == -1
+    assert impl.first_not_bytes(values) == -1
