@@ -15,6 +15,7 @@ from libc.stdint cimport int64_t, uint8_t
 
 import numpy as np
 
+from kafka_fast._pure.buffers import byte_view
 from kafka_fast.message import Message
 
 
@@ -148,3 +149,107 @@ def append_messages(list out, str topic, int partition, cols, Py_ssize_t start,
             PyObject_GC_UnTrack(<PyObject *>msg)
         out.append(msg)
     return stop - start
+
+
+_NO_NULLS = np.zeros(0, dtype=np.uint8)
+
+
+cdef class _Cells:
+    """Row access to one produce_batch column: None, a list, a 2-D uint8 array or a packed
+    ``(data, offsets[, nulls])`` column, each bound-checked against ``n`` rows."""
+    cdef int kind
+    cdef list items
+    cdef const uint8_t[:, ::1] rows
+    cdef const uint8_t[::1] data
+    cdef const int64_t[::1] offs
+    cdef const uint8_t[::1] nulls
+    cdef bint has_nulls
+
+    def __init__(self, column, Py_ssize_t n, str what):
+        self.has_nulls = False
+        if column is None:
+            self.kind = 0
+        elif isinstance(column, list):
+            self.kind = 1
+            self.items = column
+            if len(column) < n:
+                raise ValueError(f"{what} has {len(column)} rows for {n} records")
+        elif isinstance(column, np.ndarray):
+            self.kind = 2
+            self.rows = column
+            if self.rows.shape[0] < n:
+                raise ValueError(f"{what} has {self.rows.shape[0]} rows for {n} records")
+        elif isinstance(column, tuple) and len(column) in (2, 3):
+            self.kind = 3
+            self.data = byte_view(column[0], f"{what} data")
+            self.offs = np.ascontiguousarray(column[1], dtype=np.int64)
+            if self.offs.shape[0] < n + 1:
+                raise ValueError(f"{what} has {self.offs.shape[0] - 1} rows for {n} records")
+            self.nulls = _NO_NULLS
+            if len(column) == 3 and column[2] is not None:
+                self.nulls = _bytes_view(np.ascontiguousarray(column[2]).astype(np.bool_))
+                self.has_nulls = True
+                if self.nulls.shape[0] < n:
+                    raise ValueError(f"{what} nulls has {self.nulls.shape[0]} rows for {n} "
+                                     "records")
+        else:
+            raise TypeError(f"{what} is not a list, 2-D uint8 array or packed column")
+
+    cdef object cell(self, Py_ssize_t i):
+        cdef object item
+        if self.kind == 0:
+            return None
+        if self.kind == 1:
+            item = self.items[i]
+            if item is None or type(item) is bytes:
+                return item
+            return bytes(item)
+        if self.kind == 2:
+            return PyBytes_FromStringAndSize(
+                <const char *>&self.rows[i, 0] if self.rows.shape[1] else NULL,
+                self.rows.shape[1])
+        return _field(self.data, self.offs, self.nulls, self.has_nulls, i)
+
+
+def delivery_messages(list out, str topic, int partition, int64_t base_offset, values, keys,
+                      headers, timestamps, int timestamp_type, int64_t fixed_timestamp,
+                      error, Py_ssize_t count):
+    """Append the delivery-report ``Message`` of each of ``count`` records of a
+    ``produce_batch`` batch to ``out``: record ``i`` gets offset ``base_offset + i`` (-1001
+    for all when ``base_offset`` < 0), its key, value and headers from the columns, and
+    ``timestamps[i]`` (``fixed_timestamp`` for all when it is >= 0). Returns ``count``."""
+    cdef _Cells vals = _Cells(values, count, "values")
+    cdef _Cells ks = _Cells(keys, count, "keys")
+    cdef const int64_t[::1] ts = np.ascontiguousarray(timestamps, dtype=np.int64)
+    if fixed_timestamp < 0 and ts.shape[0] < count:
+        raise ValueError(f"timestamps has {ts.shape[0]} rows for {count} records")
+    cdef bint has_headers = headers is not None
+    if has_headers and len(headers) < count:
+        raise ValueError(f"headers has {len(headers)} rows for {count} records")
+    part = partition
+    tstype = timestamp_type
+    fixed = fixed_timestamp
+    no_offset = -1001
+    cdef Py_ssize_t i
+    cdef object msg
+    for i in range(count):
+        msg = <object>PyType_GenericAlloc(MSG_TYPE, 0)
+        Py_XDECREF(<PyObject *>msg)
+        _put(msg, O_TOPIC, topic)
+        _put(msg, O_PARTITION, part)
+        _put(msg, O_OFFSET, PyLong_FromLongLong(base_offset + i) if base_offset >= 0
+             else no_offset)
+        _put(msg, O_KEY, ks.cell(i))
+        _put(msg, O_VALUE, vals.cell(i))
+        _put(msg, O_HEADERS, headers[i] if has_headers else None)
+        _put(msg, O_TSTYPE, tstype)
+        _put(msg, O_TS, fixed if fixed_timestamp >= 0 else PyLong_FromLongLong(ts[i]))
+        _put(msg, O_ERROR, error)
+        _put(msg, O_LATENCY, None)
+        _put(msg, O_EPOCH, None)
+        if not has_headers:
+            # As in append_messages: bytes, ints, str, None and the batch's error cannot
+            # close a reference cycle, so the cycle collector need not scan the message.
+            PyObject_GC_UnTrack(<PyObject *>msg)
+        out.append(msg)
+    return count

@@ -5,6 +5,7 @@ from __future__ import annotations
 from kafka_fast.message import Message
 
 from .buffers import byte_view
+from .partition import column_item, column_length
 
 
 def append_messages(out: list, topic: str, partition: int, cols, start: int, stop: int,
@@ -43,3 +44,33 @@ def append_messages(out: list, topic: str, partition: int, cols, start: int, sto
             timestamp=(timestamp_type, timestamps[i]), leader_epoch=epoch,
         ))
     return stop - start
+
+
+def _cell(column, i: int):
+    if column is None:
+        return None
+    if isinstance(column, list):
+        item = column[i]
+        return item if item is None or type(item) is bytes else bytes(item)
+    return column_item(column, i)
+
+
+def delivery_messages(out: list, topic: str, partition: int, base_offset: int, values, keys,
+                      headers, timestamps, timestamp_type: int, fixed_timestamp: int, error,
+                      count: int) -> int:
+    """Append the delivery-report ``Message`` of each of ``count`` records of a
+    ``produce_batch`` batch to ``out``: record ``i`` gets offset ``base_offset + i`` (-1001
+    for all when ``base_offset`` < 0), its key, value and headers from the columns, and
+    ``timestamps[i]`` (``fixed_timestamp`` for all when it is >= 0). Returns ``count``."""
+    for name, column in (("values", values), ("keys", keys), ("headers", headers)):
+        if column is not None and column_length(column) < count:
+            raise ValueError(f"{name} has {column_length(column)} rows for {count} records")
+    if fixed_timestamp < 0 and len(timestamps) < count:
+        raise ValueError(f"timestamps has {len(timestamps)} rows for {count} records")
+    for i in range(count):
+        out.append(Message(
+            topic, partition, base_offset + i if base_offset >= 0 else -1001,
+            _cell(keys, i), _cell(values, i), None if headers is None else headers[i], error,
+            (timestamp_type,
+             fixed_timestamp if fixed_timestamp >= 0 else int(timestamps[i]))))
+    return count

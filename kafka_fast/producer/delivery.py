@@ -12,10 +12,12 @@ import threading
 from collections import deque
 from typing import Any
 
+from .._impl import load
 from ..errors import KafkaError, KafkaException
 from ..message import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
 from .batch import ColumnEntries, ProducerBatch
-from .partitioner import column_item
+
+delivery_messages = load("_columns", "columns")[0].delivery_messages
 
 
 class DeliveryQueue:
@@ -81,14 +83,14 @@ def serve_batch(batch: ProducerBatch, default_cb: Any, only_errors: bool,
             if err is not None:
                 failures.append(_batch_failure(batch, batch.count))
             return
-        values, keys, timestamps, headers = (
-            entries.values, entries.keys, entries.timestamps, entries.headers)
-        for i in range(entries.count):
-            msg = Message(
-                topic, partition, base + i if err is None and base >= 0 else -1001,
-                None if keys is None else _item(keys, i), _item(values, i),
-                None if headers is None else headers[i],
-                timestamp=_timestamp(batch, int(timestamps[i])), error=err)
+        msgs: list[Message] = []
+        appended = batch.log_append_time
+        delivery_messages(
+            msgs, topic, partition, base if err is None and base >= 0 else -1,
+            entries.values, entries.keys, entries.headers, entries.timestamps,
+            TIMESTAMP_LOG_APPEND_TIME if appended >= 0 else TIMESTAMP_CREATE_TIME,
+            appended, err, entries.count)
+        for msg in msgs:
             cb(err, msg)
         return
     unreported = 0
@@ -108,11 +110,6 @@ def serve_batch(batch: ProducerBatch, default_cb: Any, only_errors: bool,
     unreported += batch.count - len(entries)
     if err is not None and unreported and default_cb is None:
         failures.append(_batch_failure(batch, unreported))
-
-
-def _item(column: Any, i: int) -> bytes | None:
-    item = column_item(column, i)
-    return None if item is None else bytes(item)
 
 
 def _per_record_default(batch: ProducerBatch, cb: Any) -> None:

@@ -222,7 +222,7 @@ def test_list_columns_gather_and_type_scan(impl):
     order = np.random.default_rng(5).permutation(500).astype(np.int64)
     got = impl.gather_list(values, order, 100, 350)
     assert got == [values[i] for i in order[100:350]]
-    assert all(a is values[i] for a, i in zip(got, order[100:350]))
+    assert all(a is values[i] for a, i in zip(got, order[100:350], strict=True))
     assert impl.gather_list(values, order, 3, 3) == []
     with pytest.raises(IndexError):
         impl.gather_list(values, order, 400, 501)
