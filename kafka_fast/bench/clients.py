@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from . import java
 from .payload import Payload
 from .result import Stopwatch
 
@@ -45,9 +46,43 @@ class Case:
     default: bool = True  # part of the standard matrix (else only when named)
 
 
-#: client name -> the module that must import for its cases to run
+#: client name -> the module that must import for its cases to run ("java": the JVM and the
+#: Apache Kafka jars, see ``java.missing``)
 MODULES = {"kafka_fast": "kafka_fast", "confluent": "confluent_kafka", "aiokafka": "aiokafka",
-           "kafka-python": "kafka"}
+           "kafka-python": "kafka", "java": "kafka_fast.bench.java"}
+
+
+#: Every setting each client runs with besides bootstrap, topic, acks and compression (which
+#: come from the run): stored with each run's results and shown beside the tables.
+CLIENT_SETTINGS: dict[str, dict[str, dict[str, object]]] = {
+    "kafka_fast": {
+        "producer": {"linger.ms": 5, "queue.buffering.max.messages": 2_000_000,
+                     "queue.buffering.max.kbytes": 2_097_152},
+        "consumer": {"group.id": "kafka-fast-bench", "enable.auto.commit": False,
+                     "auto.offset.reset": "earliest"},
+    },
+    "confluent": {
+        "producer": {"linger.ms": 5, "queue.buffering.max.messages": 2_000_000,
+                     "queue.buffering.max.kbytes": 2_097_152, "batch.size": 1_000_000},
+        "consumer": {"group.id": "kafka-fast-bench-peer", "enable.auto.commit": False,
+                     "auto.offset.reset": "earliest"},
+    },
+    "aiokafka": {
+        "producer": {"linger_ms": 5, "max_batch_size": 1_000_000, "enable_idempotence": False},
+        "consumer": {"enable_auto_commit": False, "auto_offset_reset": "earliest"},
+    },
+    "kafka-python": {
+        "producer": {"linger_ms": 5, "batch_size": 1_000_000},
+        "consumer": {"enable_auto_commit": False, "auto_offset_reset": "earliest"},
+    },
+    "java": {
+        "producer": {"linger.ms": 5, "batch.size": 1_000_000, "tool": "ProducerPerformance, "
+                     "--throughput -1, values of the payload size, no keys"},
+        "consumer": {"fetch.max.bytes": 52_428_800, "max.partition.fetch.bytes": 10_485_760,
+                     "max.poll.records": 10_000, "tool": "ConsumerPerformance in a fresh "
+                     "group; rate from fetch.nMsg.sec (group join left out)"},
+    },
+}
 
 
 def _closing(make: Callable[[Target], object], measure: Callable[..., Timing],
@@ -76,19 +111,17 @@ def _acks_int(acks: str) -> int:
 def _kf_producer(t: Target):
     from .. import Producer
 
-    return Producer({"bootstrap.servers": t.bootstrap, "acks": t.acks, "linger.ms": 5,
+    return Producer({"bootstrap.servers": t.bootstrap, "acks": t.acks,
                      "compression.type": t.compression,
-                     "queue.buffering.max.messages": 2_000_000,
-                     "queue.buffering.max.kbytes": 2_097_152})
+                     **CLIENT_SETTINGS["kafka_fast"]["producer"]})
 
 
 def _ck_producer(t: Target):
     import confluent_kafka
 
     return confluent_kafka.Producer({
-        "bootstrap.servers": t.bootstrap, "acks": t.acks, "linger.ms": 5,
-        "compression.type": t.compression, "queue.buffering.max.messages": 2_000_000,
-        "queue.buffering.max.kbytes": 2_097_152, "batch.size": 1_000_000})
+        "bootstrap.servers": t.bootstrap, "acks": t.acks, "compression.type": t.compression,
+        **CLIENT_SETTINGS["confluent"]["producer"]})
 
 
 class _Reports:
@@ -180,8 +213,8 @@ def _ck_produce_batch(producer, t: Target, p: Payload) -> Timing:
 def _kf_consumer(t: Target):
     from .. import OFFSET_BEGINNING, Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": t.bootstrap, "group.id": "kafka-fast-bench",
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    consumer = Consumer({"bootstrap.servers": t.bootstrap,
+                         **CLIENT_SETTINGS["kafka_fast"]["consumer"]})
     consumer.assign([TopicPartition(t.topic, i, OFFSET_BEGINNING) for i in range(t.partitions)])
     return consumer
 
@@ -190,8 +223,7 @@ def _ck_consumer(t: Target):
     import confluent_kafka
 
     consumer = confluent_kafka.Consumer({
-        "bootstrap.servers": t.bootstrap, "group.id": "kafka-fast-bench-peer",
-        "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+        "bootstrap.servers": t.bootstrap, **CLIENT_SETTINGS["confluent"]["consumer"]})
     consumer.assign([confluent_kafka.TopicPartition(t.topic, i, confluent_kafka.OFFSET_BEGINNING)
                      for i in range(t.partitions)])
     return consumer
@@ -257,9 +289,9 @@ def aiokafka_send(t: Target, p: Payload) -> Timing:
     codec = None if t.compression == "none" else t.compression
 
     async def main() -> Timing:
-        producer = AIOKafkaProducer(bootstrap_servers=t.bootstrap, linger_ms=5,
+        producer = AIOKafkaProducer(bootstrap_servers=t.bootstrap,
                                     acks=_acks_int(t.acks), compression_type=codec,
-                                    max_batch_size=1_000_000, enable_idempotence=False)
+                                    **CLIENT_SETTINGS["aiokafka"]["producer"])
         await producer.start()
         try:
             await producer.partitions_for(t.topic)
@@ -275,8 +307,8 @@ def aiokafka_getmany(t: Target, p: Payload) -> Timing:
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
     async def main() -> Timing:
-        consumer = AIOKafkaConsumer(bootstrap_servers=t.bootstrap, enable_auto_commit=False,
-                                    auto_offset_reset="earliest")
+        consumer = AIOKafkaConsumer(bootstrap_servers=t.bootstrap,
+                                    **CLIENT_SETTINGS["aiokafka"]["consumer"])
         await consumer.start()
         try:
             tps = [TopicPartition(t.topic, i) for i in range(t.partitions)]
@@ -329,9 +361,9 @@ def _aio_produce(module: str, settings: dict) -> Callable[[Target, Payload], Tim
 def _kp_producer(t: Target):
     from kafka import KafkaProducer
 
-    producer = KafkaProducer(bootstrap_servers=t.bootstrap, linger_ms=5,
-                             acks=_acks_int(t.acks), batch_size=1_000_000,
-                             compression_type=None if t.compression == "none" else t.compression)
+    producer = KafkaProducer(bootstrap_servers=t.bootstrap, acks=_acks_int(t.acks),
+                             compression_type=None if t.compression == "none" else t.compression,
+                             **CLIENT_SETTINGS["kafka-python"]["producer"])
     producer.partitions_for(t.topic)
     return producer
 
@@ -350,8 +382,8 @@ def _kp_send(producer, t: Target, p: Payload) -> Timing:
 def _kp_consumer(t: Target):
     from kafka import KafkaConsumer, TopicPartition
 
-    consumer = KafkaConsumer(bootstrap_servers=t.bootstrap, enable_auto_commit=False,
-                             auto_offset_reset="earliest")
+    consumer = KafkaConsumer(bootstrap_servers=t.bootstrap,
+                             **CLIENT_SETTINGS["kafka-python"]["consumer"])
     tps = [TopicPartition(t.topic, i) for i in range(t.partitions)]
     consumer.assign(tps)
     consumer.seek_to_beginning(*tps)
@@ -401,6 +433,11 @@ CASES: list[Case] = [
     Case("kafka-python.send", "kafka-python", "send()", "produce",
          _closing(_kp_producer, _kp_send)),
     Case("aiokafka.getmany", "aiokafka", "getmany()", "consume", aiokafka_getmany),
+    Case("java.producer_perf", "java", "ProducerPerformance", "produce",
+         lambda t, p: java.producer_performance(t.bootstrap, t.topic, p, t.compression, t.acks,
+                                                t.timeout_s)),
+    Case("java.consumer_perf", "java", "ConsumerPerformance", "consume",
+         lambda t, p: java.consumer_performance(t.bootstrap, t.topic, p, t.timeout_s)),
     Case("kafka-python.poll", "kafka-python", "poll()", "consume",
          _closing(_kp_consumer, _kp_poll)),
 ]

@@ -13,9 +13,11 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..cli.bench import CODECS
-from .clients import CASES
+from . import java, store
+from .clients import CASES, CLIENT_SETTINGS
 from .result import Result
 from .runner import BenchConfig, available, format_table, run_all
 
@@ -62,6 +64,12 @@ def parser(doc: str, direction: str, records: int, partitions: int) -> argparse.
                     help="runs per case; the median by records/s is reported")
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
     ap.add_argument("--json", metavar="FILE", help="also write the results here")
+    ap.add_argument("--results", metavar="DIR", default=str(store.DEFAULT_DIR),
+                    help="append this run as a JSON line to DIR/<direction>.jsonl "
+                         "(default: %(default)s)")
+    ap.add_argument("--no-store", action="store_true",
+                    help="do not append the run to the stored results")
+    ap.add_argument("--note", default="", help="a remark stored with the run")
     return ap
 
 
@@ -83,7 +91,9 @@ def parse_args(ap: argparse.ArgumentParser, direction: str) -> argparse.Namespac
                  f"(choose from {','.join(known)})")
     missing = [name for name in args.cases if not available(known[name].client)]
     for name in missing:
-        print(f"skipped {name}: {known[name].client} is not installed", file=sys.stderr)
+        client = known[name].client
+        need = java.missing() if client == "java" else f"{client} is not installed"
+        print(f"skipped {name}: {need}", file=sys.stderr)
     if len(missing) == len(args.cases):
         ap.error("none of the cases asked for can run")
     return args
@@ -114,6 +124,16 @@ def run(args: argparse.Namespace, direction: str, broker: Broker,
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(rows, fh, indent=1)
+    if not args.no_store:
+        settings = {"records": args.records, "value_bytes": args.size,
+                    "key_bytes": args.key_size, "partitions": args.partitions,
+                    "codecs": args.codecs, "acks": list(acks), "repeat": args.repeat,
+                    "cases": args.cases, "client_settings": CLIENT_SETTINGS}
+        if args.note:
+            settings["note"] = args.note
+        path = store.append(Path(args.results), store.record(
+            direction, broker.name or broker.bootstrap, settings, rows))
+        print(f"appended to {path}", file=sys.stderr)
     return 1 if failed else 0
 
 

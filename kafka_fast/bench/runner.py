@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from . import java
 from .clients import CASE, CASES, MODULES, Case
 from .result import Result, process_cpu
 
@@ -41,7 +42,9 @@ class BenchConfig:
 
 
 def available(client: str) -> bool:
-    """True if the client's module can be imported."""
+    """True if the client's module can be imported (for "java": the JVM and jars exist)."""
+    if client == "java":
+        return java.missing() is None
     return importlib.util.find_spec(MODULES[client]) is not None
 
 
@@ -195,7 +198,7 @@ def format_table(results: list[Result], markdown: bool = False) -> str:
 
 #: bar colour of each client in the chart
 CLIENT_COLORS = {"kafka_fast": "#d62728", "confluent": "#1f77b4", "aiokafka": "#2ca02c",
-                 "kafka-python": "#7f7f7f"}
+                 "kafka-python": "#7f7f7f", "java": "#ff7f0e"}
 
 
 def plot(results: list[Result], path: str, settings: str = "") -> None:

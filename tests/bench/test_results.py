@@ -1,0 +1,103 @@
+"""Benchmark results as data: stored runs, the tables generated from them, and the Java
+client's perf tools as anchors on the real broker. (Figures are measured by the benchmarks,
+never asserted here.)"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from harness import create_topic, unique_topic
+
+from kafka_fast.bench import java, store
+from kafka_fast.bench.payload import Payload
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("bench_report", ROOT / "tools" / "bench_report.py")
+bench_report = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench_report)
+
+
+def _row(client: str, path: str, records: int, wall: float, cpu: float) -> dict:
+    return {"client": client, "path": path, "direction": "produce", "records": records,
+            "nbytes": records * 110, "wall_s": wall, "cpu_s": cpu, "error": "",
+            "broker_cpu_s": 0.5, "acks": "1", "records_per_s": round(records / wall)}
+
+
+def _run(broker: str, records: int, rows: list[dict]) -> dict:
+    settings = {"records": records, "value_bytes": 100, "key_bytes": 10, "partitions": 6,
+                "codecs": ["none"], "acks": ["1"], "repeat": 3, "cases": [], "client_settings": {}}
+    return store.record("produce", broker, settings, rows)
+
+
+def test_runs_are_appended_and_read_back(tmp_path):
+    first = _run("Tansu (embedded)", 1000, [_row("kafka_fast", "produce()", 1000, 0.5, 0.25)])
+    second = _run("Apache Kafka 4.3.1", 2000, [_row("confluent", "produce()", 2000, 1.0, 2.0)])
+    path = store.append(tmp_path, first)
+    assert store.append(tmp_path, second) == path == tmp_path / "produce.jsonl"
+    assert store.load(path) == [first, second]
+    assert first["machine"]["cpus"] >= 1 and first["commit"]
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("{not json\n")
+    with pytest.raises(ValueError, match=r"produce.jsonl:3: not a JSON result line"):
+        store.load(path)
+
+
+def test_blocks_show_the_newest_matching_run(tmp_path):
+    store.append(tmp_path, _run("Tansu (embedded)", 1000, [
+        _row("kafka_fast", "produce()", 1000, 0.5, 0.25),
+        _row("confluent", "produce()", 1000, 1.0, 1.0)]))
+    store.append(tmp_path, _run("Tansu (embedded)", 1000, [
+        _row("kafka_fast", "produce()", 1000, 0.25, 0.125),
+        _row("confluent", "produce()", 1000, 1.0, 1.0)]))
+    store.append(tmp_path, _run("Apache Kafka", 1000, [
+        _row("kafka_fast", "produce()", 1000, 0.1, 0.1)]))
+    text = "intro\n<!-- bench: produce broker=Tansu records=1000 -->\nold\n<!-- /bench -->\nend\n"
+    out = bench_report.update(text, tmp_path)
+    table = out.split("```")[1]
+    rows = [line.split() for line in table.splitlines() if line.startswith("produce ")]
+    # The newest Tansu run (4,000 records/s), with the ratio to confluent-kafka's produce().
+    assert rows == [["produce", "kafka_fast", "produce()", "4,000", "0.4", "125.00", "4.00",
+                     "0.12", "0.50", "2.00"],
+                    ["produce", "confluent", "produce()", "1,000", "0.1", "1000.00", "1.00",
+                     "1.00", "1.00", "0.50"]]
+    assert out.startswith("intro\n<!-- bench: produce broker=Tansu records=1000 -->\n```")
+    assert out.endswith("<!-- /bench -->\nend\n") and "old" not in out
+    assert "1,000 records of 100 bytes" in out and "median of 3" in out
+    assert bench_report.update(out, tmp_path) == out
+    with pytest.raises(ValueError, match="no stored produce run matches {'broker': 'Redpanda'}"):
+        bench_report.update("<!-- bench: produce broker=Redpanda -->\n<!-- /bench -->", tmp_path)
+
+
+def test_docs_tables_are_the_stored_results():
+    """README/docs blocks and docs/bench/settings.md are what the generator makes now."""
+    assert bench_report.main(["--check"]) == 0
+
+
+def test_java_perf_tools_write_and_read_the_records(apache_kafka):
+    """The anchors really move the records: ProducerPerformance's records are on the broker
+    (exact high watermarks) and ConsumerPerformance reads all of them."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    if java.missing():
+        pytest.fail(f"the Java anchors need {java.missing()}")
+    topic = unique_topic("java-perf")
+    create_topic(apache_kafka, topic, 2)
+    payload = Payload.make(3000, 50, 0)
+    wall, cpu, error = java.producer_performance(apache_kafka.bootstrap, topic, payload, "lz4",
+                                                 "all", 120)
+    assert error == "" and wall > 0 and cpu > 0
+    reader = Consumer(apache_kafka.client_config({"group.id": "java-perf-check"}))
+    try:
+        marks = [reader.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+                 for p in range(2)]
+    finally:
+        reader.close()
+    assert sum(high - low for low, high in marks) == 3000, marks
+    wall, cpu, error = java.consumer_performance(apache_kafka.bootstrap, topic, payload, 120)
+    assert error == "" and wall > 0 and cpu > 0
+    with pytest.raises(RuntimeError, match="ConsumerPerformance"):
+        java.consumer_performance(apache_kafka.bootstrap, topic, Payload.make(3001, 50, 0), 5)
+    assert json.loads(json.dumps(store.machine()))["cpus"] >= 1
