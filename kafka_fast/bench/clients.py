@@ -32,6 +32,7 @@ class Target:
     compression: str
     acks: str
     timeout_s: float = 300.0
+    producers: int = 1  # producers in the process (the *_threads cases)
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,50 @@ def _kf_produce_batch(producer, t: Target, p: Payload) -> Timing:
             except BufferError:
                 producer.poll(0.05)
     return _flushed(producer, t, len(p), sw, None)
+
+
+def _kf_produce_batch_threads(t: Target, p: Payload) -> Timing:
+    """``t.producers`` producers in one process, each in its own thread calling
+    ``produce_batch`` on its share of the records (2-D arrays, 250k records per call)."""
+    import threading
+
+    n = max(1, t.producers)
+    producers = [_kf_producer(t) for _ in range(n)]
+    for producer in producers:
+        producer.list_topics(t.topic, timeout=30)
+    bounds = [len(p) * i // n for i in range(n + 1)]
+    errors: list[str] = []
+
+    def work(producer, lo: int, hi: int) -> None:
+        try:
+            for start in range(lo, hi, 250_000):
+                stop = min(hi, start + 250_000)
+                while True:
+                    try:
+                        producer.produce_batch(t.topic, p.values[start:stop],
+                                               keys=p.keys[start:stop])
+                        break
+                    except BufferError:
+                        producer.poll(0.05)
+            left = producer.flush(t.timeout_s)
+            if left:
+                errors.append(f"{left} records not delivered")
+        except Exception as exc:  # noqa: BLE001 - reported as the case's error
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=work, args=(producers[i], bounds[i], bounds[i + 1]))
+               for i in range(n)]
+    try:
+        sw = Stopwatch().start()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        wall, cpu = sw.stop()
+    finally:
+        for producer in producers:
+            producer.close()
+    return wall, cpu, "; ".join(errors)
 
 
 def _ck_produce_batch(producer, t: Target, p: Payload) -> Timing:
@@ -429,6 +474,8 @@ CASES: list[Case] = [
          _aio_produce("kafka_fast.aio", {}), default=False),
     Case("confluent.aio_produce", "confluent", "AIOProducer.produce()", "produce",
          _aio_produce("confluent_kafka.aio", {"batch.size": 1_000_000}), default=False),
+    Case("kafka_fast.produce_batch_threads", "kafka_fast", "produce_batch, N producers",
+         "produce", _kf_produce_batch_threads, default=False),
     Case("aiokafka.send", "aiokafka", "send()", "produce", aiokafka_send),
     Case("kafka-python.send", "kafka-python", "send()", "produce",
          _closing(_kp_producer, _kp_send)),

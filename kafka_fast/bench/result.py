@@ -21,6 +21,7 @@ class Result:
     cpu_s: float
     error: str = ""
     broker_cpu_s: float = 0.0
+    max_rss_mb: float = 0.0  # the client process's peak resident memory
 
     @property
     def records_per_s(self) -> float:

@@ -39,6 +39,7 @@ class BenchConfig:
     broker_pid: int | None = None
     create_topic: Callable[[str, int], None] | None = None
     cases: list[str] | None = None
+    producers: int = 1
 
 
 def available(client: str) -> bool:
@@ -80,7 +81,8 @@ def run_case(cfg: BenchConfig, case: Case, topic: str, compression: str) -> Resu
     """Run ``case`` in a fresh process; add the broker CPU it caused."""
     spec = {"case": case.name, "bootstrap": cfg.bootstrap, "topic": topic,
             "partitions": cfg.partitions, "compression": compression, "acks": cfg.acks,
-            "records": cfg.records, "size": cfg.size, "key_size": cfg.key_size}
+            "records": cfg.records, "size": cfg.size, "key_size": cfg.key_size,
+            "producers": cfg.producers}
     broker0 = process_cpu(cfg.broker_pid)
     try:
         proc = subprocess.run([sys.executable, "-m", "kafka_fast.bench.worker", json.dumps(spec)],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import resource
 import sys
 from dataclasses import asdict
 
@@ -34,10 +35,11 @@ def main(argv: list[str]) -> int:
             importlib.import_module(f"kafka_fast.{name}")
     payload = Payload.make(spec["records"], spec["size"], spec["key_size"])
     target = Target(spec["bootstrap"], spec["topic"], spec["partitions"], spec["compression"],
-                    spec["acks"])
+                    spec["acks"], producers=spec.get("producers", 1))
     wall, cpu, error = case.run(target, payload)
     result = Result(case.client, case.path, case.direction, len(payload), payload.nbytes, wall,
-                    cpu, error)
+                    cpu, error,
+                    max_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     print("RESULT " + json.dumps(asdict(result)), flush=True)
     return 0
 

@@ -1,0 +1,92 @@
+"""How throughput, CPU per record and memory change with record size, partition count and
+producers per process: kafka_fast against confluent-kafka on one broker.
+
+Three sweeps, each case in a fresh process on the same broker (an embedded Tansu unless
+--bootstrap is given):
+
+- record size (10 B to 100 KB, --partitions partitions), records per run chosen so each run
+  moves about --megabytes of values;
+- partition count (1 to 1,000), --records records of 100 bytes;
+- producers in one process (1, 2, 4), each in its own thread, sharing --records records.
+
+Every sweep point is one stored run (``docs/bench/results/scaling.jsonl``, with the sweep and
+its value in the settings); peak client memory (max RSS) is in each result.
+
+    .venv/bin/python benchmarks/bench_scaling.py                      # every sweep
+    .venv/bin/python benchmarks/bench_scaling.py --sweep partitions --records 200000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from kafka_fast.bench import store  # noqa: E402
+from kafka_fast.bench.clients import CLIENT_SETTINGS  # noqa: E402
+from kafka_fast.bench.command import given_or_embedded  # noqa: E402
+from kafka_fast.bench.runner import BenchConfig, format_table, run_all  # noqa: E402
+
+SIZES = (10, 100, 1_000, 10_000, 100_000)
+PARTITIONS = (1, 10, 100, 1_000)
+PRODUCERS = (1, 2, 4)
+CASES = ["kafka_fast.produce", "kafka_fast.produce_batch", "confluent.produce"]
+
+
+def points(args: argparse.Namespace) -> list[tuple[str, int, dict]]:
+    """(sweep, value, BenchConfig overrides) of every point asked for."""
+    out: list[tuple[str, int, dict]] = []
+    if args.sweep in ("all", "size"):
+        for size in SIZES:
+            records = max(1_000, min(args.records, args.megabytes * 1_000_000 // size))
+            out.append(("size", size, {"size": size, "records": records}))
+    if args.sweep in ("all", "partitions"):
+        out += [("partitions", n, {"partitions": n}) for n in PARTITIONS]
+    if args.sweep in ("all", "producers"):
+        out += [("producers", n, {"producers": n,
+                                  "cases": ["kafka_fast.produce_batch_threads"]})
+                for n in PRODUCERS]
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bootstrap", help="an existing broker (default: an embedded Tansu)")
+    ap.add_argument("--sweep", choices=("all", "size", "partitions", "producers"),
+                    default="all")
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--megabytes", type=int, default=200,
+                    help="value bytes per run in the size sweep (in MB)")
+    ap.add_argument("--partitions", type=int, default=6)
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--results", default=str(store.DEFAULT_DIR))
+    ap.add_argument("--no-store", action="store_true")
+    args = ap.parse_args()
+    with given_or_embedded(args.bootstrap) as broker:
+        for sweep, value, overrides in points(args):
+            conf = {"records": args.records, "size": 100, "key_size": 10,
+                    "partitions": args.partitions, "cases": CASES, **overrides}
+            cfg = BenchConfig(bootstrap=broker.bootstrap, compressions=["none"],
+                              directions=("produce",), repeat=args.repeat,
+                              broker_pid=broker.pid, create_topic=broker.create_topic, **conf)
+            results = run_all(cfg)
+            print(f"\n{sweep} = {value}: {cfg.records:,} records of {cfg.size} bytes, "
+                  f"{cfg.partitions} partitions\n{format_table(results)}", flush=True)
+            if not args.no_store:
+                settings = {"sweep": sweep, "value": value, "records": cfg.records,
+                            "value_bytes": cfg.size, "key_bytes": cfg.key_size,
+                            "partitions": cfg.partitions, "producers": cfg.producers,
+                            "codecs": ["none"], "acks": [cfg.acks], "repeat": args.repeat,
+                            "cases": cfg.cases, "client_settings": CLIENT_SETTINGS}
+                store.append(Path(args.results), store.record(
+                    "scaling", broker.name or broker.bootstrap, settings,
+                    [dict(r.as_dict(), acks=cfg.acks) for r in results]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
