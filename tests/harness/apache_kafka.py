@@ -82,6 +82,10 @@ COMMON_SETTINGS = {
     "replica.lag.time.max.ms": "10000",
     "unclean.leader.election.enable": "false",
     "auto.create.topics.enable": "true",
+    # Tests write records with fixed historical timestamps (2020, 2023): with the default
+    # seven-day retention the broker's periodic check would delete them (rolling even the
+    # active segment) between a test's produce and its read-back.
+    "log.retention.ms": "-1",
 }
 
 # SASL users (SCRAM-SHA-256 and -512, and PLAIN): admin is a super user, alice is

@@ -57,8 +57,12 @@ class Broker:
         from confluent_kafka.admin import AdminClient, NewTopic
 
         admin = AdminClient(self.client_config())
+        # Kafka brokers delete records whose timestamps are older than the retention time;
+        # tests write fixed historical timestamps, so their topics keep records for ever.
+        config = {"retention.ms": "-1"} if self.kind in ("kafka", "external") else {}
         futures = admin.create_topics(
-            [NewTopic(name, num_partitions=partitions, replication_factor=replication_factor)],
+            [NewTopic(name, num_partitions=partitions, replication_factor=replication_factor,
+                      config=config)],
             operation_timeout=10,
             request_timeout=15,
         )
