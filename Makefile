@@ -6,6 +6,8 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 SCHEMAS ?= ../shared/kafka-protocol
 RECORDS ?= 200000
+# pytest worker processes: each starts its own brokers; tests of one file stay together.
+TEST_WORKERS ?= 2
 
 .PHONY: demo test test-core bench build install system-deps kafka-jars gen check-generated \
 	lint clean sanitize fuzz fuzz-seeds
@@ -45,7 +47,7 @@ lint: install
 	$(VENV)/bin/ruff check .
 
 test: build system-deps kafka-jars check-generated lint sanitize
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25 tests
 
 # The record engine built with AddressSanitizer + UndefinedBehaviorSanitizer (gcc) into
 # build/sanitize (the in-place build is untouched), running tests/core and the inputs of a short

@@ -20,7 +20,7 @@ from kafka_fast.admin import (
 from kafka_fast.errors import KafkaError, KafkaException
 
 pytestmark = pytest.mark.timeout(90)
-DEFAULT_RETENTION = "604800000"
+DEFAULT_RETENTION = "86400000"  # delete.retention.ms (one day)
 
 
 def _view(entries) -> dict:
@@ -47,44 +47,44 @@ def test_incremental_changes_are_read_back(apache_kafka):
     with admin_for(apache_kafka) as admin:
         before = _describe(admin, resource)
         assert before["cleanup.policy"].value == "delete"
-        assert before["retention.ms"].source == ConfigSource.DEFAULT_CONFIG
-        assert before["retention.ms"].source == ConfigSource.DEFAULT_CONFIG.value
+        assert before["delete.retention.ms"].source == ConfigSource.DEFAULT_CONFIG
+        assert before["delete.retention.ms"].source == ConfigSource.DEFAULT_CONFIG.value
 
         checked = ConfigResource("topic", topic, incremental_configs=[
-            ConfigEntry("retention.ms", "1", incremental_operation=AlterConfigOpType.SET)])
+            ConfigEntry("delete.retention.ms", "1", incremental_operation=AlterConfigOpType.SET)])
         (fut,) = admin.incremental_alter_configs([checked], validate_only=True).values()
         assert fut.result(30) is None
 
         first = ConfigResource("topic", topic)
         first.add_incremental_config(ConfigEntry(
-            "retention.ms", "123456", incremental_operation=AlterConfigOpType.SET))
+            "delete.retention.ms", "123456", incremental_operation=AlterConfigOpType.SET))
         first.add_incremental_config(ConfigEntry(
             "cleanup.policy", "compact", incremental_operation=AlterConfigOpType.APPEND))
         futures = admin.incremental_alter_configs([first])
         assert list(futures) == [first] and futures[first].result(30) is None
-        after = wait_for(lambda: (lambda c: c if c["retention.ms"].value == "123456"
+        after = wait_for(lambda: (lambda c: c if c["delete.retention.ms"].value == "123456"
                                   else None)(_describe(admin, resource)), 10, "the change")
         assert after["cleanup.policy"].value == "delete,compact"
-        assert after["retention.ms"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG
-        assert not after["retention.ms"].is_default
+        assert after["delete.retention.ms"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG
+        assert not after["delete.retention.ms"].is_default
 
         second = ConfigResource("topic", topic, incremental_configs=[
             ConfigEntry("cleanup.policy", "delete",
                         incremental_operation=AlterConfigOpType.SUBTRACT),
-            ConfigEntry("retention.ms", None, incremental_operation=AlterConfigOpType.DELETE)])
+            ConfigEntry("delete.retention.ms", None, incremental_operation=AlterConfigOpType.DELETE)])
         assert admin.incremental_alter_configs([second])[second].result(30) is None
-        final = wait_for(lambda: (lambda c: c if c["retention.ms"].value == DEFAULT_RETENTION
+        final = wait_for(lambda: (lambda c: c if c["delete.retention.ms"].value == DEFAULT_RETENTION
                                   else None)(_describe(admin, resource)), 10, "the reset")
         assert final["cleanup.policy"].value == "compact"
-        assert final["retention.ms"].is_default
-        assert final["retention.ms"].source == ConfigSource.DEFAULT_CONFIG
+        assert final["delete.retention.ms"].is_default
+        assert final["delete.retention.ms"].source == ConfigSource.DEFAULT_CONFIG
         assert _view(final) == _reference_view(apache_kafka, "topic", topic)
 
 
 def test_alter_configs_replaces_the_whole_set(apache_kafka):
     topic = unique_topic("whole")
     with admin_for(apache_kafka) as admin:
-        admin.create_topics([NewTopic(topic, 1, 1, config={"retention.ms": "1000"})]
+        admin.create_topics([NewTopic(topic, 1, 1, config={"delete.retention.ms": "1000"})]
                             )[topic].result(30)
         resource = ConfigResource(ResourceType.TOPIC, topic,
                                   set_config={"max.message.bytes": "12345"})
@@ -93,7 +93,7 @@ def test_alter_configs_replaces_the_whole_set(apache_kafka):
         assert futures[resource].result(30) is None
         described = wait_for(lambda: (lambda c: c if c["max.message.bytes"].value == "12345"
                                       else None)(_describe(admin, resource)), 10, "the change")
-        assert described["retention.ms"].value == DEFAULT_RETENTION  # reverted
+        assert described["delete.retention.ms"].value == DEFAULT_RETENTION  # reverted
         assert described["max.message.bytes"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG
 
 
@@ -107,7 +107,7 @@ def test_documentation_brokers_and_errors(apache_kafka):
         documented = admin.describe_configs([topic_res], include_documentation=True,
                                             broker=1)[topic_res].result(30)
         plain = _describe(admin, topic_res)
-        assert "retention" in documented["retention.ms"].documentation
+        assert "tombstone markers" in documented["delete.retention.ms"].documentation
         assert all(e.documentation is None for e in plain.values())
         brokers = _describe(admin, broker_res)
         assert brokers["message.max.bytes"].value == str(2 << 20)  # the harness's setting
