@@ -139,6 +139,18 @@ class MessageDef:
     listeners: tuple[str, ...] = ()
 
 
+#: Versions newer than the schema folder's whose wire layout is the version before them: only
+#: the number is new, and it tells the broker what the client does (Apache Kafka 4.0+'s
+#: schemas: "Version 12 is the same as version 11 (KIP-890)" for Produce, "Version 5 is the same
+#: as version 4 (KIP-890)" for TxnOffsetCommit; with them, a transactions-v2 broker adds the
+#: partition or group to the transaction itself). Applied only to a schema whose last version
+#: is the one just below, so newer schema folders are read as they are.
+LAYOUT_ONLY_VERSIONS = {
+    "ProduceRequest": 12, "ProduceResponse": 12,
+    "TxnOffsetCommitRequest": 5, "TxnOffsetCommitResponse": 5,
+}
+
+
 def load_message(path: str) -> MessageDef:
     with open(path, encoding="utf-8") as fh:
         doc = json.loads(strip_comments(fh.read()))
@@ -188,11 +200,14 @@ def load_message(path: str) -> MessageDef:
         for f in sd.fields:
             if f.struct and f.struct not in structs:
                 raise ValueError(f"{path}: unknown struct type {f.struct}")
+    valid = parse_versions(doc["validVersions"])
+    if valid is not None and LAYOUT_ONLY_VERSIONS.get(name) == valid[1] + 1:
+        valid = (valid[0], valid[1] + 1)
     return MessageDef(
         name=name,
         kind=doc["type"],
         api_key=doc.get("apiKey"),
-        valid=parse_versions(doc["validVersions"]),
+        valid=valid,
         flexible=parse_versions(doc.get("flexibleVersions", "none")),
         latest_unstable=bool(doc.get("latestVersionUnstable", False)),
         root=root,

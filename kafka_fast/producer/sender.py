@@ -23,6 +23,7 @@ from collections import deque
 from typing import Any
 
 from ..errors import KafkaError, KafkaException
+from ..net.request import VersionedRequest
 from ..protocol.messages import ProduceRequest
 from .accumulator import Accumulator, PartitionState, TopicState
 from .batch import ProducerBatch, RecordEntries
@@ -54,6 +55,10 @@ LINGER_GRACE = 0.001
 SEQ_MASK = 0x7FFFFFFF
 
 _ERR = KafkaError
+
+
+#: The last Produce version a transactions-v1 transaction may use (KIP-890).
+PRODUCE_TXN_V1_MAX_VERSION = 11
 
 
 class Sender:
@@ -340,10 +345,17 @@ class Sender:
             transactional_id=identity.transactional_id if identity is not None else None,
             acks=self.acks, timeout_ms=self.request_timeout_ms,
             topic_data=[TopicData(name=t, partition_data=pd) for t, pd in topics.items()])
+        message: Any = req
+        hook = self.txn_hook
+        if hook is not None and hook.transaction_version < 2:
+            # Produce v12+ would add the partition to a transactions-v2 transaction (KIP-890);
+            # a v1 transaction must stay below it.
+            message = VersionedRequest(ProduceRequest, lambda _v: req,
+                                       max_version=PRODUCE_TXN_V1_MAX_VERSION)
         self.inflight_requests += 1
         self.node_requests[node] = self.node_requests.get(node, 0) + 1
         try:
-            fut = self.client.send(node, req)
+            fut = self.client.send(node, message)
         except KafkaException as exc:
             self.inflight_requests -= 1
             self.node_requests[node] -= 1

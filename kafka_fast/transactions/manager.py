@@ -289,7 +289,7 @@ class TransactionManager:
                     self._started = True
             self._wait_call(CoordinatorCall(
                 self.client, GROUP, group.group_id, "TxnOffsetCommit",
-                lambda: rq.txn_offset_commit(tid, pid, epoch, group, valid),
+                lambda: rq.txn_offset_commit(tid, pid, epoch, group, valid, tv2),
                 rq.handle_txn_offset_commit, deadline))
             if tv2:
                 with self._lock:

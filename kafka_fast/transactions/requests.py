@@ -32,6 +32,9 @@ END_TXN_V2_MIN_VERSION = 5
 #: First Produce version of transactions v2: the broker adds the partition to the
 #: transaction itself. Older Produce versions need AddPartitionsToTxn first (v1).
 PRODUCE_TXN_V2_MIN_VERSION = 12
+#: First TxnOffsetCommit version of transactions v2: the broker adds the group to the
+#: transaction itself (no AddOffsetsToTxn).
+TXN_OFFSET_COMMIT_V2_MIN_VERSION = 5
 #: First InitProducerId version that takes the current producer id and epoch (KIP-360).
 INIT_BUMP_MIN_VERSION = 3
 
@@ -136,8 +139,10 @@ def handle_add_offsets(resp: Any, node: int) -> Outcome:
 
 
 def txn_offset_commit(transactional_id: str, producer_id: int, epoch: int, group: Any,
-                      offsets: list[Any]) -> TxnOffsetCommitRequest:
-    """``group``: ``GroupIdentity``; ``offsets``: TopicPartitions with the next offsets."""
+                      offsets: list[Any], tv2: bool = True) -> VersionedRequest:
+    """``group``: ``GroupIdentity``; ``offsets``: TopicPartitions with the next offsets.
+    Without ``tv2`` at most the last version of transactions v1 (v5 would add the group to
+    a transactions-v2 transaction)."""
     topic_cls = TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic
     part_cls = topic_cls.TxnOffsetCommitRequestPartition
     by_topic: dict[str, list[Any]] = {}
@@ -146,11 +151,13 @@ def txn_offset_commit(transactional_id: str, producer_id: int, epoch: int, group
         by_topic.setdefault(tp.topic, []).append(part_cls(
             partition_index=tp.partition, committed_offset=tp.offset,
             committed_leader_epoch=epoch_hint, committed_metadata=tp.metadata))
-    return TxnOffsetCommitRequest(
+    request = TxnOffsetCommitRequest(
         transactional_id=transactional_id, group_id=group.group_id, producer_id=producer_id,
         producer_epoch=epoch, generation_id=group.generation_id, member_id=group.member_id,
         group_instance_id=group.group_instance_id,
         topics=[topic_cls(name=t, partitions=ps) for t, ps in by_topic.items()])
+    return VersionedRequest(TxnOffsetCommitRequest, lambda _v: request,
+                            None if tv2 else TXN_OFFSET_COMMIT_V2_MIN_VERSION - 1)
 
 
 def handle_txn_offset_commit(resp: Any, node: int) -> Outcome:

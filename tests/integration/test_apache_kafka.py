@@ -379,16 +379,16 @@ def test_read_committed_skips_aborted_transactions(apache_kafka):
 
 
 def test_transactions_against_a_broker_offering_v2(apache_kafka):
-    # Apache Kafka 4 offers transactions v2 (EndTxn v5). kafka_fast speaks Produce up to v11,
-    # without which v2 cannot work, so it runs transactions v1 against it, correctly.
+    # Apache Kafka 4 offers transactions v2 (EndTxn v5, Produce v12, TxnOffsetCommit v5), and
+    # kafka_fast runs them (tests/transactions/test_transactions_v2.py shows the requests).
     versions = api_versions("127.0.0.1", apache_kafka.port)
-    assert versions[END_TXN][1] >= 5
+    assert versions[END_TXN][1] >= 5 and versions[0][1] >= 12 and versions[28][1] >= 5
     topic = unique_topic("tv")
     create_topic(apache_kafka, topic, 1)
     conf = apache_kafka.client_config({"transactional.id": f"tid-{topic}"})
     with Producer(conf) as p:
         p.init_transactions(10)
-        assert p._txn.transaction_version == 1
+        assert p._txn.transaction_version == 2
         for n in range(3):
             p.begin_transaction()
             p.produce(topic, b"t%d" % n, partition=0)

@@ -23,6 +23,11 @@ INIT_PRODUCER_ID, ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT = 22, 
 FIND_COORDINATOR, PRODUCE = 10, 0
 
 
+#: The transaction protocol each broker kind speaks: Apache Kafka 4.3 finalizes
+#: transaction.version 2 (KIP-890) on a new cluster; Tansu and the mock cluster know v1 only.
+TRANSACTION_VERSION = {"kafka": 2, "tansu": 1, "mock": 1}
+
+
 @pytest.fixture
 def hand(broker):
     made: list[HandProducer] = []
@@ -60,9 +65,15 @@ def test_commit_writes_records_then_commit_markers(broker, hand):
     assert p.txn.state is TxnState.READY
     p.txn.begin_transaction()
     assert p.txn.state is TxnState.IN_TRANSACTION
-    # Both partitions in one batched AddPartitionsToTxn.
+    assert p.txn.transaction_version == TRANSACTION_VERSION.get(broker.kind,
+                                                                p.txn.transaction_version)
     p.txn.maybe_add_partitions([(topic, 0), (topic, 1)]).result(10)
-    assert p.txn.partitions() == {(topic, 0), (topic, 1)}
+    if p.txn.transaction_version == 1:
+        # Both partitions in one batched AddPartitionsToTxn.
+        assert p.txn.partitions() == {(topic, 0), (topic, 1)}
+    else:
+        # Transactions v2: the broker adds a partition when its first Produce v12 arrives.
+        assert p.txn.partitions() == set()
     assert p.produce(topic, 0, [b"a0", b"a1"]) == 0
     assert p.produce(topic, 1, [b"b0"]) == 0
     assert p.produce(topic, 0, [b"a2"]) == 2
@@ -74,8 +85,12 @@ def test_commit_writes_records_then_commit_markers(broker, hand):
     assert summary(log0) == [("data", b"a0"), ("data", b"a1"), ("data", b"a2"), ("COMMIT", None)]
     assert summary(log1) == [("data", b"b0"), ("COMMIT", None)]
     assert [e.offset for e in log0] == [0, 1, 2, 3]
-    assert all(e.transactional and e.producer_id == pid and e.producer_epoch == epoch
-               for e in log0 + log1)
+    assert all(e.transactional and e.producer_id == pid for e in log0 + log1)
+    # Transactions v2 end every transaction with a new epoch: the markers already carry it,
+    # and the next transaction uses it.
+    ended = epoch + 1 if p.txn.transaction_version == 2 else epoch
+    assert [e.producer_epoch for e in log0 + log1] == [epoch, epoch, epoch, ended, epoch, ended]
+    assert p.txn.producer_id_and_epoch() == (pid, ended)
     # An independent reader (read_uncommitted) sees exactly the records, markers skipped.
     got = consume(broker, topic, 2, 4, extra={"isolation.level": "read_uncommitted"})
     assert got == [Record(0, 0, None, b"a0"), Record(0, 1, None, b"a1"),

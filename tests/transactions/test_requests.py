@@ -141,7 +141,9 @@ def test_request_encoding():
     commit = rq.txn_offset_commit("tid", 7, 2, group, [
         TopicPartition("in", 0, 10), TopicPartition("in", 1, 20, leader_epoch=4),
         TopicPartition("other", 0, 1, metadata="m")])
-    wire = TxnOffsetCommitRequest.decode(commit.encode(3), 3)
+    assert (commit.MAX_VERSION, rq.txn_offset_commit("tid", 7, 2, group, [], False).MAX_VERSION
+            ) == (5, 4)  # v5 only in a transactions-v2 transaction
+    wire = TxnOffsetCommitRequest.decode(commit.build(3).encode(3), 3)
     assert (wire.group_id, wire.generation_id, wire.member_id, wire.group_instance_id) == (
         "g", 5, "member-1", "static-1")
     assert [(t.name, [(p.partition_index, p.committed_offset, p.committed_leader_epoch,

@@ -167,7 +167,7 @@ MODULES = {
 #: API key -> (request class name, response class name, request flexible min,
 #: response flexible min, min version, max version)
 API_INDEX = {
-    0: ('ProduceRequest', 'ProduceResponse', 9, 9, 0, 11),
+    0: ('ProduceRequest', 'ProduceResponse', 9, 9, 0, 12),
     1: ('FetchRequest', 'FetchResponse', 12, 12, 0, 17),
     2: ('ListOffsetsRequest', 'ListOffsetsResponse', 6, 6, 0, 10),
     3: ('MetadataRequest', 'MetadataResponse', 9, 9, 0, 12),
@@ -191,7 +191,7 @@ API_INDEX = {
     25: ('AddOffsetsToTxnRequest', 'AddOffsetsToTxnResponse', 3, 3, 0, 4),
     26: ('EndTxnRequest', 'EndTxnResponse', 3, 3, 0, 5),
     27: ('WriteTxnMarkersRequest', 'WriteTxnMarkersResponse', 1, 1, 0, 1),
-    28: ('TxnOffsetCommitRequest', 'TxnOffsetCommitResponse', 3, 3, 0, 4),
+    28: ('TxnOffsetCommitRequest', 'TxnOffsetCommitResponse', 3, 3, 0, 5),
     29: ('DescribeAclsRequest', 'DescribeAclsResponse', 2, 2, 0, 3),
     30: ('CreateAclsRequest', 'CreateAclsResponse', 2, 2, 0, 3),
     31: ('DeleteAclsRequest', 'DeleteAclsResponse', 2, 2, 0, 3),

@@ -87,7 +87,7 @@ class TopicProduceData(Struct):
 
 
 class ProduceRequest(Message):
-    """Kafka ProduceRequest request (API key 0), versions 0-11.
+    """Kafka ProduceRequest request (API key 0), versions 0-12.
 
     Fields:
         transactional_id (string, v3+, nullable v3+)
@@ -104,7 +104,7 @@ class ProduceRequest(Message):
     NAME = 'ProduceRequest'
     API_KEY = 0
     MIN_VERSION = 0
-    MAX_VERSION = 11
+    MAX_VERSION = 12
     FLEXIBLE_MIN = 9
     LATEST_VERSION_UNSTABLE = False
     TopicProduceData = TopicProduceData
@@ -190,7 +190,7 @@ def _enc_ProduceRequest_v3(out, blobs, o):
 
 
 def _dec_PartitionProduceData_v9(mv, pos):
-    """PartitionProduceData, versions 9-11."""
+    """PartitionProduceData, versions 9-12."""
     o = new(PartitionProduceData)
     o.index, = _u_i(mv, pos)
     pos += 4
@@ -203,7 +203,7 @@ def _dec_PartitionProduceData_v9(mv, pos):
 
 
 def _enc_PartitionProduceData_v9(out, blobs, o):
-    """PartitionProduceData, versions 9-11."""
+    """PartitionProduceData, versions 9-12."""
     out += _p_i(o.index)
     write_compact_nullable_records(out, blobs, o.records)
     if o.unknown_tagged_fields:
@@ -213,7 +213,7 @@ def _enc_PartitionProduceData_v9(out, blobs, o):
 
 
 def _dec_TopicProduceData_v9(mv, pos):
-    """TopicProduceData, versions 9-11."""
+    """TopicProduceData, versions 9-12."""
     o = new(TopicProduceData)
     o.name, pos = read_compact_string(mv, pos)
     o.partition_data, pos = read_compact_array(mv, pos, _dec_PartitionProduceData_v9)
@@ -225,7 +225,7 @@ def _dec_TopicProduceData_v9(mv, pos):
 
 
 def _enc_TopicProduceData_v9(out, blobs, o):
-    """TopicProduceData, versions 9-11."""
+    """TopicProduceData, versions 9-12."""
     write_compact_string(out, blobs, o.name)
     write_compact_array(out, blobs, o.partition_data, _enc_PartitionProduceData_v9)
     if o.unknown_tagged_fields:
@@ -235,7 +235,7 @@ def _enc_TopicProduceData_v9(out, blobs, o):
 
 
 def _dec_ProduceRequest_v9(mv, pos):
-    """ProduceRequest, versions 9-11."""
+    """ProduceRequest, versions 9-12."""
     o = new(ProduceRequest)
     o.transactional_id, pos = read_compact_nullable_string(mv, pos)
     o.acks, o.timeout_ms = _u_hi(mv, pos)
@@ -249,7 +249,7 @@ def _dec_ProduceRequest_v9(mv, pos):
 
 
 def _enc_ProduceRequest_v9(out, blobs, o):
-    """ProduceRequest, versions 9-11."""
+    """ProduceRequest, versions 9-12."""
     write_compact_nullable_string(out, blobs, o.transactional_id)
     out += _p_hi(o.acks, o.timeout_ms)
     write_compact_array(out, blobs, o.topic_data, _enc_TopicProduceData_v9)
@@ -259,8 +259,8 @@ def _enc_ProduceRequest_v9(out, blobs, o):
         out.append(0)
 
 
-ProduceRequest._DECODERS = (_dec_ProduceRequest_v0, _dec_ProduceRequest_v0, _dec_ProduceRequest_v0, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v9, _dec_ProduceRequest_v9, _dec_ProduceRequest_v9,)
-ProduceRequest._ENCODERS = (_enc_ProduceRequest_v0, _enc_ProduceRequest_v0, _enc_ProduceRequest_v0, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v9, _enc_ProduceRequest_v9, _enc_ProduceRequest_v9,)
+ProduceRequest._DECODERS = (_dec_ProduceRequest_v0, _dec_ProduceRequest_v0, _dec_ProduceRequest_v0, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v9, _dec_ProduceRequest_v9, _dec_ProduceRequest_v9, _dec_ProduceRequest_v9,)
+ProduceRequest._ENCODERS = (_enc_ProduceRequest_v0, _enc_ProduceRequest_v0, _enc_ProduceRequest_v0, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v9, _enc_ProduceRequest_v9, _enc_ProduceRequest_v9, _enc_ProduceRequest_v9,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

@@ -200,7 +200,7 @@ class NodeEndpoint(Struct):
 
 
 class ProduceResponse(Message):
-    """Kafka ProduceResponse response (API key 0), versions 0-11.
+    """Kafka ProduceResponse response (API key 0), versions 0-12.
 
     Fields:
         responses ([]TopicProduceResponse, v0+)
@@ -215,7 +215,7 @@ class ProduceResponse(Message):
     NAME = 'ProduceResponse'
     API_KEY = 0
     MIN_VERSION = 0
-    MAX_VERSION = 11
+    MAX_VERSION = 12
     FLEXIBLE_MIN = 9
     LATEST_VERSION_UNSTABLE = False
     TopicProduceResponse = TopicProduceResponse
@@ -456,7 +456,7 @@ def _enc_ProduceResponse_v8(out, blobs, o):
 
 
 def _dec_BatchIndexAndErrorMessage_v9(mv, pos):
-    """BatchIndexAndErrorMessage, versions 9-11."""
+    """BatchIndexAndErrorMessage, versions 9-12."""
     o = new(BatchIndexAndErrorMessage)
     o.batch_index, = _u_i(mv, pos)
     pos += 4
@@ -469,7 +469,7 @@ def _dec_BatchIndexAndErrorMessage_v9(mv, pos):
 
 
 def _enc_BatchIndexAndErrorMessage_v9(out, blobs, o):
-    """BatchIndexAndErrorMessage, versions 9-11."""
+    """BatchIndexAndErrorMessage, versions 9-12."""
     out += _p_i(o.batch_index)
     write_compact_nullable_string(out, blobs, o.batch_index_error_message)
     if o.unknown_tagged_fields:
@@ -553,7 +553,7 @@ def _enc_ProduceResponse_v9(out, blobs, o):
 
 
 def _dec_LeaderIdAndEpoch_v10(mv, pos):
-    """LeaderIdAndEpoch, versions 10-11."""
+    """LeaderIdAndEpoch, versions 10-12."""
     o = new(LeaderIdAndEpoch)
     o.leader_id, o.leader_epoch = _u_ii(mv, pos)
     pos += 8
@@ -565,7 +565,7 @@ def _dec_LeaderIdAndEpoch_v10(mv, pos):
 
 
 def _enc_LeaderIdAndEpoch_v10(out, blobs, o):
-    """LeaderIdAndEpoch, versions 10-11."""
+    """LeaderIdAndEpoch, versions 10-12."""
     out += _p_ii(o.leader_id, o.leader_epoch)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -574,7 +574,7 @@ def _enc_LeaderIdAndEpoch_v10(out, blobs, o):
 
 
 def _dec_PartitionProduceResponse_v10(mv, pos):
-    """PartitionProduceResponse, versions 10-11."""
+    """PartitionProduceResponse, versions 10-12."""
     o = new(PartitionProduceResponse)
     o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset = _u_ihqqq(mv, pos)
     pos += 30
@@ -588,7 +588,7 @@ def _dec_PartitionProduceResponse_v10(mv, pos):
 
 
 def _enc_PartitionProduceResponse_v10(out, blobs, o):
-    """PartitionProduceResponse, versions 10-11."""
+    """PartitionProduceResponse, versions 10-12."""
     out += _p_ihqqq(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
     write_compact_array(out, blobs, o.record_errors, _enc_BatchIndexAndErrorMessage_v9)
     write_compact_nullable_string(out, blobs, o.error_message)
@@ -596,7 +596,7 @@ def _enc_PartitionProduceResponse_v10(out, blobs, o):
 
 
 def _dec_TopicProduceResponse_v10(mv, pos):
-    """TopicProduceResponse, versions 10-11."""
+    """TopicProduceResponse, versions 10-12."""
     o = new(TopicProduceResponse)
     o.name, pos = read_compact_string(mv, pos)
     o.partition_responses, pos = read_compact_array(mv, pos, _dec_PartitionProduceResponse_v10)
@@ -608,7 +608,7 @@ def _dec_TopicProduceResponse_v10(mv, pos):
 
 
 def _enc_TopicProduceResponse_v10(out, blobs, o):
-    """TopicProduceResponse, versions 10-11."""
+    """TopicProduceResponse, versions 10-12."""
     write_compact_string(out, blobs, o.name)
     write_compact_array(out, blobs, o.partition_responses, _enc_PartitionProduceResponse_v10)
     if o.unknown_tagged_fields:
@@ -618,7 +618,7 @@ def _enc_TopicProduceResponse_v10(out, blobs, o):
 
 
 def _dec_NodeEndpoint_v10(mv, pos):
-    """NodeEndpoint, versions 10-11."""
+    """NodeEndpoint, versions 10-12."""
     o = new(NodeEndpoint)
     o.node_id, = _u_i(mv, pos)
     pos += 4
@@ -634,7 +634,7 @@ def _dec_NodeEndpoint_v10(mv, pos):
 
 
 def _enc_NodeEndpoint_v10(out, blobs, o):
-    """NodeEndpoint, versions 10-11."""
+    """NodeEndpoint, versions 10-12."""
     out += _p_i(o.node_id)
     write_compact_string(out, blobs, o.host)
     out += _p_i(o.port)
@@ -646,7 +646,7 @@ def _enc_NodeEndpoint_v10(out, blobs, o):
 
 
 def _dec_ProduceResponse_v10(mv, pos):
-    """ProduceResponse, versions 10-11."""
+    """ProduceResponse, versions 10-12."""
     o = new(ProduceResponse)
     o.responses, pos = read_compact_array(mv, pos, _dec_TopicProduceResponse_v10)
     o.throttle_time_ms, = _u_i(mv, pos)
@@ -659,7 +659,7 @@ def _dec_ProduceResponse_v10(mv, pos):
 
 
 def _enc_ProduceResponse_v10(out, blobs, o):
-    """ProduceResponse, versions 10-11."""
+    """ProduceResponse, versions 10-12."""
     write_compact_array(out, blobs, o.responses, _enc_TopicProduceResponse_v10)
     out += _p_i(o.throttle_time_ms)
     write_tags(out, blobs, o, _WRITE_TAGS_ProduceResponse_v10)
@@ -678,8 +678,8 @@ _WRITE_TAGS_PartitionProduceResponse_v10 = ((0, 'current_leader', LeaderIdAndEpo
 _READ_TAGS_ProduceResponse_v10 = {0: ('node_endpoints', _read_compact_array_of_NodeEndpoint_v10)}
 _WRITE_TAGS_ProduceResponse_v10 = ((0, 'node_endpoints', [], _write_compact_array_of_NodeEndpoint_v10),)
 
-ProduceResponse._DECODERS = (_dec_ProduceResponse_v0, _dec_ProduceResponse_v1, _dec_ProduceResponse_v2, _dec_ProduceResponse_v2, _dec_ProduceResponse_v2, _dec_ProduceResponse_v5, _dec_ProduceResponse_v5, _dec_ProduceResponse_v5, _dec_ProduceResponse_v8, _dec_ProduceResponse_v9, _dec_ProduceResponse_v10, _dec_ProduceResponse_v10,)
-ProduceResponse._ENCODERS = (_enc_ProduceResponse_v0, _enc_ProduceResponse_v1, _enc_ProduceResponse_v2, _enc_ProduceResponse_v2, _enc_ProduceResponse_v2, _enc_ProduceResponse_v5, _enc_ProduceResponse_v5, _enc_ProduceResponse_v5, _enc_ProduceResponse_v8, _enc_ProduceResponse_v9, _enc_ProduceResponse_v10, _enc_ProduceResponse_v10,)
+ProduceResponse._DECODERS = (_dec_ProduceResponse_v0, _dec_ProduceResponse_v1, _dec_ProduceResponse_v2, _dec_ProduceResponse_v2, _dec_ProduceResponse_v2, _dec_ProduceResponse_v5, _dec_ProduceResponse_v5, _dec_ProduceResponse_v5, _dec_ProduceResponse_v8, _dec_ProduceResponse_v9, _dec_ProduceResponse_v10, _dec_ProduceResponse_v10, _dec_ProduceResponse_v10,)
+ProduceResponse._ENCODERS = (_enc_ProduceResponse_v0, _enc_ProduceResponse_v1, _enc_ProduceResponse_v2, _enc_ProduceResponse_v2, _enc_ProduceResponse_v2, _enc_ProduceResponse_v5, _enc_ProduceResponse_v5, _enc_ProduceResponse_v5, _enc_ProduceResponse_v8, _enc_ProduceResponse_v9, _enc_ProduceResponse_v10, _enc_ProduceResponse_v10, _enc_ProduceResponse_v10,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

@@ -97,7 +97,7 @@ class TxnOffsetCommitRequestTopic(Struct):
 
 
 class TxnOffsetCommitRequest(Message):
-    """Kafka TxnOffsetCommitRequest request (API key 28), versions 0-4.
+    """Kafka TxnOffsetCommitRequest request (API key 28), versions 0-5.
 
     Fields:
         transactional_id (string, v0+)
@@ -122,7 +122,7 @@ class TxnOffsetCommitRequest(Message):
     NAME = 'TxnOffsetCommitRequest'
     API_KEY = 28
     MIN_VERSION = 0
-    MAX_VERSION = 4
+    MAX_VERSION = 5
     FLEXIBLE_MIN = 3
     LATEST_VERSION_UNSTABLE = False
     TxnOffsetCommitRequestTopic = TxnOffsetCommitRequestTopic
@@ -261,7 +261,7 @@ def _enc_TxnOffsetCommitRequest_v2(out, blobs, o):
 
 
 def _dec_TxnOffsetCommitRequestPartition_v3(mv, pos):
-    """TxnOffsetCommitRequestPartition, versions 3-4."""
+    """TxnOffsetCommitRequestPartition, versions 3-5."""
     o = new(TxnOffsetCommitRequestPartition)
     o.partition_index, o.committed_offset, o.committed_leader_epoch = _u_iqi(mv, pos)
     pos += 16
@@ -274,7 +274,7 @@ def _dec_TxnOffsetCommitRequestPartition_v3(mv, pos):
 
 
 def _enc_TxnOffsetCommitRequestPartition_v3(out, blobs, o):
-    """TxnOffsetCommitRequestPartition, versions 3-4."""
+    """TxnOffsetCommitRequestPartition, versions 3-5."""
     out += _p_iqi(o.partition_index, o.committed_offset, o.committed_leader_epoch)
     write_compact_nullable_string(out, blobs, o.committed_metadata)
     if o.unknown_tagged_fields:
@@ -284,7 +284,7 @@ def _enc_TxnOffsetCommitRequestPartition_v3(out, blobs, o):
 
 
 def _dec_TxnOffsetCommitRequestTopic_v3(mv, pos):
-    """TxnOffsetCommitRequestTopic, versions 3-4."""
+    """TxnOffsetCommitRequestTopic, versions 3-5."""
     o = new(TxnOffsetCommitRequestTopic)
     o.name, pos = read_compact_string(mv, pos)
     o.partitions, pos = read_compact_array(mv, pos, _dec_TxnOffsetCommitRequestPartition_v3)
@@ -296,7 +296,7 @@ def _dec_TxnOffsetCommitRequestTopic_v3(mv, pos):
 
 
 def _enc_TxnOffsetCommitRequestTopic_v3(out, blobs, o):
-    """TxnOffsetCommitRequestTopic, versions 3-4."""
+    """TxnOffsetCommitRequestTopic, versions 3-5."""
     write_compact_string(out, blobs, o.name)
     write_compact_array(out, blobs, o.partitions, _enc_TxnOffsetCommitRequestPartition_v3)
     if o.unknown_tagged_fields:
@@ -306,7 +306,7 @@ def _enc_TxnOffsetCommitRequestTopic_v3(out, blobs, o):
 
 
 def _dec_TxnOffsetCommitRequest_v3(mv, pos):
-    """TxnOffsetCommitRequest, versions 3-4."""
+    """TxnOffsetCommitRequest, versions 3-5."""
     o = new(TxnOffsetCommitRequest)
     o.transactional_id, pos = read_compact_string(mv, pos)
     o.group_id, pos = read_compact_string(mv, pos)
@@ -323,7 +323,7 @@ def _dec_TxnOffsetCommitRequest_v3(mv, pos):
 
 
 def _enc_TxnOffsetCommitRequest_v3(out, blobs, o):
-    """TxnOffsetCommitRequest, versions 3-4."""
+    """TxnOffsetCommitRequest, versions 3-5."""
     write_compact_string(out, blobs, o.transactional_id)
     write_compact_string(out, blobs, o.group_id)
     out += _p_qhi(o.producer_id, o.producer_epoch, o.generation_id)
@@ -336,8 +336,8 @@ def _enc_TxnOffsetCommitRequest_v3(out, blobs, o):
         out.append(0)
 
 
-TxnOffsetCommitRequest._DECODERS = (_dec_TxnOffsetCommitRequest_v0, _dec_TxnOffsetCommitRequest_v0, _dec_TxnOffsetCommitRequest_v2, _dec_TxnOffsetCommitRequest_v3, _dec_TxnOffsetCommitRequest_v3,)
-TxnOffsetCommitRequest._ENCODERS = (_enc_TxnOffsetCommitRequest_v0, _enc_TxnOffsetCommitRequest_v0, _enc_TxnOffsetCommitRequest_v2, _enc_TxnOffsetCommitRequest_v3, _enc_TxnOffsetCommitRequest_v3,)
+TxnOffsetCommitRequest._DECODERS = (_dec_TxnOffsetCommitRequest_v0, _dec_TxnOffsetCommitRequest_v0, _dec_TxnOffsetCommitRequest_v2, _dec_TxnOffsetCommitRequest_v3, _dec_TxnOffsetCommitRequest_v3, _dec_TxnOffsetCommitRequest_v3,)
+TxnOffsetCommitRequest._ENCODERS = (_enc_TxnOffsetCommitRequest_v0, _enc_TxnOffsetCommitRequest_v0, _enc_TxnOffsetCommitRequest_v2, _enc_TxnOffsetCommitRequest_v3, _enc_TxnOffsetCommitRequest_v3, _enc_TxnOffsetCommitRequest_v3,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

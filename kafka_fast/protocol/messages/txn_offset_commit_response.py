@@ -79,7 +79,7 @@ class TxnOffsetCommitResponseTopic(Struct):
 
 
 class TxnOffsetCommitResponse(Message):
-    """Kafka TxnOffsetCommitResponse response (API key 28), versions 0-4.
+    """Kafka TxnOffsetCommitResponse response (API key 28), versions 0-5.
 
     Fields:
         throttle_time_ms (int32, v0+)
@@ -92,7 +92,7 @@ class TxnOffsetCommitResponse(Message):
     NAME = 'TxnOffsetCommitResponse'
     API_KEY = 28
     MIN_VERSION = 0
-    MAX_VERSION = 4
+    MAX_VERSION = 5
     FLEXIBLE_MIN = 3
     LATEST_VERSION_UNSTABLE = False
     TxnOffsetCommitResponseTopic = TxnOffsetCommitResponseTopic
@@ -153,7 +153,7 @@ def _enc_TxnOffsetCommitResponse_v0(out, blobs, o):
 
 
 def _dec_TxnOffsetCommitResponsePartition_v3(mv, pos):
-    """TxnOffsetCommitResponsePartition, versions 3-4."""
+    """TxnOffsetCommitResponsePartition, versions 3-5."""
     o = new(TxnOffsetCommitResponsePartition)
     o.partition_index, o.error_code = _u_ih(mv, pos)
     pos += 6
@@ -165,7 +165,7 @@ def _dec_TxnOffsetCommitResponsePartition_v3(mv, pos):
 
 
 def _enc_TxnOffsetCommitResponsePartition_v3(out, blobs, o):
-    """TxnOffsetCommitResponsePartition, versions 3-4."""
+    """TxnOffsetCommitResponsePartition, versions 3-5."""
     out += _p_ih(o.partition_index, o.error_code)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -174,7 +174,7 @@ def _enc_TxnOffsetCommitResponsePartition_v3(out, blobs, o):
 
 
 def _dec_TxnOffsetCommitResponseTopic_v3(mv, pos):
-    """TxnOffsetCommitResponseTopic, versions 3-4."""
+    """TxnOffsetCommitResponseTopic, versions 3-5."""
     o = new(TxnOffsetCommitResponseTopic)
     o.name, pos = read_compact_string(mv, pos)
     o.partitions, pos = read_compact_array(mv, pos, _dec_TxnOffsetCommitResponsePartition_v3)
@@ -186,7 +186,7 @@ def _dec_TxnOffsetCommitResponseTopic_v3(mv, pos):
 
 
 def _enc_TxnOffsetCommitResponseTopic_v3(out, blobs, o):
-    """TxnOffsetCommitResponseTopic, versions 3-4."""
+    """TxnOffsetCommitResponseTopic, versions 3-5."""
     write_compact_string(out, blobs, o.name)
     write_compact_array(out, blobs, o.partitions, _enc_TxnOffsetCommitResponsePartition_v3)
     if o.unknown_tagged_fields:
@@ -196,7 +196,7 @@ def _enc_TxnOffsetCommitResponseTopic_v3(out, blobs, o):
 
 
 def _dec_TxnOffsetCommitResponse_v3(mv, pos):
-    """TxnOffsetCommitResponse, versions 3-4."""
+    """TxnOffsetCommitResponse, versions 3-5."""
     o = new(TxnOffsetCommitResponse)
     o.throttle_time_ms, = _u_i(mv, pos)
     pos += 4
@@ -209,7 +209,7 @@ def _dec_TxnOffsetCommitResponse_v3(mv, pos):
 
 
 def _enc_TxnOffsetCommitResponse_v3(out, blobs, o):
-    """TxnOffsetCommitResponse, versions 3-4."""
+    """TxnOffsetCommitResponse, versions 3-5."""
     out += _p_i(o.throttle_time_ms)
     write_compact_array(out, blobs, o.topics, _enc_TxnOffsetCommitResponseTopic_v3)
     if o.unknown_tagged_fields:
@@ -218,8 +218,8 @@ def _enc_TxnOffsetCommitResponse_v3(out, blobs, o):
         out.append(0)
 
 
-TxnOffsetCommitResponse._DECODERS = (_dec_TxnOffsetCommitResponse_v0, _dec_TxnOffsetCommitResponse_v0, _dec_TxnOffsetCommitResponse_v0, _dec_TxnOffsetCommitResponse_v3, _dec_TxnOffsetCommitResponse_v3,)
-TxnOffsetCommitResponse._ENCODERS = (_enc_TxnOffsetCommitResponse_v0, _enc_TxnOffsetCommitResponse_v0, _enc_TxnOffsetCommitResponse_v0, _enc_TxnOffsetCommitResponse_v3, _enc_TxnOffsetCommitResponse_v3,)
+TxnOffsetCommitResponse._DECODERS = (_dec_TxnOffsetCommitResponse_v0, _dec_TxnOffsetCommitResponse_v0, _dec_TxnOffsetCommitResponse_v0, _dec_TxnOffsetCommitResponse_v3, _dec_TxnOffsetCommitResponse_v3, _dec_TxnOffsetCommitResponse_v3,)
+TxnOffsetCommitResponse._ENCODERS = (_enc_TxnOffsetCommitResponse_v0, _enc_TxnOffsetCommitResponse_v0, _enc_TxnOffsetCommitResponse_v0, _enc_TxnOffsetCommitResponse_v3, _enc_TxnOffsetCommitResponse_v3, _enc_TxnOffsetCommitResponse_v3,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
