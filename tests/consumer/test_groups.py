@@ -163,11 +163,11 @@ def test_static_member_keeps_its_identity_across_a_restart(mock_cluster):
         b.close()
 
 
-def test_member_that_stops_polling_leaves_and_rejoins_on_the_next_poll(tansu):
+def test_member_that_stops_polling_leaves_and_rejoins_on_the_next_poll(real_broker):
     topic = unique_topic("maxpoll")
-    create_topic(tansu, topic, 2)
+    create_topic(real_broker, topic, 2)
     tracker = Tracker()
-    c = member(tansu, unique_topic("g"), **{"session.timeout.ms": 2000,
+    c = member(real_broker, unique_topic("g"), **{"session.timeout.ms": 2000,
                                             "max.poll.interval.ms": 2000})
     try:
         c.subscribe([topic], **tracker.kwargs())

@@ -59,6 +59,13 @@ def broker(request) -> Broker:
     return request.getfixturevalue("mock_cluster")
 
 
+@pytest.fixture(params=["kafka", "tansu"])
+def real_broker(request) -> Broker:
+    """The real brokers in turn: ``kafka`` (Apache Kafka, or KAFKA_BOOTSTRAP's cluster) and
+    Tansu, for tests the mock cluster cannot serve."""
+    return request.getfixturevalue(request.param)
+
+
 @pytest.fixture(scope="session")
 def kcat() -> str | None:
     """Path of kcat, or None when it is not installed."""
@@ -90,6 +97,8 @@ def pytest_collection_modifyitems(config, items):
         callspec = getattr(item, "callspec", None)
         if "broker" in names and callspec is not None and "broker" in callspec.params:
             marks.add(_MARK_FOR_KIND[callspec.params["broker"]])
+        if "real_broker" in names and callspec is not None and "real_broker" in callspec.params:
+            marks.add(kafka_mark if callspec.params["real_broker"] == "kafka" else "tansu")
         for mark in sorted(marks):
             item.add_marker(mark)
 

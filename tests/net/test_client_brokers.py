@@ -30,22 +30,16 @@ from .helpers import event_logger, make_client, tcp_connections, wait_until
 pytestmark = pytest.mark.timeout(60)
 
 
-@pytest.fixture(params=["kafka", "tansu"])
-def peer(request):
-    """The real broker (Apache Kafka, or KAFKA_BOOTSTRAP's) and Tansu in turn."""
-    return request.getfixturevalue(request.param)
-
-
-def test_metadata_matches_confluent(peer):
+def test_metadata_matches_confluent(real_broker):
     topic = unique_topic("meta")
-    create_topic(peer, topic, partitions=3)
-    oracle = AdminClient(peer.client_config()).list_topics(timeout=10)
-    with make_client(peer) as client:
+    create_topic(real_broker, topic, partitions=3)
+    oracle = AdminClient(real_broker.client_config()).list_topics(timeout=10)
+    with make_client(real_broker) as client:
         view = client.wait_metadata([topic], timeout=10)
         assert {n: (b.host, b.port) for n, b in view.brokers.items()} == {
             b.id: (b.host, b.port) for b in oracle.brokers.values()}
         assert {n: b.port for n, b in view.brokers.items()} == {
-            b.id: peer.port for b in oracle.brokers.values()}
+            b.id: real_broker.port for b in oracle.brokers.values()}
         assert (view.cluster_id, view.controller_id) == (oracle.cluster_id,
                                                          oracle.controller_id)
         expected = {p.id: p.leader for p in oracle.topics[topic].partitions.values()}
@@ -59,9 +53,9 @@ def test_metadata_matches_confluent(peer):
         assert list(client._conns) == [node]
 
 
-def test_unknown_topic_is_reported_not_created(peer):
+def test_unknown_topic_is_reported_not_created(real_broker):
     topic = unique_topic("absent")
-    with make_client(peer) as client:
+    with make_client(real_broker) as client:
         view = client.request_metadata([topic]).result(10)
         assert view.topics[topic].error == KafkaError.UNKNOWN_TOPIC_OR_PART
         assert client.leader(topic, 0) is None
@@ -70,9 +64,9 @@ def test_unknown_topic_is_reported_not_created(peer):
         assert info.value.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
 
 
-def test_concurrent_requests_share_one_connection(peer):
-    before = tcp_connections({peer.port})[peer.port]
-    with make_client(peer) as client:
+def test_concurrent_requests_share_one_connection(real_broker):
+    before = tcp_connections({real_broker.port})[real_broker.port]
+    with make_client(real_broker) as client:
         node = next(iter(client.wait_metadata(timeout=10).brokers))
         futures = []
         lock = threading.Lock()
@@ -94,14 +88,14 @@ def test_concurrent_requests_share_one_connection(peer):
             value = fut.result(30)
             assert node in (value.brokers if isinstance(value.brokers, dict)
                             else {b.node_id for b in value.brokers})
-        after = tcp_connections({peer.port})[peer.port]
+        after = tcp_connections({real_broker.port})[real_broker.port]
         assert len(after - before) == 1
 
 
-def test_acks_zero_produce_resolves_when_written(peer):
+def test_acks_zero_produce_resolves_when_written(real_broker):
     topic = unique_topic("acks0")
-    create_topic(peer, topic, partitions=1)
-    with make_client(peer) as client:
+    create_topic(real_broker, topic, partitions=1)
+    with make_client(real_broker) as client:
         view = client.wait_metadata([topic], timeout=10)
         leader = view.leader(topic, 0)
         batch = encode_batch([b"value-0", b"value-1"], [b"key-0", b"key-1"])
@@ -110,12 +104,12 @@ def test_acks_zero_produce_resolves_when_written(peer):
                 ProduceRequest.TopicProduceData.PartitionProduceData(index=0, records=batch)])])
         assert client.send(leader, request).result(10) is None
         assert client.in_flight(leader) == 0
-    assert consume(peer, topic, 1, 2) == [Record(0, 0, b"key-0", b"value-0"),
+    assert consume(real_broker, topic, 1, 2) == [Record(0, 0, b"key-0", b"value-0"),
                                            Record(0, 1, b"key-1", b"value-1")]
 
 
-def test_coordinators_and_batched_lookup(peer):
-    with make_client(peer) as client:
+def test_coordinators_and_batched_lookup(real_broker):
+    with make_client(real_broker) as client:
         node = next(iter(client.wait_metadata(timeout=10).brokers))
         client.send(node, MetadataRequest(topics=[])).result(10)
         assert client.api_version(node, FindCoordinatorRequest.API_KEY) == 6
@@ -129,20 +123,20 @@ def test_coordinators_and_batched_lookup(peer):
         assert client.coordinators.cache[(GROUP, keys[1])] == node
 
 
-def test_idle_connection_is_closed_and_reopened(peer):
-    before = tcp_connections({peer.port})[peer.port]
-    with make_client(peer, connections_max_idle_ms=300) as client:
+def test_idle_connection_is_closed_and_reopened(real_broker):
+    before = tcp_connections({real_broker.port})[real_broker.port]
+    with make_client(real_broker, connections_max_idle_ms=300) as client:
         node = next(iter(client.wait_metadata(timeout=10).brokers))
         assert client.connection_state(node) == "READY"
-        assert len(tcp_connections({peer.port})[peer.port] - before) == 1
+        assert len(tcp_connections({real_broker.port})[real_broker.port] - before) == 1
         assert wait_until(lambda: client.connection_state(node) == "DISCONNECTED", 5)
-        assert tcp_connections({peer.port})[peer.port] - before == set()
+        assert tcp_connections({real_broker.port})[real_broker.port] - before == set()
         resp = client.send(node, MetadataRequest(topics=[])).result(10)
         assert {b.node_id for b in resp.brokers} == {node}
 
 
-def test_unsupported_version_fails_cleanly(peer):
-    with make_client(peer) as client:
+def test_unsupported_version_fails_cleanly(real_broker):
+    with make_client(real_broker) as client:
         node = next(iter(client.wait_metadata(timeout=10).brokers))
         with pytest.raises(KafkaException) as info:
             client.send(node, MetadataRequest(topics=[]), version=13).result(10)

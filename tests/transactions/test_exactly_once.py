@@ -102,13 +102,13 @@ def _wait_line(proc: subprocess.Popen, prefix: str, timeout: float) -> str:
                          f"{proc.stderr.read() if proc.poll() is not None else ''}")
 
 
-def test_crash_mid_transaction_then_restart(tansu):
+def test_crash_mid_transaction_then_restart(real_broker):
     source, target = unique_topic("eo-crash-in"), unique_topic("eo-crash-out")
-    create_topic(tansu, source, 2)
-    create_topic(tansu, target, 1)
-    inputs = _inputs(tansu, source, 30)
+    create_topic(real_broker, source, 2)
+    create_topic(real_broker, target, 1)
+    inputs = _inputs(real_broker, source, 30)
     group, tid = f"group-{source}", f"tid-{source}"
-    args = [sys.executable, str(WORKER), tansu.bootstrap, source, target, group, tid]
+    args = [sys.executable, str(WORKER), real_broker.bootstrap, source, target, group, tid]
 
     first = subprocess.Popen(args + ["2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, env=_env())
@@ -117,7 +117,7 @@ def test_crash_mid_transaction_then_restart(tansu):
     finally:
         os.kill(first.pid, signal.SIGKILL)
         first.wait(10)
-    before = _output(tansu, target)
+    before = _output(real_broker, target)
     assert before[-1].kind == "data"  # the killed process's transaction is still open
     open_txn = before[-stalled:]
     assert all(e.kind == "data" for e in open_txn)
@@ -128,7 +128,7 @@ def test_crash_mid_transaction_then_restart(tansu):
     assert second.returncode == 0, second.stderr
     assert second.stdout.strip().startswith("PROCESSED ")
 
-    log = _output(tansu, target)
+    log = _output(real_broker, target)
     assert log[:len(before)] == before
     # The restarted producer's InitProducerId aborted the open transaction: an ABORT marker
     # follows its records, before anything the new instance wrote.
@@ -141,4 +141,4 @@ def test_crash_mid_transaction_then_restart(tansu):
     _assert_exactly_once(committed, inputs)
     assert {e.key for e in aborted} <= {e.key for e in committed}
     # The group's committed positions match the committed output: everything, per partition.
-    assert _group_offsets(tansu, group, source) == [15, 15]
+    assert _group_offsets(real_broker, group, source) == [15, 15]
