@@ -112,6 +112,9 @@ _LOCAL = threading.local()
 #: Batches being encoded at once by the worker threads of one produce_batch call.
 ENCODE_WINDOW = 4
 ENCODE_THREADS = 2
+#: Bytes of queued batches after which the I/O thread is woken (and, encoding on the calling
+#: thread, given the interpreter): small batches then share one Produce request per broker.
+WAKE_BYTES = 256 * 1024
 
 
 def _scratch() -> dict:
@@ -253,14 +256,23 @@ def produce_columns(p: Producer, topic: str, values: Any, keys: Any, partition: 
             if keep else None
         return q, count, payload, entries
 
-    def queue(q: int, count: int, payload: bytes, entries: Any) -> None:
+    unsent = [0]
+
+    def queue(q: int, count: int, payload: bytes, entries: Any) -> bool:
+        """Queue one batch; True when enough bytes wait for the I/O thread to wake it (one
+        Produce request then carries many small batches instead of one each)."""
         batch = ProducerBatch(t.parts[q], count, len(payload), created, entries,
                               payload=payload)
         _wait_for_room(p, count, len(payload))
         with acc.lock:
             acc.add_sealed(t.parts[q], batch)
             acc.count += count
+        unsent[0] += len(payload)
+        if unsent[0] < WAKE_BYTES:
+            return False
+        unsent[0] = 0
         p._client.wakeup()
+        return True
 
     queued = 0
     # Arrays and packed columns are gathered and encoded without the interpreter lock, so
@@ -271,9 +283,10 @@ def produce_columns(p: Producer, topic: str, values: Any, keys: Any, partition: 
     if pool is None:
         for spec in chunks():
             q, count, payload, entries = encode(*spec)
-            queue(q, count, payload, entries)
-            time.sleep(0)  # let the I/O thread ship it while the next batch is encoded
+            if queue(q, count, payload, entries):
+                time.sleep(0)  # let the I/O thread ship them while the next batch is encoded
             queued += count
+        p._client.wakeup()
         return queued
     window: deque = deque()
     for spec in chunks():
@@ -282,6 +295,7 @@ def produce_columns(p: Producer, topic: str, values: Any, keys: Any, partition: 
             queue(*window.popleft().result())
     while window:
         queue(*window.popleft().result())
+    p._client.wakeup()
     return n
 
 
