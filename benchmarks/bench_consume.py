@@ -20,12 +20,16 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from kafka_fast.bench.command import given_or_embedded, parse_args, parser, run  # noqa: E402
+from benchmarks.brokers import KINDS, broker_for  # noqa: E402
+from kafka_fast.bench.command import parse_args, parser, run  # noqa: E402
 
 
 def main() -> int:
-    args = parse_args(parser(__doc__, "consume", records=1_000_000, partitions=1), "consume")
-    with given_or_embedded(args.bootstrap) as broker:
+    ap = parser(__doc__, "consume", records=1_000_000, partitions=1)
+    ap.add_argument("--broker", choices=KINDS, default="tansu",
+                    help="what to start when no --bootstrap is given")
+    args = parse_args(ap, "consume")
+    with broker_for(args.bootstrap, args.broker) as broker:
         return run(args, "consume", broker)
 
 

@@ -19,39 +19,18 @@ from __future__ import annotations
 
 import os
 import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from kafka_fast.bench.command import Broker, given_or_embedded, parse_args, parser, run  # noqa: E402
-
-
-@contextmanager
-def mock_cluster() -> Iterator[Broker]:
-    """librdkafka's 3-broker mock cluster, started by the test harness."""
-    # Appended so that nothing under tests/ shadows an installed package.
-    sys.path.append(os.path.join(ROOT, "tests"))
-    from harness.mock_cluster import start_mock_cluster
-
-    cluster = start_mock_cluster()
-
-    def create_topic(name: str, partitions: int) -> None:
-        cluster.create_topic(name, partitions, 1)
-        time.sleep(0.2)  # let the new topic reach every mock broker's metadata
-
-    try:
-        yield Broker(cluster.bootstrap, cluster.pid, create_topic, "librdkafka mock cluster")
-    finally:
-        cluster.stop()
+from benchmarks.brokers import KINDS, broker_for  # noqa: E402
+from kafka_fast.bench.command import parse_args, parser, run  # noqa: E402
 
 
 def main() -> int:
     ap = parser(__doc__, "produce", records=300_000, partitions=6)
     ap.add_argument("--acks", default="1,all", help="comma-separated: one table per value")
-    ap.add_argument("--broker", choices=("tansu", "mock"), default="tansu",
+    ap.add_argument("--broker", choices=KINDS, default="tansu",
                     help="what to start when no --bootstrap is given")
     args = parse_args(ap, "produce")
     acks = [a.strip() for a in args.acks.split(",") if a.strip()]
@@ -63,7 +42,7 @@ def main() -> int:
         args.cases.remove("kafka-python.send")
         print("skipped kafka-python.send: it cannot bootstrap against the mock cluster",
               file=sys.stderr)
-    with mock_cluster() if mock else given_or_embedded(args.bootstrap) as broker:
+    with broker_for(args.bootstrap, args.broker) as broker:
         return run(args, "produce", broker, acks)
 
 

@@ -26,9 +26,9 @@ from pathlib import Path
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from benchmarks.brokers import KINDS, broker_for  # noqa: E402
 from kafka_fast.bench import store  # noqa: E402
 from kafka_fast.bench.clients import CLIENT_SETTINGS  # noqa: E402
-from kafka_fast.bench.command import given_or_embedded  # noqa: E402
 from kafka_fast.bench.runner import BenchConfig, format_table, run_all  # noqa: E402
 
 SIZES = (10, 100, 1_000, 10_000, 100_000)
@@ -56,6 +56,8 @@ def points(args: argparse.Namespace) -> list[tuple[str, int, dict]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bootstrap", help="an existing broker (default: an embedded Tansu)")
+    ap.add_argument("--broker", choices=KINDS, default="tansu",
+                    help="what to start when no --bootstrap is given")
     ap.add_argument("--sweep", choices=("all", "size", "partitions", "producers"),
                     default="all")
     ap.add_argument("--records", type=int, default=1_000_000)
@@ -66,7 +68,7 @@ def main() -> int:
     ap.add_argument("--results", default=str(store.DEFAULT_DIR))
     ap.add_argument("--no-store", action="store_true")
     args = ap.parse_args()
-    with given_or_embedded(args.bootstrap) as broker:
+    with broker_for(args.bootstrap, args.broker) as broker:
         for sweep, value, overrides in points(args):
             conf = {"records": args.records, "size": 100, "key_size": 10,
                     "partitions": args.partitions, "cases": CASES, **overrides}

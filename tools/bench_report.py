@@ -38,7 +38,10 @@ FIELDS = {f.name for f in dataclasses.fields(Result)}
 
 def _matches(run: dict[str, Any], filters: dict[str, str]) -> bool:
     for key, want in filters.items():
-        if key == "broker":
+        if key == "acks":
+            if want not in run.get("settings", {}).get("acks", []):
+                return False
+        elif key == "broker":
             if not str(run.get("broker", "")).startswith(want):
                 return False
         elif str(run.get("settings", {}).get(key)) != want:
@@ -52,12 +55,16 @@ def newest(runs: list[dict[str, Any]], filters: dict[str, str]) -> dict[str, Any
     return found[-1] if found else None
 
 
-def results_of(run: dict[str, Any]) -> list[Result]:
-    return [Result(**{k: v for k, v in row.items() if k in FIELDS}) for row in run["results"]]
+def results_of(run: dict[str, Any], acks: str | None = None) -> list[Result]:
+    """The run's results (only those with ``acks`` when given: one run may hold several)."""
+    return [Result(**{k: v for k, v in row.items() if k in FIELDS}) for row in run["results"]
+            if acks is None or row.get("acks") == acks]
 
 
-def caption(run: dict[str, Any]) -> str:
+def caption(run: dict[str, Any], acks: str | None = None) -> str:
     s, m = run["settings"], run["machine"]
+    if acks is not None:
+        s = {**s, "acks": [acks]}
     return (f"Run of {run['time'][:10]} at commit `{run['commit'] or 'unknown'}` on "
             f"{run['broker']}: {s['records']:,} records of {s['value_bytes']} bytes with "
             f"{s['key_bytes']}-byte keys, {s['partitions']} partition(s), acks "
@@ -76,8 +83,8 @@ def render(spec: str, results_dir: Path) -> str:
     run = newest(store.load(path), filters) if path.exists() else None
     if run is None:
         raise ValueError(f"no stored {bench} run matches {filters or 'anything'} in {path}")
-    table = format_table(results_of(run))
-    return f"```\n{table}\n```\n\n{caption(run)}\n"
+    table = format_table(results_of(run, filters.get("acks")))
+    return f"```\n{table}\n```\n\n{caption(run, filters.get('acks'))}\n"
 
 
 def update(text: str, results_dir: Path) -> str:
@@ -136,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             path = args.results / f"{bench}.jsonl"
             run = newest(store.load(path), filters) if path.exists() else None
             if run is not None:
-                shown += results_of(run)
+                shown += results_of(run, filters.get("acks"))
         if not shown:
             print("no stored runs to plot", file=sys.stderr)
             return 1
