@@ -97,6 +97,10 @@ def test_create_list_describe_alter_delete(kafka, admin):
 
     deleted = admin.delete_topics([topic], operation_timeout=10)
     assert deleted[topic].result(20) is None
+    # The broker's metadata cache learns of the deletion a moment after the controller.
+    deadline = time.monotonic() + 10
+    while topic in admin.list_topics(timeout=10).topics and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert topic not in admin.list_topics(timeout=10).topics
     assert topic not in ReferenceAdmin(kafka.client_config()).list_topics(timeout=10).topics
 

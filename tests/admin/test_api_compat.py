@@ -356,7 +356,9 @@ def test_bad_arguments_raise_what_confluent_kafka_raises(clients, case):
 
 def test_poll_serves_events_on_the_calling_thread_and_counts_them():
     calls = []
+    # Short reconnect backoffs: connection failures keep coming while the test sleeps.
     conf = {"bootstrap.servers": f"127.0.0.1:{free_port()}", "request.timeout.ms": 1000,
+            "reconnect.backoff.ms": 50, "reconnect.backoff.max.ms": 200,
             "error_cb": lambda err: calls.append((err.code(), threading.current_thread()))}
     with our_admin.AdminClient(conf) as admin:
         served = admin.poll(0)  # from now on only poll() serves events
