@@ -11,28 +11,38 @@ go through its incremental fetch session (``fetch_session``).
 
 from __future__ import annotations
 
+import logging
 import struct
 import time
-import weakref
 from collections import defaultdict
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
+from ..config.consumer import OFFSET_RESET
 from ..errors import KafkaError, KafkaException
 from ..net.lanes import Lane
 from ..protocol import messages as m
 from ..topic_partition import OFFSET_BEGINNING, OFFSET_END
 from .fetch_decode import decode_partition
 from .fetch_session import SESSION_ERRORS, FetchPlan, FetchSession, fetch_request
-from .offsets import LEADER_ERRORS, TRANSIENT_LOCAL, error_of
+from .fetch_state import Chunk, FetchState
+from .offsets import LEADER_ERRORS, TRANSIENT_LOCAL, OffsetClient, error_of
 from .requests import versioned
 from .state import NEED_COMMITTED, NEED_RESET, NEED_VALIDATE, PartitionState
 from .validation import Validator
 
 if TYPE_CHECKING:
-    from .consumer import Consumer
+    from ..config.table import Config
+    from ..net import KafkaClient
 
 E = KafkaError
+log = logging.getLogger("kafka_fast.consumer")
+_RESET = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END, "error": None}
+
+
+def reset_strategy(conf: Config) -> int | None:
+    """``auto.offset.reset`` as OFFSET_BEGINNING / OFFSET_END, or None for ``error``."""
+    return _RESET[OFFSET_RESET[conf["auto.offset.reset"]]]
 #: Fetch versions above 12 address topics by id only; 12 has everything else we use.
 FETCH_MAX_VERSION = 12
 
@@ -74,34 +84,17 @@ def sent_entry(ps: PartitionState) -> tuple:
     return (ps, ps.version, ps.fetch_offset, ps.fetch_seq, ps.fetch_epoch)
 
 
-class Chunk:
-    """Records of one partition from one Fetch response (or an end-of-partition event);
-    ``error`` is handed out after the records."""
-
-    __slots__ = ("state", "version", "segments", "next_offset", "count", "nbytes", "eof",
-                 "error")
-
-    def __init__(self, state: PartitionState, version: int, segments, next_offset: int,
-                 count: int, nbytes: int, eof: bool = False,
-                 error: KafkaError | None = None) -> None:
-        self.error = error
-        self.state = state
-        self.version = version
-        self.segments = segments
-        self.next_offset = next_offset
-        self.count = count
-        self.nbytes = nbytes
-        self.eof = eof
-
-
 class Fetcher:
     """Fetch scheduling and response handling (I/O thread only, except ``wake``)."""
 
-    def __init__(self, consumer: Consumer) -> None:
-        # Weak: the I/O thread must not keep a dropped consumer alive.
-        self.c = weakref.proxy(consumer)
-        conf = consumer._conf
-        self.client = consumer._client
+    def __init__(self, state: FetchState, client: KafkaClient, conf: Config,
+                 offsets: OffsetClient) -> None:
+        self.state = state
+        self.client = client
+        self.offsets = offsets
+        self.group_id: str = conf["group.id"]
+        self.reset_strategy = reset_strategy(conf)
+        self.request_timeout_ms: int = conf["request.timeout.ms"]
         self.max_wait_ms = conf["fetch.wait.max.ms"]
         self.min_bytes = conf["fetch.min.bytes"]
         self.max_bytes = conf["fetch.max.bytes"]
@@ -119,7 +112,7 @@ class Fetcher:
         self.awaiting_metadata = False
         self.next_leader_check = 0.0
         self.closed = False
-        self.validator = Validator(self)
+        self.validator = Validator(state, client, self.reset_strategy, self.error_backoff)
         #: topic -> error code reported for it (a refusal is reported once until it clears)
         self.topic_errors: dict[str, int] = {}
         self.errors_seen_in: object = None
@@ -142,14 +135,14 @@ class Fetcher:
                 continue
             if self.topic_errors.get(topic) != err.code():
                 self.topic_errors[topic] = err.code()
-                self.c._post_error(KafkaError(err.code(), f"topic {topic}: {err.str()}"))
+                self.state.post_error(KafkaError(err.code(), f"topic {topic}: {err.str()}"))
 
     # -- scheduling ----------------------------------------------------------------------------
     def tick(self) -> float | None:
         """Poll hook: returns the longest the I/O loop may sleep."""
         if self.closed:
             return None
-        c = self.c
+        state = self.state
         now = time.monotonic()
         wait = 0.5
         to_resolve = []
@@ -159,16 +152,13 @@ class Fetcher:
         view = self.client.cluster
         if view is not self.errors_seen_in:  # new metadata: any assigned topic refused?
             self.errors_seen_in = view
-            with c._lock:
-                assigned_topics = {ps.topic for ps in c._parts.values()}
-            self._report_topic_errors(view, assigned_topics)
-        with c._lock:
-            if not c._parts:
+            self._report_topic_errors(view, state.topics())
+        with state.lock:
+            if not state.parts:
                 self.close_sessions()
                 return None
-            full = (c._queued_bytes >= self.queue_max_bytes
-                    or c._queued_records >= self.queue_min_records)
-            for ps in c._parts.values():
+            full = state.full(self.queue_max_bytes, self.queue_min_records)
+            for ps in state.parts.values():
                 if ps.need == NEED_VALIDATE:
                     if ps.resolving:
                         continue
@@ -216,7 +206,7 @@ class Fetcher:
             self.client.request_metadata(sorted(unreachable))
         return wait
 
-    def _session(self, node: int) -> FetchSession:
+    def session(self, node: int) -> FetchSession:
         session = self.sessions.get(node)
         if session is None:
             session = self.sessions[node] = FetchSession(self.use_sessions)
@@ -234,7 +224,7 @@ class Fetcher:
         sent = []
         wanted = {}
         view = self.client.cluster
-        with self.c._lock:
+        with self.state.lock:
             for ps in parts:
                 if not ps.fetchable(time.monotonic()):
                     continue
@@ -249,21 +239,21 @@ class Fetcher:
                                                     self.partition_max_bytes)
         if not sent:
             return
-        session = self._session(node)
+        session = self.session(node)
         plan = session.plan(wanted)
         self.inflight.add(node)
         try:
             fut = self.client.send(node, self.request_for(plan),
-                                   timeout_ms=self.c._conf["request.timeout.ms"]
+                                   timeout_ms=self.request_timeout_ms
                                    + self.max_wait_ms, lane=Lane.FETCH)
         except KafkaException:
             self.inflight.discard(node)
             session.reset()
-            with self.c._lock:
+            with self.state.lock:
                 for ps, *_ in sent:
                     ps.fetching = False
             return
-        fut.add_done_callback(lambda f: self._on_response(node, sent, plan, f))
+        fut.add_done_callback(lambda f: self.on_response(node, sent, plan, f))
 
     def shutdown(self) -> list[Future]:
         """Stop fetching and close the open fetch sessions (I/O thread)."""
@@ -282,22 +272,22 @@ class Fetcher:
             try:
                 futures.append(self.client.send(
                     node, self.request_for(plan, max_wait_ms=0),
-                    timeout_ms=self.c._conf["request.timeout.ms"], lane=Lane.FETCH))
-            except KafkaException:
-                pass
+                    timeout_ms=self.request_timeout_ms, lane=Lane.FETCH))
+            except KafkaException as exc:  # the broker forgets the session in time anyway
+                log.debug("closing the fetch session with broker %d failed: %s", node, exc)
         return futures
 
     # -- responses -----------------------------------------------------------------------------
-    def _on_response(self, node: int, sent, plan: FetchPlan, fut: Future) -> None:
+    def on_response(self, node: int, sent, plan: FetchPlan, fut: Future) -> None:
         self.inflight.discard(node)
-        c = self.c
+        state = self.state
         exc = fut.exception()
         now = time.monotonic()
-        session = self._session(node)
+        session = self.session(node)
         if exc is not None:
             session.reset()
             err = error_of(exc)
-            with c._lock:
+            with state.lock:
                 for ps, *_ in sent:
                     ps.fetching = False
                     ps.backoff_until = now + self.error_backoff
@@ -309,17 +299,17 @@ class Fetcher:
         omitted_unchanged = session.handle_response(plan, resp)
         if resp.error_code in SESSION_ERRORS:
             # The session is gone or out of step: the next Fetch is a full one, sent now.
-            with c._lock:
+            with state.lock:
                 for ps, *_ in sent:
                     ps.fetching = False
             self.client.wakeup()
             return
         if resp.error_code:
-            with c._lock:
+            with state.lock:
                 for ps, *_ in sent:
                     ps.fetching = False
                     ps.backoff_until = now + self.error_backoff
-            c._post_error(KafkaError(resp.error_code, f"Fetch from broker {node} failed: "
+            state.post_error(KafkaError(resp.error_code, f"Fetch from broker {node} failed: "
                                                       f"{KafkaError(resp.error_code)}"))
             return
         lookup = {(entry[0].topic, entry[0].partition): entry for entry in sent}
@@ -335,7 +325,7 @@ class Fetcher:
                     items.append((entry, pd))
         # Move every fetch position past the complete batches first (batch headers only)
         # and send the next Fetch, so the broker prepares it while this one is decoded.
-        with c._lock:
+        with state.lock:
             for (ps, version, offset, seq, _), pd in items:
                 if pd.error_code == 0 and ps.version == version and ps.fetch_seq == seq:
                     end, epoch = next_offset_after(pd.records, offset)
@@ -356,15 +346,8 @@ class Fetcher:
                 eof = self._eof_after(chunk, pd)
                 if eof is not None:
                     chunks.append(eof)
-        with c._lock:
-            if chunks:
-                for ch in chunks:
-                    if ch.version == ch.state.version and c._parts.get(
-                            (ch.state.topic, ch.state.partition)) is ch.state:
-                        c._ready.append(ch)
-                        c._queued_bytes += ch.nbytes
-                        c._queued_records += ch.count
-                c._cond.notify_all()
+        if chunks:
+            state.enqueue(chunks)
         if metadata_topics:
             self.client.request_metadata(sorted(metadata_topics))
 
@@ -387,19 +370,19 @@ class Fetcher:
         state, version, offset, fetch sequence and epoch)."""
         ps, version, offset, seq, epoch = entry
         code = pd.error_code
-        c = self.c
+        state = self.state
         if code:
             if code == E.OFFSET_OUT_OF_RANGE:
-                with c._lock:
+                with state.lock:
                     if ps.version == version:
-                        ps.require(NEED_RESET, c._reset_strategy)
+                        ps.require(NEED_RESET, self.reset_strategy)
                 return None
-            with c._lock:
+            with state.lock:
                 ps.backoff_until = now + self.error_backoff
             if code in LEADER_ERRORS or code == E.UNKNOWN_TOPIC_ID:
                 metadata_topics.add(ps.topic)
             else:
-                c._post_error(KafkaError(code, f"Fetch of {ps.topic} [{ps.partition}] at offset "
+                state.post_error(KafkaError(code, f"Fetch of {ps.topic} [{ps.partition}] at offset "
                                                f"{offset}: {KafkaError(code)}"))
             return None
         aborted = None
@@ -408,7 +391,7 @@ class Fetcher:
         records = pd.records
         decoded = decode_partition(records, offset, read_committed=self.read_committed,
                                    aborted_transactions=aborted, verify_crc=self.check_crcs)
-        with c._lock:
+        with state.lock:
             if ps.version != version or ps.fetch_seq != seq:
                 return None
             return self._apply_decoded(ps, version, offset, epoch, pd, decoded, now)
@@ -454,18 +437,18 @@ class Fetcher:
 
     # -- positions -----------------------------------------------------------------------------
     def _resolve(self, parts: list[PartitionState]) -> None:
-        c = self.c
+        state = self.state
         committed = []
         errors = []
         reset: dict[tuple[str, int], int] = {}
-        with c._lock:
+        with state.lock:
             for ps in parts:
                 ps.resolving = True
-                if ps.need == NEED_COMMITTED and c._group_id:
+                if ps.need == NEED_COMMITTED and self.group_id:
                     committed.append(ps)
                 else:
                     target = ps.reset_to if ps.need == NEED_RESET and ps.reset_to is not None \
-                        else c._reset_strategy
+                        else self.reset_strategy
                     if target is None:
                         ps.resolving = False
                         ps.backoff_until = time.monotonic() + self.error_backoff
@@ -478,26 +461,26 @@ class Fetcher:
                         continue
                     reset[(ps.topic, ps.partition)] = target
         for err in errors:
-            c._post_error(err)
+            state.post_error(err)
         if committed:
             versions = {(ps.topic, ps.partition): (ps, ps.version) for ps in committed}
-            f = c._offsets.fetch_committed(list(versions), c._conf["request.timeout.ms"] / 1000)
+            f = self.offsets.fetch_committed(list(versions), self.request_timeout_ms / 1000)
             f.add_done_callback(lambda f: self._on_committed(versions, f))
         if reset:
-            self._list(reset, {tp: c._parts[tp] for tp in reset})
+            self._list(reset, {tp: state.parts[tp] for tp in reset})
 
     def _on_committed(self, versions, f: Future) -> None:
-        c = self.c
+        state = self.state
         exc = f.exception()
         if exc is not None:
-            with c._lock:
+            with state.lock:
                 for ps, _ in versions.values():
                     ps.resolving = False
                     ps.backoff_until = time.monotonic() + self.error_backoff
-            c._post_error(error_of(exc))
+            state.post_error(error_of(exc))
             return
         found = f.result()
-        with c._lock:
+        with state.lock:
             for tp, (ps, version) in versions.items():
                 if ps.version != version:
                     ps.resolving = False
@@ -515,17 +498,17 @@ class Fetcher:
         self.client.wakeup()
 
     def _list(self, wanted: dict[tuple[str, int], int], parts) -> None:
-        c = self.c
+        state = self.state
         versions = {tp: parts[tp].version for tp in wanted}
-        f = c._offsets.list_offsets(
+        f = self.offsets.list_offsets(
             {tp: (-2 if ts == OFFSET_BEGINNING else -1 if ts == OFFSET_END else ts)
              for tp, ts in wanted.items()},
-            c._conf["request.timeout.ms"] / 1000,
+            self.request_timeout_ms / 1000,
             isolation_level=1 if self.read_committed else 0)
 
         def done(f: Future) -> None:
             exc = f.exception()
-            with c._lock:
+            with state.lock:
                 if exc is not None:
                     for tp in wanted:
                         parts[tp].resolving = False
@@ -545,7 +528,7 @@ class Fetcher:
             if exc is not None:
                 err = error_of(exc)
                 if err.code() not in TRANSIENT_LOCAL:
-                    c._post_error(err)
+                    state.post_error(err)
             self.client.wakeup()
 
         f.add_done_callback(done)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 import time
-import weakref
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
@@ -30,11 +29,13 @@ from .consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
+from .membership import GroupEvents, PollWatch
 from .offsets import GROUP, TRANSIENT_LOCAL, error_of
 from .requests import versioned_message
 
 if TYPE_CHECKING:
-    from .consumer import Consumer
+    from ..config.table import Config
+    from ..net import KafkaClient
 
 E = KafkaError
 REJOIN = frozenset({E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID, E.REBALANCE_IN_PROGRESS})
@@ -55,11 +56,11 @@ UNJOINED, REVOKING, JOINING, SYNCING, STABLE, CLOSED = range(6)
 class ClassicGroup:
     """One member of a consumer group under the classic protocol."""
 
-    def __init__(self, consumer: Consumer, assignors: list[Assignor]) -> None:
-        # Weak: the I/O thread must not keep a dropped consumer alive.
-        self.c = weakref.proxy(consumer)
-        self.client = consumer._client
-        conf = consumer._conf
+    def __init__(self, client: KafkaClient, conf: Config, events: GroupEvents,
+                 assignors: list[Assignor]) -> None:
+        self.client = client
+        self.events = events
+        self.poll_watch = PollWatch(client.call_soon, self.start_join)
         self.group_id: str = conf["group.id"]
         self.instance_id: str | None = conf["group.instance.id"] or None
         self.session_timeout_ms = conf["session.timeout.ms"]
@@ -114,7 +115,7 @@ class ClassicGroup:
             if self.state == CLOSED or epoch != self.epoch:
                 return
             self.topics = self.matched_topics()
-            self._start_join()
+            self.start_join()
 
         f.add_done_callback(done)
 
@@ -128,7 +129,7 @@ class ClassicGroup:
         return out
 
     # -- join --------------------------------------------------------------------------------------
-    def _start_join(self) -> None:
+    def start_join(self) -> None:
         if self.state == CLOSED or self.fatal is not None:
             return
         self.epoch += 1
@@ -137,7 +138,7 @@ class ClassicGroup:
             # Eager: give everything back in the poll thread before joining.
             self.state = REVOKING
             owned, self.owned = self.owned, {}
-            self.c._post_event(("revoke", owned, self.epoch))
+            self.events.post(("revoke", owned, self.epoch))
             return
         self.state = JOINING
         self._find_coordinator(self._send_join)
@@ -169,7 +170,7 @@ class ClassicGroup:
             return
         if err is not None and err.code() not in TRANSIENT_LOCAL and not err.retriable() \
                 and err.code() not in REJOIN | REDISCOVER:
-            self.c._post_error(err)
+            self.events.post_error(err)
         epoch = self.epoch
         self.state = JOINING
 
@@ -220,7 +221,7 @@ class ClassicGroup:
             self._retry_join(None, 0.0)
             return
         if code:
-            self._handle_group_error(code, "JoinGroup")
+            self.handle_group_error(code, "JoinGroup")
             return
         self.member_id = resp.member_id
         self.generation = resp.generation_id
@@ -230,7 +231,7 @@ class ClassicGroup:
             try:
                 assignments = self._lead(resp)
             except Exception as exc2:  # noqa: BLE001 - report and retry the join
-                self.c._post_error(KafkaError(E._FAIL, f"assignment failed: {exc2}"))
+                self.events.post_error(KafkaError(E._FAIL, f"assignment failed: {exc2}"))
                 self._retry_join(None)
                 return
         self.state = SYNCING
@@ -291,12 +292,12 @@ class ClassicGroup:
             return
         resp = f.result()
         if resp.error_code:
-            self._handle_group_error(resp.error_code, "SyncGroup")
+            self.handle_group_error(resp.error_code, "SyncGroup")
             return
         try:
             assigned = decode_assignment(resp.assignment)
         except Exception as exc2:  # noqa: BLE001 - malformed bytes from another member
-            self.c._post_error(KafkaError(E._BAD_MSG, f"undecodable assignment: {exc2}"))
+            self.events.post_error(KafkaError(E._BAD_MSG, f"undecodable assignment: {exc2}"))
             self._retry_join(None)
             return
         self.state = STABLE
@@ -308,20 +309,20 @@ class ClassicGroup:
             revoked = sorted(old - new)
             added = sorted(new - old)
             self.owned = assigned
-            self.c._post_event(("incremental", added, revoked, self.epoch))
+            self.events.post(("incremental", added, revoked, self.epoch))
             if revoked:
                 # Give the revoked partitions back to the group with one more join.
                 self.rejoin_needed = True
         else:
             self.owned = assigned
-            self.c._post_event(("assign", sorted((t, p) for t, ps in assigned.items()
+            self.events.post(("assign", sorted((t, p) for t, ps in assigned.items()
                                                  for p in ps), self.epoch))
         self._schedule_heartbeat()
 
     def incremental_revoke_done(self, epoch: int) -> None:
         """The poll thread applied a cooperative assignment; rejoin if something was revoked."""
         if self.state == STABLE and epoch == self.epoch and self.rejoin_needed:
-            self._start_join()
+            self.start_join()
 
     # -- heartbeats ----------------------------------------------------------------------------
     def _schedule_heartbeat(self) -> None:
@@ -338,22 +339,21 @@ class ClassicGroup:
     def _heartbeat(self, epoch: int) -> None:
         if self.state != STABLE or epoch != self.epoch:
             return
-        now = time.monotonic()
-        if now - self.c._last_poll > self.max_poll_interval:
-            self.c._post_error(KafkaError(
+        if self.poll_watch.exceeded(self.max_poll_interval):
+            self.events.post_error(KafkaError(
                 E._MAX_POLL_EXCEEDED,
                 f"Application maximum poll interval ({self.max_poll_interval * 1000:.0f}ms) "
                 f"exceeded: leaving the group"))
             self.leave()
             self._lost()
             self.state = UNJOINED
-            self.c._rejoin_on_poll = True
+            self.poll_watch.rejoin_on_next_poll()
             return
         if self.partition_counts() != self.joined_partitions or \
                 (self.patterns and self.matched_topics() != self.topics):
             self.rejoin_needed = True
         if self.rejoin_needed:
-            self._start_join()
+            self.start_join()
             return
         req = versioned_message(m.HeartbeatRequest(
             group_id=self.group_id, generation_id=self.generation, member_id=self.member_id,
@@ -391,9 +391,9 @@ class ClassicGroup:
             else:
                 self._schedule_heartbeat()
             return
-        self._handle_group_error(code, "Heartbeat")
+        self.handle_group_error(code, "Heartbeat")
 
-    def _handle_group_error(self, code: int, api: str) -> None:
+    def handle_group_error(self, code: int, api: str) -> None:
         err = KafkaError(code, f"{api}: {KafkaError(code)}")
         if code == E.FENCED_INSTANCE_ID:
             self.fatal = KafkaError(E._FENCED, f"{api}: {KafkaError(code)} (group.instance.id "
@@ -401,7 +401,7 @@ class ClassicGroup:
                                     fatal=True)
             self._lost()
             self.state = UNJOINED
-            self.c._post_error(self.fatal)
+            self.events.post_error(self.fatal)
             return
         if code in REDISCOVER:
             self.client.invalidate_coordinator(GROUP, self.group_id)
@@ -416,16 +416,16 @@ class ClassicGroup:
             self.generation = -1
             self._lost()
             self.epoch += 1
-            self._start_join()
+            self.start_join()
             return
         if code == E.REBALANCE_IN_PROGRESS:
             self.epoch += 1
-            self._start_join()
+            self.start_join()
             return
         if code in (E.GROUP_AUTHORIZATION_FAILED, E.INCONSISTENT_GROUP_PROTOCOL,
                     E.INVALID_SESSION_TIMEOUT, E.GROUP_MAX_SIZE_REACHED,
                     E.INVALID_GROUP_ID):
-            self.c._post_error(err)
+            self.events.post_error(err)
             self._retry_join(None, max(self.backoff, 1.0))
             return
         self._retry_join(err)
@@ -433,7 +433,7 @@ class ClassicGroup:
     def _lost(self) -> None:
         if self.owned:
             owned, self.owned = self.owned, {}
-            self.c._post_event(("lost", owned, self.epoch))
+            self.events.post(("lost", owned, self.epoch))
 
     # -- leaving --------------------------------------------------------------------------------
     def leave(self) -> Future | None:

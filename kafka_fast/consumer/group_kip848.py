@@ -14,20 +14,20 @@ COORDINATOR_LOAD_IN_PROGRESS backs off; FENCED_INSTANCE_ID and UNSUPPORTED_VERSI
 from __future__ import annotations
 
 import re
-import time
 import uuid
-import weakref
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from ..errors import KafkaError
 from ..net.lanes import Lane
 from ..protocol import messages as m
+from .membership import GroupEvents, PollWatch
 from .offsets import GROUP, TRANSIENT_LOCAL, error_of
 from .requests import versioned_message
 
 if TYPE_CHECKING:
-    from .consumer import Consumer
+    from ..config.table import Config
+    from ..net import KafkaClient
 
 E = KafkaError
 REDISCOVER = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE})
@@ -38,11 +38,10 @@ CGH = m.ConsumerGroupHeartbeatRequest
 class ConsumerGroupMember:
     """One member of a consumer group under KIP-848 (same interface as ClassicGroup)."""
 
-    def __init__(self, consumer: Consumer) -> None:
-        # Weak: the I/O thread must not keep a dropped consumer alive.
-        self.c = weakref.proxy(consumer)
-        self.client = consumer._client
-        conf = consumer._conf
+    def __init__(self, client: KafkaClient, conf: Config, events: GroupEvents) -> None:
+        self.client = client
+        self.events = events
+        self.poll_watch = PollWatch(client.call_soon, self.start_join)
         self.group_id: str = conf["group.id"]
         self.instance_id: str | None = conf["group.instance.id"] or None
         self.rebalance_timeout_ms = conf["max.poll.interval.ms"]
@@ -75,7 +74,7 @@ class ConsumerGroupMember:
         self.literal = [t for t in topics if not t.startswith("^")]
         self.patterns = [re.compile(t) for t in topics if t.startswith("^")]
         f = self.client.request_metadata(self.literal or None, all_topics=bool(self.patterns))
-        f.add_done_callback(lambda f: self._start_join())
+        f.add_done_callback(lambda f: self.start_join())
 
     def matched_topics(self) -> list[str]:
         names = set(self.literal)
@@ -85,7 +84,7 @@ class ConsumerGroupMember:
                     names.add(name)
         return sorted(names)
 
-    def _start_join(self) -> None:
+    def start_join(self) -> None:
         if self.state == CLOSED or self.fatal is not None:
             return
         self.state = JOINED
@@ -116,16 +115,15 @@ class ConsumerGroupMember:
         if self.inflight:
             self._schedule(self.heartbeat_interval)
             return
-        if self.member_epoch > 0 and time.monotonic() - self.c._last_poll > \
-                self.max_poll_interval:
-            self.c._post_error(KafkaError(
+        if self.member_epoch > 0 and self.poll_watch.exceeded(self.max_poll_interval):
+            self.events.post_error(KafkaError(
                 E._MAX_POLL_EXCEEDED,
                 f"Application maximum poll interval ({self.max_poll_interval * 1000:.0f}ms) "
                 f"exceeded: leaving the group"))
             self.leave()
             self._lost()
             self.state = UNJOINED
-            self.c._rejoin_on_poll = True
+            self.poll_watch.rejoin_on_next_poll()
             return
         if self.coordinator is None:
             self._find_coordinator()
@@ -211,14 +209,14 @@ class ConsumerGroupMember:
                       E.GROUP_AUTHORIZATION_FAILED, E.INVALID_REQUEST):
             self._fail(KafkaError(code, err.str(), fatal=code == E.FENCED_INSTANCE_ID))
         else:
-            self.c._post_error(err)
+            self.events.post_error(err)
             self._schedule(max(self.backoff, 1.0))
 
     def _fail(self, err: KafkaError) -> None:
         self.fatal = err
         self._lost()
         self.state = UNJOINED
-        self.c._post_error(err)
+        self.events.post_error(err)
 
     # -- reconciliation ----------------------------------------------------------------------
     def _reconcile(self) -> None:
@@ -247,7 +245,7 @@ class ConsumerGroupMember:
             return
         self.reconciling = True
         self.pending = (names, revoked, added)
-        self.c._post_event(("incremental", added, revoked, self.epoch))
+        self.events.post(("incremental", added, revoked, self.epoch))
 
     def incremental_revoke_done(self, epoch: int) -> None:
         """The poll thread applied a reconciliation step: report the new ownership."""
@@ -273,9 +271,9 @@ class ConsumerGroupMember:
         self.target = None
         if self.owned:
             owned, self.owned = self.owned, {}
-            self.c._post_event(("lost", owned, self.epoch))
+            self.events.post(("lost", owned, self.epoch))
 
-    def _handle_group_error(self, code: int, api: str) -> None:
+    def handle_group_error(self, code: int, api: str) -> None:
         """A commit met a membership error: heartbeat at once to learn the new epoch."""
         if self.state == JOINED:
             self._heartbeat_now()

@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING
 
 from ..errors import KafkaError, KafkaException
 from ..protocol import messages as m
+from .fetch_state import FetchState
 from .offsets import LEADER_ERRORS, TRANSIENT_LOCAL, error_of
 from .requests import versioned
 from .state import NEED_NONE, NEED_RESET, NEED_VALIDATE, PartitionState
 
 if TYPE_CHECKING:
-    from .fetcher import Fetcher
+    from ..net import KafkaClient
 
 E = KafkaError
 API_KEY = m.OffsetForLeaderEpochRequest.API_KEY
@@ -54,26 +55,29 @@ def offset_for_leader_epoch_request(wanted: dict[tuple[str, int], tuple[int, int
 class Validator:
     """Sends the validations the fetcher asks for and applies their answers."""
 
-    def __init__(self, fetcher: Fetcher) -> None:
-        self.fetcher = fetcher
-        self.c = fetcher.c
-        self.client = fetcher.client
+    def __init__(self, state: FetchState, client: KafkaClient, reset_strategy: int | None,
+                 error_backoff: float) -> None:
+        self.state = state
+        self.client = client
+        #: auto.offset.reset (OFFSET_BEGINNING / OFFSET_END), None for ``error``
+        self.reset_strategy = reset_strategy
+        self.error_backoff = error_backoff
 
     def start(self, parts: list[PartitionState]) -> None:
         """Validate the fetch positions of ``parts`` (each marked ``NEED_VALIDATE``)."""
-        c = self.c
+        state = self.state
         view = self.client.cluster
         by_node: dict[int, dict] = defaultdict(dict)
         unknown = set()
         now = time.monotonic()
-        with c._lock:
+        with state.lock:
             for ps in parts:
                 if ps.need != NEED_VALIDATE or ps.resolving:
                     continue
                 node = view.leader(ps.topic, ps.partition)
                 if node is None:
                     unknown.add(ps.topic)
-                    ps.backoff_until = now + self.fetcher.error_backoff
+                    ps.backoff_until = now + self.error_backoff
                     continue
                 if not self.client.node_ready(node):
                     continue
@@ -98,13 +102,15 @@ class Validator:
             except KafkaException as exc:
                 fut = Future()
                 fut.set_exception(exc)
-            fut.add_done_callback(lambda f, entries=entries: self._done(entries, f))
+            fut.add_done_callback(lambda f, entries=entries: self.on_answer(entries, f))
         self.client.wakeup()
 
-    def _done(self, entries: dict, fut: Future) -> None:
-        c = self.c
+    def on_answer(self, entries: dict, fut: Future) -> None:
+        """Apply the OffsetForLeaderEpoch answer ``fut`` for ``entries`` ({(topic, partition):
+        (state, version, fetch offset, current leader epoch)})."""
+        state = self.state
         now = time.monotonic()
-        backoff = now + self.fetcher.error_backoff
+        backoff = now + self.error_backoff
         exc = fut.exception()
         refresh = set()
         errors: list[KafkaError] = []
@@ -117,9 +123,9 @@ class Validator:
         else:
             err = error_of(exc)
             if err.code() not in TRANSIENT_LOCAL and not err.retriable():
-                c._post_error(KafkaError(err.code(), f"Validating fetch positions failed: "
+                state.post_error(KafkaError(err.code(), f"Validating fetch positions failed: "
                                                      f"{err.str()}"))
-        with c._lock:
+        with state.lock:
             for tp, (ps, version, fetch_offset, current) in entries.items():
                 if ps.version != version or ps.need != NEED_VALIDATE:
                     ps.resolving = False
@@ -148,9 +154,9 @@ class Validator:
                     ps.need = NEED_NONE
                     ps.known_leader_epoch = current
         for err in errors:
-            c._post_error(err)
+            state.post_error(err)
         for move in moves:
-            c._post_event(("call", move))
+            state.post(("call", move))
         if refresh:
             self.client.request_metadata(sorted(refresh))
         self.client.wakeup()
@@ -159,11 +165,11 @@ class Validator:
               end_offset: int, end_epoch: int) -> KafkaError | None:
         """Move ``ps`` after the leader answered ``end_offset`` below ``fetch_offset``
         (application thread); returns the error to hand out, if any."""
-        c = self.c
-        with c._lock:
+        state = self.state
+        with state.lock:
             ps.resolving = False
             if ps.version != version or ps.need != NEED_VALIDATE or \
-                    c._parts.get((ps.topic, ps.partition)) is not ps:
+                    not state.current(ps):
                 return None
             err = self._apply(ps, fetch_offset, current, end_offset, end_epoch)
         self.client.wakeup()
@@ -171,26 +177,26 @@ class Validator:
 
     def _apply(self, ps: PartitionState, fetch_offset: int, current: int, end_offset: int,
                end_epoch: int) -> KafkaError | None:
-        c = self.c
+        state = self.state
         where = f"{ps.topic} [{ps.partition}]"
         if end_offset < 0 or end_epoch < 0:
             # The leader holds nothing of that epoch (or before it): the position is gone.
-            c._drop_buffered(ps)
-            ps.require(NEED_RESET, c._reset_strategy)
+            state.drop_buffered(ps)
+            ps.require(NEED_RESET, self.reset_strategy)
             return self._stopped(ps, f"{where}: the leader (epoch {current}) has no records "
                                      f"of leader epoch {ps.fetch_epoch}; offset {fetch_offset} "
                                      f"cannot be trusted")
         if ps.position <= end_offset:
             # Only records fetched ahead of the application were truncated: fetch them again.
             position, epoch = ps.position, ps.leader_epoch
-            c._drop_buffered(ps)
+            state.drop_buffered(ps)
             ps.set_position(position, epoch)
             ps.known_leader_epoch = current
             return None
         lost = (f"the records at offsets {end_offset}..{ps.position - 1}, before the "
                 f"consumer's position, are not in the leader's log")
-        c._drop_buffered(ps)
-        if c._reset_strategy is None:
+        state.drop_buffered(ps)
+        if self.reset_strategy is None:
             ps.require(NEED_RESET, None)
             return self._stopped(ps, f"{where}: log truncated at offset {end_offset} (leader "
                                      f"epoch {end_epoch}): {lost}")
@@ -203,7 +209,7 @@ class Validator:
     def _stopped(self, ps: PartitionState, reason: str) -> KafkaError:
         """The error for a position sent to ``auto.offset.reset``; with ``error`` the
         partition stops (reported once) until the application seeks."""
-        if self.c._reset_strategy is None:
+        if self.reset_strategy is None:
             ps.error_reported = True
             return KafkaError(E._LOG_TRUNCATION, f"{reason}; auto.offset.reset=error: seek() "
                                                  f"to go on")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
@@ -42,7 +43,10 @@ from .partitioner import (
 )
 
 if TYPE_CHECKING:
-    from .producer import Producer
+    from ..config.table import Config
+    from ..net import KafkaClient
+    from .accumulator import Accumulator, TopicState
+    from .delivery import DeliveryQueue
 
 #: Bytes a record adds besides its key, value and headers (length, attributes, deltas...).
 RECORD_OVERHEAD = 21
@@ -125,14 +129,6 @@ def _scratch() -> dict:
     return buf
 
 
-def _encoder_pool(p: Producer) -> ThreadPoolExecutor:
-    pool = p.__dict__.get("_encoder")
-    if pool is None:
-        pool = p.__dict__["_encoder"] = ThreadPoolExecutor(
-            ENCODE_THREADS, thread_name_prefix="kafka_fast-encode")
-    return pool
-
-
 def _gather(column: Any, order: np.ndarray, a: int, b: int, scratch: dict | None,
             name: str) -> Any:
     """Rows ``order[a:b]`` of a column (2-D arrays into a reused scratch array)."""
@@ -165,138 +161,231 @@ def _header_sizes(headers: list, n: int) -> np.ndarray:
         for h in headers], dtype=np.int64)
 
 
-def produce_columns(p: Producer, topic: str, values: Any, keys: Any, partition: int,
-                    timestamps: Any, headers: Any, cb: Any) -> int:
-    """The columnar ``produce_batch``."""
-    values = _column(values, "values", False)
-    n = column_length(values)
-    keys = _column(keys, "keys", True)
-    if keys is not None and column_length(keys) != n:
-        raise ValueError(f"keys has {column_length(keys)} entries for {n} values")
-    if n == 0:
-        return 0
-    ts = _timestamps(timestamps, n, cb is not None)
-    hdrs, per_record_headers = _headers(headers, n)
-    acc = p._acc
-    t = _topic_with_metadata(p, topic)
-    nparts = t.num_partitions
-    if partition >= nparts:
-        raise KafkaException(KafkaError(
-            KafkaError._UNKNOWN_PARTITION,
-            f"Local: Unknown partition: {topic} has no partition {partition}"))
+class BatchProducer:
+    """``produce_batch`` for one producer, with the encoder threads it owns.
 
-    sizes = row_sizes(values)
-    if keys is not None:
-        sizes = sizes + row_sizes(keys)
-    if hdrs is not None:
-        sizes = sizes + (_header_sizes(hdrs, n) if per_record_headers
-                         else _header_sizes([hdrs], 1)[0])
-    biggest = int(sizes.max())
-    if biggest > acc.max_message:
-        at = int(np.argmax(sizes))
-        raise KafkaException(KafkaError(
-            KafkaError.MSG_SIZE_TOO_LARGE,
-            f"Broker: Message size too large: record {at} has {biggest} bytes, "
-            f"message.max.bytes={acc.max_message}"))
-    sizes = sizes + RECORD_OVERHEAD
+    It queues sealed batches into the producer's accumulator and reaches the producer only
+    through what it is given: the accumulator, the client, the configuration, ``learn_topic``
+    (partitions from cached metadata, lock held), ``serve`` (serve delivery reports) and the
+    report queue to wait on.
+    """
 
-    if partition >= 0:
-        parts = None
-    else:
-        parts = (partition_column(keys, nparts, acc.algorithm) if keys is not None
-                 else np.full(n, -1, dtype=np.int32))
-        loose = np.flatnonzero(parts < 0)
-        if len(loose):
-            _assign_sticky(acc, t, parts, loose, sizes)
+    def __init__(self, acc: Accumulator, client: KafkaClient, config: Config,
+                 learn_topic: Callable[[TopicState], bool], serve: Callable[[], int],
+                 reports: DeliveryQueue) -> None:
+        self.acc = acc
+        self.client = client
+        self.config = config
+        self.learn_topic = learn_topic
+        self.serve = serve
+        self.reports = reports
+        self.encoder: ThreadPoolExecutor | None = None
 
-    limit = max(1, acc.batch_size - BATCH_OVERHEAD)
-    codec = acc.compression
-    level = acc.compression_level
-    created = time.monotonic()
-    if parts is None or bool(np.all(parts == parts[0])):
-        # One partition: the columns are cut into batches as they are, nothing is copied.
-        target = partition if parts is None else int(parts[0])
-        order = None
-        groups = [(target, 0, n)]
-    else:
-        order, starts = group_by_partition(parts, nparts)
-        groups = [(q, int(starts[q]), int(starts[q + 1])) for q in range(nparts)
-                  if starts[q + 1] > starts[q]]
-    # Rows are gathered batch by batch into scratch arrays reused for every batch (unless a
-    # callback keeps them): fresh large buffers would page-fault on every use.
-    keep = cb is not None
+    def encoder_pool(self) -> ThreadPoolExecutor:
+        """The worker threads that encode array columns (started on first use)."""
+        if self.encoder is None:
+            self.encoder = ThreadPoolExecutor(ENCODE_THREADS,
+                                              thread_name_prefix="kafka_fast-encode")
+        return self.encoder
 
-    def chunks():
-        for q, lo, hi in groups:
-            idx = None if order is None else order[lo:hi]
-            ends = chunk_ends(sizes[lo:hi] if idx is None else sizes[idx], limit,
-                              acc.batch_records)
-            start = lo
-            for end in ends.tolist():
-                yield q, start, lo + end
-                start = lo + end
+    def produce_columns(self, topic: str, values: Any, keys: Any, partition: int,
+                        timestamps: Any, headers: Any, cb: Any) -> int:
+        """The columnar ``produce_batch``."""
+        values = _column(values, "values", False)
+        n = column_length(values)
+        keys = _column(keys, "keys", True)
+        if keys is not None and column_length(keys) != n:
+            raise ValueError(f"keys has {column_length(keys)} entries for {n} values")
+        if n == 0:
+            return 0
+        ts = _timestamps(timestamps, n, cb is not None)
+        hdrs, per_record_headers = _headers(headers, n)
+        acc = self.acc
+        t = self.topic_with_metadata(topic)
+        nparts = t.num_partitions
+        if partition >= nparts:
+            raise KafkaException(KafkaError(
+                KafkaError._UNKNOWN_PARTITION,
+                f"Local: Unknown partition: {topic} has no partition {partition}"))
 
-    def encode(q: int, a: int, b: int) -> tuple:
-        if order is None:
-            cv, ck = _slice(values, a, b), _slice(keys, a, b)
-            ct = None if ts is None else ts[a:b]
-            ch = hdrs[a:b] if per_record_headers else hdrs
+        sizes = row_sizes(values)
+        if keys is not None:
+            sizes = sizes + row_sizes(keys)
+        if hdrs is not None:
+            sizes = sizes + (_header_sizes(hdrs, n) if per_record_headers
+                             else _header_sizes([hdrs], 1)[0])
+        biggest = int(sizes.max())
+        if biggest > acc.max_message:
+            at = int(np.argmax(sizes))
+            raise KafkaException(KafkaError(
+                KafkaError.MSG_SIZE_TOO_LARGE,
+                f"Broker: Message size too large: record {at} has {biggest} bytes, "
+                f"message.max.bytes={acc.max_message}"))
+        sizes = sizes + RECORD_OVERHEAD
+
+        if partition >= 0:
+            parts = None
         else:
-            scratch = None if keep else _scratch()
-            cv = _gather(values, order, a, b, scratch, "v")
-            ck = _gather(keys, order, a, b, scratch, "k")
-            rows = order[a:b]
-            ct = None if ts is None else ts[rows]
-            ch = [hdrs[i] for i in rows.tolist()] if per_record_headers else hdrs
-        payload = encode_batch(cv, ck, timestamps=ct, headers=ch, compression=codec,
-                               compression_level=level)
-        count = b - a
-        entries = ColumnEntries(cb, cv, ck, ct, ch if per_record_headers else
-                                (None if ch is None else [ch] * count), count) \
-            if keep else None
-        return q, count, payload, entries
+            parts = (partition_column(keys, nparts, acc.algorithm) if keys is not None
+                     else np.full(n, -1, dtype=np.int32))
+            loose = np.flatnonzero(parts < 0)
+            if len(loose):
+                _assign_sticky(acc, t, parts, loose, sizes)
 
-    unsent = [0]
+        limit = max(1, acc.batch_size - BATCH_OVERHEAD)
+        codec = acc.compression
+        level = acc.compression_level
+        created = time.monotonic()
+        if parts is None or bool(np.all(parts == parts[0])):
+            # One partition: the columns are cut into batches as they are, nothing is copied.
+            target = partition if parts is None else int(parts[0])
+            order = None
+            groups = [(target, 0, n)]
+        else:
+            order, starts = group_by_partition(parts, nparts)
+            groups = [(q, int(starts[q]), int(starts[q + 1])) for q in range(nparts)
+                      if starts[q + 1] > starts[q]]
+        # Rows are gathered batch by batch into scratch arrays reused for every batch (unless a
+        # callback keeps them): fresh large buffers would page-fault on every use.
+        keep = cb is not None
 
-    def queue(q: int, count: int, payload: bytes, entries: Any) -> bool:
-        """Queue one batch; True when enough bytes wait for the I/O thread to wake it (one
-        Produce request then carries many small batches instead of one each)."""
-        batch = ProducerBatch(t.parts[q], count, len(payload), created, entries,
-                              payload=payload)
-        _wait_for_room(p, count, len(payload))
-        with acc.lock:
-            acc.add_sealed(t.parts[q], batch)
-            acc.count += count
-        unsent[0] += len(payload)
-        if unsent[0] < WAKE_BYTES:
-            return False
-        unsent[0] = 0
-        p._client.wakeup()
-        return True
+        def chunks():
+            for q, lo, hi in groups:
+                idx = None if order is None else order[lo:hi]
+                ends = chunk_ends(sizes[lo:hi] if idx is None else sizes[idx], limit,
+                                  acc.batch_records)
+                start = lo
+                for end in ends.tolist():
+                    yield q, start, lo + end
+                    start = lo + end
 
-    queued = 0
-    # Arrays and packed columns are gathered and encoded without the interpreter lock, so
-    # two worker threads encode batches side by side; batches are queued in input order.
-    pool = _encoder_pool(p) if (
-        not isinstance(values, list) and not isinstance(keys, list)
-        and not per_record_headers and n > 2 * acc.batch_records) else None
-    if pool is None:
+        def encode(q: int, a: int, b: int) -> tuple:
+            if order is None:
+                cv, ck = _slice(values, a, b), _slice(keys, a, b)
+                ct = None if ts is None else ts[a:b]
+                ch = hdrs[a:b] if per_record_headers else hdrs
+            else:
+                scratch = None if keep else _scratch()
+                cv = _gather(values, order, a, b, scratch, "v")
+                ck = _gather(keys, order, a, b, scratch, "k")
+                rows = order[a:b]
+                ct = None if ts is None else ts[rows]
+                ch = [hdrs[i] for i in rows.tolist()] if per_record_headers else hdrs
+            payload = encode_batch(cv, ck, timestamps=ct, headers=ch, compression=codec,
+                                   compression_level=level)
+            count = b - a
+            entries = ColumnEntries(cb, cv, ck, ct, ch if per_record_headers else
+                                    (None if ch is None else [ch] * count), count) \
+                if keep else None
+            return q, count, payload, entries
+
+        unsent = [0]
+
+        def queue(q: int, count: int, payload: bytes, entries: Any) -> bool:
+            """Queue one batch; True when enough bytes wait for the I/O thread to wake it (one
+            Produce request then carries many small batches instead of one each)."""
+            batch = ProducerBatch(t.parts[q], count, len(payload), created, entries,
+                                  payload=payload)
+            self.wait_for_room(count, len(payload))
+            with acc.lock:
+                acc.add_sealed(t.parts[q], batch)
+                acc.count += count
+            unsent[0] += len(payload)
+            if unsent[0] < WAKE_BYTES:
+                return False
+            unsent[0] = 0
+            self.client.wakeup()
+            return True
+
+        queued = 0
+        # Arrays and packed columns are gathered and encoded without the interpreter lock, so
+        # two worker threads encode batches side by side; batches are queued in input order.
+        pool = self.encoder_pool() if (
+            not isinstance(values, list) and not isinstance(keys, list)
+            and not per_record_headers and n > 2 * acc.batch_records) else None
+        if pool is None:
+            for spec in chunks():
+                q, count, payload, entries = encode(*spec)
+                if queue(q, count, payload, entries):
+                    time.sleep(0)  # let the I/O thread ship them while the next batch is encoded
+                queued += count
+            self.client.wakeup()
+            return queued
+        window: deque = deque()
         for spec in chunks():
-            q, count, payload, entries = encode(*spec)
-            if queue(q, count, payload, entries):
-                time.sleep(0)  # let the I/O thread ship them while the next batch is encoded
-            queued += count
-        p._client.wakeup()
-        return queued
-    window: deque = deque()
-    for spec in chunks():
-        window.append(pool.submit(encode, *spec))
-        if len(window) >= ENCODE_WINDOW:
+            window.append(pool.submit(encode, *spec))
+            if len(window) >= ENCODE_WINDOW:
+                queue(*window.popleft().result())
+        while window:
             queue(*window.popleft().result())
-    while window:
-        queue(*window.popleft().result())
-    p._client.wakeup()
-    return n
+        self.client.wakeup()
+        return n
+
+    def topic_with_metadata(self, topic: str) -> Any:
+        """``topic``'s state once its partitions are known, asking the cluster for up to
+        ``request.timeout.ms`` (records produce() left waiting for them are placed first).
+
+        Raises KafkaException: the topic's error when the cluster reports one that retrying
+        cannot clear, else ``_TIMED_OUT`` naming the topic and what was missing.
+        """
+        acc = self.acc
+        with acc.lock:
+            t = acc.topic(topic)
+            if t.num_partitions or self.learn_topic(t):
+                return t
+        config = self.config
+        timeout = config["request.timeout.ms"] / 1000.0
+        deadline = time.monotonic() + timeout
+        delay = config["retry.backoff.ms"] / 1000.0
+        last: KafkaError | None = None
+        answered = False
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                view = self.client.request_metadata([topic]).result(remaining)
+            except FutureTimeout:
+                break
+            except KafkaException as exc:
+                last = exc.args[0]
+            else:
+                answered = True
+                info = view.topics.get(topic)
+                if info is not None and info.error is not None and not info.error.retriable():
+                    err = info.error
+                    raise KafkaException(KafkaError(
+                        err.code(), f"{err.str()} (topic {topic!r}; no record was queued)"))
+                with acc.lock:
+                    if t.num_partitions or self.learn_topic(t):
+                        return t
+            time.sleep(max(0.0, min(delay, deadline - time.monotonic())))
+            delay = min(delay * 2, config["retry.backoff.max.ms"] / 1000.0)
+        if answered:
+            missing = _missing(self.client.cluster, topic)
+        else:
+            missing = "no broker answered a metadata request" + (
+                f" (last error: {last.str()})" if last is not None else "")
+        raise KafkaException(KafkaError(
+            KafkaError._TIMED_OUT,
+            f"Local: Timed out: partitions of topic {topic!r} not known after {timeout:g}s "
+            f"(request.timeout.ms): {missing}; no record was queued"))
+
+    def wait_for_room(self, count: int, size: int) -> None:
+        """Back-pressure: serve reports until the producer may hold ``count`` more records."""
+        acc = self.acc
+        if acc.count + count <= acc.max_count and acc.bytes + size <= acc.max_bytes:
+            return
+        deadline = time.monotonic() + (self.config["delivery.timeout.ms"] / 1000.0 or 3600.0)
+        while acc.count and (acc.count + count > acc.max_count or acc.bytes + size > acc.max_bytes):
+            self.client.wakeup()
+            self.serve()
+            if time.monotonic() > deadline:
+                raise BufferError("Local: Queue full (no room freed within delivery.timeout.ms)")
+            self.reports.wait(0.05)
+
+    def close(self) -> None:
+        """Stop the encoder threads."""
+        if self.encoder is not None:
+            self.encoder.shutdown(wait=False)
+            self.encoder = None
 
 
 def _assign_sticky(acc: Any, t: Any, parts: np.ndarray, loose: np.ndarray,
@@ -312,54 +401,6 @@ def _assign_sticky(acc: Any, t: Any, parts: np.ndarray, loose: np.ndarray,
             start = end
 
 
-def _topic_with_metadata(p: Producer, topic: str) -> Any:
-    """``topic``'s state once its partitions are known, asking the cluster for up to
-    ``request.timeout.ms`` (records produce() left waiting for them are placed first).
-
-    Raises KafkaException: the topic's error when the cluster reports one that retrying
-    cannot clear, else ``_TIMED_OUT`` naming the topic and what was missing.
-    """
-    acc = p._acc
-    with acc.lock:
-        t = acc.topic(topic)
-        if t.num_partitions or p._learn_topic(t):
-            return t
-    config = p._config
-    timeout = config["request.timeout.ms"] / 1000.0
-    deadline = time.monotonic() + timeout
-    delay = config["retry.backoff.ms"] / 1000.0
-    last: KafkaError | None = None
-    answered = False
-    while (remaining := deadline - time.monotonic()) > 0:
-        try:
-            view = p._client.request_metadata([topic]).result(remaining)
-        except FutureTimeout:
-            break
-        except KafkaException as exc:
-            last = exc.args[0]
-        else:
-            answered = True
-            info = view.topics.get(topic)
-            if info is not None and info.error is not None and not info.error.retriable():
-                err = info.error
-                raise KafkaException(KafkaError(
-                    err.code(), f"{err.str()} (topic {topic!r}; no record was queued)"))
-            with acc.lock:
-                if t.num_partitions or p._learn_topic(t):
-                    return t
-        time.sleep(max(0.0, min(delay, deadline - time.monotonic())))
-        delay = min(delay * 2, config["retry.backoff.max.ms"] / 1000.0)
-    if answered:
-        missing = _missing(p._client.cluster, topic)
-    else:
-        missing = "no broker answered a metadata request" + (
-            f" (last error: {last.str()})" if last is not None else "")
-    raise KafkaException(KafkaError(
-        KafkaError._TIMED_OUT,
-        f"Local: Timed out: partitions of topic {topic!r} not known after {timeout:g}s "
-        f"(request.timeout.ms): {missing}; no record was queued"))
-
-
 def _missing(view: Any, topic: str) -> str:
     """Why the cluster metadata ``view`` gives no partitions for ``topic``."""
     info = view.topics.get(topic)
@@ -370,21 +411,7 @@ def _missing(view: Any, topic: str) -> str:
     return "the cluster reports no partitions for it"
 
 
-def _wait_for_room(p: Producer, count: int, size: int) -> None:
-    """Back-pressure: serve reports until the producer may hold ``count`` more records."""
-    acc = p._acc
-    if acc.count + count <= acc.max_count and acc.bytes + size <= acc.max_bytes:
-        return
-    deadline = time.monotonic() + (p._config["delivery.timeout.ms"] / 1000.0 or 3600.0)
-    while acc.count and (acc.count + count > acc.max_count or acc.bytes + size > acc.max_bytes):
-        p._client.wakeup()
-        p._serve()
-        if time.monotonic() > deadline:
-            raise BufferError("Local: Queue full (no room freed within delivery.timeout.ms)")
-        p._reports.wait(0.05)
-
-
-def produce_dicts(p: Producer, topic: str, messages: list[dict], partition: int,
+def produce_dicts(produce: Callable[..., None], topic: str, messages: list[dict], partition: int,
                   cb: Any) -> int:
     """confluent-kafka's ``produce_batch(topic, [dict, ...])``: failed dicts get ``_error``."""
     queued = 0
@@ -394,7 +421,7 @@ def produce_dicts(p: Producer, topic: str, messages: list[dict], partition: int,
         if unknown:
             raise TypeError(f"messages[{i}] has unknown field(s): {', '.join(sorted(unknown))}")
         try:
-            p.produce(topic, m.get("value"), m.get("key"), m.get("partition", partition),
+            produce(topic, m.get("value"), m.get("key"), m.get("partition", partition),
                       m.get("callback") or m.get("on_delivery") or cb,
                       m.get("timestamp", 0) or 0, m.get("headers"))
         except BufferError as exc:

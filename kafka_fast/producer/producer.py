@@ -29,7 +29,7 @@ from .arguments import (
     as_timestamp,
     as_topic,
 )
-from .bulk import produce_columns, produce_dicts
+from .bulk import BatchProducer, produce_dicts
 from .delivery import DeliveryQueue, raise_failures, serve_batch
 from .partitioner import ProduceRouter, algorithm_id, partition_key
 from .sender import MAX_IDEMPOTENT_IN_FLIGHT, Sender
@@ -85,9 +85,14 @@ class Producer(ProduceRouter):
         self._sender = Sender(self._client, config, self._acc, self._reports,
                               idempotent=self._idempotent, acks=acks)
         self._closed = False
-        self._txn = link_producer(self) if config["transactional.id"] else None
+        self._txn = link_producer(
+            self._client, self._sender, config, flush=self.flush,
+            purge=lambda: self.purge(in_queue=True, in_flight=False),
+            held=self.__len__) if config["transactional.id"] else None
         #: The sender's pass as registered with the I/O loop (removal needs the same object).
         self._sender_hook = self._sender.run
+        self._bulk = BatchProducer(self._acc, self._client, config, self._learn_topic,
+                                   self._serve, self._reports)
         self._client.add_poll_hook(self._sender_hook)
         self._client.start()
         self._switch = switch_interval.request(config["python.switch.interval.ms"] / 1000.0)
@@ -232,11 +237,12 @@ class Producer(ProduceRouter):
             if keys is not None or timestamps is not None or headers is not None:
                 raise TypeError("produce_batch with a list of message dicts takes no "
                                 "keys/timestamps/headers arguments")
-            return produce_dicts(self, topic, values, as_partition(partition), cb)
+            return produce_dicts(self.produce, topic, values, as_partition(partition), cb)
         if self._txn is not None:
             self._txn.check_produce()
-        return produce_columns(self, as_topic(topic), values, keys, as_partition(partition),
-                               timestamps, headers, cb if cb is not None else self._default_cb)
+        return self._bulk.produce_columns(as_topic(topic), values, keys,
+                                          as_partition(partition), timestamps, headers,
+                                          cb if cb is not None else self._default_cb)
 
     # -- delivery reports --------------------------------------------------------------------
     def poll(self, timeout: float | None = -1) -> int:
@@ -442,9 +448,7 @@ class Producer(ProduceRouter):
             self._client.remove_poll_hook(self._sender_hook)
             self._client.close()
             switch_interval.release(self.__dict__.pop("_switch", None))
-            encoder = self.__dict__.pop("_encoder", None)  # produce_batch's worker threads
-            if encoder is not None:
-                encoder.shutdown(wait=False)
+            self._bulk.close()
 
     def __enter__(self) -> Producer:
         return self
@@ -457,5 +461,5 @@ class Producer(ProduceRouter):
             if not self._closed:
                 self._client.close(0)
                 switch_interval.release(self.__dict__.pop("_switch", None))
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
+        except Exception:  # interpreter shutdown: modules may be gone
+            log.debug("stopping a dropped producer's client failed", exc_info=True)

@@ -135,7 +135,7 @@ class Sender:
         identity = self.identity
         if identity is not None and not identity.ready:
             if identity.state == "fatal":
-                self._fatal(identity.fatal_error)
+                self.set_fatal(identity.fatal_error)
             else:
                 identity.maybe_send(now, self.inflight_requests)
         elif self.queued:
@@ -439,7 +439,7 @@ class Sender:
             if code in (KafkaError.INVALID_PRODUCER_EPOCH, KafkaError.PRODUCER_FENCED,
                         KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                         KafkaError.CLUSTER_AUTHORIZATION_FAILED):
-                self._fatal(KafkaError(code, err.str(), fatal=True))
+                self.set_fatal(KafkaError(code, err.str(), fatal=True))
                 self._finish(batch, KafkaError(code, err.str(), fatal=True))
                 return
         retriable = err.retriable() or code in RETRIABLE_LOCAL
@@ -529,7 +529,8 @@ class Sender:
         for partition, items in by_partition.items():
             self._fail_records(topic, partition, items, err)
 
-    def _fatal(self, err: KafkaError | None) -> None:
+    def set_fatal(self, err: KafkaError | None) -> None:
+        """Stop for good on ``err`` (I/O thread): queued records fail, produce() raises it."""
         if self.fatal_error is not None or err is None:
             return
         self.fatal_error = err

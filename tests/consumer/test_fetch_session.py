@@ -16,8 +16,14 @@ from consumer_support import as_tuple, make_items, produce_confluent, read_all
 from harness import create_topic, free_port, unique_topic
 
 from kafka_fast import Consumer, TopicPartition
+from kafka_fast.config import make_config
+from kafka_fast.consumer.delivery import Delivery
 from kafka_fast.consumer.fetch_session import FetchSession, fetch_request, next_epoch
-from kafka_fast.consumer.fetcher import sent_entry
+from kafka_fast.consumer.fetch_state import FetchState
+from kafka_fast.consumer.fetcher import Fetcher, sent_entry
+from kafka_fast.consumer.offsets import OffsetClient
+from kafka_fast.consumer.state import PartitionState
+from kafka_fast.net import KafkaClient
 from kafka_fast.protocol import messages as m
 from kafka_fast.records import encode_batch
 
@@ -179,41 +185,52 @@ def test_epochs_wrap_as_kafka_does_and_close_uses_final_epoch():
 
 
 def test_fetcher_keeps_positions_of_partitions_an_incremental_answer_leaves_out():
-    c = Consumer({"bootstrap.servers": f"127.0.0.1:{free_port()}", "group.id": "g",
-                  "fetch.wait.max.ms": 100, "fetch.error.backoff.ms": 5000})
+    # The fetcher and the delivery side on their own: a fetch state, a client (its broker
+    # never answers) and Fetch responses made by the codec.
+    conf = make_config({"bootstrap.servers": f"127.0.0.1:{free_port()}", "group.id": "g",
+                        "fetch.wait.max.ms": 100, "fetch.error.backoff.ms": 5000}, "consumer")
+    client = KafkaClient(conf).start()
+    state = FetchState()
+    f = Fetcher(state, client, conf, OffsetClient(client, "g"))
+    delivery = Delivery(state, auto_store=True, per_chunk=100, wake_fetcher=client.wakeup)
     try:
-        c.assign([TopicPartition("t", 0, 10), TopicPartition("t", 1, 20)])
-        f = c._fetcher
-        with c._lock:
-            parts = [c._parts[("t", 0)], c._parts[("t", 1)]]
+        parts = [PartitionState("t", 0), PartitionState("t", 1)]
+        with state.lock:
             sent = []
-            for ps in parts:
+            for ps, offset in zip(parts, (10, 20)):
+                ps.set_position(offset, -1)
+                state.parts[(ps.topic, ps.partition)] = ps
                 ps.fetching = True
                 sent.append(sent_entry(ps))
         wanted = {("t", 0): (10, -1, f.partition_max_bytes),
                   ("t", 1): (20, -1, f.partition_max_bytes)}
-        session = f._session(7)
+        session = f.session(7)
         session.session_id, session.epoch, session.known = 123, 5, dict(wanted)
         plan = session.plan(wanted)
         assert plan.incremental and plan.send == {}
 
         fut: Future = Future()
         fut.set_result(response(123, {("t", 0): batch(10, 3)}))
-        f._on_response(7, sent, plan, fut)
-        with c._lock:
+        f.on_response(7, sent, plan, fut)
+        with state.lock:
             assert (parts[0].fetch_offset, parts[1].fetch_offset) == (13, 20)
             assert parts[1].backoff_until == 0.0 and not parts[1].fetching
             assert parts[1].position == 20
+            assert [(ch.state.partition, ch.count, ch.next_offset) for ch in state.ready] == [
+                (0, 3, 13)]
+            assert (state.queued_records, state.queued_bytes) == (3, len(batch(10, 3)))
         assert (session.session_id, session.epoch) == (123, 6)
-        got = [msg for msg in c.consume(10, 2.0) if msg.error() is None]
+        got: list = []
+        count, info = delivery.take(10, got, None)
+        delivery.advance(info)
+        assert count == 3
         assert [(msg.partition(), msg.offset(), msg.value()) for msg in got] == [
             (0, 10, b"v10"), (0, 11, b"v11"), (0, 12, b"v12")]
-        positions = {tp.partition: tp.offset for tp in c.position(
-            [TopicPartition("t", 0), TopicPartition("t", 1)])}
-        assert positions == {0: 13, 1: 20}
+        assert (parts[0].position, parts[0].stored, parts[1].position) == (13, 13, 20)
+        assert state.queued_records == 0 and delivery.take(10, got, None) == (0, None)
 
         # A session error: back to a full fetch, the partitions are fetched again at once.
-        with c._lock:
+        with state.lock:
             for ps in parts:
                 ps.fetching = True
             sent = [sent_entry(ps) for ps in parts]
@@ -221,13 +238,15 @@ def test_fetcher_keeps_positions_of_partitions_an_incremental_answer_leaves_out(
                              ("t", 1): (20, -1, f.partition_max_bytes)})
         fut = Future()
         fut.set_result(response(0, error=70))
-        f._on_response(7, sent, plan, fut)
+        f.on_response(7, sent, plan, fut)
         assert not session.active
-        with c._lock:
+        with state.lock:
             assert all(not ps.fetching and ps.backoff_until == 0.0 for ps in parts)
             assert (parts[0].fetch_offset, parts[1].fetch_offset) == (13, 20)
+            assert not state.ready
     finally:
-        c.close()
+        f.closed = True
+        client.close()
 
 
 def test_brokers_without_sessions_stay_on_full_fetches_and_read_exactly(broker):
@@ -242,7 +261,7 @@ def test_brokers_without_sessions_stay_on_full_fetches_and_read_exactly(broker):
         got = read_all(c, len(expected))
         assert sorted(as_tuple(msg) for msg in got) == expected
         assert c.poll(0.3) is None
-        sessions = dict(c._fetcher.sessions)
+        sessions = dict(c._fetcher.sessions)  # the consumer's own fetcher
         assert sessions, "no Fetch went out"
         for s in sessions.values():
             if broker.kind == "kafka":

@@ -1,0 +1,142 @@
+"""Offset commits of one consumer: stored offsets, auto commit, synchronous and asynchronous
+commits and their reports (``on_commit`` runs on the polling thread)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+
+from ..errors import KafkaError, KafkaException
+from ..topic_partition import OFFSET_INVALID, TopicPartition
+from .fetch_state import FetchState
+from .membership import GroupMember
+from .offsets import OffsetClient, error_of
+
+E = KafkaError
+#: commit errors that mean the member must rejoin before its commits count
+_MEMBERSHIP = (E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID, E.REBALANCE_IN_PROGRESS)
+
+
+def wait_for(fut: Future, timeout: float | None, what: str) -> object:
+    """``fut``'s result; a time-out raises ``_TIMED_OUT`` naming ``what``."""
+    try:
+        return fut.result(timeout)
+    except FutureTimeout:
+        raise KafkaException(KafkaError(E._TIMED_OUT, f"{what} timed out")) from None
+
+
+class Committer:
+    """Commits the offsets stored in the partition states of ``state``."""
+
+    def __init__(self, state: FetchState, offsets: OffsetClient,
+                 member: Callable[[], GroupMember | None], request_timeout_ms: int,
+                 auto_commit: bool, auto_commit_interval_ms: int) -> None:
+        self.state = state
+        self.offsets = offsets
+        #: the current group member (None outside a group)
+        self.member = member
+        self.timeout = request_timeout_ms / 1000 * 2
+        self.auto_commit = auto_commit
+        self.interval = auto_commit_interval_ms / 1000.0
+        self.next_auto_commit = time.monotonic() + self.interval
+
+    def stored_offsets(self, only_changed: bool) -> list[TopicPartition]:
+        out = []
+        with self.state.lock:
+            for (t, p), ps in sorted(self.state.parts.items()):
+                if ps.stored < 0 or (only_changed and ps.stored == ps.committed):
+                    continue
+                out.append(TopicPartition(t, p, ps.stored, ps.stored_metadata,
+                                          ps.stored_epoch if ps.stored_epoch >= 0 else None))
+        return out
+
+    def generation(self) -> tuple[int, str, str | None]:
+        g = self.member()
+        if g is None:
+            return -1, "", None
+        return g.generation, g.member_id, g.instance_id
+
+    def send(self, offsets: list[TopicPartition], timeout: float) -> Future:
+        """Commit ``offsets``; the committed offsets of the partition states follow."""
+        fut = self.offsets.commit(offsets, self.generation, timeout)
+
+        def done(f: Future) -> None:
+            if f.exception() is None:
+                with self.state.lock:
+                    for tp in offsets:
+                        ps = self.state.parts.get((tp.topic, tp.partition))
+                        if ps is not None and tp.offset > ps.committed:
+                            ps.committed = tp.offset
+                return
+            err = error_of(f.exception())
+            group = self.member()
+            if err.code() in _MEMBERSHIP and group is not None:
+                self.offsets.client.call_soon(
+                    lambda: group.handle_group_error(err.code(), "OffsetCommit"))
+
+        fut.add_done_callback(done)
+        return fut
+
+    def commit_async(self, offsets: list[TopicPartition]) -> None:
+        """Commit in the background; the outcome reaches ``on_commit`` from a later poll."""
+        fut = self.send(offsets, self.timeout)
+
+        def report(f: Future) -> None:
+            exc = f.exception()
+            if exc is None:
+                self.state.post(("commit", None, f.result()))
+            else:
+                err = error_of(exc)
+                self.state.post(("commit", err, [
+                    TopicPartition(tp.topic, tp.partition, tp.offset, tp.metadata,
+                                   tp.leader_epoch, err) for tp in offsets]))
+
+        fut.add_done_callback(report)
+
+    def commit_sync(self, offsets: list[TopicPartition]) -> list[TopicPartition]:
+        """Commit and wait; raises ``KafkaException`` (reported to ``on_commit`` as well)."""
+        try:
+            result = wait_for(self.send(offsets, self.timeout), None, "commit")
+        except KafkaException as exc:
+            self.state.post(("commit", exc.args[0], offsets, "raised"))
+            raise
+        self.state.post(("commit", None, result))
+        return result  # type: ignore[return-value]
+
+    def auto_commit_if_due(self) -> None:
+        if self.auto_commit and time.monotonic() >= self.next_auto_commit:
+            self.next_auto_commit = time.monotonic() + self.interval
+            offsets = self.stored_offsets(only_changed=True)
+            if offsets:
+                self.commit_async(offsets)
+
+    def commit_before_revoke(self) -> None:
+        """With auto commit, commit what changed and wait (errors go to ``on_commit``)."""
+        if not self.auto_commit:
+            return
+        offsets = self.stored_offsets(only_changed=True)
+        if not offsets:
+            return
+        try:
+            result = self.send(offsets, 10.0).result(15.0)
+            self.state.post(("commit", None, result))
+        except Exception as exc:  # reported through on_commit
+            err = error_of(exc) if not isinstance(exc, FutureTimeout) else \
+                KafkaError(E._TIMED_OUT, "commit timed out")
+            self.state.post(("commit", err, offsets))
+
+    def committed(self, partitions: list[TopicPartition],
+                  timeout: float | None) -> list[TopicPartition]:
+        """The group's committed offsets for ``partitions`` (OFFSET_INVALID where none)."""
+        fut = self.offsets.fetch_committed([(tp.topic, tp.partition) for tp in partitions],
+                                           timeout if timeout is not None else 30.0)
+        found: dict = wait_for(fut, timeout, "committed()")  # type: ignore[assignment]
+        out = []
+        for tp in partitions:
+            offset, metadata, epoch = found.get((tp.topic, tp.partition), (-1, None, -1))
+            out.append(TopicPartition(tp.topic, tp.partition,
+                                      offset if offset >= 0 else OFFSET_INVALID,
+                                      metadata or None, epoch if epoch >= 0 else None))
+        return out
