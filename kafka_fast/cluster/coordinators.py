@@ -16,13 +16,15 @@ import time
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
+from ..backoff import Backoff
 from ..errors import KafkaError, KafkaException
-from ..net.backoff import Backoff
-from ..net.request import VersionedRequest, settle_all
+from ..futures import settle_all
 from ..protocol.messages import FindCoordinatorRequest
+from ..protocol.versioned import VersionedRequest
+from .link import ClusterLink
 
 if TYPE_CHECKING:
-    from ..net.client import KafkaClient
+    from ..config import Config
 
 GROUP = 0
 TRANSACTION = 1
@@ -69,9 +71,10 @@ class _Lookup:
 
 
 class CoordinatorCache:
-    def __init__(self, client: KafkaClient) -> None:
-        self.client = client
-        conf = client.config
+    """Coordinator lookups for ``link``; ``conf`` is the client's ``Config``."""
+
+    def __init__(self, link: ClusterLink, conf: Config) -> None:
+        self.link = link
         self.timeout = conf["request.timeout.ms"] / 1000.0
         self._backoff_ms = (conf["retry.backoff.ms"], conf["retry.backoff.max.ms"])
         self.cache: dict[tuple[int, str], int] = {}
@@ -86,8 +89,8 @@ class CoordinatorCache:
         if node is not None:
             fut.set_result(node)
             return fut
-        self.client.loop.call_soon(lambda: self._add(k, fut))
-        self.client._ensure_started()
+        self.link.loop.call_soon(lambda: self._add(k, fut))
+        self.link.ensure_started()
         return fut
 
     def invalidate(self, key_type: int, key: str) -> None:
@@ -116,9 +119,9 @@ class CoordinatorCache:
         if delay <= 0.0:
             if not self._flush_scheduled:
                 self._flush_scheduled = True
-                self.client.loop.call_soon(self._flush)
+                self.link.loop.call_soon(self._flush)
         else:
-            self.client.loop.call_later(delay, lambda: self._schedule_flush(0.0))
+            self.link.loop.call_later(delay, lambda: self._schedule_flush(0.0))
 
     def _flush(self) -> None:
         self._flush_scheduled = False
@@ -129,22 +132,22 @@ class CoordinatorCache:
                 by_type.setdefault(key_type, []).append(key)
         if not by_type:
             return
-        client = self.client
-        node = client._pick_node(set())
+        link = self.link
+        node = link.pick_node(set())
         if node is None:
             err = KafkaException(KafkaError(KafkaError._TRANSPORT, "no broker to ask"))
             for key_type, keys in by_type.items():
                 for key in keys:
                     self._retry_or_fail((key_type, key), err)
             return
-        batched = (client.api_version(node, FindCoordinatorRequest.API_KEY) or 0) >= 4
+        batched = (link.api_version(node, FindCoordinatorRequest.API_KEY) or 0) >= 4
         for key_type, keys in by_type.items():
             groups = [keys] if batched else [[key] for key in keys]
             for group in groups:
                 for key in group:
                     self._lookups[(key_type, key)].busy = True
-                fut = client.send(node, _find_coordinator(key_type, group))
-                fut.add_done_callback(lambda f, t=key_type, g=group: client.loop.call_soon(
+                fut = link.send(node, _find_coordinator(key_type, group))
+                fut.add_done_callback(lambda f, t=key_type, g=group: link.loop.call_soon(
                     lambda: self._on_done(t, g, f)))
 
     def _on_done(self, key_type: int, keys: list[str], fut: Future) -> None:
@@ -177,7 +180,7 @@ class CoordinatorCache:
     def _result(self, k: tuple[int, str], code: int, node: int, host: str, port: int,
                 message: str | None) -> None:
         if code == 0 and node >= 0:
-            self.client._learn_broker(node, host, port)
+            self.link.learn_broker(node, host, port)
             self.cache[k] = node
             lk = self._lookups.pop(k, None)
             if lk is not None:

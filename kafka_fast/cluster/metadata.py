@@ -1,6 +1,6 @@
 """Metadata refresh: coalesced requests, retries with backoff, periodic refresh.
 
-Runs on the client's I/O thread. One Metadata request is in flight at a time; requests that
+Runs on the I/O thread of its ``ClusterLink`` (``kafka_fast.cluster.link``). One Metadata request is in flight at a time; requests that
 arrive meanwhile join it when it already covers their topics, or are merged into the next
 one. Topics asked for are remembered and refreshed every ``metadata.max.age.ms``.
 """
@@ -11,14 +11,15 @@ import time
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
+from ..backoff import Backoff
 from ..errors import KafkaError, KafkaException
-from ..net.backoff import Backoff
-from ..net.request import settle_all
+from ..futures import settle_all
 from ..protocol.messages import MetadataRequest
+from .link import ClusterLink, Timer
 from .view import ClusterView
 
 if TYPE_CHECKING:
-    from ..net.client import KafkaClient
+    from ..config import Config
 
 #: Topic errors after which the topic is asked for again soon (leader elections and the like).
 _RETRY_TOPIC_ERRORS = frozenset({
@@ -43,9 +44,10 @@ class _Batch:
 
 
 class MetadataManager:
-    def __init__(self, client: KafkaClient) -> None:
-        conf = client.config
-        self.client = client
+    """Metadata refreshes for ``link``; ``conf`` is the client's ``Config``."""
+
+    def __init__(self, link: ClusterLink, conf: Config) -> None:
+        self.link = link
         self.tracked: set[str] = set()
         self.max_age = conf["metadata.max.age.ms"] / 1000.0
         self.timeout = conf["request.timeout.ms"] / 1000.0
@@ -55,19 +57,21 @@ class MetadataManager:
         self.auto_create = _auto_create(conf)
         self._inflight: _Batch | None = None
         self._next: _Batch | None = None
-        self._periodic = None
-        self._retry_timer = None
+        self._periodic: Timer | None = None
+        self._retry_timer: Timer | None = None
 
     # -- entry points -----------------------------------------------------------------------
     def request(self, topics: list[str] | None, all_topics: bool) -> Future:
         """Thread-safe: a Future resolved with the ClusterView after the refresh."""
         fut: Future = Future()
         wanted = None if topics is None else {str(t) for t in topics}
-        self.client.loop.call_soon(lambda: self._request(wanted, all_topics, fut))
-        self.client._ensure_started()
+        self.link.loop.call_soon(lambda: self.submit(wanted, all_topics, fut))
+        self.link.ensure_started()
         return fut
 
-    def _request(self, topics: set[str] | None, all_topics: bool, fut: Future | None) -> None:
+    def submit(self, topics: set[str] | None, all_topics: bool,
+               fut: Future | None = None) -> None:
+        """I/O thread: ask for ``topics`` (None: those tracked), resolving ``fut`` after."""
         if topics is None:
             topics = set(self.tracked)
         else:
@@ -112,8 +116,8 @@ class MetadataManager:
             topics = [MetadataRequest.MetadataRequestTopic(name=t) for t in sorted(batch.topics)]
         req = MetadataRequest(topics=topics, allow_auto_topic_creation=self.auto_create)
         remaining_ms = max(1, int((batch.deadline - time.monotonic()) * 1000))
-        fut = self.client.send_any(req, timeout_ms=remaining_ms)
-        fut.add_done_callback(lambda f: self.client.loop.call_soon(
+        fut = self.link.send_any(req, timeout_ms=remaining_ms)
+        fut.add_done_callback(lambda f: self.link.loop.call_soon(
             lambda: self._on_done(batch, f)))
 
     def _on_done(self, batch: _Batch, fut: Future) -> None:
@@ -126,7 +130,7 @@ class MetadataManager:
                 retriable = False
             delay = self.backoff.next_delay()
             if retriable and time.monotonic() + delay < batch.deadline:
-                self._retry_timer = self.client.loop.call_later(
+                self._retry_timer = self.link.loop.call_later(
                     delay, lambda: self._retry(batch))
                 return
             self._inflight = None
@@ -136,8 +140,8 @@ class MetadataManager:
         self.backoff.reset()
         resp = fut.result()
         node = getattr(fut, "node_id", -1)
-        view = self.client.cluster.merge(resp, None if batch.all else batch.topics, node)
-        self.client._set_cluster(view)
+        view = self.link.cluster.merge(resp, None if batch.all else batch.topics, node)
+        self.link.set_cluster(view)
         self._inflight = None
         settle_all(batch.futures, view)
         self._follow_up(view, batch)
@@ -167,17 +171,17 @@ class MetadataManager:
                 self._follow_backoff.reset()
             return
         self._follow_ups += 1
-        self.client.loop.call_later(self._follow_backoff.next_delay(),
-                                    lambda: self._request(again, False, None))
+        self.link.loop.call_later(self._follow_backoff.next_delay(),
+                                    lambda: self.submit(again, False, None))
 
     def _arm_periodic(self) -> None:
         if self._periodic is not None:
             self._periodic.cancel()
-        self._periodic = self.client.loop.call_later(
-            self.max_age, lambda: self._request(None, False, None))
+        self._periodic = self.link.loop.call_later(
+            self.max_age, lambda: self.submit(None, False, None))
 
 
-def _auto_create(conf) -> bool:
+def _auto_create(conf: Config) -> bool:
     """Producers let the broker auto-create topics (as the Java client does); others do not,
     unless ``allow.auto.create.topics`` says otherwise."""
     try:

@@ -45,6 +45,10 @@ class KafkaClient:
     ``config`` is a validated ``Config`` (``kafka_fast.config.make_config``).
     ``serve_events_thread=True`` starts a thread that dispatches ``error_cb``/``throttle_cb``
     events itself (for clients without a ``poll()``, like the AdminClient).
+
+    It is the ``ConnectionEvents`` listener of its connections (``kafka_fast.net.events``)
+    and the ``ClusterLink`` of its metadata manager and coordinator cache
+    (``kafka_fast.cluster.link``).
     """
 
     def __init__(self, config: Any, *, name: str = "", serve_events_thread: bool = False) -> None:
@@ -62,8 +66,8 @@ class KafkaClient:
         self._lanes: dict[tuple[int, Lane], BrokerConnection] = {}  # the other lanes
         self._submitted: deque[Request] = deque()
         self.cluster: ClusterView = ClusterView()
-        self.metadata = MetadataManager(self)
-        self.coordinators = CoordinatorCache(self)
+        self.metadata = MetadataManager(self, config)
+        self.coordinators = CoordinatorCache(self, config)
         self._all_down_reported = False
         self._first_use: dict[str, float] = {}
         self._lookup_interval = config["retry.backoff.ms"] / 1000.0
@@ -108,7 +112,8 @@ class KafkaClient:
             self._event_thread.start()
         return self
 
-    def _ensure_started(self) -> None:
+    def ensure_started(self) -> None:
+        """Start the client if it is not started yet."""
         if not self._started:
             self.start()
 
@@ -117,7 +122,7 @@ class KafkaClient:
             return
         self.loop.call_later(TIMEOUT_CHECK_INTERVAL, self._check_timeouts)
         self.metadata.start_periodic()
-        self.metadata._request(None, False, None)
+        self.metadata.submit(None, False)
 
     def close(self, timeout: float | None = 5.0) -> None:
         """Fail everything outstanding with _DESTROY, close sockets, stop the I/O thread."""
@@ -164,23 +169,23 @@ class KafkaClient:
             if event is None:
                 return
             try:
-                self.events._dispatch(event)
+                self.events.dispatch(event)
             except Exception:  # noqa: BLE001 - keep serving after a failing callback
                 self.log.exception("client event callback raised")
 
     # -- scheduling on the I/O thread ---------------------------------------------------------
     def call_soon(self, fn: Callable[[], object]) -> None:
-        self._ensure_started()
+        self.ensure_started()
         self.loop.call_soon(fn)
 
     def call_later(self, delay_s: float, fn: Callable[[], object]) -> TimerHandle:
-        self._ensure_started()
+        self.ensure_started()
         return self.loop.call_later(delay_s, fn)
 
     def add_poll_hook(self, fn: Callable[[], object]) -> None:
         """Call ``fn()`` on every I/O-loop iteration; a numeric return value is the most
         seconds the loop may wait before the next iteration."""
-        self._ensure_started()
+        self.ensure_started()
         self.loop.add_poll_hook(fn)
 
     def remove_poll_hook(self, fn: Callable[[], object]) -> None:
@@ -202,7 +207,7 @@ class KafkaClient:
         return req, fut
 
     def _submit(self, req: Request) -> None:
-        self._ensure_started()
+        self.ensure_started()
         self._submitted.append(req)
         self.loop.wakeup()
 
@@ -240,7 +245,7 @@ class KafkaClient:
 
     def _dispatch(self, req: Request) -> None:
         if req.any_node:
-            node = self._pick_node(req.tried or set())
+            node = self.pick_node(req.tried or set())
             if node is None:
                 req.fail(kafka_exception(KafkaError._ALL_BROKERS_DOWN,
                                          "no broker available for the request"))
@@ -254,18 +259,44 @@ class KafkaClient:
             return
         conn.enqueue(req)
 
-    def _reroute(self, req: Request, failed: BrokerConnection) -> bool:
-        """Called when ``req`` (sent to any broker) could not be written on ``failed``."""
+    # -- ConnectionEvents (kafka_fast.net.events), called by connections on the I/O thread ---
+    def reroute(self, req: Request, failed: BrokerConnection) -> bool:
+        """``req`` (sent to any broker) could not be written on ``failed``: try another."""
         if req.tried is None:
             req.tried = set()
         req.tried.add(failed.node_id)
         if time.monotonic() >= req.deadline or self._closed:
             return False
-        node = self._pick_node(req.tried)
+        node = self.pick_node(req.tried)
         if node is None:
             return False
         self._submitted.append(req)
         return True
+
+    def connection_ready(self, conn: BrokerConnection) -> None:
+        """A connection finished its set-up."""
+        self._all_down_reported = False
+
+    def connection_down(self, conn: BrokerConnection, error: KafkaError | None,
+                        was_ready: bool, terminal: bool) -> None:
+        """A connection closed: drop retired ones, report ``error`` (and all brokers down)."""
+        if conn.retire_when_idle or (conn.node_id < 0 and self.cluster.brokers):
+            if self._conns.get(conn.node_id) is conn and not conn.pending:
+                del self._conns[conn.node_id]
+        if error is None or self._closed:
+            return
+        self.events.error(error)
+        if not self._all_down_reported:
+            nodes = self._known_nodes()
+            if nodes and all(self._down(n) for n in nodes):
+                self._all_down_reported = True
+                self.events.error(KafkaError(
+                    KafkaError._ALL_BROKERS_DOWN,
+                    f"{len(nodes)}/{len(nodes)} brokers are down"))
+
+    def throttled(self, conn: BrokerConnection, throttle_ms: int) -> None:
+        """A broker throttled this client: queue a ThrottleEvent for ``throttle_cb``."""
+        self.events.throttle(ThrottleEvent(conn.name, conn.node_id, throttle_ms / 1000.0))
 
     # -- connections --------------------------------------------------------------------------
     def _address(self, node_id: int) -> tuple[str, int] | None:
@@ -284,8 +315,7 @@ class KafkaClient:
             addr = self._address(node_id)
             if addr is None:
                 return None
-            conn = self._conns[node_id] = BrokerConnection(node_id, addr[0], addr[1],
-                                                           self.settings, self)
+            conn = self._conns[node_id] = self._new_connection(node_id, addr)
         return conn
 
     def _lane_connection(self, node_id: int, lane: Lane) -> BrokerConnection | None:
@@ -294,9 +324,13 @@ class KafkaClient:
             addr = self._address(node_id)
             if addr is None:
                 return None
-            conn = self._lanes[(node_id, lane)] = BrokerConnection(
-                node_id, addr[0], addr[1], self.settings, self, lane)
+            conn = self._lanes[(node_id, lane)] = self._new_connection(node_id, addr, lane)
         return conn
+
+    def _new_connection(self, node_id: int, addr: tuple[str, int],
+                        lane: Lane = Lane.DEFAULT) -> BrokerConnection:
+        return BrokerConnection(node_id, addr[0], addr[1], self.settings, self, self.loop,
+                                self.pool, self.log, lane)
 
     def _existing(self, node_id: int, lane: Lane) -> BrokerConnection | None:
         if lane == Lane.DEFAULT:
@@ -306,14 +340,16 @@ class KafkaClient:
     def _all_connections(self) -> list[BrokerConnection]:
         return [*self._conns.values(), *self._lanes.values()]
 
-    def _learn_broker(self, node_id: int, host: str, port: int) -> None:
+    # -- ClusterLink (kafka_fast.cluster.link) -----------------------------------------------
+    def learn_broker(self, node_id: int, host: str, port: int) -> None:
+        """Remember a broker's address from a FindCoordinator answer."""
         if node_id not in self.cluster.brokers:
             self._extra_brokers[node_id] = (host, port)
 
     def _known_nodes(self) -> list[int]:
         return list(self.cluster.brokers) or list(self._bootstrap)
 
-    def _pick_node(self, exclude: set[int]) -> int | None:
+    def pick_node(self, exclude: set[int]) -> int | None:
         """The least-loaded usable node: ready, then connecting, then connectable."""
         best = None
         best_load = 0
@@ -357,29 +393,7 @@ class KafkaClient:
         conn = self._conns.get(node_id)
         return conn is not None and conn.state == State.DISCONNECTED and conn.last_failed
 
-    def _conn_ready(self, conn: BrokerConnection) -> None:
-        self._all_down_reported = False
-
-    def _conn_down(self, conn: BrokerConnection, error: KafkaError | None, was_ready: bool,
-                   terminal: bool) -> None:
-        if conn.retire_when_idle or (conn.node_id < 0 and self.cluster.brokers):
-            if self._conns.get(conn.node_id) is conn and not conn.pending:
-                del self._conns[conn.node_id]
-        if error is None or self._closed:
-            return
-        self.events.error(error)
-        if not self._all_down_reported:
-            nodes = self._known_nodes()
-            if nodes and all(self._down(n) for n in nodes):
-                self._all_down_reported = True
-                self.events.error(KafkaError(
-                    KafkaError._ALL_BROKERS_DOWN,
-                    f"{len(nodes)}/{len(nodes)} brokers are down"))
-
-    def _throttled(self, conn: BrokerConnection, throttle_ms: int) -> None:
-        self.events.throttle(ThrottleEvent(conn.name, conn.node_id, throttle_ms / 1000.0))
-
-    def _set_cluster(self, view: ClusterView) -> None:
+    def set_cluster(self, view: ClusterView) -> None:
         """Install a new view: follow broker address changes, adopt bootstrap connections."""
         self.cluster = view
         by_addr = {(b.host, b.port): b.node_id for b in view.brokers.values()}

@@ -38,7 +38,9 @@ from .settings import ConnectionSettings
 from .versions import choose, negotiate
 
 if TYPE_CHECKING:
-    from .client import KafkaClient
+    from .events import ConnectionEvents
+    from .framing import BufferPool
+    from .loop import IOLoop
 
 _I32 = struct.Struct(">i")
 _I16 = struct.Struct(">h")
@@ -93,17 +95,24 @@ def _decode_or_none(cls: type, body: Any, version: int) -> Any:
 
 class BrokerConnection:
     """Connection state for one broker node (``node_id`` < 0 for bootstrap addresses) and
-    one ``lane`` of it (``kafka_fast.net.lanes``)."""
+    one ``lane`` of it (``kafka_fast.net.lanes``).
+
+    It runs on ``loop``, reads responses into buffers from ``pool`` and reports to
+    ``listener`` (``ConnectionEvents``).
+    """
 
     def __init__(self, node_id: int, host: str, port: int, settings: ConnectionSettings,
-                 client: KafkaClient, lane: Lane = Lane.DEFAULT) -> None:
+                 listener: ConnectionEvents, loop: IOLoop, pool: BufferPool,
+                 log: logging.Logger, lane: Lane = Lane.DEFAULT) -> None:
         self.node_id = node_id
         self.lane = lane
         self.host = host
         self.port = port
         self.settings = settings
-        self.client = client
-        self.log: logging.Logger = client.log
+        self.listener = listener
+        self.loop = loop
+        self.pool = pool
+        self.log = log
         self.state = State.DISCONNECTED
         self.sock: socket.socket | None = None
         self.pending: deque[Request] = deque()
@@ -169,7 +178,7 @@ class BrokerConnection:
         if now >= self.next_attempt:
             self.connect()
         elif self._reconnect_timer is None:
-            self._reconnect_timer = self.client.loop.call_later(
+            self._reconnect_timer = self.loop.call_later(
                 self.next_attempt - now, self._reconnect_due)
 
     def _reconnect_due(self) -> None:
@@ -234,7 +243,7 @@ class BrokerConnection:
             return
         self.state = State.CONNECTING
         self._events = _WRITE
-        self.client.loop.selector.register(sock, _WRITE, self._on_event)
+        self.loop.selector.register(sock, _WRITE, self._on_event)
 
     def _on_event(self, mask: int) -> None:
         state = self.state
@@ -259,7 +268,7 @@ class BrokerConnection:
         if ctx is None:
             self._start_versions()
             return
-        self.client.loop.selector.unregister(self.sock)
+        self.loop.selector.unregister(self.sock)
         self._events = 0
         try:
             self.sock = ctx.wrap_socket(self.sock, server_hostname=self.host,
@@ -293,7 +302,7 @@ class BrokerConnection:
     def _want(self, events: int) -> None:
         if events == self._events:
             return
-        selector = self.client.loop.selector
+        selector = self.loop.selector
         if self._events == 0:
             selector.register(self.sock, events, self._on_event)
         else:
@@ -303,7 +312,7 @@ class BrokerConnection:
     # -- ApiVersions and SASL ---------------------------------------------------------------
     def _start_versions(self) -> None:
         self.state = State.VERSIONS
-        self._reader = FrameReader(self._owns_buffer, self.client.pool,
+        self._reader = FrameReader(self._owns_buffer, self.pool,
                                    max_frame=self.settings.max_response_bytes)
         self._want(_READ)
         if not self.settings.api_version_request:
@@ -431,7 +440,7 @@ class BrokerConnection:
         self.log.debug("connected to %s", self.name,
                        extra={"kafka_event": "ready", "node_id": self.node_id,
                               "ts": self.last_activity})
-        self.client._conn_ready(self)
+        self.listener.connection_ready(self)
         self.pump()
 
     # -- sending ----------------------------------------------------------------------------
@@ -459,7 +468,7 @@ class BrokerConnection:
             now = time.monotonic()
             if now < self.throttled_until:
                 if self._throttle_timer is None:
-                    self._throttle_timer = self.client.loop.call_later(
+                    self._throttle_timer = self.loop.call_later(
                         self.throttled_until - now, self._throttle_over)
                 return
             self.throttled_until = 0.0
@@ -590,7 +599,7 @@ class BrokerConnection:
         throttle = getattr(resp, "throttle_time_ms", 0)
         if throttle and throttle > 0:
             self.throttled_until = time.monotonic() + throttle / 1000.0
-            self.client._throttled(self, throttle)
+            self.listener.throttled(self, throttle)
 
     def _malformed(self, req: Request, version: int | None, exc: BaseException) -> None:
         name = getattr(req.message, "NAME", req.api_key)
@@ -655,7 +664,7 @@ class BrokerConnection:
         if sock is not None:
             if self._events:
                 try:
-                    self.client.loop.selector.unregister(sock)
+                    self.loop.selector.unregister(sock)
                 except (KeyError, ValueError):
                     pass
             try:
@@ -692,7 +701,7 @@ class BrokerConnection:
         for req in unwritten:
             req.fail(exc)
         for req in pending:
-            if req.any_node and not terminal and self.client._reroute(req, self):
+            if req.any_node and not terminal and self.listener.reroute(req, self):
                 continue
             req.fail(exc)
-        self.client._conn_down(self, error, was_ready, terminal)
+        self.listener.connection_down(self, error, was_ready, terminal)

@@ -1,4 +1,7 @@
-"""Client-level events (errors, throttling) handed from the I/O thread to user threads.
+"""Events: what a connection reports to its owner, and client-level events for user threads.
+
+``ConnectionEvents`` is what a ``BrokerConnection`` calls on its owner (the KafkaClient) when
+it becomes ready, goes down, is throttled, or cannot write a request sent to any broker.
 
 The I/O thread never calls user callbacks. It puts ``ClientEvent`` objects on
 ``KafkaClient.events`` (a thread-safe queue); the producer's and consumer's ``poll()`` call
@@ -12,11 +15,34 @@ import logging
 import queue
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import KafkaError
 
+if TYPE_CHECKING:
+    from .connection import BrokerConnection
+    from .request import Request
+
 log = logging.getLogger("kafka_fast.net")
+
+
+class ConnectionEvents(Protocol):
+    """What a ``BrokerConnection`` reports to its owner, on the I/O thread."""
+
+    def connection_ready(self, conn: BrokerConnection) -> None:
+        """``conn`` finished its set-up (TLS, ApiVersions, SASL) and is READY."""
+
+    def connection_down(self, conn: BrokerConnection, error: KafkaError | None,
+                        was_ready: bool, terminal: bool) -> None:
+        """``conn`` closed: ``error`` None for a quiet close (idle or shutdown); ``terminal``
+        for authentication and TLS failures."""
+
+    def throttled(self, conn: BrokerConnection, throttle_ms: int) -> None:
+        """A response on ``conn`` carried a throttle time."""
+
+    def reroute(self, req: Request, failed: BrokerConnection) -> bool:
+        """``req`` (sent to any broker) could not be written on ``failed``: True if the
+        owner took it to send elsewhere, False to fail it."""
 
 
 @dataclass(frozen=True)
@@ -91,10 +117,11 @@ class EventQueue:
                 break
             block = False
             served += 1
-            self._dispatch(event)
+            self.dispatch(event)
         return served
 
-    def _dispatch(self, event: ClientEvent) -> None:
+    def dispatch(self, event: ClientEvent) -> None:
+        """Call the user callback for ``event`` on this thread."""
         cb = self.error_cb if event.kind == "error" else self.throttle_cb
         if cb is not None:
             cb(event.value)

@@ -8,6 +8,10 @@ from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
 from ..errors import KafkaError, KafkaException
+from ..futures import settle_all
+from ..protocol.versioned import VersionedRequest
+
+__all__ = ["ReportingFuture", "Request", "VersionedRequest", "kafka_exception", "settle_all"]
 
 
 class ReportingFuture(Future):
@@ -32,26 +36,6 @@ class ReportingFuture(Future):
                 on_error(exc)
 
         super().add_done_callback(guarded)
-
-
-class VersionedRequest:
-    """A request whose fields depend on the version: ``build(version)`` makes the message
-    once the connection has picked the version (``send`` accepts it like a message).
-
-    ``cls`` is the request class (its API key and version range are used for negotiation).
-    """
-
-    __slots__ = ("cls", "build", "API_KEY", "NAME", "MIN_VERSION", "MAX_VERSION")
-
-    def __init__(self, cls: Any, build: Callable[[int], Any],
-                 max_version: int | None = None) -> None:
-        self.cls = cls
-        self.build = build
-        self.API_KEY = cls.API_KEY
-        self.NAME = cls.NAME
-        self.MIN_VERSION = cls.MIN_VERSION
-        self.MAX_VERSION = cls.MAX_VERSION if max_version is None else min(max_version,
-                                                                            cls.MAX_VERSION)
 
 
 class Request:
@@ -110,16 +94,3 @@ class Request:
 def kafka_exception(code: int, reason: str, retriable: bool | None = None) -> KafkaException:
     """A KafkaException carrying ``KafkaError(code, reason)``."""
     return KafkaException(KafkaError(code, reason, retriable=retriable))
-
-
-def settle_all(futures: list[Future], result: Any = None,
-               error: BaseException | None = None) -> None:
-    """Resolve (or fail, with ``error``) every Future not already done or cancelled."""
-    for fut in futures:
-        try:
-            if error is not None:
-                fut.set_exception(error)
-            else:
-                fut.set_result(result)
-        except InvalidStateError:
-            pass
