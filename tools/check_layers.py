@@ -154,7 +154,7 @@ def package_cycles(modules: dict[str, ast.Module]) -> list[str]:
                     if cycle not in seen:
                         seen.add(cycle)
                         hops = [*trail, start]
-                        detail = ", ".join(where[(a, b)] for a, b in zip(hops, hops[1:]))
+                        detail = ", ".join(where[(a, b)] for a, b in zip(hops, hops[1:], strict=False))
                         problems.append(f"import cycle {' -> '.join(hops)} ({detail})")
                 elif nxt not in trail and len(trail) < 6:
                     stack.append((nxt, [*trail, nxt]))

@@ -197,7 +197,7 @@ def test_fetcher_keeps_positions_of_partitions_an_incremental_answer_leaves_out(
         parts = [PartitionState("t", 0), PartitionState("t", 1)]
         with state.lock:
             sent = []
-            for ps, offset in zip(parts, (10, 20)):
+            for ps, offset in zip(parts, (10, 20), strict=True):
                 ps.set_position(offset, -1)
                 state.parts[(ps.topic, ps.partition)] = ps
                 ps.fetching = True
