@@ -84,7 +84,7 @@ def _release(client: KafkaClient, fetcher: Fetcher) -> None:
     try:
         client.remove_poll_hook(fetcher.tick)
         client.close(0)
-    except Exception:  # noqa: BLE001 - finalizers run at awkward times
+    except Exception:  # finalizers run at awkward times
         pass
 
 
@@ -187,7 +187,7 @@ class Consumer:
         def run() -> None:
             try:
                 fut.set_result(fn())
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            except BaseException as exc:  # handed to the caller
                 fut.set_exception(exc)
 
         self._client.call_soon(run)
@@ -353,7 +353,7 @@ class Consumer:
             f = self._call_io(group.close, 5.0)
             if f is not None:
                 f.result(5.0)
-        except Exception:  # noqa: BLE001 - leaving is best effort
+        except Exception:  # leaving is best effort
             pass
 
     # -- events (poll thread) --------------------------------------------------------------------
@@ -855,7 +855,7 @@ class Consumer:
         try:
             result = self._send_commit(offsets, 10.0).result(15.0)
             self._post_event(("commit", None, result))
-        except Exception as exc:  # noqa: BLE001 - reported through on_commit
+        except Exception as exc:  # reported through on_commit
             err = error_of(exc) if not isinstance(exc, FutureTimeout) else \
                 KafkaError(E._TIMED_OUT, "commit timed out")
             self._post_event(("commit", err, offsets))
@@ -1002,17 +1002,17 @@ class Consumer:
                 if assigned and cb is not None:
                     try:
                         cb(self, assigned)
-                    except Exception:  # noqa: BLE001 - closing goes on
+                    except Exception:  # closing goes on
                         pass
                 try:
                     f = self._call_io(group.close, 5.0)
                     if f is not None:
                         f.result(5.0)
-                except Exception:  # noqa: BLE001 - leaving is best effort
+                except Exception:  # leaving is best effort
                     pass
             try:
                 futures_wait(self._call_io(self._fetcher.shutdown, 2.0), timeout=1.0)
-            except Exception:  # noqa: BLE001 - closing fetch sessions is best effort
+            except Exception:  # closing fetch sessions is best effort
                 pass
             # Deliver outstanding commit callbacks.
             with self._lock:
@@ -1022,7 +1022,7 @@ class Consumer:
                 for ev in events:
                     try:
                         self._on_commit(ev[1], ev[2])
-                    except Exception:  # noqa: BLE001
+                    except Exception:
                         pass
         finally:
             self._closed = True

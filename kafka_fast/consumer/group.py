@@ -229,7 +229,7 @@ class ClassicGroup:
         if resp.leader == resp.member_id and not resp.skip_assignment:
             try:
                 assignments = self._lead(resp)
-            except Exception as exc2:  # noqa: BLE001 - report and retry the join
+            except Exception as exc2:  # report and retry the join
                 self.c._post_error(KafkaError(E._FAIL, f"assignment failed: {exc2}"))
                 self._retry_join(None)
                 return
@@ -295,7 +295,7 @@ class ClassicGroup:
             return
         try:
             assigned = decode_assignment(resp.assignment)
-        except Exception as exc2:  # noqa: BLE001 - malformed bytes from another member
+        except Exception as exc2:  # malformed bytes from another member
             self.c._post_error(KafkaError(E._BAD_MSG, f"undecodable assignment: {exc2}"))
             self._retry_join(None)
             return
@@ -451,7 +451,7 @@ class ClassicGroup:
         self.generation = -1
         try:
             f = self.client.send(self.coordinator, req, lane=Lane.COORDINATOR)
-        except Exception:  # noqa: BLE001 - the client is closing
+        except Exception:  # the client is closing
             return None
         f.member_id = member
         return f

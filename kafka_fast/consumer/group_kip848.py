@@ -293,7 +293,7 @@ class ConsumerGroupMember:
         self.member_epoch = 0
         try:
             return self.client.send(self.coordinator, req, lane=Lane.COORDINATOR)
-        except Exception:  # noqa: BLE001 - the client is closing
+        except Exception:  # the client is closing
             return None
 
     def close(self) -> Future | None:

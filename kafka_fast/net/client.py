@@ -165,7 +165,7 @@ class KafkaClient:
                 return
             try:
                 self.events._dispatch(event)
-            except Exception:  # noqa: BLE001 - keep serving after a failing callback
+            except Exception:  # keep serving after a failing callback
                 self.log.exception("client event callback raised")
 
     # -- scheduling on the I/O thread ---------------------------------------------------------

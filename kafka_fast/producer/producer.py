@@ -457,5 +457,5 @@ class Producer(ProduceRouter):
             if not self._closed:
                 self._client.close(0)
                 switch_interval.release(self.__dict__.pop("_switch", None))
-        except Exception:  # noqa: BLE001 - interpreter shutdown
+        except Exception:  # interpreter shutdown
             pass
