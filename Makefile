@@ -8,8 +8,12 @@ SCHEMAS ?= ../shared/kafka-protocol
 RECORDS ?= 200000
 # pytest worker processes: each starts its own brokers; tests of one file stay together.
 TEST_WORKERS ?= 2
+# The second pass of `make test`, with KAFKA_FAST_NO_EXTENSIONS=1: the pure-Python twins under
+# the record engine, client and protocol tests (docs/testing.md says what is left out and why).
+PURE_TESTS ?= tests/core tests/producer tests/consumer tests/transactions tests/protocol
+PURE_IGNORE ?= --ignore=tests/core/test_records_fuzz.py
 
-.PHONY: demo test test-core bench build install system-deps kafka-jars gen check-generated \
+.PHONY: demo test test-core test-pure bench build install system-deps kafka-jars gen check-generated \
 	lint clean sanitize fuzz fuzz-seeds
 
 $(PY):
@@ -47,7 +51,16 @@ lint: install
 	$(VENV)/bin/ruff check .
 
 test: build system-deps kafka-jars check-generated lint sanitize
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25 tests
+	KAFKA_PROTOCOL_DIR=$(abspath $(SCHEMAS)) \
+		$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25 tests
+	$(MAKE) --no-print-directory test-pure
+
+# The pure-Python twins only (~5 min on two cores): every implementation choice is the pure
+# one and no compiled module is loaded (tests/core/test_pure_mode.py checks both).
+test-pure: build
+	KAFKA_FAST_NO_EXTENSIONS=1 KAFKA_PROTOCOL_DIR=$(abspath $(SCHEMAS)) \
+		$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=10 \
+		$(PURE_IGNORE) $(PURE_TESTS)
 
 # The record engine built with AddressSanitizer + UndefinedBehaviorSanitizer (gcc) into
 # build/sanitize (the in-place build is untouched), running tests/core and the inputs of a short

@@ -18,12 +18,12 @@ from collections.abc import Callable
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # no idle BLAS threads competing for 2 CPUs
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from kafka_fast import records as kf  # noqa: E402
-from kafka_fast.compression import codec_id  # noqa: E402
+from kafka_fast import records as kf
+from kafka_fast.compression import codec_id
 
 TS = 1_700_000_000_000
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from kafka_fast.message import Message
 
 from .buffers import byte_view
-from .partition import column_item, column_length
 
 
 def append_messages(out: list, topic: str, partition: int, cols, start: int, stop: int,
@@ -46,13 +47,64 @@ def append_messages(out: list, topic: str, partition: int, cols, start: int, sto
     return stop - start
 
 
-def _cell(column, i: int):
-    if column is None:
-        return None
-    if isinstance(column, list):
-        item = column[i]
-        return item if item is None or type(item) is bytes else bytes(item)
-    return column_item(column, i)
+_NO_NULLS: list = []
+
+
+class _Cells:
+    """Row access to one produce_batch column: None, a list, a 2-D uint8 array or a packed
+    ``(data, offsets[, nulls])`` column, each bound-checked against ``n`` rows (as the compiled
+    ``_Cells``: the same forms accepted, the same errors raised)."""
+
+    def __init__(self, column, n: int, what: str) -> None:
+        self.kind = 0
+        if column is None:
+            return
+        if isinstance(column, list):
+            self.kind = 1
+            self.items = column
+            if len(column) < n:
+                raise ValueError(f"{what} has {len(column)} rows for {n} records")
+        elif isinstance(column, np.ndarray):
+            self.kind = 2
+            if column.ndim != 2:
+                raise ValueError(f"Buffer has wrong number of dimensions (expected 2, got "
+                                 f"{column.ndim})")
+            if column.dtype != np.uint8:
+                raise ValueError(f"Buffer dtype mismatch, expected 'const uint8_t' but got "
+                                 f"{column.dtype}")
+            if not column.flags.c_contiguous:
+                raise ValueError("ndarray is not C-contiguous")
+            self.rows = column
+            if column.shape[0] < n:
+                raise ValueError(f"{what} has {column.shape[0]} rows for {n} records")
+        elif isinstance(column, tuple) and len(column) in (2, 3):
+            self.kind = 3
+            self.data = byte_view(column[0], f"{what} data")
+            self.offs = np.ascontiguousarray(column[1], dtype=np.int64).tolist()
+            if len(self.offs) < n + 1:
+                raise ValueError(f"{what} has {len(self.offs) - 1} rows for {n} records")
+            self.nulls = _NO_NULLS
+            if len(column) == 3 and column[2] is not None:
+                self.nulls = np.ascontiguousarray(column[2]).astype(np.bool_).reshape(-1).tolist()
+                if len(self.nulls) < n:
+                    raise ValueError(f"{what} nulls has {len(self.nulls)} rows for {n} records")
+        else:
+            raise TypeError(f"{what} is not a list, 2-D uint8 array or packed column")
+
+    def cell(self, i: int):
+        if self.kind == 0:
+            return None
+        if self.kind == 1:
+            item = self.items[i]
+            return item if item is None or type(item) is bytes else bytes(item)
+        if self.kind == 2:
+            return self.rows[i].tobytes()
+        if self.nulls and self.nulls[i]:
+            return None
+        lo, hi = self.offs[i], self.offs[i + 1]
+        if lo < 0 or hi < lo or hi > len(self.data):
+            raise ValueError(f"column offsets out of bounds at record {i}")
+        return bytes(self.data[lo:hi])
 
 
 def delivery_messages(out: list, topic: str, partition: int, base_offset: int, values, keys,
@@ -62,15 +114,19 @@ def delivery_messages(out: list, topic: str, partition: int, base_offset: int, v
     ``produce_batch`` batch to ``out``: record ``i`` gets offset ``base_offset + i`` (-1001
     for all when ``base_offset`` < 0), its key, value and headers from the columns, and
     ``timestamps[i]`` (``fixed_timestamp`` for all when it is >= 0). Returns ``count``."""
-    for name, column in (("values", values), ("keys", keys), ("headers", headers)):
-        if column is not None and column_length(column) < count:
-            raise ValueError(f"{name} has {column_length(column)} rows for {count} records")
-    if fixed_timestamp < 0 and len(timestamps) < count:
-        raise ValueError(f"timestamps has {len(timestamps)} rows for {count} records")
+    vals = _Cells(values, count, "values")
+    ks = _Cells(keys, count, "keys")
+    ts = np.ascontiguousarray(timestamps, dtype=np.int64)
+    if ts.ndim != 1:
+        raise ValueError(f"Buffer has wrong number of dimensions (expected 1, got {ts.ndim})")
+    ts = ts.tolist()
+    if fixed_timestamp < 0 and len(ts) < count:
+        raise ValueError(f"timestamps has {len(ts)} rows for {count} records")
+    if headers is not None and len(headers) < count:
+        raise ValueError(f"headers has {len(headers)} rows for {count} records")
     for i in range(count):
         out.append(Message(
             topic, partition, base_offset + i if base_offset >= 0 else -1001,
-            _cell(keys, i), _cell(values, i), None if headers is None else headers[i], error,
-            (timestamp_type,
-             fixed_timestamp if fixed_timestamp >= 0 else int(timestamps[i]))))
+            ks.cell(i), vals.cell(i), None if headers is None else headers[i], error,
+            (timestamp_type, fixed_timestamp if fixed_timestamp >= 0 else ts[i])))
     return count

@@ -86,7 +86,7 @@ class AdminCall:
             step(items)
         except KafkaException as exc:
             self._fail(items, exc)
-        except Exception as exc:  # noqa: BLE001 - reported on the items it concerns
+        except Exception as exc:  # reported on the items it concerns
             self._fail(items, KafkaException(KafkaError(KafkaError._FAIL, repr(exc))))
 
     def _begin(self, items: list[Hashable]) -> None:
@@ -158,7 +158,7 @@ class AdminCall:
             return
         try:
             results = self.parse(fut.result(), items)
-        except Exception as exc:  # noqa: BLE001 - a malformed answer fails the items
+        except Exception as exc:  # a malformed answer fails the items
             self._fail(items, KafkaException(KafkaError(KafkaError._BAD_MSG, str(exc))))
             return
         again = []
@@ -224,7 +224,7 @@ def coordinator_call(client: KafkaClient, group_id: str, make: Callable[[], Any]
             return
         try:
             result = parse(fut.result(), node)
-        except Exception as exc:  # noqa: BLE001 - a malformed answer fails the call
+        except Exception as exc:  # a malformed answer fails the call
             settle_all([out], error=KafkaException(KafkaError(KafkaError._BAD_MSG, str(exc))))
             return
         if isinstance(result, KafkaError):

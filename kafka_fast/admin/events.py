@@ -31,7 +31,7 @@ class EventServer:
         while not self._stop.is_set():
             try:
                 self._client.serve_events(_WAKE_INTERVAL)
-            except Exception:  # noqa: BLE001 - a failing callback must not stop the thread
+            except Exception:  # a failing callback must not stop the thread
                 self._client.log.exception("admin client event callback raised")
 
     def _take_over(self) -> None:

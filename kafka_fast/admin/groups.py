@@ -31,7 +31,7 @@ class ConsumerGroupListing:
 
     def __init__(self, group_id: str, is_simple_consumer_group: bool,
                  state: ConsumerGroupState | str | int | None = None,
-                 type: ConsumerGroupType | str | int | None = None) -> None:  # noqa: A002
+                 type: ConsumerGroupType | str | int | None = None) -> None:
         self.group_id = group_id
         self.is_simple_consumer_group = is_simple_consumer_group
         if state is not None:
@@ -84,7 +84,7 @@ class ConsumerGroupDescription:
                  members: list[MemberDescription], partition_assignor: str,
                  state: ConsumerGroupState | str | int | None, coordinator: Node,
                  authorized_operations: list[AclOperation | str | int] | None = None,
-                 type: ConsumerGroupType | str | int = ConsumerGroupType.UNKNOWN  # noqa: A002
+                 type: ConsumerGroupType | str | int = ConsumerGroupType.UNKNOWN
                  ) -> None:
         self.group_id = group_id
         self.is_simple_consumer_group = is_simple_consumer_group

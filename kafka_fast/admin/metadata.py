@@ -8,7 +8,7 @@ from ..errors import KafkaError
 
 
 class BrokerMetadata:
-    def __init__(self, id: int = -1, host: str | None = None, port: int = -1) -> None:  # noqa: A002
+    def __init__(self, id: int = -1, host: str | None = None, port: int = -1) -> None:
         self.id = id
         self.host = host
         self.port = port

@@ -94,7 +94,7 @@ class ElectionType(_Ordered):
 class Node:
     """A broker: ``id``, ``id_string``, ``host``, ``port`` and ``rack`` (None if unset)."""
 
-    def __init__(self, id: int, host: str, port: int, rack: str | None = None) -> None:  # noqa: A002
+    def __init__(self, id: int, host: str, port: int, rack: str | None = None) -> None:
         self.id = id
         self.id_string = str(id)
         self.host = host
@@ -122,7 +122,7 @@ class TopicPartitionInfo:
     """A partition of a described topic: ``id``, ``leader`` (a Node, None when leaderless),
     ``replicas`` and ``isr`` (lists of Node)."""
 
-    def __init__(self, id: int, leader: Node | None, replicas: list[Node],  # noqa: A002
+    def __init__(self, id: int, leader: Node | None, replicas: list[Node],
                  isr: list[Node]) -> None:
         self.id = id
         self.leader = leader

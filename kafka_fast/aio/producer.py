@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -13,6 +14,8 @@ from ..errors import KafkaError, KafkaException
 from ..message import Message
 from ..producer import Producer
 from .callbacks import wrap_config
+
+log = logging.getLogger("kafka_fast.aio")
 
 #: How long the delivery thread waits for reports before looking at the closed flag again.
 POLL_INTERVAL = 0.1
@@ -93,7 +96,8 @@ class AIOProducer:
         try:
             self._loop.call_soon_threadsafe(self._resolve, batch)
         except RuntimeError:  # the loop is closed: nobody is left to tell
-            pass
+            log.debug("event loop closed: %d delivery results dropped", len(batch),
+                      exc_info=True)
 
     def _resolve(self, batch: list) -> None:
         for target, err, msg in batch:

@@ -216,7 +216,7 @@ def _kf_produce_batch_threads(t: Target, p: Payload) -> Timing:
             left = producer.flush(t.timeout_s)
             if left:
                 errors.append(f"{left} records not delivered")
-        except Exception as exc:  # noqa: BLE001 - reported as the case's error
+        except Exception as exc:  # reported as the case's error
             errors.append(repr(exc))
 
     threads = [threading.Thread(target=work, args=(producers[i], bounds[i], bounds[i + 1]))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import time
@@ -19,6 +20,8 @@ from .options import UsageError, add_common, client_config, want_progress
 from .output import emit_summary, status
 from .progress import Progress
 from .serdes import DeserializeError, add_serdes_option, parse_serdes
+
+log = logging.getLogger("kafka_fast.cli")
 
 OFFSET_HELP = ("beginning | end | stored | OFFSET | -N (the last N per partition) | "
                "s@TIMESTAMP_MS (first record at or after) | e@TIMESTAMP_MS (stop before); "
@@ -340,7 +343,7 @@ def run(args: argparse.Namespace) -> int:
             try:
                 consumer.commit(asynchronous=False)
             except Exception:  # nothing consumed or nothing new to commit
-                pass
+                log.debug("final commit before close failed", exc_info=True)
         consumer.close()
     emit_summary(args, "consumed", stats)
     return 0

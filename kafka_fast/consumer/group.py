@@ -14,6 +14,7 @@ coordinator again; COORDINATOR_LOAD_IN_PROGRESS backs off; FENCED_INSTANCE_ID is
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from concurrent.futures import Future
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from ..net import KafkaClient
 
 E = KafkaError
+log = logging.getLogger("kafka_fast.consumer")
 REJOIN = frozenset({E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID, E.REBALANCE_IN_PROGRESS})
 REDISCOVER = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE})
 
@@ -230,7 +232,7 @@ class ClassicGroup:
         if resp.leader == resp.member_id and not resp.skip_assignment:
             try:
                 assignments = self._lead(resp)
-            except Exception as exc2:  # noqa: BLE001 - report and retry the join
+            except Exception as exc2:
                 self.events.post_error(KafkaError(E._FAIL, f"assignment failed: {exc2}"))
                 self._retry_join(None)
                 return
@@ -296,7 +298,7 @@ class ClassicGroup:
             return
         try:
             assigned = decode_assignment(resp.assignment)
-        except Exception as exc2:  # noqa: BLE001 - malformed bytes from another member
+        except Exception as exc2:
             self.events.post_error(KafkaError(E._BAD_MSG, f"undecodable assignment: {exc2}"))
             self._retry_join(None)
             return
@@ -451,7 +453,8 @@ class ClassicGroup:
         self.generation = -1
         try:
             f = self.client.send(self.coordinator, req, lane=Lane.COORDINATOR)
-        except Exception:  # noqa: BLE001 - the client is closing
+        except Exception as exc:  # the client is closing: the coordinator times us out
+            log.debug("LeaveGroup for %s not sent: %s", self.group_id, exc)
             return None
         f.member_id = member
         return f

@@ -13,6 +13,7 @@ COORDINATOR_LOAD_IN_PROGRESS backs off; FENCED_INSTANCE_ID and UNSUPPORTED_VERSI
 
 from __future__ import annotations
 
+import logging
 import re
 import uuid
 from concurrent.futures import Future
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from ..net import KafkaClient
 
 E = KafkaError
+log = logging.getLogger("kafka_fast.consumer")
 REDISCOVER = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE})
 UNJOINED, JOINED, CLOSED = range(3)
 CGH = m.ConsumerGroupHeartbeatRequest
@@ -291,7 +293,8 @@ class ConsumerGroupMember:
         self.member_epoch = 0
         try:
             return self.client.send(self.coordinator, req, lane=Lane.COORDINATOR)
-        except Exception:  # noqa: BLE001 - the client is closing
+        except Exception as exc:  # the client is closing: the coordinator times us out
+            log.debug("leaving group %s not sent: %s", self.group_id, exc)
             return None
 
     def close(self) -> Future | None:

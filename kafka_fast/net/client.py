@@ -170,7 +170,7 @@ class KafkaClient:
                 return
             try:
                 self.events.dispatch(event)
-            except Exception:  # noqa: BLE001 - keep serving after a failing callback
+            except Exception:
                 self.log.exception("client event callback raised")
 
     # -- scheduling on the I/O thread ---------------------------------------------------------

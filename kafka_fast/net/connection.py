@@ -489,7 +489,7 @@ class BrokerConnection:
             except KafkaException as exc:
                 req.fail(exc)
                 continue
-            except Exception as exc:  # noqa: BLE001 - bad request contents
+            except Exception as exc:  # bad request contents
                 req.fail(KafkaException(KafkaError(
                     KafkaError._INVALID_ARG, f"cannot encode {req.message.NAME}: {exc}")))
                 continue
@@ -547,7 +547,7 @@ class BrokerConnection:
                     self._handle_frame(frame)
                     if self.sock is None:
                         return
-            except Exception as exc:  # noqa: BLE001 - never leave requests unsettled
+            except Exception as exc:  # never leave requests unsettled
                 self.close(KafkaError(KafkaError._TRANSPORT, f"{self.name}: {exc}"))
                 return
             if not tls:
@@ -588,7 +588,7 @@ class BrokerConnection:
                 req.handler(req, body)
                 return
             resp = API_KEYS[api_key][1].decode(body, version)
-        except Exception as exc:  # noqa: BLE001 - any malformed reply fails the connection
+        except Exception as exc:  # any malformed reply fails the connection
             if self.sock is not None:
                 self._malformed(req, version, exc)
             return
@@ -665,12 +665,12 @@ class BrokerConnection:
             if self._events:
                 try:
                     self.loop.selector.unregister(sock)
-                except (KeyError, ValueError):
+                except (KeyError, ValueError):  # not registered (any more): nothing to undo
                     pass
             try:
                 sock.close()
-            except OSError:
-                pass
+            except OSError as exc:
+                self.log.debug("%s: closing the socket failed: %s", self.name, exc)
         self._events = 0
         self._reader = None
         self._sasl = None

@@ -94,7 +94,7 @@ class EventQueue:
         if listener is not None:
             try:
                 listener()
-            except Exception:  # noqa: BLE001 - a wake-up must not fail the reporter
+            except Exception:  # a wake-up must not fail the reporter
                 self.log.exception("event listener failed")
 
     def throttle(self, event: ThrottleEvent) -> None:

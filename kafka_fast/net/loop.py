@@ -163,7 +163,7 @@ class IOLoop:
     def _safe(self, fn: Callable[[], object]) -> object:
         try:
             return fn()
-        except Exception as exc:  # noqa: BLE001 - the I/O thread must survive any callback
+        except Exception as exc:  # the I/O thread must survive any callback
             self.log.exception("error in I/O thread callback %r", fn)
             self._report(exc)
             return None
@@ -173,7 +173,7 @@ class IOLoop:
         if on_error is not None:
             try:
                 on_error(exc)
-            except Exception:  # noqa: BLE001 - reporting must not stop the loop
+            except Exception:  # reporting must not stop the loop
                 self.log.exception("error reporting an I/O thread error")
 
     def _run_ticks(self) -> None:
@@ -192,7 +192,7 @@ class IOLoop:
                 for key, mask in self.selector.select(wait):
                     try:
                         key.data(mask)
-                    except Exception as exc:  # noqa: BLE001 - the I/O thread must survive
+                    except Exception as exc:  # the I/O thread must survive
                         self.log.exception("error handling socket event")
                         self._report(exc)
                 self._run_ticks()

@@ -31,7 +31,7 @@ class ReportingFuture(Future):
         def guarded(fut: Future) -> None:
             try:
                 fn(fut)
-            except Exception as exc:  # noqa: BLE001 - reported below
+            except Exception as exc:  # reported below
                 log.exception("error in a response callback %r", fn)
                 on_error(exc)
 

@@ -215,7 +215,7 @@ class Sender:
             except KafkaException as exc:
                 self._fail_records(t.name, partition, [(cb, key, value, headers, ts)],
                                    exc.args[0])
-            except Exception as exc:  # noqa: BLE001 - one bad record must not lose the rest
+            except Exception as exc:  # one bad record must not lose the rest
                 self._fail_records(t.name, partition, [(cb, key, value, headers, ts)],
                                    KafkaError(KafkaError._INVALID_ARG,
                                               f"record cannot be encoded: {exc}"))

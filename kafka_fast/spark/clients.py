@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import atexit
 import json
+import logging
 import os
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
+
+log = logging.getLogger("kafka_fast.spark")
 
 _lock = threading.Lock()
 _clients: dict[tuple[str, str], Any] = {}
@@ -87,4 +90,4 @@ def _close(client: Any) -> None:
     try:
         client.close()
     except Exception:  # closing must not mask the outcome of the task that got here
-        pass
+        log.warning("closing a cached client %r failed", client, exc_info=True)

@@ -9,6 +9,7 @@ every Spark partition, and count delivery failures.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,8 @@ from typing import Any
 from ..errors import KafkaError, KafkaException
 from . import clients
 from .columns import Columns, ColumnSpec, chunks, encode_headers
+
+log = logging.getLogger("kafka_fast.spark")
 
 ROLE = "producer"
 #: Records per ``produce_batch`` call on the row path.
@@ -189,8 +192,9 @@ def _abandon(producer: Any, conf: Mapping[str, Any]) -> None:
     """A task failing mid-way: drop what it queued so the retry does not send it twice."""
     try:
         producer.purge()
-    except Exception:
-        pass
+    except Exception:  # the cached producer is dropped below either way
+        log.warning("purging the producer of a failed task failed; a retry may send its "
+                    "records again", exc_info=True)
     clients.discard(ROLE, conf)
 
 

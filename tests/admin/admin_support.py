@@ -79,7 +79,7 @@ def wait_for(check: Callable[[], Any], timeout: float, what: str,
     while time.monotonic() < deadline:
         try:
             last = check()
-        except Exception as exc:  # noqa: BLE001 - retried until the deadline
+        except Exception as exc:  # retried until the deadline
             last = exc
         else:
             if last:

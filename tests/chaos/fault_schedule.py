@@ -136,7 +136,7 @@ class FaultPlayer(threading.Thread):
                 apply(self.cluster, self.topic, fault)
                 self.applied += 1
                 self.note(fault.describe())
-        except BaseException as exc:  # noqa: BLE001 - handed to the test by finish()
+        except BaseException as exc:  # handed to the test by finish()
             self.exception = exc
 
     def finish(self, timeout: float, early: bool = False) -> None:

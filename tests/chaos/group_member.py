@@ -36,7 +36,7 @@ class Member:
 
     def __init__(self, bootstrap: str, topic: str, group: str, log_path: str) -> None:
         self.topic = topic
-        self.log = open(log_path, "a", buffering=1 << 20)  # noqa: SIM115 - closed in run()
+        self.log = open(log_path, "a", buffering=1 << 20)  # closed in run()
         self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
                                   **CONSUMER_SETTINGS})
         self.read_upto: dict[int, int] = {}  # next offset to read, per owned partition

@@ -103,7 +103,7 @@ class ProducerRun(threading.Thread):
                     producer.commit_transaction(self.flush_timeout)
                     self.transactions += 1
                 self.unflushed = producer.flush(self.flush_timeout)
-        except BaseException as exc:  # noqa: BLE001 - handed to the test by result()
+        except BaseException as exc:  # handed to the test by result()
             self.exception = exc
 
     def _produce(self, producer: Producer) -> None:

@@ -12,6 +12,7 @@ import pytest
 from kafka_fast._native import _columns as native_columns
 from kafka_fast._pure import columns as pure_columns
 from kafka_fast._pure import records as pure_records
+from kafka_fast.errors import KafkaError
 from kafka_fast.message import Message
 
 IMPLS = {"native": native_columns, "pure": pure_columns}
@@ -121,3 +122,196 @@ def test_inconsistent_columns(impl):
     with pytest.raises(ValueError, match="out of bounds at record 3"):
         IMPLS[impl].append_messages(out, "t", 0, cols, 0, 5, 1, -1)
     assert out == []  # all records or none
+
+
+# ---- the compiled builders against their twins on varied, seeded inputs ----------------------
+
+
+TIMESTAMPS = [0, -1, 1, 1_700_000_000_000, (1 << 62), -(1 << 62)]
+
+
+def _random_records(rng, n):
+    def blob(p_none=0.2, size=40):
+        if rng.random() < p_none:
+            return None
+        return rng.bytes(int(rng.integers(0, size)))
+
+    keys = [blob() for _ in range(n)]
+    values = [blob(0.1, 300) for _ in range(n)]
+    headers = []
+    for _ in range(n):
+        kind = rng.integers(0, 3)
+        if kind == 0:
+            headers.append(None)
+        elif kind == 1:
+            headers.append([])
+        else:
+            headers.append([(f"h{j}", blob(0.3, 10)) for j in range(int(rng.integers(1, 4)))])
+    timestamps = [TIMESTAMPS[i % len(TIMESTAMPS)] if rng.random() < 0.3
+                  else int(rng.integers(-(1 << 40), 1 << 40)) for i in range(n)]
+    return keys, values, headers, timestamps
+
+
+def _both(fn_name, *args):
+    """Run one builder of each implementation on the same arguments: (fields of the appended
+    messages, or the exception raised as (type, text) with what was appended until then)."""
+    got = {}
+    for name, impl in IMPLS.items():
+        out = ["before"]
+        try:
+            result = getattr(impl, fn_name)(out, *args)
+        except Exception as exc:  # compared between the twins
+            got[name] = ("raised", type(exc), str(exc), [state(m) for m in out[1:]])
+        else:
+            assert out[0] == "before"
+            assert result == len(out) - 1
+            for m in out[1:]:
+                assert m.key() is None or type(m.key()) is bytes
+                assert m.value() is None or type(m.value()) is bytes
+            got[name] = [(state(m), accessors(m)) for m in out[1:]]
+    return got
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_append_messages_twins_on_random_batches(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    keys, values, headers, timestamps = _random_records(rng, n)
+    data = pure_records.encode_batch(
+        values, keys, timestamps=timestamps,
+        headers=None if seed % 4 == 0 else headers,
+        compression=["none", "lz4", "zstd", "gzip"][seed % 4],
+        base_offset=int(rng.integers(0, 1 << 40)))
+    (batch,) = pure_records.decode_batches(data)
+    cols = batch.columns()
+    assert cols.timestamps.tolist() == timestamps
+    for tstype in (0, 1, 2):
+        for epoch in (-1, 0, int(rng.integers(1, 1 << 31))):
+            start = int(rng.integers(0, n))
+            stop = int(rng.integers(start, n + 1))
+            got = _both("append_messages", f"topic-{seed}", seed, cols, start, stop, tstype,
+                        epoch)
+            assert got["native"] == got["pure"]
+            msgs = got["native"]
+            assert [s[3] for s, _ in msgs] == keys[start:stop]
+            assert [s[4] for s, _ in msgs] == values[start:stop]
+            assert [s[7] for s, _ in msgs] == timestamps[start:stop]
+            assert {(s[6], s[8], s[9], s[10]) for s, _ in msgs} <= {
+                (tstype, None, None, None if epoch < 0 else epoch)}
+
+
+def _broken(what):
+    cols = columns_of(*CASES["headers"])
+    if what == "key offset past the data":
+        cols.keys = (cols.keys[0], np.array([0, 0, 1, 50], dtype=np.int64))
+    elif what == "negative value offset":
+        cols.values = (cols.values[0], np.array([0, -1, 2, 3], dtype=np.int64))
+    elif what == "decreasing value offsets":
+        cols.values = (cols.values[0], np.array([0, 2, 1, 3], dtype=np.int64))
+    elif what == "short key nulls":
+        cols.key_nulls = cols.key_nulls[:2]
+    elif what == "short value offsets":
+        cols.values = (cols.values[0], cols.values[1][:3])
+    elif what == "short headers":
+        cols.headers = cols.headers[:2]
+    elif what == "short offsets":
+        cols.offsets = cols.offsets[:2]
+    return cols
+
+
+@pytest.mark.parametrize("what", ["key offset past the data", "negative value offset",
+                                  "decreasing value offsets", "short key nulls",
+                                  "short value offsets", "short headers", "short offsets"])
+def test_append_messages_twins_refuse_the_same_columns(what):
+    for start, stop in [(0, 3), (2, 3), (0, 1)]:
+        got = _both("append_messages", "t", 0, _broken(what), start, stop, 1, -1)
+        assert got["native"] == got["pure"], (start, stop)
+        if (start, stop) == (0, 3):  # every record: the broken one too
+            assert got["native"][:2] == ("raised", ValueError)
+            assert got["native"][3] == []  # all records or none
+
+
+def _forms(rng, items):
+    """The same rows as each column form produce_batch hands over."""
+    data = b"".join(x for x in items if x is not None)
+    offsets = np.zeros(len(items) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([0 if x is None else len(x) for x in items])
+    nulls = np.array([x is None for x in items])
+    yield "list", items, items
+    yield "list-of-buffers", [x if x is None or i % 2 else bytearray(x) if i % 4 else
+                              memoryview(x) for i, x in enumerate(items)], items
+    yield "packed", (data, offsets, nulls), items
+    yield "packed-bytearray", (bytearray(data), offsets, nulls), items
+    yield "packed-nulls-none", (data, offsets, None), [b"" if x is None else x for x in items]
+    yield "packed-no-nulls", (np.frombuffer(data, np.uint8), offsets), [
+        b"" if x is None else x for x in items]
+    width = int(rng.integers(0, 9))
+    rows = rng.integers(0, 256, size=(len(items), width), dtype=np.uint8)
+    yield "array", rows, [bytes(r) for r in rows]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_delivery_messages_twins_on_random_columns(seed):
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(1, 40))
+    keys, values, headers, timestamps = _random_records(rng, n)
+    ts = np.array(timestamps, dtype=np.int64)
+    errors = [None, KafkaError(KafkaError._MSG_TIMED_OUT), KafkaError(6, "not leader")]
+    for (vform, vcol, vwant), (kform, kcol, kwant) in zip(
+            _forms(rng, values), [*_forms(rng, keys)][::-1], strict=True):
+        for base, fixed, err, hdrs in [(0, -1, None, headers), (1 << 40, -1, None, None),
+                                       (-1, -1, errors[seed % 3], headers),
+                                       (5, 1_234, errors[(seed + 1) % 3], None)]:
+            tstype = 2 if fixed >= 0 else 1
+            got = _both("delivery_messages", "t", seed, base, vcol, kcol, hdrs, ts, tstype,
+                        fixed, err, n)
+            assert got["native"] == got["pure"], (vform, kform, base, fixed)
+            msgs = [s for s, _ in got["native"]]
+            assert [s[4] for s in msgs] == vwant
+            assert [s[3] for s in msgs] == kwant
+            assert [s[2] for s in msgs] == ([base + i for i in range(n)] if base >= 0
+                                            else [-1001] * n)
+            assert [s[7] for s in msgs] == ([fixed] * n if fixed >= 0 else timestamps)
+            assert [s[5] for s in msgs] == (hdrs if hdrs is not None else [None] * n)
+            assert all(s[8] is err and s[6] == tstype and s[9] is None and s[10] is None
+                       for s in msgs)
+
+
+TS3 = np.arange(3, dtype=np.int64)
+BAD_DELIVERY = {
+    "packed offset past the data": ((b"abc", np.array([0, 1, 2, 5])), None, None, TS3, -1),
+    "packed negative offset": ((b"abc", np.array([0, 1, -1, 2])), None, None, TS3, -1),
+    "packed decreasing offsets": ((b"abc", np.array([0, 2, 1, 3])), None, None, TS3, -1),
+    "packed offsets as a list": ((b"abc", [0, 1, 2, 3]), None, None, TS3, -1),
+    "packed short nulls": ((b"abc", np.array([0, 1, 2, 3]), np.array([0, 1])), None, None,
+                           TS3, -1),
+    "packed uint8 nulls": ((b"abc", np.array([0, 1, 2, 3]), np.array([0, 2, 0], np.uint8)),
+                           None, None, TS3, -1),
+    "int32 rows": (np.arange(6, dtype=np.int32).reshape(3, 2), None, None, TS3, -1),
+    "1-D rows": (np.arange(3, dtype=np.uint8), None, None, TS3, -1),
+    "strided rows": (np.zeros((3, 4), np.uint8)[:, ::2], None, None, TS3, -1),
+    "short rows": (np.zeros((2, 4), np.uint8), None, None, TS3, -1),
+    "tuple of lists": (([b"a"], [b"b"], [b"c"], [b"d"]), None, None, TS3, -1),
+    "str items": (["a", "b", "c"], None, None, TS3, -1),
+    "short keys": ([b"a"] * 3, [b"k"], None, TS3, -1),
+    "short headers": ([b"a"] * 3, None, [None], TS3, -1),
+    "short timestamps": ([b"a"] * 3, None, None, TS3[:1], -1),
+    "short timestamps, fixed time": ([b"a"] * 3, None, None, TS3[:1], 9),
+    "no timestamps, fixed time": ([b"a"] * 3, None, None, None, 9),
+    "float timestamps": ([b"a"] * 3, None, None, [1.5, 2.0, -3.7], -1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_DELIVERY))
+def test_delivery_messages_twins_agree_on_odd_columns(case):
+    values, keys, headers, timestamps, fixed = BAD_DELIVERY[case]
+    got = _both("delivery_messages", "t", 0, 10, values, keys, headers, timestamps,
+                2 if fixed >= 0 else 1, fixed, None, 3)
+    if got["native"] and got["native"][0] == "raised":
+        # the same error; the text may differ only where it is numpy's or Cython's own
+        assert got["pure"][0] == "raised", got["pure"]
+        assert (got["native"][1], got["native"][3]) == (got["pure"][1], got["pure"][3])
+        if "rows for" in got["native"][2] or "out of bounds" in got["native"][2]:
+            assert got["native"][2] == got["pure"][2]
+    else:
+        assert got["native"] == got["pure"]

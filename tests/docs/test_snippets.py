@@ -57,7 +57,7 @@ def test_snippet_runs(snippet, mock_cluster, capsys):
     code = compile(snippet.code_for(mock_cluster.bootstrap),
                    f"{snippet.source} (line {snippet.line})", "exec")
     try:
-        exec(code, ns)  # noqa: S102 - running the documentation is the point
+        exec(code, ns)  # running the documentation is the point
         check = CHECKS.get(snippet.source)
         if check is not None:
             check(ns)

@@ -265,7 +265,7 @@ class HostileProxy:
             offset = decode_response_header(frame, response_header_version(api_key, version))[1]
             cls = MetadataResponse if api_key == METADATA else FindCoordinatorResponse
             resp = cls.decode(memoryview(frame)[offset:], version)
-        except Exception:  # noqa: BLE001 - relay what cannot be read as it is
+        except Exception:  # relay what cannot be read as it is
             return frame
         changed = False
         if api_key == METADATA:

@@ -35,7 +35,7 @@ class ManagedProcess:
     ) -> None:
         self.argv = argv
         self.log_path = Path(log_path)
-        self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        self._log = open(self.log_path, "ab")  # closed in stop()
         full_env = dict(os.environ)
         full_env.update(env or {})
         self.popen = subprocess.Popen(

@@ -131,7 +131,7 @@ def test_one_connection_per_broker_after_1000_concurrent_requests(mock_cluster):
             for kind, fut in futures:
                 try:
                     value = fut.result(30)
-                except Exception as exc:  # noqa: BLE001 - collected and asserted below
+                except Exception as exc:  # collected and asserted below
                     with lock:
                         errors.append(exc)
                     continue

@@ -86,7 +86,7 @@ def on_loop(loop: IOLoop, fn):
     def run() -> None:
         try:
             fut.set_result(fn())
-        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+        except BaseException as exc:
             fut.set_exception(exc)
 
     loop.call_soon(run)

@@ -10,7 +10,7 @@ import textwrap
 from harness import create_topic, unique_topic
 from harness.reference_client import consume
 
-from kafka_fast.spark import clients
+from kafka_fast.spark import clients, writer
 
 
 class Closable:
@@ -36,6 +36,29 @@ def test_cache_is_keyed_by_role_and_configuration():
     finally:
         clients.close_all()
     assert c.closed and d.closed and clients.cached_count() == 0
+
+
+class FailsToClose(Closable):
+    def close(self):
+        raise RuntimeError("close failed")
+
+    def purge(self):
+        raise RuntimeError("purge failed")
+
+
+def test_failures_while_closing_or_purging_are_logged_not_raised(caplog):
+    conf = {"bootstrap.servers": "x:1", "client.id": "fails-to-close"}
+    try:
+        producer = clients.cached("producer", conf, FailsToClose)
+        with caplog.at_level("WARNING", logger="kafka_fast.spark"):
+            writer._abandon(producer, conf)  # purges, then discards (closes) the client
+        assert clients.cached_count() == 0
+    finally:
+        clients.close_all()
+    messages = [r.getMessage() for r in caplog.records if r.name == "kafka_fast.spark"]
+    assert any("purging the producer" in m for m in messages), messages
+    assert any("closing a cached client" in m for m in messages), messages
+    assert all(r.exc_info for r in caplog.records if r.name == "kafka_fast.spark")
 
 
 def test_a_forked_child_does_not_reuse_its_parents_clients():

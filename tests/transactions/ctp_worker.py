@@ -14,9 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 
-from exactly_once import run  # noqa: E402
+from exactly_once import run
 
-from kafka_fast import Consumer, Producer  # noqa: E402
+from kafka_fast import Consumer, Producer
 
 
 def main(bootstrap: str, source: str, target: str, group: str, tid: str, stall_at: int) -> None:
