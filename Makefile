@@ -47,8 +47,11 @@ gen: install
 check-generated: install
 	$(PY) tools/check_generated.py $(SCHEMAS)
 
+# ruff, then the layering rules: no reaching into other objects' underscore attributes, no
+# import cycles between packages (tools/check_layers.py).
 lint: install
 	$(VENV)/bin/ruff check .
+	$(PY) tools/check_layers.py
 
 test: build system-deps kafka-jars check-generated lint sanitize
 	KAFKA_PROTOCOL_DIR=$(abspath $(SCHEMAS)) \
