@@ -177,5 +177,6 @@ def test_a_new_scram_user_logs_in_until_removed(apache_kafka):
         (removed,) = admin.alter_user_scram_credentials([UserScramCredentialDeletion(
             user, ScramMechanism.SCRAM_SHA_512)]).values()
         assert removed.result(30) is None
-        assert _outcome(admin.describe_user_scram_credentials([user])[user]) == \
-            KafkaError.RESOURCE_NOT_FOUND
+        # The broker's metadata cache learns of the deletion a moment after the controller.
+        wait_for(lambda: _outcome(admin.describe_user_scram_credentials([user])[user]) ==
+                 KafkaError.RESOURCE_NOT_FOUND, 10, f"{user}'s credential gone")

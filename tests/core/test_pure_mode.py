@@ -29,7 +29,7 @@ CHOICES = [
     ("kafka_fast.net.framing", "_sockio", "kafka_fast._native._sockio",
      "kafka_fast._pure.sockio"),
     ("kafka_fast.net.loop", "_sockio", "kafka_fast._native._sockio", "kafka_fast._pure.sockio"),
-    ("kafka_fast.consumer.consumer", "_columns", "kafka_fast._native._columns",
+    ("kafka_fast.consumer.delivery", "_columns", "kafka_fast._native._columns",
      "kafka_fast._pure.columns"),
     ("kafka_fast.consumer.batch_view", "append_messages", "kafka_fast._native._columns",
      "kafka_fast._pure.columns"),
