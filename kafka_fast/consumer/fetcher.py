@@ -338,7 +338,7 @@ class Fetcher:
                     ps.backoff_until = now + self.error_backoff
         self.tick()
         chunks = []
-        metadata_topics = set()
+        metadata_topics: set[str] = set()
         for entry, pd in items:
             chunk = self._partition(entry, pd, now, metadata_topics)
             if chunk is not None:
