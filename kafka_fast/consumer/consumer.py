@@ -63,7 +63,7 @@ def _timeout_s(timeout: float | None) -> float | None:
 
 def _release(client: KafkaClient, fetcher: Fetcher) -> None:
     """Finalizer of a consumer dropped without close(): stop fetching and the client."""
-    fetcher.closed = True
+    fetcher.release()
     try:
         client.remove_poll_hook(fetcher.tick)
         client.close(0)
@@ -702,7 +702,7 @@ class Consumer:
                         log.warning("on_commit raised while closing", exc_info=True)
         finally:
             self._closed = True
-            self._fetcher.closed = True
+            self._fetcher.release()
             self._delivery.clear_messages()
             self._state.notify()
             self._client.remove_poll_hook(self._fetcher.tick)

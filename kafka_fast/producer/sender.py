@@ -264,6 +264,8 @@ class Sender:
         sealed = ps.sealed
         if not sealed or sealed[0].retry_at > now or ps.backoff_until > now:
             return False
+        if not sealed[0].encoded():
+            return False  # an encoder thread wakes the I/O thread when it is done
         if self.idempotent:
             if ps.resync:
                 if ps.inflight:
