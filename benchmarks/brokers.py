@@ -17,7 +17,7 @@ if ROOT not in sys.path:
 
 from kafka_fast.bench.command import Broker, given_or_embedded  # noqa: E402
 
-KINDS = ("tansu", "kafka", "mock")
+KINDS = ("tansu", "kafka", "kafka3", "mock")
 
 
 def _harness() -> None:
@@ -46,17 +46,28 @@ def mock_cluster() -> Iterator[Broker]:
 
 
 @contextmanager
-def apache_kafka() -> Iterator[Broker]:
-    """One Apache Kafka node (KRaft, PLAINTEXT) started as the test harness starts it
-    (tests/harness/apache_kafka.py: 512 MB heap, serial GC, jars from tools/fetch_kafka.sh)."""
+def apache_kafka(nodes: int = 1) -> Iterator[Broker]:
+    """Apache Kafka (KRaft, PLAINTEXT) started as the test harness starts it
+    (tests/harness/apache_kafka.py: 512 MB heap per node, serial GC, jars from
+    tools/fetch_kafka.sh). With 3 nodes topics are replicated 3 times
+    (min.insync.replicas=2) and the broker CPU column counts node 1 only."""
     _harness()
     from harness.apache_kafka import kafka_version, start_apache_kafka
 
     with tempfile.TemporaryDirectory(prefix="kafka-fast-bench-") as workdir:
-        cluster = start_apache_kafka(Path(workdir), brokers=1)
+        cluster = start_apache_kafka(Path(workdir), brokers=nodes)
+        create = None
+        if nodes > 1:
+            def create(name: str, partitions: int) -> None:
+                from kafka_fast.admin import AdminClient, NewTopic
+
+                with AdminClient({"bootstrap.servers": cluster.bootstrap}) as admin:
+                    for fut in admin.create_topics(
+                            [NewTopic(name, partitions, nodes)]).values():
+                        fut.result(60)
+        label = f"Apache Kafka {kafka_version()} ({nodes} node{'s' if nodes > 1 else ''})"
         try:
-            yield Broker(cluster.bootstrap, cluster.pid, None,
-                         f"Apache Kafka {kafka_version()} (1 node)")
+            yield Broker(cluster.bootstrap, cluster.pid, create, label)
         finally:
             cluster.stop()
 
@@ -71,5 +82,5 @@ def broker_for(bootstrap: str | None, kind: str) -> Iterator[Broker]:
         with mock_cluster() as broker:
             yield broker
     else:
-        with apache_kafka() as broker:
+        with apache_kafka(3 if kind == "kafka3" else 1) as broker:
             yield broker

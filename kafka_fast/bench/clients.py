@@ -56,17 +56,23 @@ MODULES = {"kafka_fast": "kafka_fast", "confluent": "confluent_kafka", "aiokafka
 #: Every setting each client runs with besides bootstrap, topic, acks and compression (which
 #: come from the run): stored with each run's results and shown beside the tables.
 CLIENT_SETTINGS: dict[str, dict[str, dict[str, object]]] = {
+    # Every client fetches up to 10 MB per partition (the Java tool's setting) and 50 MB per
+    # request; librdkafka also keeps up to 256 MB prefetched and sends without Nagle delay.
     "kafka_fast": {
         "producer": {"linger.ms": 5, "queue.buffering.max.messages": 2_000_000,
                      "queue.buffering.max.kbytes": 2_097_152},
         "consumer": {"group.id": "kafka-fast-bench", "enable.auto.commit": False,
-                     "auto.offset.reset": "earliest"},
+                     "auto.offset.reset": "earliest", "max.partition.fetch.bytes": 10_485_760,
+                     "fetch.max.bytes": 52_428_800},
     },
     "confluent": {
         "producer": {"linger.ms": 5, "queue.buffering.max.messages": 2_000_000,
-                     "queue.buffering.max.kbytes": 2_097_152, "batch.size": 1_000_000},
+                     "queue.buffering.max.kbytes": 2_097_152, "batch.size": 1_000_000,
+                     "socket.nagle.disable": True},
         "consumer": {"group.id": "kafka-fast-bench-peer", "enable.auto.commit": False,
-                     "auto.offset.reset": "earliest"},
+                     "auto.offset.reset": "earliest", "fetch.message.max.bytes": 10_485_760,
+                     "fetch.max.bytes": 52_428_800, "queued.max.messages.kbytes": 262_144,
+                     "socket.nagle.disable": True},
     },
     "aiokafka": {
         "producer": {"linger_ms": 5, "max_batch_size": 1_000_000, "enable_idempotence": False},
@@ -114,6 +120,15 @@ def _kf_producer(t: Target):
 
     return Producer({"bootstrap.servers": t.bootstrap, "acks": t.acks,
                      "compression.type": t.compression,
+                     **CLIENT_SETTINGS["kafka_fast"]["producer"]})
+
+
+def _kf_switch_producer(t: Target):
+    """kafka_fast's producer with the opt-in process-wide switch interval of 1 ms."""
+    from .. import Producer
+
+    return Producer({"bootstrap.servers": t.bootstrap, "acks": t.acks,
+                     "compression.type": t.compression, "python.switch.interval.ms": 1,
                      **CLIENT_SETTINGS["kafka_fast"]["producer"]})
 
 
@@ -474,6 +489,8 @@ CASES: list[Case] = [
          _aio_produce("kafka_fast.aio", {}), default=False),
     Case("confluent.aio_produce", "confluent", "AIOProducer.produce()", "produce",
          _aio_produce("confluent_kafka.aio", {"batch.size": 1_000_000}), default=False),
+    Case("kafka_fast.produce_switch", "kafka_fast", "produce(), switch interval 1 ms (opt-in)",
+         "produce", _closing(_kf_switch_producer, _produce_loop, callback=False), default=False),
     Case("kafka_fast.produce_batch_threads", "kafka_fast", "produce_batch, N producers",
          "produce", _kf_produce_batch_threads, default=False),
     Case("aiokafka.send", "aiokafka", "send()", "produce", aiokafka_send),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Future
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..backoff import Backoff
@@ -147,8 +148,11 @@ class CoordinatorCache:
                 for key in group:
                     self._lookups[(key_type, key)].busy = True
                 fut = link.send(node, _find_coordinator(key_type, group))
-                fut.add_done_callback(lambda f, t=key_type, g=group: link.loop.call_soon(
-                    lambda: self._on_done(t, g, f)))
+                fut.add_done_callback(partial(self._answered, key_type, group))
+
+    def _answered(self, key_type: int, keys: list[str], fut: Future) -> None:
+        """Handle the answer on the loop (a done-callback may run on another thread)."""
+        self.link.loop.call_soon(lambda: self._on_done(key_type, keys, fut))
 
     def _on_done(self, key_type: int, keys: list[str], fut: Future) -> None:
         exc = fut.exception()

@@ -58,7 +58,8 @@ class RangeAssignor(Assignor):
 
     name = "range"
 
-    def assign(self, partitions, members):
+    def assign(self, partitions: Mapping[str, int],
+               members: Mapping[str, Subscription]) -> dict[str, Assignment]:
         out: dict[str, Assignment] = {m: {} for m in members}
         order = _member_order(members)
         for topic in sorted(partitions):
@@ -81,7 +82,8 @@ class RoundRobinAssignor(Assignor):
 
     name = "roundrobin"
 
-    def assign(self, partitions, members):
+    def assign(self, partitions: Mapping[str, int],
+               members: Mapping[str, Subscription]) -> dict[str, Assignment]:
         out: dict[str, Assignment] = {m: {} for m in members}
         order = _member_order(members)
         if not order:
@@ -109,7 +111,8 @@ class CooperativeStickyAssignor(Assignor):
     name = "cooperative-sticky"
     rebalance_protocol = COOPERATIVE
 
-    def assign(self, partitions, members):
+    def assign(self, partitions: Mapping[str, int],
+               members: Mapping[str, Subscription]) -> dict[str, Assignment]:
         order = _member_order(members)
         if not order:
             return {}

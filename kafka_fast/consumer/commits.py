@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from typing import TypeVar
 
 from ..errors import KafkaError, KafkaException
 from ..topic_partition import OFFSET_INVALID, TopicPartition
@@ -15,11 +16,12 @@ from .membership import GroupMember
 from .offsets import OffsetClient, error_of
 
 E = KafkaError
+T = TypeVar("T")
 #: commit errors that mean the member must rejoin before its commits count
 _MEMBERSHIP = (E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID, E.REBALANCE_IN_PROGRESS)
 
 
-def wait_for(fut: Future, timeout: float | None, what: str) -> object:
+def wait_for(fut: Future[T], timeout: float | None, what: str) -> T:
     """``fut``'s result; a time-out raises ``_TIMED_OUT`` naming ``what``."""
     try:
         return fut.result(timeout)
@@ -70,7 +72,7 @@ class Committer:
                         if ps is not None and tp.offset > ps.committed:
                             ps.committed = tp.offset
                 return
-            err = error_of(f.exception())
+            err = error_of(f.exception() or Exception("no exception"))
             group = self.member()
             if err.code() in _MEMBERSHIP and group is not None:
                 self.offsets.client.call_soon(
@@ -103,7 +105,7 @@ class Committer:
             self.state.post(("commit", exc.args[0], offsets, "raised"))
             raise
         self.state.post(("commit", None, result))
-        return result  # type: ignore[return-value]
+        return result
 
     def auto_commit_if_due(self) -> None:
         if self.auto_commit and time.monotonic() >= self.next_auto_commit:
@@ -132,7 +134,7 @@ class Committer:
         """The group's committed offsets for ``partitions`` (OFFSET_INVALID where none)."""
         fut = self.offsets.fetch_committed([(tp.topic, tp.partition) for tp in partitions],
                                            timeout if timeout is not None else 30.0)
-        found: dict = wait_for(fut, timeout, "committed()")  # type: ignore[assignment]
+        found = wait_for(fut, timeout, "committed()")
         out = []
         for tp in partitions:
             offset, metadata, epoch = found.get((tp.topic, tp.partition), (-1, None, -1))

@@ -63,12 +63,21 @@ def _timeout_s(timeout: float | None) -> float | None:
 
 def _release(client: KafkaClient, fetcher: Fetcher) -> None:
     """Finalizer of a consumer dropped without close(): stop fetching and the client."""
-    fetcher.closed = True
+    fetcher.release()
     try:
         client.remove_poll_hook(fetcher.tick)
         client.close(0)
     except Exception:  # finalizers run at awkward times
         log.debug("closing a dropped consumer's client failed", exc_info=True)
+
+
+def _after(message: Message, verb: str) -> TopicPartition:
+    """The position after ``message`` (to store or commit)."""
+    topic, partition, offset = message.topic(), message.partition(), message.offset()
+    if message.error() is not None or topic is None or partition is None or offset is None:
+        raise KafkaException(KafkaError(E._INVALID_ARG,
+                                        f"cannot {verb} the offset of an error message"))
+    return TopicPartition(topic, partition, offset + 1, leader_epoch=message.leader_epoch())
 
 
 def _check_patterns(topics: list[str]) -> None:
@@ -256,8 +265,9 @@ class Consumer:
         self._delivery.settle()
         self._commits.commit_before_revoke()
         assigned = self._assigned()
-        if assigned and self._callbacks.get("revoke"):
-            self._callbacks["revoke"](self, assigned)
+        revoke = self._callbacks.get("revoke")
+        if assigned and revoke is not None:
+            revoke(self, assigned)
         self._state.remove(self._state.assigned())
         self._subscription = None
         self._group = None
@@ -381,7 +391,8 @@ class Consumer:
         return self._poll_slow(timeout)
 
     def _poll_slow(self, timeout: float | None) -> Message | None:
-        deadline = None if _timeout_s(timeout) is None else time.monotonic() + timeout
+        wait = _timeout_s(timeout)
+        deadline = None if wait is None else time.monotonic() + wait
         while True:
             err = self._before_delivery()
             if err is not None:
@@ -412,7 +423,8 @@ class Consumer:
         """Up to ``num_messages`` messages; returns early when ``timeout`` seconds pass."""
         if not isinstance(num_messages, int) or not 0 <= num_messages <= 1_000_000:
             raise ValueError("num_messages must be between 0 and 1000000 (1M)")
-        deadline = None if _timeout_s(timeout) is None else time.monotonic() + timeout
+        wait = _timeout_s(timeout)
+        deadline = None if wait is None else time.monotonic() + wait
         out: list[Message] = []
         err = self._before_delivery()
         if err is not None:
@@ -447,7 +459,8 @@ class Consumer:
             raise TypeError(f"max_records must be an int, not {type(max_records).__name__}")
         if max_records < 1:
             raise ValueError("max_records must be at least 1")
-        deadline = None if _timeout_s(timeout) is None else time.monotonic() + timeout
+        wait = _timeout_s(timeout)
+        deadline = None if wait is None else time.monotonic() + wait
         pieces: list = []
         total = 0
         err = self._before_delivery()
@@ -540,11 +553,8 @@ class Consumer:
         if (message is None) == (offsets is None):
             raise ValueError("store_offsets() takes exactly one of message or offsets")
         if message is not None:
-            if message.error() is not None:
-                raise KafkaException(KafkaError(E._INVALID_ARG,
-                                                "cannot store the offset of an error message"))
-            offsets = [TopicPartition(message.topic(), message.partition(), message.offset() + 1,
-                                      leader_epoch=message.leader_epoch())]
+            offsets = [_after(message, "store")]
+        assert offsets is not None
         state = self._state
         with state.lock:
             for tp in offsets:
@@ -569,11 +579,7 @@ class Consumer:
             raise ValueError("commit() takes message or offsets, not both")
         self._delivery.settle()
         if message is not None:
-            if message.error() is not None:
-                raise KafkaException(KafkaError(E._INVALID_ARG,
-                                                "cannot commit the offset of an error message"))
-            offsets = [TopicPartition(message.topic(), message.partition(), message.offset() + 1,
-                                      leader_epoch=message.leader_epoch())]
+            offsets = [_after(message, "commit")]
         elif offsets is None:
             offsets = self._commits.stored_offsets(only_changed=False)
         else:
@@ -696,7 +702,7 @@ class Consumer:
                         log.warning("on_commit raised while closing", exc_info=True)
         finally:
             self._closed = True
-            self._fetcher.closed = True
+            self._fetcher.release()
             self._delivery.clear_messages()
             self._state.notify()
             self._client.remove_poll_hook(self._fetcher.tick)

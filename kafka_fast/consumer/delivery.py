@@ -75,9 +75,10 @@ class Delivery:
         if self.idx >= self.nmsgs:
             pos = self.msgs_end
         else:
-            if last.error() is not None:
+            offset = last.offset()
+            if last.error() is not None or offset is None:
                 return
-            pos = last.offset() + 1
+            pos = offset + 1
         self.move_position(ps, pos, last.leader_epoch() if last.error() is None else None)
 
     def after_settle(self) -> None:
@@ -158,6 +159,7 @@ class Delivery:
                 append_messages(out, ps.topic, ps.partition, seg.cols, start, start + n,
                                 seg.timestamp_type, seg.leader_epoch)
             else:
+                assert pieces is not None
                 pieces.append((self.topic_no(ps.topic), ps.partition,
                                Segment(seg.cols, start, start + n, seg.timestamp_type,
                                        seg.leader_epoch)))
@@ -238,6 +240,7 @@ def view_from_messages(msgs: list[Message], headers: bool) -> RecordBatchView:
                    np.array([msg.timestamp()[1] for msg in msgs], np.int64), keys, values, kn,
                    vn, [msg.headers() for msg in msgs])
     first = msgs[0]
-    epoch = first.leader_epoch()
+    topic, partition, epoch = first.topic(), first.partition(), first.leader_epoch()
+    assert topic is not None and partition is not None
     seg = Segment(cols, 0, len(msgs), first.timestamp()[0], epoch if epoch is not None else -1)
-    return RecordBatchView([(0, first.partition(), seg)], [first.topic()], headers)
+    return RecordBatchView([(0, partition, seg)], [topic], headers)

@@ -15,15 +15,15 @@ import logging
 import struct
 import time
 from collections import defaultdict
-from concurrent.futures import Future
-from typing import TYPE_CHECKING
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
 
 from ..config.consumer import OFFSET_RESET
 from ..errors import KafkaError, KafkaException
 from ..net.lanes import Lane
 from ..protocol import messages as m
 from ..topic_partition import OFFSET_BEGINNING, OFFSET_END
-from .fetch_decode import decode_partition
+from .fetch_decode import DecodedPartition, decode_partition
 from .fetch_session import SESSION_ERRORS, FetchPlan, FetchSession, fetch_request
 from .fetch_state import Chunk, FetchState
 from .offsets import LEADER_ERRORS, TRANSIENT_LOCAL, OffsetClient, error_of
@@ -43,6 +43,10 @@ _RESET = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END, "error": None}
 def reset_strategy(conf: Config) -> int | None:
     """``auto.offset.reset`` as OFFSET_BEGINNING / OFFSET_END, or None for ``error``."""
     return _RESET[OFFSET_RESET[conf["auto.offset.reset"]]]
+#: A partition's records below this size are decoded on the I/O thread.
+DECODE_MIN_BYTES = 64 * 1024
+#: Threads besides the I/O thread that decode the partitions of one response.
+DECODE_THREADS = 2
 #: Fetch versions above 12 address topics by id only; 12 has everything else we use.
 FETCH_MAX_VERSION = 12
 
@@ -76,6 +80,14 @@ def next_offset_after(records, offset: int) -> tuple[int, int]:
             end, epoch = last, batch_epoch
         pos += size
     return end, epoch
+
+
+def _worth_a_thread(records: Any) -> bool:
+    """True for records worth decoding on a thread of their own: large, and compressed
+    (read from the first batch's attributes)."""
+    if records is None or len(records) < DECODE_MIN_BYTES or records[16] < 2:
+        return False
+    return bool(records[22] & 0x07)
 
 
 def sent_entry(ps: PartitionState) -> tuple:
@@ -112,6 +124,8 @@ class Fetcher:
         self.awaiting_metadata = False
         self.next_leader_check = 0.0
         self.closed = False
+        #: threads decoding the partitions of one response side by side (started on use)
+        self.decoders: ThreadPoolExecutor | None = None
         self.validator = Validator(state, client, self.reset_strategy, self.error_backoff)
         #: topic -> error code reported for it (a refusal is reported once until it clears)
         self.topic_errors: dict[str, int] = {}
@@ -257,8 +271,15 @@ class Fetcher:
 
     def shutdown(self) -> list[Future]:
         """Stop fetching and close the open fetch sessions (I/O thread)."""
-        self.closed = True
+        self.release()
         return self.close_sessions()
+
+    def release(self) -> None:
+        """Stop fetching and the decoder threads (any thread)."""
+        self.closed = True
+        decoders, self.decoders = self.decoders, None
+        if decoders is not None:
+            decoders.shutdown(wait=False)
 
     def close_sessions(self) -> list[Future]:
         """Send a closing Fetch (epoch -1) for every open session whose leader is idle."""
@@ -338,9 +359,10 @@ class Fetcher:
                     ps.backoff_until = now + self.error_backoff
         self.tick()
         chunks = []
-        metadata_topics = set()
-        for entry, pd in items:
-            chunk = self._partition(entry, pd, now, metadata_topics)
+        metadata_topics: set[str] = set()
+        decoded = self._decode_side_by_side(items)
+        for i, (entry, pd) in enumerate(items):
+            chunk = self._partition(entry, pd, now, metadata_topics, decoded.get(i))
             if chunk is not None:
                 chunks.append(chunk)
                 eof = self._eof_after(chunk, pd)
@@ -365,9 +387,39 @@ class Fetcher:
         ps.eof_reported = True
         return Chunk(ps, chunk.version, [], chunk.next_offset, 0, 0, eof=True)
 
-    def _partition(self, entry: tuple, pd, now: float, metadata_topics: set) -> Chunk | None:
+    def _decode(self, offset: int, pd: Any) -> DecodedPartition:
+        """Decode one partition's records (any thread: the record engine and the codecs
+        release the interpreter lock while they work)."""
+        aborted = None
+        if self.read_committed and pd.aborted_transactions:
+            aborted = [(a.producer_id, a.first_offset) for a in pd.aborted_transactions]
+        return decode_partition(pd.records, offset, read_committed=self.read_committed,
+                                aborted_transactions=aborted, verify_crc=self.check_crcs)
+
+    def _decode_side_by_side(self, items: list) -> dict[int, DecodedPartition]:
+        """With several large compressed partitions in one response, decode them on the
+        decoder threads and this one at once; ``{index in items: decoded}`` (empty: decode
+        each when it is handled)."""
+        work = [(i, entry[2], pd) for i, (entry, pd) in enumerate(items)
+                if pd.error_code == 0 and _worth_a_thread(pd.records)]
+        if len(work) < 2:
+            return {}
+        if self.decoders is None:
+            self.decoders = ThreadPoolExecutor(DECODE_THREADS,
+                                               thread_name_prefix="kafka_fast-decode")
+        futures = [(i, self.decoders.submit(self._decode, offset, pd))
+                   for i, offset, pd in work[1:]]
+        i, offset, pd = work[0]
+        out = {i: self._decode(offset, pd)}
+        for i, fut in futures:
+            out[i] = fut.result()
+        return out
+
+    def _partition(self, entry: tuple, pd: Any, now: float, metadata_topics: set,
+                   decoded: DecodedPartition | None = None) -> Chunk | None:
         """The Chunk for one partition of a Fetch response (``entry`` is what was sent:
-        state, version, offset, fetch sequence and epoch)."""
+        state, version, offset, fetch sequence and epoch; ``decoded`` its records if they
+        were decoded already)."""
         ps, version, offset, seq, epoch = entry
         code = pd.error_code
         state = self.state
@@ -385,12 +437,8 @@ class Fetcher:
                 state.post_error(KafkaError(code, f"Fetch of {ps.topic} [{ps.partition}] at offset "
                                                f"{offset}: {KafkaError(code)}"))
             return None
-        aborted = None
-        if self.read_committed and pd.aborted_transactions:
-            aborted = [(a.producer_id, a.first_offset) for a in pd.aborted_transactions]
-        records = pd.records
-        decoded = decode_partition(records, offset, read_committed=self.read_committed,
-                                   aborted_transactions=aborted, verify_crc=self.check_crcs)
+        if decoded is None:
+            decoded = self._decode(offset, pd)
         with state.lock:
             if ps.version != version or ps.fetch_seq != seq:
                 return None

@@ -448,7 +448,6 @@ class ClassicGroup:
             members=[m.LeaveGroupRequest.MemberIdentity(member_id=self.member_id,
                                                         group_instance_id=self.instance_id,
                                                         reason="the consumer is closing")]))
-        member = self.member_id
         self.member_id = ""
         self.generation = -1
         try:
@@ -456,7 +455,6 @@ class ClassicGroup:
         except Exception as exc:  # the client is closing: the coordinator times us out
             log.debug("LeaveGroup for %s not sent: %s", self.group_id, exc)
             return None
-        f.member_id = member
         return f
 
     def close(self) -> Future | None:

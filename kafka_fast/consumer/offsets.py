@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import Future
+from functools import partial
 from typing import Any
 
 from ..errors import KafkaError, KafkaException
@@ -67,6 +69,25 @@ class _Retry:
         return max(1, int((self.deadline - time.monotonic()) * 1000))
 
 
+def _list_offsets_request(topics: dict[str, list], isolation_level: int,
+                          timeout_ms: Callable[[], int]) -> m.ListOffsetsRequest:
+    return m.ListOffsetsRequest(
+        replica_id=-1, isolation_level=isolation_level,
+        topics=[m.ListOffsetsRequest.ListOffsetsTopic(name=t, partitions=ps)
+                for t, ps in topics.items()],
+        timeout_ms=timeout_ms())
+
+
+class _Pending:
+    """Partitions a look-up still waits for, and the last retriable error seen."""
+
+    __slots__ = ("pending", "last")
+
+    def __init__(self, pending: dict[tuple[str, int], int]) -> None:
+        self.pending = pending
+        self.last: KafkaError | None = None
+
+
 class OffsetClient:
     """Offset look-ups and commits for one consumer (``group_id`` may be empty)."""
 
@@ -83,12 +104,12 @@ class OffsetClient:
         fut: Future = Future()
         results: dict[tuple[str, int], tuple[int, int, int]] = {}
         retry = _Retry(self.client, timeout)
-        state = {"pending": dict(wanted), "last": None}
+        state = _Pending(dict(wanted))
 
         def attempt() -> None:
             if fut.done():
                 return
-            pending = state["pending"]
+            pending = state.pending
             by_leader: dict[int, list[tuple[str, int]]] = defaultdict(list)
             unknown = []
             for tp in pending:
@@ -109,11 +130,8 @@ class OffsetClient:
                 for t, p in tps:
                     topics[t].append(m.ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
                         partition_index=p, timestamp=pending[(t, p)], max_num_offsets=1))
-                req = versioned(m.ListOffsetsRequest, lambda topics=topics: m.ListOffsetsRequest(
-                    replica_id=-1, isolation_level=isolation_level,
-                    topics=[m.ListOffsetsRequest.ListOffsetsTopic(name=t, partitions=ps)
-                            for t, ps in topics.items()],
-                    timeout_ms=retry.remaining_ms()))
+                req = versioned(m.ListOffsetsRequest, partial(
+                    _list_offsets_request, topics, isolation_level, retry.remaining_ms))
                 f = self.client.send(node, req)
                 f.add_done_callback(lambda f, tps=tps: on_response(f, tps, outstanding))
 
@@ -123,7 +141,7 @@ class OffsetClient:
                 err = error_of(exc)
                 if err.code() in TRANSIENT_LOCAL or err.retriable():
                     outstanding["retry"] = True
-                    state["last"] = err
+                    state.last = err
                     self.client.request_metadata(sorted({t for t, _ in tps}))
                 else:
                     finish_error(err)
@@ -133,18 +151,18 @@ class OffsetClient:
                 for topic in resp.topics:
                     for p in topic.partitions:
                         tp = (topic.name, p.partition_index)
-                        if tp not in state["pending"]:
+                        if tp not in state.pending:
                             continue
                         code = p.error_code
                         if code == 0:
                             offset = p.offset
-                            if f.api_version == 0 and p.old_style_offsets:
+                            if getattr(f, "api_version", None) == 0 and p.old_style_offsets:
                                 offset = p.old_style_offsets[0]
                             results[tp] = (offset, p.leader_epoch, p.timestamp)
-                            del state["pending"][tp]
+                            del state.pending[tp]
                         elif code in LEADER_ERRORS:
                             outstanding["retry"] = True
-                            state["last"] = KafkaError(code)
+                            state.last = KafkaError(code)
                             self.client.request_metadata([topic.name])
                         else:
                             finish_error(KafkaError(
@@ -152,10 +170,10 @@ class OffsetClient:
                             return
             outstanding["n"] -= 1
             if outstanding["n"] == 0:
-                if not state["pending"]:
+                if not state.pending:
                     fut.set_result(results)
                 elif outstanding["retry"]:
-                    again(state["last"])
+                    again(state.last)
                 else:
                     again(KafkaError(E._FAIL, "partitions missing from ListOffsets response"))
 

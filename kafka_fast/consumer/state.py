@@ -42,7 +42,7 @@ class PartitionState:
         self.paused = False
         self.version = 0
         self.need = NEED_COMMITTED
-        self.reset_to = None
+        self.reset_to: int | None = None
         self.resolving = False
         self.fetching = False
         self.fetch_seq = 0

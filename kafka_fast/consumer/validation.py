@@ -98,7 +98,7 @@ class Validator:
             try:
                 fut = self.client.send(node, versioned(
                     m.OffsetForLeaderEpochRequest,
-                    lambda wanted=wanted: offset_for_leader_epoch_request(wanted)))
+                    partial(offset_for_leader_epoch_request, wanted)))
             except KafkaException as exc:
                 fut = Future()
                 fut.set_exception(exc)

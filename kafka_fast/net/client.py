@@ -197,11 +197,11 @@ class KafkaClient:
     # -- sending ----------------------------------------------------------------------------
     def _new_request(self, message: Any, version: int | None, timeout_ms: int | None,
                      node_id: int | None, any_node: bool,
-                     lane: Lane = Lane.DEFAULT) -> tuple[Request, Future]:
+                     lane: Lane = Lane.DEFAULT) -> tuple[Request, ReportingFuture]:
         if self._closed:
             raise KafkaException(KafkaError(KafkaError._DESTROY, "client is closed"))
         timeout = (self.settings.request_timeout if timeout_ms is None else timeout_ms / 1000.0)
-        fut: Future = ReportingFuture(self._internal_error, self.log)
+        fut = ReportingFuture(self._internal_error, self.log)
         req = Request(message, version, fut, time.monotonic() + timeout, node_id, any_node,
                       lane=lane)
         return req, fut
@@ -212,7 +212,7 @@ class KafkaClient:
         self.loop.wakeup()
 
     def send(self, node_id: int, request: Any, *, version: int | None = None,
-             timeout_ms: int | None = None, lane: Lane = Lane.DEFAULT) -> Future:
+             timeout_ms: int | None = None, lane: Lane = Lane.DEFAULT) -> ReportingFuture:
         """Send ``request`` to broker ``node_id``; a Future of the decoded response.
 
         ``lane`` picks the connection to the broker: ``Lane.COORDINATOR`` for group and
@@ -229,7 +229,7 @@ class KafkaClient:
         return fut
 
     def send_any(self, request: Any, *, version: int | None = None,
-                 timeout_ms: int | None = None) -> Future:
+                 timeout_ms: int | None = None) -> ReportingFuture:
         """Send to the least-loaded broker (bootstrap addresses while none is known).
 
         A request not yet written when its connection fails is tried on another broker.
@@ -251,8 +251,10 @@ class KafkaClient:
                                          "no broker available for the request"))
                 return
             req.node_id = node
-            req.future.node_id = node
-        conn = self._connection(req.node_id, req.lane)
+            if req.future is not None:
+                req.future.node_id = node
+        assert req.node_id is not None
+        conn = self._connection(req.node_id, Lane(req.lane))
         if conn is None:
             req.fail(kafka_exception(KafkaError._UNKNOWN_BROKER,
                                      f"unknown broker node id {req.node_id}", retriable=True))

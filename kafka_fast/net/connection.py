@@ -33,14 +33,14 @@ from .backoff import Backoff
 from .framing import ConnectionClosed, FrameReader, FrameWriter
 from .lanes import Lane
 from .request import Request, VersionedRequest, kafka_exception
-from .sasl import SaslError, make_mechanism
+from .sasl import SaslError, SaslMechanism, make_mechanism
 from .settings import ConnectionSettings
 from .versions import choose, negotiate
 
 if TYPE_CHECKING:
     from .events import ConnectionEvents
     from .framing import BufferPool
-    from .loop import IOLoop
+    from .loop import IOLoop, TimerHandle
 
 _I32 = struct.Struct(">i")
 _I16 = struct.Struct(">h")
@@ -86,7 +86,7 @@ def owns_buffer(api_key: int) -> bool:
     return owning
 
 
-def _decode_or_none(cls: type, body: Any, version: int) -> Any:
+def _decode_or_none(cls: Any, body: Any, version: int | None) -> Any:
     try:
         return cls.decode(body, version)
     except ProtocolError:
@@ -127,8 +127,8 @@ class BrokerConnection:
         self.last_activity = time.monotonic()
         self.throttled_until = 0.0
         self.retire_when_idle = False
-        self._reconnect_timer = None
-        self._throttle_timer = None
+        self._reconnect_timer: TimerHandle | None = None
+        self._throttle_timer: TimerHandle | None = None
         self._setup_deadline = 0.0
         self._corr = 0
         self._events = 0
@@ -136,7 +136,7 @@ class BrokerConnection:
         self._addr_index = 0
         self._reader: FrameReader | None = None
         self._writer = FrameWriter(self._written)
-        self._sasl = None
+        self._sasl: SaslMechanism | None = None
 
     # -- public (I/O thread) ----------------------------------------------------------------
     @property
@@ -258,7 +258,9 @@ class BrokerConnection:
             self._tls_handshake()
 
     def _connected(self) -> None:
-        err = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        sock = self.sock
+        assert sock is not None
+        err = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
         if err:
             self._fail_setup(KafkaError(
                 KafkaError._TRANSPORT,
@@ -268,10 +270,10 @@ class BrokerConnection:
         if ctx is None:
             self._start_versions()
             return
-        self.loop.selector.unregister(self.sock)
+        self.loop.selector.unregister(sock)
         self._events = 0
         try:
-            self.sock = ctx.wrap_socket(self.sock, server_hostname=self.host,
+            self.sock = ctx.wrap_socket(sock, server_hostname=self.host,
                                         do_handshake_on_connect=False)
         except (OSError, ValueError) as exc:
             self._fail_setup(KafkaError(KafkaError._SSL, f"{self.name}: TLS set-up: {exc}"),
@@ -281,8 +283,10 @@ class BrokerConnection:
         self._tls_handshake()
 
     def _tls_handshake(self) -> None:
+        sock = self.sock
+        assert isinstance(sock, ssl.SSLSocket)
         try:
-            self.sock.do_handshake()
+            sock.do_handshake()
         except ssl.SSLWantReadError:
             self._want(_READ)
             return
@@ -303,10 +307,12 @@ class BrokerConnection:
         if events == self._events:
             return
         selector = self.loop.selector
+        sock = self.sock
+        assert sock is not None
         if self._events == 0:
-            selector.register(self.sock, events, self._on_event)
+            selector.register(sock, events, self._on_event)
         else:
-            selector.modify(self.sock, events, self._on_event)
+            selector.modify(sock, events, self._on_event)
         self._events = events
 
     # -- ApiVersions and SASL ---------------------------------------------------------------
@@ -386,6 +392,8 @@ class BrokerConnection:
     def _on_sasl_handshake(self, req: Request, body: Any) -> None:
         if isinstance(body, BaseException):
             return
+        sasl = self._sasl
+        assert sasl is not None
         try:
             resp = SaslHandshakeResponse.decode(body, req.version)
         except ProtocolError as exc:
@@ -393,11 +401,11 @@ class BrokerConnection:
             return
         if resp.error_code:
             self._auth_failed(
-                f"SASL mechanism {self._sasl.name} rejected: {KafkaError(resp.error_code).str()}"
+                f"SASL mechanism {sasl.name} rejected: {KafkaError(resp.error_code).str()}"
                 f" (broker enables: {', '.join(resp.mechanisms) or 'none'})")
             return
         try:
-            first = self._sasl.start()
+            first = sasl.start()
         except SaslError as exc:
             self._auth_failed(str(exc))
             return
@@ -410,6 +418,8 @@ class BrokerConnection:
     def _on_sasl_auth(self, req: Request, body: Any) -> None:
         if isinstance(body, BaseException):
             return
+        sasl = self._sasl
+        assert sasl is not None
         try:
             resp = SaslAuthenticateResponse.decode(body, req.version)
         except ProtocolError as exc:
@@ -417,11 +427,11 @@ class BrokerConnection:
             return
         if resp.error_code:
             self._auth_failed(
-                f"SASL {self._sasl.name} authentication failed: "
+                f"SASL {sasl.name} authentication failed: "
                 f"{resp.error_message or KafkaError(resp.error_code).str()}")
             return
         try:
-            nxt = self._sasl.step(resp.auth_bytes or b"")
+            nxt = sasl.step(resp.auth_bytes or b"")
         except SaslError as exc:
             self._auth_failed(str(exc))
             return
@@ -529,6 +539,7 @@ class BrokerConnection:
 
     def _read(self) -> None:
         reader = self._reader
+        assert reader is not None
         tls = self.settings.ssl_context is not None
         while self.sock is not None:
             try:
@@ -576,6 +587,7 @@ class BrokerConnection:
             return
         api_key = req.api_key
         version = req.version
+        assert version is not None
         try:
             if api_key == _API_VERSIONS:
                 offset = 4  # ApiVersions responses always use header v0
@@ -594,7 +606,8 @@ class BrokerConnection:
             return
         del self.inflight[corr]
         fut = req.future
-        fut.api_version = version
+        if fut is not None:
+            fut.api_version = version
         req.resolve(resp)
         throttle = getattr(resp, "throttle_time_ms", 0)
         if throttle and throttle > 0:
@@ -694,14 +707,14 @@ class BrokerConnection:
             self.log.debug("%s: %s", self.name, error.str(),
                            extra={"kafka_event": "closed", "node_id": self.node_id,
                                   "error": error, "ts": now})
-        exc = KafkaException(error if error is not None else
-                             KafkaError(KafkaError._DESTROY, f"{self.name}: connection closed"))
+        failure = KafkaException(error if error is not None else KafkaError(
+            KafkaError._DESTROY, f"{self.name}: connection closed"))
         for req in inflight:
-            req.fail(exc)
+            req.fail(failure)
         for req in unwritten:
-            req.fail(exc)
+            req.fail(failure)
         for req in pending:
             if req.any_node and not terminal and self.listener.reroute(req, self):
                 continue
-            req.fail(exc)
+            req.fail(failure)
         self.listener.connection_down(self, error, was_ready, terminal)

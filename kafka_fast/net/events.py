@@ -71,7 +71,8 @@ class EventQueue:
     def __init__(self, error_cb: Callable[[KafkaError], object] | None = None,
                  throttle_cb: Callable[[ThrottleEvent], object] | None = None,
                  logger: logging.Logger | None = None) -> None:
-        self.queue: queue.SimpleQueue[ClientEvent] = queue.SimpleQueue()
+        #: events for the serving thread; None tells a dedicated event thread to stop
+        self.queue: queue.SimpleQueue[ClientEvent | None] = queue.SimpleQueue()
         self.error_cb = error_cb
         self.throttle_cb = throttle_cb
         self.log = logger or log
@@ -116,6 +117,8 @@ class EventQueue:
             except queue.Empty:
                 break
             block = False
+            if event is None:  # the event thread's stop signal
+                break
             served += 1
             self.dispatch(event)
         return served

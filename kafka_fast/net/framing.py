@@ -24,6 +24,7 @@ import struct
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from .._impl import load
 from ..errors import ProtocolError
@@ -203,7 +204,7 @@ class FrameReader:
 class FrameWriter:
     """Queue of outgoing chunks; ``written(token)`` is called once a token's chunks are sent."""
 
-    def __init__(self, written: Callable[[object], None]) -> None:
+    def __init__(self, written: Callable[[Any], None]) -> None:
         self._chunks: deque[memoryview] = deque()
         self._queued = 0  # total bytes ever queued
         self._sent = 0  # total bytes ever sent

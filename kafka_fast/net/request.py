@@ -24,6 +24,9 @@ class ReportingFuture(Future):
         super().__init__()
         self._on_error = on_error
         self._log = log
+        #: the broker the request went to, and the API version it was sent with
+        self.node_id: int | None = None
+        self.api_version: int | None = None
 
     def add_done_callback(self, fn: Callable[[Future], object]) -> None:
         on_error, log = self._on_error, self._log
@@ -48,7 +51,7 @@ class Request:
     __slots__ = ("message", "api_key", "version", "future", "deadline", "expect_response",
                  "node_id", "any_node", "tried", "handler", "attempt", "lane")
 
-    def __init__(self, message: Any, version: int | None, future: Future | None,
+    def __init__(self, message: Any, version: int | None, future: ReportingFuture | None,
                  deadline: float, node_id: int | None = None, any_node: bool = False,
                  handler: Callable[[Request, Any], None] | None = None,
                  lane: int = 0) -> None:

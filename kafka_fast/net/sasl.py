@@ -78,6 +78,10 @@ class OAuthBearerMechanism:
         return None
 
 
+#: A SASL exchange in progress.
+SaslMechanism = PlainMechanism | ScramMechanism | OAuthBearerMechanism
+
+
 def make_mechanism(config: Mapping[str, Any], tokens: TokenSource | None = None
                    ) -> PlainMechanism | ScramMechanism | OAuthBearerMechanism:
     """A fresh mechanism instance for one connection, from ``sasl.*`` settings (and, for

@@ -6,13 +6,16 @@ import socket
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from .oauthbearer import TokenSource
 from .tls import make_ssl_context, uses_sasl, uses_tls
 
 _FAMILIES = {"any": socket.AF_UNSPEC, "v4": socket.AF_INET, "v6": socket.AF_INET6}
+
+if TYPE_CHECKING:
+    from ..config.table import Config
 
 
 @dataclass
@@ -32,7 +35,7 @@ class ConnectionSettings:
     ssl_context: ssl.SSLContext | None
     verify_hostname: bool
     sasl: bool
-    config: Mapping[str, Any]
+    config: Config
     max_response_bytes: int = 100000000
     keepalive: bool = False
     #: OAUTHBEARER tokens shared by the client's connections (None for other mechanisms).
@@ -41,7 +44,7 @@ class ConnectionSettings:
     software_version: str = __version__
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> ConnectionSettings:
+    def from_config(cls, config: Config) -> ConnectionSettings:
         return cls(
             client_id=config["client.id"],
             max_in_flight=config["max.in.flight.requests.per.connection"],

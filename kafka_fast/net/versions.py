@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import KafkaError
 from .request import kafka_exception
 
 
-def negotiate(broker_ranges: Iterable[Any], api_keys: dict[int, tuple[type, type]]) -> dict[int, int]:
+def negotiate(broker_ranges: Iterable[Any],
+              api_keys: Mapping[int, tuple[Any, Any]]) -> dict[int, int]:
     """``{api_key: version}`` for every API both sides support.
 
     ``broker_ranges`` are ApiVersionsResponse entries (api_key, min_version, max_version);

@@ -15,6 +15,8 @@ from __future__ import annotations
 import random
 import time
 from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 from ..errors import KafkaError, KafkaException
@@ -106,6 +108,9 @@ class Accumulator(RouterState):
         #: Records above ``batch.size`` may still be below ``message.max.bytes``: only when
         #: the builder's bound is looser than message.max.bytes must every record be sized.
         self.size_every_record = self.batch_size > self.max_message
+        #: Builds a sealed batch's payload elsewhere (compressed batches go to encoder
+        #: threads, so compression stays off the I/O thread); None: built when sent.
+        self.encode: Callable[[Any], Future] | None = None
         self.ready: deque[PartitionState] = deque()  # partitions that got sealed batches
         self.open_parts: dict[PartitionState, None] = {}
         self.next_linger = float("inf")
@@ -206,6 +211,8 @@ class Accumulator(RouterState):
         size = b.size_in_bytes
         ps.order += 1
         batch = ProducerBatch(ps, count, size, ps.opened, ps.entries, builder=b, order=ps.order)
+        if self.encode is not None:
+            batch.encoding = self.encode(b)
         ps.entries = None
         self.bytes += size
         if self.bytes >= self.max_bytes:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 Headers = list[tuple[str, bytes | None]]
@@ -36,6 +36,7 @@ def as_headers(headers: Any, what: str = "headers") -> Headers | None:
     ``(str, bytes | None)`` tuples (None when there are none)."""
     if headers is None:
         return None
+    pairs: Iterable[Any]
     if isinstance(headers, Mapping):
         pairs = headers.items()
     elif isinstance(headers, (list, tuple)):

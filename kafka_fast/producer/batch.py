@@ -8,6 +8,7 @@ already encoded; the sender then patches the producer fields into the bytes.
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from typing import Any
 
 from ..records import patch_producer_fields
@@ -69,7 +70,7 @@ class ProducerBatch:
     __slots__ = (
         "part", "builder", "payload", "count", "size", "created", "entries",
         "base_sequence", "stamp", "attempts", "retry_at",
-        "error", "base_offset", "log_append_time", "order", "sent_at", "reported",
+        "error", "base_offset", "log_append_time", "order", "sent_at", "reported", "encoding",
     )
 
     def __init__(self, part: Any, count: int, size: int, created: float, entries: Any,
@@ -77,6 +78,8 @@ class ProducerBatch:
         self.part = part  # PartitionState
         self.builder = builder
         self.payload = payload
+        #: the builder being encoded on an encoder thread (compressed batches of produce())
+        self.encoding: Future | None = None
         self.count = count
         self.size = size
         self.created = created  # monotonic seconds of the first record
@@ -100,10 +103,19 @@ class ProducerBatch:
     def partition(self) -> int:
         return self.part.partition
 
+    def encoded(self) -> bool:
+        """False while an encoder thread is still building the payload."""
+        return self.encoding is None or self.encoding.done()
+
     def wire_bytes(self, producer_id: int, producer_epoch: int, transactional: bool) -> bytes:
         """The encoded batch stamped with these producer fields and ``base_sequence``
         (built on first use, patched when the fields changed since)."""
         stamp = (producer_id, producer_epoch, self.base_sequence)
+        if self.encoding is not None:
+            # Encoded without producer fields (stamp (-1, -1, -1)); patched below if needed.
+            self.payload = self.encoding.result()
+            self.encoding = None
+            self.builder = None
         if self.payload is None:
             builder = self.builder
             builder.set_producer_state(producer_id, producer_epoch, self.base_sequence,

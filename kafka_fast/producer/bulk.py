@@ -18,7 +18,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
@@ -380,6 +380,16 @@ class BatchProducer:
             if time.monotonic() > deadline:
                 raise BufferError("Local: Queue full (no room freed within delivery.timeout.ms)")
             self.reports.wait(0.05)
+
+    def encode_sealed(self, builder: Any) -> Future:
+        """Build a sealed batch of ``produce()`` on an encoder thread (compression then runs
+        beside the application and I/O threads); the I/O thread is woken when it is done."""
+        fut = self.encoder_pool().submit(builder.build)
+        fut.add_done_callback(self._encoded)
+        return fut
+
+    def _encoded(self, fut: Future) -> None:
+        self.client.wakeup()
 
     def close(self) -> None:
         """Stop the encoder threads."""

@@ -93,6 +93,9 @@ class Producer(ProduceRouter):
         self._sender_hook = self._sender.run
         self._bulk = BatchProducer(self._acc, self._client, config, self._learn_topic,
                                    self._serve, self._reports)
+        if config["compression.type"] != "none":
+            # Compressed batches of produce() are built on produce_batch's encoder threads.
+            self._acc.encode = self._bulk.encode_sealed
         self._client.add_poll_hook(self._sender_hook)
         self._client.start()
         self._switch = switch_interval.request(config["python.switch.interval.ms"] / 1000.0)

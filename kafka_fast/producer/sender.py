@@ -249,9 +249,14 @@ class Sender:
         if probe:
             self.next_topic_probe = now + self.backoff_max
 
+    def _bump(self) -> None:
+        """Ask for a new producer epoch: some sequence numbers will never be acknowledged."""
+        if self.identity is not None:
+            self.identity.request_bump()
+
     def _expired(self, batch: ProducerBatch) -> None:
         if self.idempotent and batch.base_sequence >= 0:
-            self.identity.request_bump()  # its sequence numbers will never be acknowledged
+            self._bump()  # its sequence numbers will never be acknowledged
         self._finish(batch, KafkaError(KafkaError._MSG_TIMED_OUT, "Local: Message timed out"))
 
     # -- draining --------------------------------------------------------------------------
@@ -259,6 +264,8 @@ class Sender:
         sealed = ps.sealed
         if not sealed or sealed[0].retry_at > now or ps.backoff_until > now:
             return False
+        if not sealed[0].encoded():
+            return False  # an encoder thread wakes the I/O thread when it is done
         if self.idempotent:
             if ps.resync:
                 if ps.inflight:
@@ -422,15 +429,16 @@ class Sender:
         code = err.code()
         if self.idempotent:
             _discard(ps.inflight, batch)
-            stale = batch.stamp[1] != self.identity.epoch or batch.stamp[0] != \
-                self.identity.producer_id
+            identity = self.identity
+            assert identity is not None
+            stale = batch.stamp[1] != identity.epoch or batch.stamp[0] != identity.producer_id
             if code == KafkaError.DUPLICATE_SEQUENCE_NUMBER:
                 self._done_ok(batch, -1, -1)
                 return
             if code in (KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER, KafkaError.UNKNOWN_PRODUCER_ID):
                 if not stale and batch.base_sequence == ps.acked_seq:
                     # The broker lost our state for the first unacknowledged batch: new epoch.
-                    self.identity.request_bump()
+                    self._bump()
                 self._retry(batch, err, now, count_attempt=False)
                 return
             if code == KafkaError.INVALID_PRODUCER_EPOCH and stale:
@@ -449,14 +457,14 @@ class Sender:
             self._retry(batch, err, now)
             return
         if self.idempotent and batch.base_sequence >= 0:
-            self.identity.request_bump()  # a gap in this partition's sequences
+            self._bump()  # a gap in this partition's sequences
         self._finish(batch, err)
 
     def _retry(self, batch: ProducerBatch, err: KafkaError, now: float,
                count_attempt: bool = True) -> None:
         if now - batch.created > self.delivery_timeout:
             if self.idempotent and batch.base_sequence >= 0:
-                self.identity.request_bump()
+                self._bump()
             self._finish(batch, KafkaError(
                 KafkaError._MSG_TIMED_OUT, f"Local: Message timed out (last error: {err.str()})"))
             return
@@ -567,7 +575,7 @@ class Sender:
                         self._finish(batch, inflight_err or err)
                     ps.inflight.clear()
         if reseq and self.idempotent:
-            self.identity.request_bump()
+            self._bump()
 
 
     def fail_inflight(self, err: KafkaError) -> None:
@@ -578,7 +586,7 @@ class Sender:
                     self._finish(batch, err)
                 ps.inflight.clear()
         if self.idempotent:
-            self.identity.request_bump()
+            self._bump()
 
 
 def has_partitions(info: Any) -> bool:

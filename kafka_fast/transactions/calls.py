@@ -131,8 +131,8 @@ class CoordinatorCall:
         try:
             sent = self.client.send(node, self.build(), timeout_ms=timeout_ms,
                                     lane=Lane.COORDINATOR)
-        except KafkaException as exc:
-            self._settle(Outcome.fail(exc.args[0]))
+        except KafkaException as failure:
+            self._settle(Outcome.fail(failure.error))
             return
         sent.add_done_callback(lambda f: self._answered(f, node))
 
@@ -149,8 +149,8 @@ class CoordinatorCall:
             return
         try:
             outcome = self.handle(fut.result(), node)
-        except KafkaException as exc:
-            outcome = Outcome.fail(exc.args[0])
+        except KafkaException as failure:
+            outcome = Outcome.fail(failure.error)
         self._settle(outcome)
 
     def _settle(self, outcome: Outcome) -> None:

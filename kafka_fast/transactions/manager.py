@@ -181,7 +181,7 @@ class TransactionManager:
                 self._started = True
                 fut.set_result(None)
                 return fut
-            missing = {tuple(tp) for tp in tps} - self._in_txn
+            missing = {(tp[0], tp[1]) for tp in tps} - self._in_txn
             if not missing:
                 fut.set_result(None)
                 return fut
@@ -488,11 +488,13 @@ class TransactionManager:
                 self._in_txn |= added
                 self._started = True
                 self._pending_add |= adding - added
-                keep = []
+                keep: list[tuple[set[TopicPart], Future]] = []
                 for want, f in self._waiters:
-                    (done if want <= self._in_txn else keep).append((want, f))
+                    if want <= self._in_txn:
+                        done.append(f)
+                    else:
+                        keep.append((want, f))
                 self._waiters = keep
-                done = [f for _, f in done]
                 if self._pending_add:
                     self._schedule_adds()
             self._cond.notify_all()

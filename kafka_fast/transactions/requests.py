@@ -114,13 +114,14 @@ def handle_add_partitions(resp: Any, node: int) -> Outcome:
             if code == 0:
                 added.add((t.name, p.partition_index))
             elif code != E.OPERATION_NOT_ATTEMPTED:  # set when another partition failed
-                outcomes.append(classify(
+                outcomes.append(failure(
                     code, f"AddPartitionsToTxn for {t.name} [{p.partition_index}]",
                     abortable=(E.TOPIC_AUTHORIZATION_FAILED,),
                     retry=(E.UNKNOWN_TOPIC_OR_PARTITION,)))
     if not outcomes:
-        if not added and getattr(resp, "error_code", 0):
-            return classify(resp.error_code, "AddPartitionsToTxn")
+        code = getattr(resp, "error_code", 0)
+        if not added and code:
+            return failure(code, "AddPartitionsToTxn")
         return Outcome.done(added)
     return _worst(outcomes)
 
@@ -161,11 +162,11 @@ def txn_offset_commit(transactional_id: str, producer_id: int, epoch: int, group
 
 
 def handle_txn_offset_commit(resp: Any, node: int) -> Outcome:
-    outcomes = []
+    outcomes: list[Outcome] = []
     for t in resp.topics:
         for p in t.partitions:
             if p.error_code:
-                outcomes.append(classify(
+                outcomes.append(failure(
                     p.error_code, f"TxnOffsetCommit for {t.name} [{p.partition_index}]",
                     abortable=(E.GROUP_AUTHORIZATION_FAILED, E.UNKNOWN_MEMBER_ID,
                                E.ILLEGAL_GENERATION, E.FENCED_INSTANCE_ID,
@@ -198,6 +199,14 @@ def handle_end_txn(resp: Any, node: int) -> Outcome:
 
 
 _SEVERITY = {"fail": 3, "rediscover": 2, "retry": 1, "done": 0}
+
+
+def failure(code: int, what: str, *, abortable: Iterable[int] = (),
+            retry: Iterable[int] = (), rediscover: Iterable[int] = ()) -> Outcome:
+    """``classify`` for a code known to be non-zero."""
+    outcome = classify(code, what, abortable=abortable, retry=retry, rediscover=rediscover)
+    assert outcome is not None, "failure() needs a non-zero error code"
+    return outcome
 
 
 def _worst(outcomes: list[Outcome]) -> Outcome:

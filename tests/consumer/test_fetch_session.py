@@ -9,6 +9,7 @@ Apache Kafka grants sessions, and the same reads go through incremental fetches 
 
 from __future__ import annotations
 
+import random
 from concurrent.futures import Future
 
 import pytest
@@ -272,3 +273,58 @@ def test_brokers_without_sessions_stay_on_full_fetches_and_read_exactly(broker):
                 assert s.enabled and (s.session_id, s.epoch, s.known) == (0, 0, {})
     finally:
         c.close()
+
+
+def test_large_compressed_partitions_of_one_answer_are_decoded_side_by_side():
+    conf = make_config({"bootstrap.servers": f"127.0.0.1:{free_port()}", "group.id": "g"},
+                       "consumer")
+    client = KafkaClient(conf).start()
+    state = FetchState()
+    f = Fetcher(state, client, conf, OffsetClient(client, "g"))
+    delivery = Delivery(state, auto_store=True, per_chunk=100_000, wake_fetcher=client.wakeup)
+    rng = random.Random(7)
+
+    sent_values: dict[int, list[bytes]] = {}
+
+    def big(base: int, n: int, codec: str) -> bytes:
+        values = [bytes(rng.getrandbits(8) for _ in range(40)) * 4 for _ in range(n)]
+        sent_values[len(sent_values)] = values
+        return encode_batch(values, [b"k%d" % (base + i) for i in range(n)],
+                            timestamps=[2_000 + i for i in range(n)], base_offset=base,
+                            compression=codec)
+
+    try:
+        parts = [PartitionState("t", p) for p in range(4)]
+        payloads = {0: big(0, 2000, "lz4"), 1: big(0, 2000, "zstd"), 2: big(0, 2000, "gzip"),
+                    3: batch(0, 5)}  # small and uncompressed: decoded in line
+        with state.lock:
+            for ps in parts:
+                ps.set_position(0, -1)
+                state.parts[(ps.topic, ps.partition)] = ps
+                ps.fetching = True
+            sent = [sent_entry(ps) for ps in parts]
+        assert all(len(payloads[p]) >= 64 * 1024 for p in range(3))
+        plan = f.session(1).plan({("t", p): (0, -1, MAXB) for p in range(4)})
+        fut: Future = Future()
+        fut.set_result(response(0, {("t", p): payloads[p] for p in range(4)}))
+        f.on_response(1, sent, plan, fut)
+        assert f.decoders is not None  # three large compressed partitions: side by side
+        got: dict[int, list] = {}
+        while True:
+            out: list = []
+            count, info = delivery.take(100_000, out, None)
+            if info is None:
+                break
+            delivery.advance(info)
+            for msg in out:
+                got.setdefault(msg.partition(), []).append(
+                    (msg.offset(), msg.key(), msg.value()))
+        assert {p: len(v) for p, v in got.items()} == {0: 2000, 1: 2000, 2: 2000, 3: 5}
+        for p in range(3):
+            assert got[p] == [(i, b"k%d" % i, sent_values[p][i]) for i in range(2000)]
+        assert got[3] == [(i, b"k%d" % i, b"v%d" % i) for i in range(5)]
+        assert [ps.position for ps in parts] == [2000, 2000, 2000, 5]
+    finally:
+        f.release()
+        assert f.decoders is None
+        client.close()

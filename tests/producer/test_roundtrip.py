@@ -58,6 +58,8 @@ def test_round_trip_every_field_and_codec(broker, codec):
             p.produce(topic, v, k, partition=part, timestamp=ts, headers=h,
                       on_delivery=lambda err, msg: reports.append((err, msg)))
         assert p.flush(30) == 0
+        # Compressed batches of produce() are built on the encoder threads, not the I/O thread.
+        assert (p._bulk.encoder is not None) == (codec != "none")
     assert [err for err, _ in reports] == [None] * len(recs)
     want = _expected(recs)
     # Delivery reports carry the exact record, its partition and offset. (The mock cluster
