@@ -128,6 +128,10 @@ def test_a_late_write_of_a_finished_transaction_is_refused(apache_kafka):
         p.begin_transaction()
         p.produce(topic, b"kept", partition=0)
         p.commit_transaction(20)
+        # The commit marker reaches the partition after EndTxn answers: once a read_committed
+        # reader sees the record, the marker (and with it the new epoch) is in the log.
+        assert [r[3] for r in read_records(apache_kafka, topic, 1, "read_committed",
+                                           reader="confluent", at_least=1)] == [b"kept"]
         client = p._client
         leader = client.wait_metadata([topic], 10).leader(topic, 0)
         late = encode_batch([b"late"], None, producer_id=pid, producer_epoch=epoch,
