@@ -8,7 +8,8 @@ numbers and leading-underscore names.
 
 from __future__ import annotations
 
-from typing import Any
+import builtins
+from typing import TYPE_CHECKING, Any
 
 from ._error_codes import BROKER_ERRORS as _GENERATED_BROKER_ERRORS
 
@@ -137,7 +138,17 @@ def _message_of(code: int) -> str:
     return f"Unknown error {code}"
 
 
-class KafkaError:
+if TYPE_CHECKING:
+    class _CodeNames(type):
+        """Type checkers see the error-code constants (``KafkaError.NOT_COORDINATOR``, ...)
+        installed from the code tables below as class attributes of type int."""
+
+        def __getattr__(cls, name: str) -> int: ...
+else:
+    _CodeNames = type
+
+
+class KafkaError(metaclass=_CodeNames):
     """An error value: a code plus a reason, with the flags confluent-kafka exposes.
 
     Compares equal to other ``KafkaError`` objects and to plain integer codes.
@@ -201,7 +212,7 @@ class KafkaError:
     def __bool__(self) -> bool:
         return self._code != 0
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> builtins.str:  # ``str`` here is the method above
         return (
             f'KafkaError{{code={self.name()},val={self._code},str="{self.str()}"}}'
         )
