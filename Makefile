@@ -47,11 +47,12 @@ gen: install
 check-generated: install
 	$(PY) tools/check_generated.py $(SCHEMAS)
 
-# ruff, then the layering rules: no reaching into other objects' underscore attributes, no
-# import cycles between packages (tools/check_layers.py).
+# ruff, the layering rules (no reaching into other objects' underscore attributes, no import
+# cycles between packages: tools/check_layers.py) and the type checker (mypy, pyproject.toml).
 lint: install
 	$(VENV)/bin/ruff check .
 	$(PY) tools/check_layers.py
+	$(PY) -m mypy
 
 test: build system-deps kafka-jars check-generated lint sanitize
 	KAFKA_PROTOCOL_DIR=$(abspath $(SCHEMAS)) \

@@ -7,7 +7,7 @@ program that only needs the record engine does not load the network stack.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__, libversion, version
 from .errors import (
@@ -30,6 +30,27 @@ from .topic_partition import (
     OFFSET_STORED,
     TopicPartition,
 )
+
+if TYPE_CHECKING:
+    # What the module __getattr__ below loads on first use, for type checkers (``X as X``:
+    # an explicit re-export).
+    from .admin import AdminClient as AdminClient
+    from .admin.model import ConsumerGroupState as ConsumerGroupState
+    from .admin.model import ConsumerGroupTopicPartitions as ConsumerGroupTopicPartitions
+    from .admin.model import ConsumerGroupType as ConsumerGroupType
+    from .admin.model import ElectionType as ElectionType
+    from .admin.model import IsolationLevel as IsolationLevel
+    from .admin.model import Node as Node
+    from .admin.model import TopicCollection as TopicCollection
+    from .admin.model import TopicPartitionInfo as TopicPartitionInfo
+    from .admin.model import Uuid as Uuid
+    from .consumer import Consumer as Consumer
+    from .consumer import RecordBatchView as RecordBatchView
+    from .crc import crc32c as crc32c
+    from .crc import crc32c_impl as crc32c_impl
+    from .deserializing_consumer import DeserializingConsumer as DeserializingConsumer
+    from .producer import Producer as Producer
+    from .serializing_producer import SerializingProducer as SerializingProducer
 
 _LAZY = {
     "crc32c": ("kafka_fast.crc", "crc32c"),

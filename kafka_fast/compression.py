@@ -489,18 +489,18 @@ def decompress_pooled(
         return Lease(memoryview(data).cast("B"))
     if max_size is None:
         max_size = MAX_DECOMPRESSED_SIZE
-    by_budget = budget is not None and budget.remaining() < max_size
-    if by_budget:
-        max_size = budget.remaining()
+    limited_by = budget if budget is not None and budget.remaining() < max_size else None
+    if limited_by is not None:
+        max_size = limited_by.remaining()
     try:
         lease = _DECOMPRESSORS[cid](data, max_size, legacy_lz4)
     except DecompressionLimitError as exc:
-        if not by_budget:
+        if limited_by is None:
             raise
         raise DecompressionLimitError(
             f"{exc.args[0].str()}: the record set's decompressed size is limited to "
-            f"{budget.total()} bytes (kafka_fast.compression.MAX_DECOMPRESSED_SIZE) and "
-            f"{budget.used} are used") from None
+            f"{limited_by.total()} bytes (kafka_fast.compression.MAX_DECOMPRESSED_SIZE) and "
+            f"{limited_by.used} are used") from None
     if budget is not None:
         budget.used += len(lease.view)
     return lease

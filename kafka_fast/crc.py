@@ -11,14 +11,20 @@ specific one and ``KAFKA_FAST_NO_EXTENSIONS=1`` selects the pure-Python twin.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ._impl import load
 
-_module, NATIVE = load("_crc32c", "crc32c")
+if TYPE_CHECKING:
+    # Both implementations have the compiled module's interface (kafka_fast/_native/*.pyi).
+    from ._native import _crc32c as _module
 
-crc32c: Callable[..., int] = _module.crc32c
-crc32c_impl: Callable[[], str] = _module.crc32c_impl
-available_impls: Callable[[], tuple[str, ...]] = _module.available_impls
+    NATIVE: bool
+else:
+    _module, NATIVE = load("_crc32c", "crc32c")
+
+crc32c = _module.crc32c
+crc32c_impl = _module.crc32c_impl
+available_impls = _module.available_impls
 
 __all__ = ["NATIVE", "available_impls", "crc32c", "crc32c_impl"]

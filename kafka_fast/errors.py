@@ -8,6 +8,7 @@ numbers and leading-underscore names.
 
 from __future__ import annotations
 
+import builtins
 from typing import TYPE_CHECKING, Any
 
 from ._error_codes import BROKER_ERRORS as _GENERATED_BROKER_ERRORS
@@ -211,7 +212,7 @@ class KafkaError(metaclass=_CodeNames):
     def __bool__(self) -> bool:
         return self._code != 0
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> builtins.str:  # ``str`` here is the method above
         return (
             f'KafkaError{{code={self.name()},val={self._code},str="{self.str()}"}}'
         )

@@ -711,7 +711,8 @@ class ModuleWriter:
             for tag, attr, _n, kind in tags:
                 expr, _ = default_value(fields[attr], self.msg.structs)
                 parts.append(f"({tag}, {attr!r}, {expr}, {self.writer(kind)})")
-            self.tag_defs.append(f"{name} = ({', '.join(parts)},)")
+            # Annotated: a default such as ``[]`` leaves a type checker nothing to infer.
+            self.tag_defs.append(f"{name}: tuple = ({', '.join(parts)},)")
         return name
 
     def render(self) -> tuple[str, str]:

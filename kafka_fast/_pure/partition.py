@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 import zlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -325,6 +325,11 @@ class RouterState:
 
 class ProduceRouter:
     """``Producer.produce``; this twin always takes ``self._produce`` (the general path)."""
+
+    if TYPE_CHECKING:
+        # Provided by the subclass (``Producer._produce``).
+        def _produce(self, topic: Any, value: Any, key: Any, partition: Any, on_delivery: Any,
+                     timestamp: Any, headers: Any, callback: Any) -> None: ...
 
     def produce(self, topic: Any, value: Any = None, key: Any = None, partition: Any = -1,
                 on_delivery: Any = None, timestamp: Any = 0, headers: Any = None, *,

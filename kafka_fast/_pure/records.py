@@ -199,7 +199,7 @@ def _is_packed(obj: Any) -> bool:
     )
 
 
-def _column(obj: Any, what: str) -> list[bytes | None]:
+def _column(obj: Any, what: str) -> list[bytes | memoryview | None]:
     """A values/keys argument as a list of bytes-like/None."""
     if _is_packed(obj):
         data, offsets = obj[0], obj[1]
@@ -212,7 +212,7 @@ def _column(obj: Any, what: str) -> list[bytes | None]:
             raise ValueError(f"{what}: packed offsets need N+1 entries")
         if nulls is not None and len(nulls) != n:
             raise ValueError(f"{what}: null mask has {len(nulls)} entries for {n} records")
-        out: list[bytes | None] = []
+        out: list[bytes | memoryview | None] = []
         for i in range(n):
             a, b = int(offsets[i]), int(offsets[i + 1])
             if not 0 <= a <= b <= len(raw):
@@ -549,7 +549,7 @@ def _parse_records(buf, pos: int, end: int, count: int, base: int):
         p += 1  # attributes (unused)
         ts_delta, p = decode_varlong(buf, p, rend)
         off_delta, p = decode_varint(buf, p, rend)
-        fields = []
+        fields: list[bytes | None] = []
         for what in ("key", "value"):
             at = p
             n, p = decode_varint(buf, p, rend)
@@ -741,7 +741,7 @@ def _legacy_message(view, pos: int, end: int, verify_crc: bool):
             raise CorruptRecordError("truncated message timestamp", p)
         (timestamp,) = struct.unpack_from(">q", view, p)
         p += 8
-    fields = []
+    fields: list[bytes | None] = []
     for what in ("key", "value"):
         if mend - p < 4:
             raise CorruptRecordError(f"truncated message {what} length", p)

@@ -4,7 +4,6 @@ and CreateAcls / DescribeAcls / DeleteAcls."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Hashable
 from concurrent.futures import Future
 from enum import Enum
 from typing import Any
@@ -73,8 +72,8 @@ class AclBinding:
     perform ``operation`` on the resources ``restype``/``name``/``resource_pattern_type``
     describe. Enums may be given as members, names or numbers."""
 
-    _NOT_NONE = ("restype", "name", "resource_pattern_type", "principal", "host", "operation",
-                 "permission_type")
+    _NOT_NONE: tuple[str, ...] = ("restype", "name", "resource_pattern_type", "principal",
+                                  "host", "operation", "permission_type")
     _FORBIDDEN: dict[str, tuple[Enum, ...]] = {
         "restype": (ResourceType.ANY,),
         "resource_pattern_type": (ResourcePatternType.ANY, ResourcePatternType.MATCH),
@@ -173,14 +172,14 @@ def create_acls(client: KafkaClient, acls: list[AclBinding], timeout: float
     items = _check_list(acls, AclBinding, "ACL bindings")
     Creation = m.CreateAclsRequest.AclCreation
 
-    def build(group: list[Hashable]) -> m.CreateAclsRequest:
+    def build(group: list[AclBinding]) -> m.CreateAclsRequest:
         return m.CreateAclsRequest(creations=[Creation(
             resource_type=b.restype_int, resource_name=b.name,
             resource_pattern_type=b.resource_pattern_type_int, principal=b.principal,
             host=b.host, operation=b.operation_int, permission_type=b.permission_type_int)
             for b in group])
 
-    def parse(resp: Any, group: list[Hashable]) -> dict[Hashable, Any]:
+    def parse(resp: Any, group: list[AclBinding]) -> dict[AclBinding, Any]:
         return dict(zip(group, [error_of(r.error_code, r.error_message)
                                 for r in resp.results], strict=True))
 
@@ -194,14 +193,14 @@ def describe_acls(client: KafkaClient, acl_binding_filter: AclBindingFilter, tim
         raise TypeError("Expected an AclBindingFilter")
     f = acl_binding_filter
 
-    def build(_: list[Hashable]) -> m.DescribeAclsRequest:
+    def build(_: list[AclBindingFilter]) -> m.DescribeAclsRequest:
         return m.DescribeAclsRequest(
             resource_type_filter=f.restype_int, resource_name_filter=f.name,
             pattern_type_filter=f.resource_pattern_type_int, principal_filter=f.principal,
             host_filter=f.host, operation=f.operation_int,
             permission_type=f.permission_type_int)
 
-    def parse(resp: Any, _: list[Hashable]) -> dict[Hashable, Any]:
+    def parse(resp: Any, _: list[AclBindingFilter]) -> dict[AclBindingFilter, Any]:
         err = error_of(resp.error_code, resp.error_message)
         return {f: err if err is not None else [
             _binding(r.resource_type, r.resource_name, r.pattern_type, a.principal, a.host,
@@ -218,15 +217,15 @@ def delete_acls(client: KafkaClient, acl_binding_filters: list[AclBindingFilter]
     items = _check_list(acl_binding_filters, AclBindingFilter, "ACL binding filters")
     Filter = m.DeleteAclsRequest.DeleteAclsFilter
 
-    def build(group: list[Hashable]) -> m.DeleteAclsRequest:
+    def build(group: list[AclBindingFilter]) -> m.DeleteAclsRequest:
         return m.DeleteAclsRequest(filters=[Filter(
             resource_type_filter=f.restype_int, resource_name_filter=f.name,
             pattern_type_filter=f.resource_pattern_type_int, principal_filter=f.principal,
             host_filter=f.host, operation=f.operation_int,
             permission_type=f.permission_type_int) for f in group])
 
-    def parse(resp: Any, group: list[Hashable]) -> dict[Hashable, Any]:
-        out: dict[Hashable, Any] = {}
+    def parse(resp: Any, group: list[AclBindingFilter]) -> dict[AclBindingFilter, Any]:
+        out: dict[AclBindingFilter, Any] = {}
         for f, r in zip(group, resp.filter_results, strict=True):
             err = error_of(r.error_code, r.error_message)
             if err is None:

@@ -12,9 +12,9 @@ latest (``_TIMED_OUT``). All of this runs on the client's I/O thread.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ..cluster.coordinators import GROUP, coordinator_action
 from ..errors import KafkaError, KafkaException
@@ -45,7 +45,11 @@ def exception_error(exc: BaseException) -> KafkaError:
     return KafkaError(KafkaError._FAIL, str(exc))
 
 
-class AdminCall:
+#: An item of an ``AdminCall``: a topic name, ConfigResource, TopicPartition, ...
+K = TypeVar("K", bound=Hashable)
+
+
+class AdminCall(Generic[K]):
     """``build(items) -> request``; ``parse(response, items) -> {item: result | KafkaError}``
     (``items`` as given to ``build``, for answers in request order);
     ``target(item) -> CONTROLLER | ANY | node_id | KafkaError`` (the item fails at once).
@@ -54,10 +58,10 @@ class AdminCall:
     answer in ``refresh_codes``, so ``target`` can read leaders from ``client.cluster``.
     """
 
-    def __init__(self, client: KafkaClient, items: list[Hashable],
-                 build: Callable[[list[Hashable]], Any],
-                 parse: Callable[[Any, list[Hashable]], dict[Hashable, Any]],
-                 target: Callable[[Hashable], Any], timeout: float, *,
+    def __init__(self, client: KafkaClient, items: list[K],
+                 build: Callable[[list[K]], Any],
+                 parse: Callable[[Any, list[K]], Mapping[K, Any]],
+                 target: Callable[[K], Any], timeout: float, *,
                  topics: list[str] | None = None,
                  refresh_codes: frozenset[int] = frozenset({KafkaError.NOT_CONTROLLER})
                  ) -> None:
@@ -69,17 +73,17 @@ class AdminCall:
         self.deadline = time.monotonic() + timeout
         self.topics = topics
         self.refresh_codes = refresh_codes
-        self.futures: dict[Hashable, Future] = {item: Future() for item in items}
+        self.futures: dict[K, Future] = {item: Future() for item in items}
         conf = client.config
         self.backoff = Backoff(conf["retry.backoff.ms"], conf["retry.backoff.max.ms"])
 
-    def start(self) -> dict[Hashable, Future]:
+    def start(self) -> dict[K, Future]:
         items = list(self.futures)
         if items:
             self.client.call_soon(lambda: self._guarded(self._begin, items))
         return dict(self.futures)
 
-    def _guarded(self, step: Callable[[list[Hashable]], None], items: list[Hashable]) -> None:
+    def _guarded(self, step: Callable[[list[K]], None], items: list[K]) -> None:
         """Run one step on the I/O thread; if it raises (the client closed under it, a
         bug), its items fail with that error instead of waiting for the deadline."""
         try:
@@ -89,7 +93,7 @@ class AdminCall:
         except Exception as exc:  # reported on the items it concerns
             self._fail(items, KafkaException(KafkaError(KafkaError._FAIL, repr(exc))))
 
-    def _begin(self, items: list[Hashable]) -> None:
+    def _begin(self, items: list[K]) -> None:
         self.client.call_later(self.timeout, self._expire)
         if self.topics is not None:
             self._after_metadata(items)
@@ -100,7 +104,7 @@ class AdminCall:
         self._fail(list(self.futures), KafkaException(KafkaError(
             KafkaError._TIMED_OUT, f"no answer within {self.timeout:g}s")))
 
-    def _after_metadata(self, items: list[Hashable]) -> None:
+    def _after_metadata(self, items: list[K]) -> None:
         fut = self.client.request_metadata(self.topics)
 
         def ready(f: Future) -> None:
@@ -121,8 +125,8 @@ class AdminCall:
             return cid if cid in view.brokers else None
         return int(target)
 
-    def _send(self, items: list[Hashable]) -> None:
-        groups: dict[int | None, list[Hashable]] = {}
+    def _send(self, items: list[K]) -> None:
+        groups: dict[int | None, list[K]] = {}
         for item in items:
             if self.futures[item].done():
                 continue
@@ -143,13 +147,19 @@ class AdminCall:
                 fut = self.client.send_any(request, timeout_ms=remaining_ms)
             else:
                 fut = self.client.send(node, request, timeout_ms=remaining_ms)
-            fut.add_done_callback(lambda f, g=group: self.client.loop.call_soon(
-                lambda: self._guarded(lambda items: self._done(items, f), g)))
+            fut.add_done_callback(self._answered(group))
 
-    def _fail(self, items: list[Hashable], exc: BaseException) -> None:
+    def _answered(self, group: list[K]) -> Callable[[Future], None]:
+        """The done-callback of ``group``'s request: handles the answer on the I/O thread."""
+        def answered(f: Future) -> None:
+            self.client.loop.call_soon(
+                lambda: self._guarded(lambda items: self._done(items, f), group))
+        return answered
+
+    def _fail(self, items: list[K], exc: BaseException) -> None:
         settle_all([self.futures[i] for i in items], error=exc)
 
-    def _done(self, items: list[Hashable], fut: Future) -> None:
+    def _done(self, items: list[K], fut: Future) -> None:
         exc = fut.exception()
         if exc is not None:
             if exception_error(exc).code() in _RETRY_LOCAL and self._retry(items, False):
@@ -177,7 +187,7 @@ class AdminCall:
             self._fail(again, KafkaException(KafkaError(
                 results[again[0]].code(), f"still {results[again[0]].name()} at the deadline")))
 
-    def _retry(self, items: list[Hashable], refresh: bool) -> bool:
+    def _retry(self, items: list[K], refresh: bool) -> bool:
         delay = self.backoff.next_delay()
         if time.monotonic() + delay >= self.deadline:
             return False

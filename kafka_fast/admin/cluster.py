@@ -4,7 +4,7 @@ it), describe_topics (Metadata) and elect_leaders (ElectLeaders)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -28,7 +28,7 @@ class DescribeClusterResult:
 
     def __init__(self, controller: Node | None, nodes: list[Node],
                  cluster_id: str | None = None,
-                 authorized_operations: list[AclOperation | str | int] | None = None) -> None:
+                 authorized_operations: Sequence[AclOperation | str | int] | None = None) -> None:
         self.cluster_id = cluster_id
         self.controller = controller
         self.nodes = nodes
@@ -43,7 +43,7 @@ class TopicDescription:
 
     def __init__(self, name: str, topic_id: Uuid | None, is_internal: bool,
                  partitions: list[TopicPartitionInfo],
-                 authorized_operations: list[AclOperation | str | int] | None = None) -> None:
+                 authorized_operations: Sequence[AclOperation | str | int] | None = None) -> None:
         self.name = name
         self.topic_id = topic_id
         self.is_internal = is_internal
@@ -87,7 +87,7 @@ def describe_cluster(client: KafkaClient, include_authorized_operations: bool,
     ops = include_authorized_operations
     deadline = time.monotonic() + timeout
 
-    def parse(resp: Any, _: list[Hashable]) -> dict[Hashable, Any]:
+    def parse(resp: Any, _: list[str]) -> dict[str, Any]:
         err = error_of(resp.error_code, resp.error_message)
         if err is not None:
             return {_CLUSTER: err}
@@ -98,12 +98,12 @@ def describe_cluster(client: KafkaClient, include_authorized_operations: bool,
             authorized_operations(resp.cluster_authorized_operations) if ops else None)}
 
     def from_metadata() -> Future:
-        def build(_: list[Hashable]) -> Any:
+        def build(_: list[str]) -> Any:
             return versioned(m.MetadataRequest, lambda: m.MetadataRequest(
                 topics=[], allow_auto_topic_creation=False,
                 include_cluster_authorized_operations=ops))
 
-        def parse_md(resp: Any, _: list[Hashable]) -> dict[Hashable, Any]:
+        def parse_md(resp: Any, _: list[str]) -> dict[str, Any]:
             nodes = _nodes(resp.brokers, "node_id")
             bits = getattr(resp, "cluster_authorized_operations", None)
             return {_CLUSTER: DescribeClusterResult(
@@ -124,18 +124,18 @@ def describe_topics(client: KafkaClient, names: list[str], include_authorized_op
     """Metadata for ``names`` (never creating them); ``{name: Future of TopicDescription}``."""
     ops = include_authorized_operations
 
-    def build(group: list[Hashable]) -> Any:
+    def build(group: list[str]) -> Any:
         return versioned(m.MetadataRequest, lambda: m.MetadataRequest(
             topics=[m.MetadataRequest.MetadataRequestTopic(name=n) for n in group],
             allow_auto_topic_creation=False, include_topic_authorized_operations=ops))
 
-    def parse(resp: Any, _: list[Hashable]) -> dict[Hashable, Any]:
+    def parse(resp: Any, _: list[str]) -> dict[str, Any]:
         nodes = _nodes(resp.brokers, "node_id")
 
         def node(i: int) -> Node:
             return nodes.get(i) or Node(i, "", -1)
 
-        out: dict[Hashable, Any] = {}
+        out: dict[str, Any] = {}
         for t in resp.topics:
             err = error_of(t.error_code)
             if err is not None:
@@ -174,7 +174,7 @@ def elect_leaders(client: KafkaClient, election_type: ElectionType,
         return R(election_type=election_type.value, topic_partitions=topics,
                  timeout_ms=operation_ms)
 
-    def parse(resp: Any, _: list[Hashable]) -> dict[Hashable, Any]:
+    def parse(resp: Any, _: list[str]) -> dict[str, Any]:
         err = error_of(getattr(resp, "error_code", 0))
         if err is not None:
             return {_ELECTION: err}

@@ -4,7 +4,6 @@ given, else to any broker (which forwards changes to the controller)."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from concurrent.futures import Future
 from typing import Any
 
@@ -48,14 +47,14 @@ def describe_configs(client: KafkaClient, resources: list[ConfigResource], broke
     """``{resource: Future of {name: ConfigEntry}}``."""
     Resource = m.DescribeConfigsRequest.DescribeConfigsResource
 
-    def build(group: list[Hashable]) -> Any:
+    def build(group: list[ConfigResource]) -> Any:
         return versioned(m.DescribeConfigsRequest, lambda: m.DescribeConfigsRequest(
             resources=[Resource(resource_type=r.restype_int, resource_name=r.name,
                                 configuration_keys=None) for r in group],
             include_synonyms=include_synonyms, include_documentation=include_documentation))
 
-    def parse(resp: Any, _: list[Hashable]) -> dict[Hashable, Any]:
-        out: dict[Hashable, Any] = {}
+    def parse(resp: Any, _: list[ConfigResource]) -> dict[ConfigResource, Any]:
+        out: dict[ConfigResource, Any] = {}
         for r in resp.results:
             key = ConfigResource(r.resource_type, r.resource_name)
             err = error_of(r.error_code, r.error_message)
@@ -74,14 +73,14 @@ def alter_configs(client: KafkaClient, resources: list[ConfigResource], broker: 
     Alterable = m.AlterConfigsRequest.AlterConfigsResource.AlterableConfig
     by_key = {r: r for r in resources}
 
-    def build(group: list[Hashable]) -> m.AlterConfigsRequest:
+    def build(group: list[ConfigResource]) -> m.AlterConfigsRequest:
         return m.AlterConfigsRequest(resources=[Resource(
             resource_type=by_key[r].restype_int, resource_name=by_key[r].name,
             configs=[Alterable(name=k, value=v)
                      for k, v in by_key[r].set_config_dict.items()]) for r in group],
             validate_only=validate_only)
 
-    def parse(resp: Any, _: list[Hashable]) -> dict[Hashable, Any]:
+    def parse(resp: Any, _: list[ConfigResource]) -> dict[ConfigResource, Any]:
         return {ConfigResource(r.resource_type, r.resource_name):
                 error_of(r.error_code, r.error_message) for r in resp.responses}
 
@@ -101,17 +100,17 @@ def incremental_alter_configs(client: KafkaClient, resources: list[ConfigResourc
     Resource = m.IncrementalAlterConfigsRequest.AlterConfigsResource
     Alterable = m.IncrementalAlterConfigsRequest.AlterConfigsResource.AlterableConfig
 
-    def build(group: list[Hashable]) -> m.IncrementalAlterConfigsRequest:
+    def build(group: list[ConfigResource]) -> m.IncrementalAlterConfigsRequest:
         return m.IncrementalAlterConfigsRequest(
             resources=[Resource(
                 resource_type=by_key[r].restype_int, resource_name=by_key[r].name,
-                configs=[Alterable(name=e.name, config_operation=e.incremental_operation.value,
+                configs=[Alterable(name=e.name, config_operation=_operation(e),
                                    value=e.value)
                          for e in by_key[r].incremental_configs])
                 for r in group],
             validate_only=validate_only)
 
-    def parse(resp: Any, _: list[Hashable]) -> dict[Hashable, Any]:
+    def parse(resp: Any, _: list[ConfigResource]) -> dict[ConfigResource, Any]:
         return {ConfigResource(r.resource_type, r.resource_name):
                 error_of(r.error_code, r.error_message) for r in resp.responses}
 
@@ -137,3 +136,9 @@ def config_entry(c: Any, with_documentation: bool = False) -> ConfigEntry:
     if with_documentation:
         entry.documentation = getattr(c, "documentation", None)
     return entry
+
+
+def _operation(entry: ConfigEntry) -> int:
+    op = entry.incremental_operation
+    assert op is not None  # incremental_alter_configs checked every entry before the call
+    return op.value

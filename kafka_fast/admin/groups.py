@@ -5,8 +5,9 @@ at each group's coordinator. Result types follow confluent-kafka's names and fie
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from functools import partial
 from typing import Any
 
 from ..consumer.consumer_protocol import decode_assignment
@@ -83,7 +84,7 @@ class ConsumerGroupDescription:
     def __init__(self, group_id: str, is_simple_consumer_group: bool,
                  members: list[MemberDescription], partition_assignor: str,
                  state: ConsumerGroupState | str | int | None, coordinator: Node,
-                 authorized_operations: list[AclOperation | str | int] | None = None,
+                 authorized_operations: Sequence[AclOperation | str | int] | None = None,
                  type: ConsumerGroupType | str | int = ConsumerGroupType.UNKNOWN
                  ) -> None:
         self.group_id = group_id
@@ -136,10 +137,12 @@ def each_broker(client: KafkaClient, make: Callable[[], Any], timeout: float) ->
             if len(answers) == len(nodes):
                 settle_all([out], dict(sorted(answers.items())))
 
+        def on_loop(node: int) -> Callable[[Future], None]:
+            return lambda f: client.loop.call_soon(lambda: answered(node, f))
+
         for node in nodes:
             fut = client.send(node, make(), timeout_ms=ms)
-            fut.add_done_callback(lambda f, n=node: client.loop.call_soon(
-                lambda: answered(n, f)))
+            fut.add_done_callback(on_loop(node))
 
     def expire() -> None:
         settle_all([out], error=KafkaException(KafkaError(
@@ -327,8 +330,8 @@ def group_metadata(client: KafkaClient, group: str | None, timeout: float
         names = [g.group_id for g in resp.groups]
         ms = max(1, int((deadline - time.monotonic()) * 1000))
         described[node] = client.send(node, versioned(
-            m.DescribeGroupsRequest, lambda names=names: m.DescribeGroupsRequest(
-                groups=names)), timeout_ms=ms)
+            m.DescribeGroupsRequest, partial(m.DescribeGroupsRequest, groups=names)),
+            timeout_ms=ms)
     out = []
     for node, fut in described.items():
         for g in _wait(fut, deadline).groups:

@@ -4,7 +4,6 @@ and ListOffsetsResultInfo."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from concurrent.futures import Future
 from typing import Any
 
@@ -225,7 +224,7 @@ def list_offsets(client: KafkaClient, specs: dict[TopicPartition, OffsetSpec],
     R = m.ListOffsetsRequest
     ms = max(1, int(timeout * 1000))
 
-    def build(group: list[Hashable]) -> Any:
+    def build(group: list[TopicPartition]) -> Any:
         def make() -> Any:
             return R(replica_id=-1, isolation_level=isolation_level.value, timeout_ms=ms,
                      topics=[R.ListOffsetsTopic(name=t, partitions=[
@@ -235,7 +234,7 @@ def list_offsets(client: KafkaClient, specs: dict[TopicPartition, OffsetSpec],
                          for t, tps in _by_topic(group).items()])
         return versioned(R, make)
 
-    def parse(resp: Any, _: list[Hashable]) -> dict[Hashable, Any]:
+    def parse(resp: Any, _: list[TopicPartition]) -> dict[TopicPartition, Any]:
         return {TopicPartition(t.name, p.partition_index):
                 error_of(p.error_code) or ListOffsetsResultInfo(
                     p.offset, p.timestamp, getattr(p, "leader_epoch", -1))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from concurrent.futures import Future
 from typing import Any
 
@@ -30,7 +29,7 @@ def delete_records(client: KafkaClient, partitions: list[TopicPartition], operat
     Topic = m.DeleteRecordsRequest.DeleteRecordsTopic
     Partition = m.DeleteRecordsRequest.DeleteRecordsTopic.DeleteRecordsPartition
 
-    def build(group: list[Hashable]) -> m.DeleteRecordsRequest:
+    def build(group: list[TopicPartition]) -> m.DeleteRecordsRequest:
         by_topic: dict[str, list[Any]] = {}
         for tp in group:
             by_topic.setdefault(tp.topic, []).append(
@@ -39,7 +38,7 @@ def delete_records(client: KafkaClient, partitions: list[TopicPartition], operat
             topics=[Topic(name=t, partitions=ps) for t, ps in by_topic.items()],
             timeout_ms=operation_ms)
 
-    def parse(resp: Any, _: list[Hashable]) -> dict[Hashable, Any]:
+    def parse(resp: Any, _: list[TopicPartition]) -> dict[TopicPartition, Any]:
         return {TopicPartition(t.name, p.partition_index):
                 error_of(p.error_code) or DeletedRecords(p.low_watermark)
                 for t in resp.topics for p in t.partitions}

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Hashable
 from concurrent.futures import Future
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
 from ..errors import KafkaError
 from ..net.client import KafkaClient
@@ -159,12 +158,12 @@ def describe_credentials(client: KafkaClient, users: list[str] | None, timeout: 
     ``{user: Future of UserScramCredentialsDescription}``."""
     R = m.DescribeUserScramCredentialsRequest
     key = _ALL if users is None else None
-    items: list[Hashable] = [_ALL] if users is None else list(users)
+    items: list[str] = [_ALL] if users is None else list(users)
 
-    def build(group: list[Hashable]) -> Any:
+    def build(group: list[str]) -> Any:
         return R(users=None if key is _ALL else [R.UserName(name=u) for u in group])
 
-    def parse(resp: Any, group: list[Hashable]) -> dict[Hashable, Any]:
+    def parse(resp: Any, group: list[str]) -> dict[str, Any]:
         err = error_of(resp.error_code, resp.error_message)
         if err is not None:
             return dict.fromkeys(group, err)
@@ -210,15 +209,16 @@ def alter_credentials(client: KafkaClient, alterations: list[UserScramCredential
                 name=a.user, mechanism=info.mechanism.value, iterations=info.iterations,
                 salt=salt, salted_password=salted_password(
                     info.mechanism, a.password, salt, info.iterations)))
-        else:
+        else:  # not an upsertion: a deletion (or a subclass with a ``mechanism``)
+            mechanism = cast(UserScramCredentialDeletion, a).mechanism
             deletions[a.user].append(R.ScramCredentialDeletion(name=a.user,
-                                                               mechanism=a.mechanism.value))
+                                                               mechanism=mechanism.value))
 
-    def build(group: list[Hashable]) -> Any:
+    def build(group: list[str]) -> Any:
         return R(deletions=[d for u in group for d in deletions[u]],
                  upsertions=[x for u in group for x in upsertions[u]])
 
-    def parse(resp: Any, _: list[Hashable]) -> dict[Hashable, Any]:
+    def parse(resp: Any, _: list[str]) -> dict[str, Any]:
         return {r.user: error_of(r.error_code, r.error_message) for r in resp.results}
 
     return AdminCall(client, users, build, parse, lambda _: CONTROLLER, timeout).start()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from concurrent.futures import Future
 from typing import Any
 
@@ -18,12 +17,12 @@ def create_topics(client: KafkaClient, topics: list[NewTopic], operation_ms: int
     """``{topic: Future}`` resolving to None once the controller accepted."""
     by_name = {t.topic: t for t in topics}
 
-    def build(names: list[Hashable]) -> m.CreateTopicsRequest:
+    def build(names: list[str]) -> m.CreateTopicsRequest:
         return m.CreateTopicsRequest(
             topics=[_creatable(by_name[n]) for n in names],
             timeout_ms=operation_ms, validate_only=validate_only)
 
-    def parse(resp: Any, _: list[Hashable]) -> dict[Hashable, Any]:
+    def parse(resp: Any, _: list[str]) -> dict[str, Any]:
         return {t.name: error_of(t.error_code, t.error_message) for t in resp.topics}
 
     return AdminCall(client, list(by_name), build, parse, lambda _: CONTROLLER,
@@ -34,7 +33,7 @@ def delete_topics(client: KafkaClient, names: list[str], operation_ms: int,
                   timeout: float) -> dict[str, Future]:
     """``{topic: Future}`` resolving to None."""
 
-    def build(group: list[Hashable]) -> VersionedRequest:
+    def build(group: list[str]) -> VersionedRequest:
         def at(version: int) -> m.DeleteTopicsRequest:
             if version >= 6:
                 return m.DeleteTopicsRequest(
@@ -44,7 +43,7 @@ def delete_topics(client: KafkaClient, names: list[str], operation_ms: int,
 
         return VersionedRequest(m.DeleteTopicsRequest, at)
 
-    def parse(resp: Any, _: list[Hashable]) -> dict[Hashable, Any]:
+    def parse(resp: Any, _: list[str]) -> dict[str, Any]:
         return {r.name: error_of(r.error_code, getattr(r, "error_message", None))
                 for r in resp.responses}
 
@@ -58,7 +57,7 @@ def create_partitions(client: KafkaClient, items: list[NewPartitions], operation
     Topic = m.CreatePartitionsRequest.CreatePartitionsTopic
     Assignment = m.CreatePartitionsRequest.CreatePartitionsAssignment
 
-    def build(names: list[Hashable]) -> m.CreatePartitionsRequest:
+    def build(names: list[str]) -> m.CreatePartitionsRequest:
         topics = []
         for n in names:
             p = by_name[n]
@@ -68,7 +67,7 @@ def create_partitions(client: KafkaClient, items: list[NewPartitions], operation
         return m.CreatePartitionsRequest(topics=topics, timeout_ms=operation_ms,
                                          validate_only=validate_only)
 
-    def parse(resp: Any, _: list[Hashable]) -> dict[Hashable, Any]:
+    def parse(resp: Any, _: list[str]) -> dict[str, Any]:
         return {r.name: error_of(r.error_code, r.error_message) for r in resp.results}
 
     return AdminCall(client, list(by_name), build, parse, lambda _: CONTROLLER,

@@ -8,10 +8,19 @@ import argparse
 import logging
 import socket
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import KafkaError, KafkaException
 from .output import status
+
+if TYPE_CHECKING:
+    from ..admin import ClusterMetadata
+
+
+class MetadataSource(Protocol):
+    """A Producer, Consumer or AdminClient: anything that answers ``list_topics``."""
+
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata: ...
 
 # How long the CLI lets one connection attempt take unless -X/-F says otherwise: kcat gives up
 # on the initial metadata after 5 s; a broker that takes longer to accept a connection is
@@ -63,8 +72,8 @@ def _check_resolvable(bootstrap: str) -> None:
     raise ConnectError(f"cannot resolve any bootstrap server in {bootstrap!r}")
 
 
-def connect(client: Any, args: argparse.Namespace, conf: dict[str, Any],
-            topic: str | None = None) -> Any:
+def connect(client: MetadataSource, args: argparse.Namespace, conf: dict[str, Any],
+            topic: str | None = None) -> ClusterMetadata:
     """Metadata (for ``topic`` or all topics) from ``client``, saying on stderr what is being
     waited for after a second; ConnectError once every bootstrap server has failed, and
     KafkaException(_TIMED_OUT) after ``args.timeout``."""

@@ -10,7 +10,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .connect import connect, connect_config
 from .jsonrecord import encode_record
@@ -20,6 +20,9 @@ from .options import UsageError, add_common, client_config, want_progress
 from .output import emit_summary, status
 from .progress import Progress
 from .serdes import DeserializeError, add_serdes_option, parse_serdes
+
+if TYPE_CHECKING:
+    from ..consumer import Consumer
 
 log = logging.getLogger("kafka_fast.cli")
 
@@ -149,7 +152,7 @@ def _partitions(meta: Any, args: argparse.Namespace) -> list[int]:
     return sorted(topic.partitions)
 
 
-def _assignment(consumer: Any, conf: dict, args: argparse.Namespace, partitions: list[int],
+def _assignment(consumer: Consumer, conf: dict, args: argparse.Namespace, partitions: list[int],
                 offsets: Offsets) -> list:
     from .. import OFFSET_BEGINNING, OFFSET_END, OFFSET_STORED, TopicPartition
 
@@ -162,7 +165,9 @@ def _assignment(consumer: Any, conf: dict, args: argparse.Namespace, partitions:
     elif kind == "last":
         ends = log_end_offsets(conf, consumer, args.topic, partitions, args.timeout)
         for tp in tps:
-            low, _ = consumer.get_watermark_offsets(tp, timeout=args.timeout)
+            marks = consumer.get_watermark_offsets(tp, timeout=args.timeout)
+            assert marks is not None  # None comes only from cached=True
+            low = marks[0]
             tp.offset = max(low, ends[tp.partition] - number)
     elif kind == "time":
         found = consumer.offsets_for_times(
@@ -237,7 +242,7 @@ class GroupJoin:
         self.assigned: list | None = None
         status(args, f"joining group {args.group!r} for {args.topic}")
 
-    def on_assign(self, consumer: Any, partitions: list) -> None:
+    def on_assign(self, consumer: Consumer, partitions: list) -> None:
         self.assigned = list(partitions)
         if not self.at_end or not partitions:
             return
@@ -319,16 +324,18 @@ def run(args: argparse.Namespace) -> int:
                 err = msg.error()
                 if err is not None and err.code() != KafkaError._PARTITION_EOF:
                     raise _Stop(str(err))
+                partition = msg.partition()
+                assert partition is not None  # records and end-of-partition events have one
                 if err is not None:
-                    ready = window.end_of(msg.partition())
+                    ready = window.end_of(partition)
                 else:
                     ready = window.record(msg)
-                    if window.stopped_at(msg.partition()):
+                    if window.stopped_at(partition):
                         consumer.pause([_tp(msg)])
                 for held in ready[:None if args.count is None
                                   else args.count - stats["records"]]:
                     _emit(printer, held, stats, progress)
-                if (err is not None or window.stopped_at(msg.partition())) and window.done(
+                if (err is not None or window.stopped_at(partition)) and window.done(
                         lambda: {tp.partition for tp in consumer.assignment()},
                         args.exit_at_end):
                     break

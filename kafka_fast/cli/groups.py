@@ -7,11 +7,14 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .connect import connect, connect_config
 from .logend import log_end_offsets
 from .options import add_common, client_config
+
+if TYPE_CHECKING:
+    from ..admin import AdminClient
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,7 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def _group_names(admin: Any, args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
+def _group_names(admin: AdminClient, args: argparse.Namespace
+                 ) -> tuple[list[str], dict[str, str | None]]:
     """The groups to show and their states (asked of every broker unless -g names them)."""
     if args.groups:
         return list(dict.fromkeys(args.groups)), {}

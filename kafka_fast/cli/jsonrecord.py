@@ -81,6 +81,7 @@ def decode_record(line: bytes) -> tuple[bytes | None, bytes | None, Headers]:
     if not isinstance(pairs, (list, type({}.items()))):
         raise RecordError("headers must be an object or a list of [name, value] pairs")
     headers: Headers = []
+    pair: object
     for pair in pairs:
         if not isinstance(pair, (list, tuple)) or len(pair) != 2 \
                 or not isinstance(pair[0], str):

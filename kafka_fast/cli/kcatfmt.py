@@ -121,6 +121,7 @@ def json_bytes(data: bytes | None) -> bytes:
     pos = 0
     while pos < len(data):
         m = _JSON_PLAIN.match(data, pos)
+        assert m is not None  # the pattern also matches the empty string
         out += m.group()
         pos = m.end()
         if pos < len(data):

@@ -10,9 +10,14 @@ answered; its header says where it ends. One Fetch at ``latest - 1`` with a tiny
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import KafkaError, KafkaException
+from ..topic_partition import TopicPartition
+
+if TYPE_CHECKING:
+    from ..consumer import Consumer
+    from ..net.client import KafkaClient
 
 _HEAD = struct.Struct(">qi")          # baseOffset, batchLength
 _LAST_DELTA = struct.Struct(">i")     # lastOffsetDelta, at byte 23 of a v2 RecordBatch
@@ -31,12 +36,10 @@ def batch_end(records: bytes | None, fallback: int) -> int:
     return max(fallback, base + _LAST_DELTA.unpack_from(records, _LAST_DELTA_AT)[0] + 1)
 
 
-def log_end_offsets(conf: dict[str, Any], consumer: Any, topic: str, partitions: list[int],
+def log_end_offsets(conf: dict[str, Any], consumer: Consumer, topic: str, partitions: list[int],
                     timeout: float) -> dict[int, int]:
     """``{partition: offset after its last record}`` for ``topic``."""
-    from .. import TopicPartition
-
-    latest = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)[1]
+    latest = {p: _high_watermark(consumer, TopicPartition(topic, p), timeout)
               for p in partitions}
     pending = {p: e for p, e in latest.items() if e > 0}
     if not pending:
@@ -47,7 +50,7 @@ def log_end_offsets(conf: dict[str, Any], consumer: Any, topic: str, partitions:
     client = KafkaClient(make_config(conf, "consumer"), name="kafka-fast-log-end").start()
     try:
         client.wait_metadata([topic], timeout)
-        futures = {p: client.send(client.leader(topic, p), _fetch_at(topic, p, e - 1),
+        futures = {p: client.send(_leader(client, topic, p), _fetch_at(topic, p, e - 1),
                                   timeout_ms=int(timeout * 1000))
                    for p, e in pending.items()}
         for p, fut in futures.items():
@@ -62,6 +65,20 @@ def log_end_offsets(conf: dict[str, Any], consumer: Any, topic: str, partitions:
     finally:
         client.close()
     return latest
+
+
+def _high_watermark(consumer: Consumer, tp: TopicPartition, timeout: float) -> int:
+    marks = consumer.get_watermark_offsets(tp, timeout=timeout)
+    assert marks is not None  # None comes only from cached=True
+    return marks[1]
+
+
+def _leader(client: KafkaClient, topic: str, partition: int) -> int:
+    node = client.leader(topic, partition)
+    if node is None:
+        raise KafkaException(KafkaError(
+            KafkaError._UNKNOWN_BROKER, f"no leader known for {topic} [{partition}]"))
+    return node
 
 
 def _fetch_at(topic: str, partition: int, offset: int) -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .connect import connect, connect_config
 from .jsonrecord import RecordError, decode_record
@@ -14,6 +14,9 @@ from .kcatfmt import unescape
 from .options import UsageError, add_common, client_config, want_progress
 from .output import emit_summary
 from .progress import Progress
+
+if TYPE_CHECKING:
+    from ..producer import Producer
 
 Headers = list[tuple[str, bytes | None]]
 Record = tuple[bytes | None, bytes | None, Headers]
@@ -65,7 +68,7 @@ class BadInput(Exception):
 
 
 def _static_headers(items: list[str]) -> Headers:
-    headers = []
+    headers: Headers = []
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name:
@@ -204,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if stats["failed"] else 0
 
 
-def _produce(producer: Any, args: argparse.Namespace, key: bytes | None,
+def _produce(producer: Producer, args: argparse.Namespace, key: bytes | None,
              value: bytes | None, headers: Headers, on_delivery: Any) -> None:
     while True:
         try:

@@ -6,11 +6,14 @@ import argparse
 import json
 import sys
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import KafkaException
 from .connect import connect, connect_config
 from .options import UsageError, add_common, client_config
+
+if TYPE_CHECKING:
+    from ..admin import AdminClient, ClusterMetadata
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     meta.set_defaults(run=run_metadata)
 
 
-def _admin(args: argparse.Namespace) -> tuple[Any, Any]:
+def _admin(args: argparse.Namespace) -> tuple[AdminClient, ClusterMetadata]:
     """An AdminClient and the cluster's metadata (all topics), once the cluster answers."""
     from ..admin import AdminClient
 
@@ -64,7 +67,7 @@ def _wait(futures: dict, timeout: float) -> list[str]:
     return done
 
 
-def _delete(admin: Any, args: argparse.Namespace) -> int:
+def _delete(admin: AdminClient, args: argparse.Namespace) -> int:
     """Delete each topic; report every one (deleted, or why not); 1 if any failed."""
     futures = admin.delete_topics(args.topic, request_timeout=args.timeout)
     deleted: list[str] = []
@@ -163,7 +166,7 @@ def _say(args: argparse.Namespace, obj: dict, text: str) -> None:
     print(json.dumps(obj) if args.json else text)
 
 
-def _close(admin: Any) -> None:
+def _close(admin: AdminClient) -> None:
     close = getattr(admin, "close", None)
     if close is not None:
         close()

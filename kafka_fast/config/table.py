@@ -41,6 +41,7 @@ class Key:
         it (``given_as``, e.g. an alias) if it is wrong."""
         kind = self.kind
         shown = given_as or self.name
+        out: Any
         try:
             if value is None:
                 if self.default is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kafka_fast._impl import load
 
 _impl, NATIVE = load("_partition", "partition")
@@ -24,12 +26,22 @@ column_item = _impl.column_item
 murmur2 = _impl.murmur2
 fnv1a = _impl.fnv1a
 consistent = _impl.consistent
-# produce()'s routing state and compiled fast path (see kafka_fast._native._partition)
-RouteLock = _impl.RouteLock
-PartitionRoute = _impl.PartitionRoute
-TopicRoute = _impl.TopicRoute
-RouterState = _impl.RouterState
-ProduceRouter = _impl.ProduceRouter
+# produce()'s routing state and compiled fast path (see kafka_fast._native._partition); type
+# checkers see the compiled module's stub, the pure twin has the same classes.
+if TYPE_CHECKING:
+    from kafka_fast._native._partition import (
+        PartitionRoute,
+        ProduceRouter,
+        RouteLock,
+        RouterState,
+        TopicRoute,
+    )
+else:
+    RouteLock = _impl.RouteLock
+    PartitionRoute = _impl.PartitionRoute
+    TopicRoute = _impl.TopicRoute
+    RouterState = _impl.RouterState
+    ProduceRouter = _impl.ProduceRouter
 
 __all__ = [
     "ALGORITHMS", "NATIVE", "PartitionRoute", "ProduceRouter", "RouteLock", "RouterState",

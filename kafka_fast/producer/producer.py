@@ -70,6 +70,8 @@ class Producer(ProduceRouter):
     the others take ``_produce`` below.
     """
 
+    _acc: Accumulator
+
     def __init__(self, conf: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         merged = dict(conf or {})
         merged.update(kwargs)

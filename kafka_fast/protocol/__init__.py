@@ -38,7 +38,7 @@ class _ApiKeys(Mapping):
         return f"API_KEYS({len(self)} APIs)"
 
 
-API_KEYS: Mapping[int, tuple[type, type]] = _ApiKeys()
+API_KEYS: Mapping[int, tuple[type[Message], type[Message]]] = _ApiKeys()
 
 
 def by_name(name: str) -> type:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import struct
 from typing import Any, NamedTuple
 
@@ -39,7 +40,7 @@ class Field(NamedTuple):
     tagged_versions: tuple[int, int] | None
     ignorable: bool
     default: Any
-    struct: type | None
+    struct: builtins.type | None  # ``type`` here would name the field above
 
     def present(self, version: int) -> bool:
         return self.versions[0] <= version <= self.versions[1]
@@ -196,7 +197,7 @@ def chunks_of(out: bytearray, blobs: list) -> list:
     return chunks
 
 
-def _lookup(cls: type, table: tuple, version: int) -> Any:
+def _lookup(cls: type[Message], table: tuple, version: int) -> Any:
     if not cls.MIN_VERSION <= version <= cls.MAX_VERSION:
         raise ProtocolError(
             f"{cls.NAME} v{version}: unsupported version "
@@ -205,7 +206,7 @@ def _lookup(cls: type, table: tuple, version: int) -> Any:
     return table[version]
 
 
-def _failure(cls: type, version: int, action: str, exc: BaseException) -> ProtocolError:
+def _failure(cls: type[Message], version: int, action: str, exc: BaseException) -> ProtocolError:
     """Turn an exception raised inside generated code into a ProtocolError naming the field."""
     if isinstance(exc, ProtocolError):
         return exc

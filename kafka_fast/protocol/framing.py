@@ -37,7 +37,7 @@ def frame_request(
     return chunks_of(out, blobs)
 
 
-def decode_response(frame: Any, response_cls: type, api_version: int) -> tuple[int, Any]:
+def decode_response(frame: Any, response_cls: type[Message], api_version: int) -> tuple[int, Any]:
     """Decode a response frame (without its size prefix): ``(correlation_id, response)``.
 
     As Kafka's clients do, bytes after the response body are ignored (librdkafka's mock
@@ -45,6 +45,8 @@ def decode_response(frame: Any, response_cls: type, api_version: int) -> tuple[i
     fallback of ``compat.decode_api_versions_response``.
     """
     api_key = response_cls.API_KEY
+    if api_key is None:
+        raise ProtocolError(f"{response_cls.NAME} is not an API response")
     header_version = headers.response_header_version(api_key, api_version)
     correlation_id, offset = headers.decode_response_header(frame, header_version)
     mv = frame if frame.__class__ is memoryview else memoryview(frame)

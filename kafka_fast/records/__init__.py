@@ -60,11 +60,19 @@ for all batches of one ``decode_batches`` call together (its ``budget``, a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kafka_fast._impl import load
 
 from ..compression import CODEC_IDS, CODEC_NAMES, codec_id
 
-_impl, NATIVE = load("_records", "records")
+if TYPE_CHECKING:
+    # Both implementations have the compiled module's interface (kafka_fast/_native/*.pyi).
+    from kafka_fast._native import _records as _impl
+
+    NATIVE: bool
+else:
+    _impl, NATIVE = load("_records", "records")
 
 encode_batch = _impl.encode_batch
 RecordBatchBuilder = _impl.RecordBatchBuilder

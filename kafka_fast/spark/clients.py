@@ -17,7 +17,16 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol, TypeVar
+
+
+class Closable(Protocol):
+    """A cached client (a Producer or Consumer)."""
+
+    def close(self) -> object: ...
+
+
+C = TypeVar("C", bound=Closable)
 
 log = logging.getLogger("kafka_fast.spark")
 
@@ -38,7 +47,7 @@ def _describe(value: Any) -> str:
     return f"<{getattr(value, '__module__', '')}.{name}>"
 
 
-def cached(role: str, conf: Mapping[str, Any], factory: Callable[[dict], Any]) -> Any:
+def cached(role: str, conf: Mapping[str, Any], factory: Callable[[dict], C]) -> C:
     """The worker's client for ``(role, conf)``, created with ``factory(dict(conf))`` once."""
     global _atexit_registered
     key = (role, config_key(conf))
@@ -86,7 +95,7 @@ def _forget_if_forked() -> None:
         _owner_pid = os.getpid()
 
 
-def _close(client: Any) -> None:
+def _close(client: Closable) -> None:
     try:
         client.close()
     except Exception:  # closing must not mask the outcome of the task that got here

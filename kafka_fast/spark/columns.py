@@ -173,7 +173,7 @@ def chunks(rows: Iterable[Any], spec: ColumnSpec, size: int) -> Iterator[Columns
     def reader(column: str | int | None) -> Callable[[list], list] | None:
         return None if column is None else column_reader(first, column)
 
-    value_of, key_of = reader(spec.value_col), reader(spec.key_col)
+    value_of, key_of = column_reader(first, spec.value_col), reader(spec.key_col)
     headers_of, part_of = reader(spec.headers_col), reader(spec.partition_col)
     ts_of = reader(spec.timestamp_col)
     vcol, kcol, fmt = str(spec.value_col), str(spec.key_col), spec.value_format

@@ -12,10 +12,13 @@ import json
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import KafkaError, KafkaException
 from ..topic_partition import TopicPartition
+
+if TYPE_CHECKING:
+    from ..consumer import Consumer
 
 EARLIEST = -2
 LATEST = -1
@@ -192,9 +195,9 @@ def split_ranges(ranges: Iterable[OffsetRange], min_partitions: int | None) -> l
     return out
 
 
-def topic_partitions(consumer: Any, topics: Iterable[str], timeout: float) -> list[tuple[str, int]]:
+def topic_partitions(consumer: Consumer, topics: Iterable[str], timeout: float) -> list[tuple[str, int]]:
     """Every ``(topic, partition)`` of ``topics`` from the cluster metadata."""
-    out = []
+    out: list[tuple[str, int]] = []
     for topic in topics:
         md = consumer.list_topics(topic, timeout=timeout)
         info = md.topics.get(topic)
@@ -211,7 +214,7 @@ def topic_partitions(consumer: Any, topics: Iterable[str], timeout: float) -> li
 
 
 def log_bounds(
-    consumer: Any, partitions: Iterable[tuple[str, int]], timeout: float, *, exact_end: bool
+    consumer: Consumer, partitions: Iterable[tuple[str, int]], timeout: float, *, exact_end: bool
 ) -> dict[tuple[str, int], tuple[int, int]]:
     """``{(topic, partition): (log start offset, log end offset)}`` via ListOffsets.
 
@@ -222,8 +225,10 @@ def log_bounds(
     """
     bounds = {}
     for topic, p in partitions:
-        low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout,
-                                                   cached=False)
+        marks = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout,
+                                               cached=False)
+        assert marks is not None  # None comes only from cached=True
+        low, high = marks
         bounds[(topic, p)] = (low, high)
     if exact_end:
         probe = [tp for tp, (low, high) in bounds.items() if high > low]
@@ -234,7 +239,7 @@ def log_bounds(
 
 
 def read_log_ends(
-    consumer: Any,
+    consumer: Consumer,
     partitions: list[tuple[str, int]],
     bounds: Mapping[tuple[str, int], tuple[int, int]],
     timeout: float,
@@ -270,7 +275,9 @@ def read_log_ends(
                         continue
                     raise KafkaException(err)
                 if tp in ends:
-                    ends[tp] = max(ends[tp], msg.offset() + 1)
+                    offset = msg.offset()
+                    assert offset is not None  # a record read from the log has its offset
+                    ends[tp] = max(ends[tp], offset + 1)
     finally:
         consumer.unassign()
     return ends

@@ -11,11 +11,14 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..topic_partition import TopicPartition
+
+if TYPE_CHECKING:
+    from ..consumer import Consumer
 from . import clients
 from .offsets import (
     DataLossError,
@@ -164,7 +167,7 @@ class RangeReader:
             clients.discard(ROLE, self.conf)
             raise
 
-    def read(self, consumer: Any, r: OffsetRange) -> Iterator[Any]:
+    def read(self, consumer: Consumer, r: OffsetRange) -> Iterator[Any]:
         """Arrow batches of exactly the records ``r.start <= offset < r.end``."""
         if r.size <= 0:
             return

@@ -12,11 +12,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import KafkaError, KafkaException
 from . import clients
 from .columns import Columns, ColumnSpec, chunks, encode_headers
+
+if TYPE_CHECKING:
+    from ..producer import Producer
 
 log = logging.getLogger("kafka_fast.spark")
 
@@ -81,7 +84,7 @@ def producer_config(conf: Mapping[str, Any]) -> dict[str, Any]:
     return {**_WRITER_DEFAULTS, **conf}
 
 
-def producer_for(conf: Mapping[str, Any]) -> Any:
+def producer_for(conf: Mapping[str, Any]) -> Producer:
     """This worker's cached producer for a writer configuration (``producer_config``)."""
     from ..producer import Producer
 
@@ -103,7 +106,7 @@ def _refused(count: int, exc: BaseException) -> Refused:
     return Refused(count, KafkaError(KafkaError._QUEUE_FULL, str(exc)))
 
 
-def _produce_batch(producer: Any, topic: str, tally: Tally, partition: int, values: Any,
+def _produce_batch(producer: Producer, topic: str, tally: Tally, partition: int, values: Any,
                    keys: Any = None, timestamps: Any = None, headers: Any = None) -> None:
     """One ``produce_batch`` call (it waits for queue room itself); raises ``Refused``."""
     n = len(values[1]) - 1 if isinstance(values, tuple) else len(values)
@@ -116,7 +119,7 @@ def _produce_batch(producer: Any, topic: str, tally: Tally, partition: int, valu
     producer.poll(0)
 
 
-def _produce_one(producer: Any, topic: str, tally: Tally, value: Any, key: Any,
+def _produce_one(producer: Producer, topic: str, tally: Tally, value: Any, key: Any,
                  partition: int, timestamp: int, headers: Any) -> None:
     """One ``produce``, serving deliveries while the queue is full; raises ``Refused``."""
     while True:
@@ -163,7 +166,7 @@ def send_rows(rows: Iterable[Any], conf: Mapping[str, Any], topic: str, spec: Co
               use_batch: bool = True) -> Tally:
     """Produce ``rows`` and wait for every delivery report; the tally says what failed."""
 
-    def produce_all(producer: Any, tally: Tally) -> None:
+    def produce_all(producer: Producer, tally: Tally) -> None:
         for cols in chunks(rows, spec, CHUNK_ROWS):
             if use_batch:
                 for partition, group in cols.by_partition():
@@ -175,7 +178,7 @@ def send_rows(rows: Iterable[Any], conf: Mapping[str, Any], topic: str, spec: Co
     return _deliver(conf, topic, produce_all)
 
 
-def _produce_rows(producer: Any, topic: str, tally: Tally, cols: Columns) -> None:
+def _produce_rows(producer: Producer, topic: str, tally: Tally, cols: Columns) -> None:
     for i, value in enumerate(cols.values):
         _produce_one(
             producer, topic, tally, value,
@@ -188,7 +191,7 @@ def _produce_rows(producer: Any, topic: str, tally: Tally, cols: Columns) -> Non
             producer.poll(0)
 
 
-def _abandon(producer: Any, conf: Mapping[str, Any]) -> None:
+def _abandon(producer: Producer, conf: Mapping[str, Any]) -> None:
     """A task failing mid-way: drop what it queued so the retry does not send it twice."""
     try:
         producer.purge()
@@ -415,7 +418,7 @@ def _arrow_timestamps(array: Any) -> Any:
 def send_arrow_batches(batches: Iterable[Any], conf: Mapping[str, Any], topic: str) -> Tally:
     """Produce Arrow record batches shaped by ``df_to_kafka_columns``; wait for deliveries."""
 
-    def produce_all(producer: Any, tally: Tally) -> None:
+    def produce_all(producer: Producer, tally: Tally) -> None:
         for batch in batches:
             for partition, group in arrow_partition_groups(batch):
                 cols = group.schema.names
@@ -491,9 +494,9 @@ def write_kafka(
     row; otherwise ``df.foreachPartition`` with ``foreach_partition_writer``. Either way a
     Spark task whose records failed raises ``DeliveryError`` and Spark retries it.
     """
-    opts = dict(value_col=value_col, key_col=key_col, headers_col=headers_col,
-                partition_col=partition_col, timestamp_col=timestamp_col,
-                value_format=value_format)
+    opts: dict[str, Any] = dict(
+        value_col=value_col, key_col=key_col, headers_col=headers_col,
+        partition_col=partition_col, timestamp_col=timestamp_col, value_format=value_format)
     if use_arrow and use_batch and hasattr(df, "mapInArrow"):
         shaped = df_to_kafka_columns(df, **opts)
         rows = shaped.mapInArrow(ArrowPartitionWriter(conf, topic), RESULT_SCHEMA).collect()

@@ -31,8 +31,8 @@ def test_sdist_builds_and_installs_in_a_fresh_venv(tmp_path):
     (sdist,) = (tmp_path / "dist").glob("kafka_fast-*.tar.gz")
     with tarfile.open(sdist) as tar:
         names = tar.getnames()
-    for needed in ("_native/_records.pyx", "_native/csrc/crc32c.c", "_native/csrc/crc32c.h",
-                   "protocol/messages", "py.typed"):
+    for needed in ("_native/_records.pyx", "_native/_records.pyi", "_native/csrc/crc32c.c",
+                   "_native/csrc/crc32c.h", "protocol/messages", "py.typed"):
         assert any(needed in n for n in names), needed
 
     env_dir = tmp_path / "venv"
@@ -49,3 +49,9 @@ def test_sdist_builds_and_installs_in_a_fresh_venv(tmp_path):
     assert version == run(sys.executable, "-c",
                           "import kafka_fast; print(kafka_fast.__version__)").strip()
     assert (env_dir / "bin" / "kafka-fast").exists()
+    # Type checkers find the package typed, the compiled modules included (their stubs).
+    package = Path(run(str(python), "-c", "import kafka_fast, os; "
+                       "print(os.path.dirname(kafka_fast.__file__))", cwd=tmp_path).strip())
+    assert (package / "py.typed").exists()
+    for name in ("_columns", "_crc32c", "_partition", "_records", "_sockio"):
+        assert (package / "_native" / f"{name}.pyi").exists(), name

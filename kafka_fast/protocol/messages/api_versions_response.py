@@ -346,7 +346,7 @@ def _write_bool(out, blobs, value):
 
 
 _READ_TAGS_ApiVersionsResponse_v3 = {0: ('supported_features', _read_compact_array_of_SupportedFeatureKey_v3), 1: ('finalized_features_epoch', _read_int64), 2: ('finalized_features', _read_compact_array_of_FinalizedFeatureKey_v3), 3: ('zk_migration_ready', _read_bool)}
-_WRITE_TAGS_ApiVersionsResponse_v3 = ((0, 'supported_features', [], _write_compact_array_of_SupportedFeatureKey_v3), (1, 'finalized_features_epoch', -1, _write_int64), (2, 'finalized_features', [], _write_compact_array_of_FinalizedFeatureKey_v3), (3, 'zk_migration_ready', False, _write_bool),)
+_WRITE_TAGS_ApiVersionsResponse_v3: tuple = ((0, 'supported_features', [], _write_compact_array_of_SupportedFeatureKey_v3), (1, 'finalized_features_epoch', -1, _write_int64), (2, 'finalized_features', [], _write_compact_array_of_FinalizedFeatureKey_v3), (3, 'zk_migration_ready', False, _write_bool),)
 
 ApiVersionsResponse._DECODERS = (_dec_ApiVersionsResponse_v0, _dec_ApiVersionsResponse_v1, _dec_ApiVersionsResponse_v1, _dec_ApiVersionsResponse_v3, _dec_ApiVersionsResponse_v3,)
 ApiVersionsResponse._ENCODERS = (_enc_ApiVersionsResponse_v0, _enc_ApiVersionsResponse_v1, _enc_ApiVersionsResponse_v1, _enc_ApiVersionsResponse_v3, _enc_ApiVersionsResponse_v3,)

@@ -366,9 +366,9 @@ def _write_int16(out, blobs, value):
 
 
 _READ_TAGS_CreatableTopicResult_v5 = {0: ('topic_config_error_code', _read_int16)}
-_WRITE_TAGS_CreatableTopicResult_v5 = ((0, 'topic_config_error_code', 0, _write_int16),)
+_WRITE_TAGS_CreatableTopicResult_v5: tuple = ((0, 'topic_config_error_code', 0, _write_int16),)
 _READ_TAGS_CreatableTopicResult_v7 = {0: ('topic_config_error_code', _read_int16)}
-_WRITE_TAGS_CreatableTopicResult_v7 = ((0, 'topic_config_error_code', 0, _write_int16),)
+_WRITE_TAGS_CreatableTopicResult_v7: tuple = ((0, 'topic_config_error_code', 0, _write_int16),)
 
 CreateTopicsResponse._DECODERS = (_dec_CreateTopicsResponse_v0, _dec_CreateTopicsResponse_v1, _dec_CreateTopicsResponse_v2, _dec_CreateTopicsResponse_v2, _dec_CreateTopicsResponse_v2, _dec_CreateTopicsResponse_v5, _dec_CreateTopicsResponse_v5, _dec_CreateTopicsResponse_v7,)
 CreateTopicsResponse._ENCODERS = (_enc_CreateTopicsResponse_v0, _enc_CreateTopicsResponse_v1, _enc_CreateTopicsResponse_v2, _enc_CreateTopicsResponse_v2, _enc_CreateTopicsResponse_v2, _enc_CreateTopicsResponse_v5, _enc_CreateTopicsResponse_v5, _enc_CreateTopicsResponse_v7,)

@@ -770,15 +770,15 @@ def _enc_FetchRequest_v17(out, blobs, o):
 
 
 _READ_TAGS_FetchRequest_v12 = {0: ('cluster_id', read_compact_nullable_string)}
-_WRITE_TAGS_FetchRequest_v12 = ((0, 'cluster_id', None, write_compact_nullable_string),)
+_WRITE_TAGS_FetchRequest_v12: tuple = ((0, 'cluster_id', None, write_compact_nullable_string),)
 _READ_TAGS_FetchRequest_v13 = {0: ('cluster_id', read_compact_nullable_string)}
-_WRITE_TAGS_FetchRequest_v13 = ((0, 'cluster_id', None, write_compact_nullable_string),)
+_WRITE_TAGS_FetchRequest_v13: tuple = ((0, 'cluster_id', None, write_compact_nullable_string),)
 _READ_TAGS_FetchRequest_v15 = {0: ('cluster_id', read_compact_nullable_string), 1: ('replica_state', _dec_ReplicaState_v15)}
-_WRITE_TAGS_FetchRequest_v15 = ((0, 'cluster_id', None, write_compact_nullable_string), (1, 'replica_state', ReplicaState(), _enc_ReplicaState_v15),)
+_WRITE_TAGS_FetchRequest_v15: tuple = ((0, 'cluster_id', None, write_compact_nullable_string), (1, 'replica_state', ReplicaState(), _enc_ReplicaState_v15),)
 _READ_TAGS_FetchPartition_v17 = {0: ('replica_directory_id', read_uuid)}
-_WRITE_TAGS_FetchPartition_v17 = ((0, 'replica_directory_id', ZERO_UUID, write_uuid),)
+_WRITE_TAGS_FetchPartition_v17: tuple = ((0, 'replica_directory_id', ZERO_UUID, write_uuid),)
 _READ_TAGS_FetchRequest_v17 = {0: ('cluster_id', read_compact_nullable_string), 1: ('replica_state', _dec_ReplicaState_v15)}
-_WRITE_TAGS_FetchRequest_v17 = ((0, 'cluster_id', None, write_compact_nullable_string), (1, 'replica_state', ReplicaState(), _enc_ReplicaState_v15),)
+_WRITE_TAGS_FetchRequest_v17: tuple = ((0, 'cluster_id', None, write_compact_nullable_string), (1, 'replica_state', ReplicaState(), _enc_ReplicaState_v15),)
 
 FetchRequest._DECODERS = (_dec_FetchRequest_v0, _dec_FetchRequest_v0, _dec_FetchRequest_v0, _dec_FetchRequest_v3, _dec_FetchRequest_v4, _dec_FetchRequest_v5, _dec_FetchRequest_v5, _dec_FetchRequest_v7, _dec_FetchRequest_v7, _dec_FetchRequest_v9, _dec_FetchRequest_v9, _dec_FetchRequest_v11, _dec_FetchRequest_v12, _dec_FetchRequest_v13, _dec_FetchRequest_v13, _dec_FetchRequest_v15, _dec_FetchRequest_v15, _dec_FetchRequest_v17,)
 FetchRequest._ENCODERS = (_enc_FetchRequest_v0, _enc_FetchRequest_v0, _enc_FetchRequest_v0, _enc_FetchRequest_v3, _enc_FetchRequest_v4, _enc_FetchRequest_v5, _enc_FetchRequest_v5, _enc_FetchRequest_v7, _enc_FetchRequest_v7, _enc_FetchRequest_v9, _enc_FetchRequest_v9, _enc_FetchRequest_v11, _enc_FetchRequest_v12, _enc_FetchRequest_v13, _enc_FetchRequest_v13, _enc_FetchRequest_v15, _enc_FetchRequest_v15, _enc_FetchRequest_v17,)

@@ -866,9 +866,9 @@ def _write_compact_array_of_NodeEndpoint_v16(out, blobs, value):
 
 
 _READ_TAGS_PartitionData_v12 = {0: ('diverging_epoch', _dec_EpochEndOffset_v12), 1: ('current_leader', _dec_LeaderIdAndEpoch_v12), 2: ('snapshot_id', _dec_SnapshotId_v12)}
-_WRITE_TAGS_PartitionData_v12 = ((0, 'diverging_epoch', EpochEndOffset(), _enc_EpochEndOffset_v12), (1, 'current_leader', LeaderIdAndEpoch(), _enc_LeaderIdAndEpoch_v12), (2, 'snapshot_id', SnapshotId(), _enc_SnapshotId_v12),)
+_WRITE_TAGS_PartitionData_v12: tuple = ((0, 'diverging_epoch', EpochEndOffset(), _enc_EpochEndOffset_v12), (1, 'current_leader', LeaderIdAndEpoch(), _enc_LeaderIdAndEpoch_v12), (2, 'snapshot_id', SnapshotId(), _enc_SnapshotId_v12),)
 _READ_TAGS_FetchResponse_v16 = {0: ('node_endpoints', _read_compact_array_of_NodeEndpoint_v16)}
-_WRITE_TAGS_FetchResponse_v16 = ((0, 'node_endpoints', [], _write_compact_array_of_NodeEndpoint_v16),)
+_WRITE_TAGS_FetchResponse_v16: tuple = ((0, 'node_endpoints', [], _write_compact_array_of_NodeEndpoint_v16),)
 
 FetchResponse._DECODERS = (_dec_FetchResponse_v0, _dec_FetchResponse_v1, _dec_FetchResponse_v1, _dec_FetchResponse_v1, _dec_FetchResponse_v4, _dec_FetchResponse_v5, _dec_FetchResponse_v5, _dec_FetchResponse_v7, _dec_FetchResponse_v7, _dec_FetchResponse_v7, _dec_FetchResponse_v7, _dec_FetchResponse_v11, _dec_FetchResponse_v12, _dec_FetchResponse_v13, _dec_FetchResponse_v13, _dec_FetchResponse_v13, _dec_FetchResponse_v16, _dec_FetchResponse_v16,)
 FetchResponse._ENCODERS = (_enc_FetchResponse_v0, _enc_FetchResponse_v1, _enc_FetchResponse_v1, _enc_FetchResponse_v1, _enc_FetchResponse_v4, _enc_FetchResponse_v5, _enc_FetchResponse_v5, _enc_FetchResponse_v7, _enc_FetchResponse_v7, _enc_FetchResponse_v7, _enc_FetchResponse_v7, _enc_FetchResponse_v11, _enc_FetchResponse_v12, _enc_FetchResponse_v13, _enc_FetchResponse_v13, _enc_FetchResponse_v13, _enc_FetchResponse_v16, _enc_FetchResponse_v16,)

@@ -674,9 +674,9 @@ def _write_compact_array_of_NodeEndpoint_v10(out, blobs, value):
 
 
 _READ_TAGS_PartitionProduceResponse_v10 = {0: ('current_leader', _dec_LeaderIdAndEpoch_v10)}
-_WRITE_TAGS_PartitionProduceResponse_v10 = ((0, 'current_leader', LeaderIdAndEpoch(), _enc_LeaderIdAndEpoch_v10),)
+_WRITE_TAGS_PartitionProduceResponse_v10: tuple = ((0, 'current_leader', LeaderIdAndEpoch(), _enc_LeaderIdAndEpoch_v10),)
 _READ_TAGS_ProduceResponse_v10 = {0: ('node_endpoints', _read_compact_array_of_NodeEndpoint_v10)}
-_WRITE_TAGS_ProduceResponse_v10 = ((0, 'node_endpoints', [], _write_compact_array_of_NodeEndpoint_v10),)
+_WRITE_TAGS_ProduceResponse_v10: tuple = ((0, 'node_endpoints', [], _write_compact_array_of_NodeEndpoint_v10),)
 
 ProduceResponse._DECODERS = (_dec_ProduceResponse_v0, _dec_ProduceResponse_v1, _dec_ProduceResponse_v2, _dec_ProduceResponse_v2, _dec_ProduceResponse_v2, _dec_ProduceResponse_v5, _dec_ProduceResponse_v5, _dec_ProduceResponse_v5, _dec_ProduceResponse_v8, _dec_ProduceResponse_v9, _dec_ProduceResponse_v10, _dec_ProduceResponse_v10, _dec_ProduceResponse_v10,)
 ProduceResponse._ENCODERS = (_enc_ProduceResponse_v0, _enc_ProduceResponse_v1, _enc_ProduceResponse_v2, _enc_ProduceResponse_v2, _enc_ProduceResponse_v2, _enc_ProduceResponse_v5, _enc_ProduceResponse_v5, _enc_ProduceResponse_v5, _enc_ProduceResponse_v8, _enc_ProduceResponse_v9, _enc_ProduceResponse_v10, _enc_ProduceResponse_v10, _enc_ProduceResponse_v10,)
