@@ -272,6 +272,12 @@ class Sender:
                     return False
                 if sealed[0].base_sequence < 0:
                     ps.resync = False
+            if ps.inflight and ps.acked_seq == 0:
+                # Nothing acknowledged yet in this epoch: a first batch refused with a
+                # retriable error (a new partition not ready on its leader) would be overtaken
+                # by the batches behind it, which a broker without state for the producer
+                # takes, and could never be written after them. One in flight until then.
+                return False
             if len(ps.inflight) >= MAX_IDEMPOTENT_IN_FLIGHT:
                 return False
         hook = self.txn_hook

@@ -295,3 +295,29 @@ def test_keyless_records_spread_over_partitions_in_sticky_runs(mock_cluster):
     assert set(placed) == {0, 1, 2, 3}
     runs = sum(1 for a, b in zip(placed, placed[1:], strict=False) if a != b) + 1
     assert runs < 200  # runs of records, not one partition per record
+
+
+@pytest.mark.parametrize("code", [KafkaError.NOT_LEADER_OR_FOLLOWER,
+                                  KafkaError.UNKNOWN_TOPIC_OR_PARTITION])
+def test_a_first_batch_refused_is_not_overtaken_by_the_batches_behind_it(fresh_mock_cluster,
+                                                                         code):
+    """A partition's first batch of a producer epoch that comes back with a retriable error
+    (a new topic's partition not yet ready on its leader) must not be overtaken by the
+    batches sent behind it: a broker without state for the producer would take those, and the
+    first batch could then never be written. Until the first batch is acknowledged, one batch
+    of the partition is in flight."""
+    cluster = fresh_mock_cluster
+    topic = unique_topic("first-batch")
+    create_topic(cluster, topic, 1)
+    values = [b"%04d" % i for i in range(1000)]
+    reports = []
+    conf = cluster.client_config({"batch.num.messages": 100, "retry.backoff.ms": 200,
+                                  "linger.ms": 0})
+    with Producer(conf) as p:
+        assert p.list_topics(topic, 10).topics[topic].error is None
+        cluster.push_errors(PRODUCE, [code])
+        assert p.produce_batch(topic, values, 0,
+                               on_delivery=lambda e, m: reports.append((e, m.offset()))) == 1000
+        assert p.flush(30) == 0
+    assert sorted(reports) == [(None, i) for i in range(1000)]
+    _assert_exactly_once_in_order(cluster, topic, 1, 1000, {0: values})
