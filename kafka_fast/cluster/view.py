@@ -70,6 +70,14 @@ class ClusterView:
         p = info.partitions.get(partition) if info is not None else None
         return p.leader_epoch if p is not None and p.leader >= 0 else -1
 
+    def replica_online(self, topic: str, partition: int, node: int) -> bool:
+        """True if ``node`` is a known broker holding a replica of the partition that
+        metadata does not list as offline."""
+        info = self.topics.get(topic)
+        p = info.partitions.get(partition) if info is not None else None
+        return (p is not None and node in self.brokers and node in p.replicas
+                and node not in p.offline_replicas)
+
     def partitions_for(self, topic: str) -> list[int] | None:
         """Sorted partition ids of ``topic`` (None if the topic is unknown or in error)."""
         info = self.topics.get(topic)

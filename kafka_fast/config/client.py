@@ -11,7 +11,10 @@ KEYS = [
     Key("bootstrap.servers", "list", [], "Initial host:port list used to discover the cluster.",
         aliases=("metadata.broker.list",)),
     Key("client.id", "str", "kafka_fast", "Client identifier sent in every request header."),
-    Key("client.rack", "str", "", "Rack of this client (sent in Fetch for follower fetching).",
+    Key("client.rack", "str", "",
+        "Rack of this client, sent in Fetch: a leader with a rack-aware replica.selector.class "
+        "may name a replica to read from, which the consumer then fetches from until "
+        "metadata.max.age.ms passes or the replica fails (KIP-392 follower fetching).",
         roles=("consumer",)),
     Key("request.timeout.ms", "int", 30000, "Time to wait for a response to one request.",
         minimum=1, aliases=("socket.timeout.ms",)),

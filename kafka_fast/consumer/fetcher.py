@@ -7,6 +7,12 @@ to every leader at once, while the prefetch queue is under its budget
 thread (CRC, decompression and columns in the record engine; read_committed filtering) and
 queued as ``Chunk``s for the application thread. With ``fetch.sessions`` each leader's Fetches
 go through its incremental fetch session (``fetch_session``).
+
+Follower fetching (KIP-392): with ``client.rack`` set, a leader may name a preferred read
+replica for a partition (Fetch v11+); that partition is then fetched from the replica (with the
+leader's epoch as CurrentLeaderEpoch) until ``metadata.max.age.ms`` passes, the replica fails or
+answers with an error, or it leaves the partition's replicas in metadata. Each node has its own
+fetch session: a partition moving between nodes is forgotten by one and added to the other.
 """
 
 from __future__ import annotations
@@ -49,6 +55,11 @@ DECODE_MIN_BYTES = 64 * 1024
 DECODE_THREADS = 2
 #: Fetch versions above 12 address topics by id only; 12 has everything else we use.
 FETCH_MAX_VERSION = 12
+#: Seconds Fetches leave out ``client.rack`` after a read replica failed: a leader goes on
+#: naming a replica it still counts as caught up (up to its replica.lag.time.max.ms, 30 s by
+#: default) and answers without records when it does, so for this long the leaders serve the
+#: records themselves. Partitions already on a working replica stay there.
+READ_REPLICA_RETRY = 30.0
 
 
 _BATCH_HEAD = struct.Struct(">qii")  # base offset, batch length, partition leader epoch
@@ -118,6 +129,10 @@ class Fetcher:
         self.check_crcs = conf["check.crcs"]
         self.eof_enabled = conf["enable.partition.eof"]
         self.rack = conf["client.rack"]
+        #: how long a preferred read replica is used before the leader is asked again
+        self.read_replica_age = conf["metadata.max.age.ms"] / 1000.0
+        #: until this monotonic time Fetches carry no rack (a read replica failed)
+        self.rack_paused_until = 0.0
         self.use_sessions = conf["fetch.sessions"]
         self.sessions: dict[int, FetchSession] = {}
         self.inflight: set[int] = set()
@@ -162,7 +177,8 @@ class Fetcher:
         to_resolve = []
         to_validate = []
         leaderless: set[str] = set()
-        by_leader: dict[int, list[PartitionState]] = defaultdict(list)
+        stale: set[str] = set()
+        by_node: dict[int, list[PartitionState]] = defaultdict(list)
         view = self.client.cluster
         if view is not self.errors_seen_in:  # new metadata: any assigned topic refused?
             self.errors_seen_in = view
@@ -196,9 +212,10 @@ class Fetcher:
                     ps.need = NEED_VALIDATE
                     to_validate.append(ps)
                     continue
+                node = self._read_node(ps, node, view, now, stale)
                 if node in self.inflight:
                     continue
-                by_leader[node].append(ps)
+                by_node[node].append(ps)
         if to_resolve:
             self._resolve(to_resolve)
         if to_validate:
@@ -208,17 +225,62 @@ class Fetcher:
             self.awaiting_metadata = True
             self.client.request_metadata(sorted(leaderless)).add_done_callback(
                 self._metadata_arrived)
+        if stale:
+            self.client.request_metadata(sorted(stale))
         unreachable: set[str] = set()
-        for node, parts in by_leader.items():
+        for node, parts in by_node.items():
             if self.client.node_ready(node, Lane.FETCH):
                 self._send(node, parts)
             elif self.client.node_unreachable(node, Lane.FETCH):
+                if self._leave_replica(node, parts):
+                    self.client.wakeup()  # fetch them from their leaders right away
+                    continue
                 unreachable.update(ps.topic for ps in parts)
         if unreachable and now >= self.next_leader_check:
             # The leader cannot be reached: leadership may have moved elsewhere.
             self.next_leader_check = now + self.error_backoff
             self.client.request_metadata(sorted(unreachable))
         return wait
+
+    def _read_node(self, ps: PartitionState, leader: int, view, now: float,
+                   stale: set[str]) -> int:
+        """The node to fetch ``ps`` from: its preferred read replica while that holds and is
+        online in metadata, else ``leader`` (caller holds the lock). A replica missing from
+        metadata is dropped and ``ps.topic`` added to ``stale`` (metadata to refresh)."""
+        replica = ps.preferred_replica(now)
+        if replica < 0 or replica == leader:
+            return leader
+        if view.replica_online(ps.topic, ps.partition, replica):
+            return replica
+        log.debug("%s [%d]: preferred read replica %d is not online, fetching from leader %d",
+                  ps.topic, ps.partition, replica, leader)
+        ps.clear_read_replica()
+        stale.add(ps.topic)
+        return leader
+
+    def _leave_replica(self, node: int, parts: list[PartitionState]) -> bool:
+        """Partitions of ``parts`` preferring the unreachable ``node`` go back to their
+        leaders; True if all of them did."""
+        with self.state.lock:
+            moved = [ps for ps in parts if ps.read_replica == node]
+            for ps in moved:
+                ps.clear_read_replica()
+        if moved:
+            self.rack_paused_until = time.monotonic() + READ_REPLICA_RETRY
+            log.debug("read replica %d unreachable: fetching %d partition(s) from leaders",
+                      node, len(moved))
+        return len(moved) == len(parts)
+
+    def _leaves_replica(self, ps: PartitionState, node: int) -> bool:
+        """After a failed fetch or an error from ``node``: True if ``node`` was the preferred
+        read replica of ``ps`` rather than its leader (``ps`` then goes back to the leader).
+        Caller holds the lock."""
+        replica = ps.clear_read_replica()
+        if replica < 0 or replica != node or replica == self.client.leader(ps.topic,
+                                                                           ps.partition):
+            return False
+        self.rack_paused_until = time.monotonic() + READ_REPLICA_RETRY
+        return True
 
     def session(self, node: int) -> FetchSession:
         session = self.sessions.get(node)
@@ -229,9 +291,10 @@ class Fetcher:
     def request_for(self, plan: FetchPlan, max_wait_ms: int | None = None):
         """The Fetch request carrying ``plan`` (fitted to the negotiated version)."""
         wait = self.max_wait_ms if max_wait_ms is None else max_wait_ms
+        rack = self.rack if time.monotonic() >= self.rack_paused_until else ""
         return versioned(m.FetchRequest, lambda: fetch_request(
             plan, max_wait_ms=wait, min_bytes=self.min_bytes, max_bytes=self.max_bytes,
-            isolation_level=1 if self.read_committed else 0, rack_id=self.rack),
+            isolation_level=1 if self.read_committed else 0, rack_id=rack),
             FETCH_MAX_VERSION)
 
     def _send(self, node: int, parts: list[PartitionState]) -> None:
@@ -311,7 +374,9 @@ class Fetcher:
             with state.lock:
                 for ps, *_ in sent:
                     ps.fetching = False
-                    ps.backoff_until = now + self.error_backoff
+                    # A failed read replica: back to the leader now, without backing off.
+                    if not self._leaves_replica(ps, node):
+                        ps.backoff_until = now + self.error_backoff
             if err.code() not in (E._DESTROY,):
                 self.client.request_metadata(sorted({ps.topic for ps, *_ in sent}))
             self.client.wakeup()
@@ -329,6 +394,7 @@ class Fetcher:
             with state.lock:
                 for ps, *_ in sent:
                     ps.fetching = False
+                    ps.clear_read_replica()
                     ps.backoff_until = now + self.error_backoff
             state.post_error(KafkaError(resp.error_code, f"Fetch from broker {node} failed: "
                                                       f"{KafkaError(resp.error_code)}"))
@@ -346,13 +412,25 @@ class Fetcher:
                     items.append((entry, pd))
         # Move every fetch position past the complete batches first (batch headers only)
         # and send the next Fetch, so the broker prepares it while this one is decoded.
+        # A partition a read replica answered with an error goes back to its leader first.
+        left_replica: set[tuple[str, int]] = set()
         with state.lock:
             for (ps, version, offset, seq, _), pd in items:
+                if pd.error_code and self._leaves_replica(ps, node):
+                    left_replica.add((ps.topic, ps.partition))
                 if pd.error_code == 0 and ps.version == version and ps.fetch_seq == seq:
                     end, epoch = next_offset_after(pd.records, offset)
                     if end > ps.fetch_offset:
                         ps.fetch_offset = end
                         ps.fetch_epoch = epoch
+                    replica = pd.preferred_read_replica
+                    if replica >= 0:
+                        # KIP-392: the leader names the replica to read from (this answer's
+                        # records, if any, are still used; the position is unchanged).
+                        if replica != ps.read_replica:
+                            log.debug("%s [%d]: preferred read replica %d (from %d)",
+                                      ps.topic, ps.partition, replica, node)
+                        ps.prefer_replica(replica, now + self.read_replica_age)
             for key, (ps, *_) in lookup.items():
                 ps.fetching = False
                 if key not in answered and not omitted_unchanged:
@@ -362,7 +440,9 @@ class Fetcher:
         metadata_topics: set[str] = set()
         decoded = self._decode_side_by_side(items)
         for i, (entry, pd) in enumerate(items):
-            chunk = self._partition(entry, pd, now, metadata_topics, decoded.get(i))
+            from_replica = (entry[0].topic, entry[0].partition) in left_replica
+            chunk = self._partition(entry, pd, now, metadata_topics, decoded.get(i),
+                                    from_replica)
             if chunk is not None:
                 chunks.append(chunk)
                 eof = self._eof_after(chunk, pd)
@@ -416,14 +496,27 @@ class Fetcher:
         return out
 
     def _partition(self, entry: tuple, pd: Any, now: float, metadata_topics: set,
-                   decoded: DecodedPartition | None = None) -> Chunk | None:
+                   decoded: DecodedPartition | None = None,
+                   from_replica: bool = False) -> Chunk | None:
         """The Chunk for one partition of a Fetch response (``entry`` is what was sent:
         state, version, offset, fetch sequence and epoch; ``decoded`` its records if they
-        were decoded already)."""
+        were decoded already; ``from_replica``: answered by its read replica, not its
+        leader)."""
         ps, version, offset, seq, epoch = entry
         code = pd.error_code
         state = self.state
         if code:
+            if from_replica:
+                # An error from a read replica (not in sync, not a replica any more, another
+                # leader epoch, or an offset it does not have yet: a follower may be behind
+                # the leader's high watermark): fetch from the leader at the same position,
+                # as the Java consumer does.
+                log.debug("%s [%d]: read replica answered %s at offset %d, fetching from "
+                          "the leader", ps.topic, ps.partition, KafkaError(code).name(),
+                          offset)
+                if code in LEADER_ERRORS or code == E.UNKNOWN_TOPIC_ID:
+                    metadata_topics.add(ps.topic)
+                return None
             if code == E.OFFSET_OUT_OF_RANGE:
                 with state.lock:
                     if ps.version == version:

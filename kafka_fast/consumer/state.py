@@ -24,6 +24,10 @@ class PartitionState:
     ``known_leader_epoch`` the partition leader's epoch (from metadata) that ``fetch_offset``
     is known to be valid under. A leader with a newer epoch sends the position through
     validation first (``NEED_VALIDATE``), which detects log truncation.
+
+    Follower fetching (KIP-392): ``read_replica`` is the replica the leader named as the
+    preferred one to read from (-1: fetch from the leader), valid until the monotonic time
+    ``read_replica_until``.
     """
 
     __slots__ = (
@@ -31,7 +35,7 @@ class PartitionState:
         "reset_to", "resolving", "fetching", "fetch_seq", "backoff_until", "leader_epoch",
         "fetch_epoch", "known_leader_epoch", "high_watermark", "last_stable_offset",
         "log_start_offset", "stored", "stored_metadata", "stored_epoch", "committed",
-        "eof_reported", "error_reported", "bad_offset",
+        "eof_reported", "error_reported", "bad_offset", "read_replica", "read_replica_until",
     )
 
     def __init__(self, topic: str, partition: int) -> None:
@@ -60,6 +64,8 @@ class PartitionState:
         self.eof_reported = False
         self.error_reported = False
         self.bad_offset = -1
+        self.read_replica = -1
+        self.read_replica_until = 0.0
 
     def set_position(self, offset: int, leader_epoch: int = -1) -> None:
         """Start fetching (and delivering) at ``offset``."""
@@ -93,6 +99,23 @@ class PartitionState:
         """True when the leader's epoch is newer than the one ``fetch_offset`` is known valid
         under and the position carries an epoch to check."""
         return self.fetch_epoch >= 0 and current_leader_epoch > self.known_leader_epoch
+
+    def preferred_replica(self, now: float) -> int:
+        """The replica to fetch from instead of the leader (-1: the leader); a preference
+        older than its expiry is dropped, so the leader is asked again."""
+        if self.read_replica >= 0 and now >= self.read_replica_until:
+            self.read_replica = -1
+        return self.read_replica
+
+    def prefer_replica(self, node: int, until: float) -> None:
+        """Fetch from ``node`` (named by the leader) until ``until``."""
+        self.read_replica = node
+        self.read_replica_until = until
+
+    def clear_read_replica(self) -> int:
+        """Go back to fetching from the leader; the replica that was preferred (or -1)."""
+        node, self.read_replica = self.read_replica, -1
+        return node
 
     def fetchable(self, now: float) -> bool:
         return (self.need == NEED_NONE and not self.paused and not self.fetching

@@ -459,20 +459,23 @@ def start_apache_kafka(workdir: Path, brokers: int = 1, secure: bool = False,
                        tls_pem: Path | None = None, ca_path: str | None = None,
                        wrong_ca_path: str | None = None,
                        settings: dict[str, str] | None = None,
+                       node_settings: dict[int, dict[str, str]] | None = None,
                        timeout: float = START_TIMEOUT) -> ApacheKafka:
     """Format and start ``brokers`` combined broker/controller nodes and wait until ready.
 
     ``secure`` adds the SASL listener and StandardAuthorizer (one node only), and the
     SSL listener when ``tls_pem`` (key and certificate chain in one PEM file) is given.
     With several nodes, topics default to replication factor 3 and min.insync.replicas 2
-    (``settings`` overrides any server setting). A port taken by someone else between
+    (``settings`` overrides any server setting; ``node_settings`` maps a node id, from 1,
+    to settings of that node alone, e.g. its ``broker.rack``). A port taken by someone else between
     choosing and binding it is retried with new ports. Raises KafkaUnavailable when Java
     or the jars are missing.
     """
     for attempt in range(1, START_ATTEMPTS + 1):
         try:
             return _start_once(workdir / f"attempt{attempt}", brokers, secure, tls_pem,
-                               ca_path, wrong_ca_path, settings or {}, timeout)
+                               ca_path, wrong_ca_path, settings or {}, node_settings or {},
+                               timeout)
         except _PortTaken:
             if attempt == START_ATTEMPTS:
                 raise
@@ -485,7 +488,7 @@ class _PortTaken(RuntimeError):
 
 def _start_once(workdir: Path, brokers: int, secure: bool, tls_pem: Path | None,
                 ca_path: str | None, wrong_ca_path: str | None, settings: dict[str, str],
-                timeout: float) -> ApacheKafka:
+                per_node: dict[int, dict[str, str]], timeout: float) -> ApacheKafka:
     libs = kafka_libs()
     ids = list(range(1, brokers + 1))
     names = ["PLAINTEXT", "CONTROLLER"]
@@ -513,6 +516,7 @@ def _start_once(workdir: Path, brokers: int, secure: bool, tls_pem: Path | None,
                                            security)
         node_settings.update(topic_defaults)
         node_settings.update(settings)
+        node_settings.update(per_node.get(i, {}))
         nodes[i] = KafkaNode(i, workdir / f"node{i}", ports[i], node_settings, libs)
     cluster = ApacheKafka(nodes, kafka_version(), ca_path, wrong_ca_path)
     cluster_id = new_cluster_id()
@@ -653,14 +657,45 @@ def apache_cluster_session(tmp_path_factory) -> ApacheKafka:
     cluster.stop()
 
 
+def _restart_stopped(cluster: ApacheKafka) -> None:
+    stopped = [i for i, n in cluster.nodes.items() if not n.alive()]
+    for node_id in stopped:
+        cluster.start_node(node_id)
+    if stopped:
+        cluster.wait_for_brokers()
+
+
 @pytest.fixture
 def apache_cluster(apache_cluster_session) -> ApacheKafka:
     """The session's 3-broker cluster (replication factor 3, min.insync.replicas 2);
     nodes a test stopped are started again after it."""
     cluster = apache_cluster_session
     yield cluster
-    stopped = [i for i, n in cluster.nodes.items() if not n.alive()]
-    for node_id in stopped:
-        cluster.start_node(node_id)
-    if stopped:
-        cluster.wait_for_brokers()
+    _restart_stopped(cluster)
+
+
+#: Racks of the rack-aware cluster's nodes (node id -> broker.rack).
+RACKS = {1: "rack-a", 2: "rack-b", 3: "rack-c"}
+RACK_AWARE_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+
+
+@pytest.fixture(scope="session")
+def apache_rack_cluster_session(tmp_path_factory) -> ApacheKafka:
+    """Three Apache Kafka nodes in racks ``RACKS`` whose leaders name a replica in the
+    consumer's rack as preferred read replica (KIP-392 follower fetching)."""
+    require_apache_kafka()
+    cluster = start_apache_kafka(
+        tmp_path_factory.mktemp("apache-rack-cluster"), brokers=3,
+        settings={"replica.selector.class": RACK_AWARE_SELECTOR},
+        node_settings={i: {"broker.rack": rack} for i, rack in RACKS.items()})
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def apache_rack_cluster(apache_rack_cluster_session) -> ApacheKafka:
+    """The session's rack-aware 3-broker cluster; nodes a test stopped are started again
+    after it."""
+    cluster = apache_rack_cluster_session
+    yield cluster
+    _restart_stopped(cluster)
