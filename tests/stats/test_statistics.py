@@ -60,7 +60,8 @@ def _check_metrics(metrics: dict, documented_metrics: set[str]) -> set[str]:
     return names
 
 
-def test_producer_and_consumer_statistics(kafka):
+def test_producer_and_consumer_statistics(real_broker):
+    kafka = real_broker
     sections, metric_names = documented()
     topic = unique_topic("stats")
     create_topic(kafka, topic, 2)
