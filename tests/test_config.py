@@ -79,7 +79,7 @@ def test_keys_accepted_without_effect_warn():
 
     from kafka_fast.config import make_config
 
-    for name, value in (("statistics.interval.ms", 1000), ("coordinator.query.interval.ms", 5),
+    for name, value in (("log_level", 7), ("coordinator.query.interval.ms", 5),
                         ("fetch.queue.backoff.ms", 5), ("debug", "all")):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

@@ -156,6 +156,11 @@ class AdminClient:
     def __len__(self) -> int:
         return self._client.events.queue.qsize()
 
+    def metrics(self) -> dict[str, int | float]:
+        """A flat snapshot of the client's request counters with Prometheus-style names
+        (labelled series keyed ``name{label="value"}``); see docs/statistics.md."""
+        return self._client.metrics()
+
     def _timeout(self, request_timeout: float | None) -> float:
         if request_timeout is None or request_timeout < 0:
             return self._config["request.timeout.ms"] / 1000.0

@@ -124,6 +124,10 @@ class AIOConsumer:
     async def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
         return await self._call(self._consumer.list_topics, topic, timeout)
 
+    def metrics(self) -> dict[str, int | float]:
+        """The consumer's flat metrics snapshot (``Consumer.metrics``; quick, not awaited)."""
+        return self._consumer.metrics()
+
     async def consumer_group_metadata(self) -> Any:
         return await self._call(self._consumer.consumer_group_metadata)
 

@@ -230,6 +230,10 @@ class AIOProducer:
     async def abort_transaction(self, timeout: float | None = None) -> None:
         await self._call(self._producer.abort_transaction, timeout)
 
+    def metrics(self) -> dict[str, int | float]:
+        """The producer's flat metrics snapshot (``Producer.metrics``; quick, not awaited)."""
+        return self._producer.metrics()
+
     def __len__(self) -> int:
         return 0 if self._closed else len(self._producer)
 

@@ -41,6 +41,7 @@ from .fetch_state import FetchState
 from .fetcher import Fetcher
 from .group import ClassicGroup
 from .group_kip848 import ConsumerGroupMember
+from .group_stats import GroupStats
 from .membership import GroupMember
 from .offsets import OffsetClient
 from .state import NEED_COMMITTED, NEED_NONE, NEED_RESET, PartitionState
@@ -120,7 +121,16 @@ class Consumer:
         self._group: GroupMember | None = None
 
         self._state = state = FetchState()
-        self._client = KafkaClient(self._conf, name=self._conf["client.id"])
+        self._client = KafkaClient(self._conf, name=self._conf["client.id"],
+                                   client_type="consumer")
+        # Statistics: fetched records are counted per chunk; the snapshot reads the
+        # partition states and the group under their locks.
+        self._group_stats = GroupStats(state)
+        state.recorder = self._client.stats.counters
+        sources = self._client.stats.sources
+        sources.consumer = state.partition_snapshot
+        sources.group = self._group_stats
+        sources.read_committed = self._conf["isolation.level"] == "read_committed"
         self._offsets = OffsetClient(self._client, self._group_id)
         self._fetcher = Fetcher(state, self._client, self._conf, self._offsets)
         self._delivery = Delivery(state, self._conf["enable.auto.offset.store"],
@@ -245,6 +255,7 @@ class Consumer:
                 self._group = ClassicGroup(self._client, self._conf, self._state,
                                            self._assignors)
         group = self._group
+        self._group_stats.member = group
         self._client.call_soon(lambda: group.subscribe(list(topics)))
 
     def _leave(self, group: GroupMember) -> None:
@@ -271,6 +282,7 @@ class Consumer:
         self._state.remove(self._state.assigned())
         self._subscription = None
         self._group = None
+        self._group_stats.member = None
         self._leave(group)
 
     # -- events (poll thread) --------------------------------------------------------------------
@@ -319,6 +331,7 @@ class Consumer:
         if group is None or epoch != group.epoch:
             return
         parts = [TopicPartition(t, p) for t, p in tps]
+        self._group_stats.rebalance_cnt += 1
         self._assign_called = False
         cb = self._callbacks.get("assign")
         if cb is not None:
@@ -329,6 +342,7 @@ class Consumer:
     def _rebalance_revoke(self, owned: dict[str, list[int]], epoch: int, lost: bool) -> None:
         group = self._group
         parts = [TopicPartition(t, p) for t, ps in sorted(owned.items()) for p in ps]
+        self._group_stats.rebalance_cnt += 1
         self._delivery.settle()
         if not lost:
             self._commits.commit_before_revoke()
@@ -345,6 +359,7 @@ class Consumer:
         group = self._group
         if group is None or epoch != group.epoch:
             return
+        self._group_stats.rebalance_cnt += 1
         if revoked:
             parts = [TopicPartition(t, p) for t, p in revoked]
             self._delivery.settle()
@@ -671,6 +686,11 @@ class Consumer:
         return ConsumerGroupMetadata(self._group_id, generation, member, instance)
 
     # -- closing --------------------------------------------------------------------------------
+    def metrics(self) -> dict[str, int | float]:
+        """A flat snapshot of the consumer's counters with Prometheus-style names (labelled
+        series keyed ``name{label="value"}``); see docs/statistics.md."""
+        return self._client.metrics()
+
     def close(self) -> None:
         """Commit (when auto commit is on), leave the group and stop the client."""
         if self._closed:

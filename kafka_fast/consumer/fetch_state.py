@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import KafkaError
+from ..stats import ConsumerPartition, FetchRecorder
 from .state import PartitionState
 
 #: What the polling thread is told, as tuples: ("error", KafkaError), ("commit", error,
@@ -60,6 +61,8 @@ class FetchState:
         #: Called (lock held) when the buffered records of a partition are dropped, so the
         #: delivery side forgets what it built from them.
         self.on_drop: Callable[[PartitionState], None] | None = None
+        #: counts fetched records for the statistics (one call per queued chunk)
+        self.recorder: FetchRecorder | None = None
 
     # -- events ------------------------------------------------------------------------------------
     def post(self, event: Event) -> None:
@@ -106,12 +109,16 @@ class FetchState:
 
     def enqueue(self, chunks: Iterable[Chunk]) -> None:
         """Queue the chunks whose partition state is still current and wake the poller."""
+        recorder = self.recorder
         with self.lock:
             for ch in chunks:
                 if ch.version == ch.state.version and self.current(ch.state):
                     self.ready.append(ch)
                     self.queued_bytes += ch.nbytes
                     self.queued_records += ch.count
+                    if recorder is not None and ch.count:
+                        recorder.fetched(ch.state.topic, ch.state.partition, ch.count,
+                                         ch.nbytes)
             self.cond.notify_all()
 
     def pop_ready(self) -> Chunk | None:
@@ -153,3 +160,20 @@ class FetchState:
     def has_work(self, extra: Callable[[], Any] | None = None) -> bool:
         """True if chunks or events wait (caller holds the lock)."""
         return bool(self.ready or self.events)
+
+    # -- statistics (any thread) -------------------------------------------------------------------
+    def partition_snapshot(self) -> dict[tuple[str, int], ConsumerPartition]:
+        """Positions, watermarks and queued records of every assigned partition."""
+        with self.lock:
+            queued: dict[PartitionState, list[int]] = {}
+            for ch in self.ready:
+                q = queued.setdefault(ch.state, [0, 0])
+                q[0] += ch.count
+                q[1] += ch.nbytes
+            out = {}
+            for key, ps in self.parts.items():
+                q = queued.get(ps, [0, 0])
+                out[key] = ConsumerPartition(
+                    q[0], q[1], ps.position, ps.stored, ps.committed, ps.high_watermark,
+                    ps.log_start_offset, ps.last_stable_offset)
+            return out

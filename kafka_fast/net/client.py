@@ -27,6 +27,7 @@ from ..cluster.coordinators import CoordinatorCache
 from ..cluster.metadata import MetadataManager
 from ..cluster.view import ClusterView
 from ..errors import KafkaError, KafkaException
+from ..stats import BrokerView, ClientStats
 from .connection import BrokerConnection, State
 from .events import EventQueue, ThrottleEvent
 from .framing import BufferPool
@@ -38,6 +39,11 @@ from .settings import ConnectionSettings
 #: How often request deadlines, set-up deadlines and idle connections are checked (seconds).
 TIMEOUT_CHECK_INTERVAL = 0.05
 
+#: librdkafka's broker state names for the statistics.
+_STATE_NAMES = {State.CONNECTING: "CONNECT", State.TLS: "SSL_HANDSHAKE",
+                State.VERSIONS: "APIVERSION_QUERY", State.AUTH: "AUTH_HANDSHAKE",
+                State.READY: "UP"}
+
 
 class KafkaClient:
     """The network client shared by a producer, consumer or admin client.
@@ -45,20 +51,32 @@ class KafkaClient:
     ``config`` is a validated ``Config`` (``kafka_fast.config.make_config``).
     ``serve_events_thread=True`` starts a thread that dispatches ``error_cb``/``throttle_cb``
     events itself (for clients without a ``poll()``, like the AdminClient).
+    ``client_type`` ("producer" or "consumer") is the ``type`` of its statistics; ``stats``
+    (``kafka_fast.stats.ClientStats``) owns the counters its connections update, and every
+    ``statistics.interval.ms`` a timer on the I/O thread queues a "stats" event for
+    ``stats_cb``.
 
     It is the ``ConnectionEvents`` listener of its connections (``kafka_fast.net.events``)
     and the ``ClusterLink`` of its metadata manager and coordinator cache
     (``kafka_fast.cluster.link``).
     """
 
-    def __init__(self, config: Any, *, name: str = "", serve_events_thread: bool = False) -> None:
+    def __init__(self, config: Any, *, name: str = "", serve_events_thread: bool = False,
+                 client_type: str = "producer") -> None:
         self.config = config
         self.name = name or config["client.id"]
         self.log: logging.Logger = config["logger"] or logging.getLogger("kafka_fast.net")
         self.settings = ConnectionSettings.from_config(config)
         self.loop = IOLoop(name=f"kafka_fast-io-{self.name}", logger=self.log)
         self.pool = BufferPool()
-        self.events = EventQueue(config["error_cb"], config["throttle_cb"], self.log)
+        self.events = EventQueue(config["error_cb"], config["throttle_cb"], self.log,
+                                 config["stats_cb"])
+        self.stats = ClientStats(self.name, config["client.id"], client_type)
+        sources = self.stats.sources
+        sources.brokers = self.broker_views
+        sources.leader = lambda topic, partition: self.cluster.leader(topic, partition)
+        sources.replyq = self.events.queue.qsize
+        self._stats_interval = config["statistics.interval.ms"] / 1000.0
         self._bootstrap = {-(i + 1): addr for i, addr in enumerate(
             bootstrap_addresses(config.require("bootstrap.servers")))}
         self._extra_brokers: dict[int, tuple[str, int]] = {}
@@ -121,6 +139,8 @@ class KafkaClient:
         if self._closed:  # closed before the I/O thread ran its first callback
             return
         self.loop.call_later(TIMEOUT_CHECK_INTERVAL, self._check_timeouts)
+        if self._stats_interval > 0 and self.events.stats_cb is not None:
+            self.loop.call_later(self._stats_interval, self._emit_stats)
         self.metadata.start_periodic()
         self.metadata.submit(None, False)
 
@@ -161,6 +181,37 @@ class KafkaClient:
     def serve_events(self, timeout: float = 0.0, max_events: int | None = None) -> int:
         """Call ``error_cb``/``throttle_cb`` for queued client events on this thread."""
         return self.events.serve(timeout, max_events)
+
+    # -- statistics -------------------------------------------------------------------------
+    def _emit_stats(self) -> None:
+        """The statistics timer (I/O thread): queue a report for ``stats_cb``, re-arm."""
+        if self._closed:
+            return
+        self.loop.call_later(self._stats_interval, self._emit_stats)
+        self.events.stats(self.stats.to_json())
+
+    def metrics(self) -> dict[str, int | float]:
+        """The flat metrics snapshot (``kafka_fast.stats.ClientStats.metrics``)."""
+        return self.stats.metrics()
+
+    def broker_views(self) -> list[BrokerView]:
+        """Each broker's connections taken together, for the statistics (any thread)."""
+        by_node: dict[int, list[BrokerConnection]] = {}
+        for conn in self._all_connections():
+            by_node.setdefault(conn.node_id, []).append(conn)
+        views = []
+        for node_id, conns in by_node.items():
+            first = conns[0]
+            best = max(conns, key=lambda c: c.state)
+            if best.state == State.DISCONNECTED:
+                state = "DOWN" if any(c.attempts for c in conns) else "INIT"
+            else:
+                state = _STATE_NAMES[best.state]
+            where = f"{first.host}:{first.port}"
+            views.append(BrokerView(
+                node_id, f"{where}/{node_id if node_id >= 0 else 'bootstrap'}", where, state,
+                sum(len(c.pending) for c in conns), sum(len(c.inflight) for c in conns)))
+        return views
 
     def _serve_events_forever(self) -> None:
         q = self.events.queue
@@ -332,7 +383,7 @@ class KafkaClient:
     def _new_connection(self, node_id: int, addr: tuple[str, int],
                         lane: Lane = Lane.DEFAULT) -> BrokerConnection:
         return BrokerConnection(node_id, addr[0], addr[1], self.settings, self, self.loop,
-                                self.pool, self.log, lane)
+                                self.pool, self.log, lane, self.stats.counters.broker(node_id))
 
     def _existing(self, node_id: int, lane: Lane) -> BrokerConnection | None:
         if lane == Lane.DEFAULT:
@@ -409,6 +460,7 @@ class KafkaClient:
             if target is not None and target not in self._conns:
                 del self._conns[node_id]
                 conn.node_id = target
+                conn.counters = self.stats.counters.broker(target)
                 self._conns[target] = conn
             else:
                 conn.retire_when_idle = True

@@ -29,6 +29,7 @@ from ..protocol.messages import (
     SaslHandshakeRequest,
     SaslHandshakeResponse,
 )
+from ..stats.counters import BrokerCounters
 from .backoff import Backoff
 from .framing import ConnectionClosed, FrameReader, FrameWriter
 from .lanes import Lane
@@ -103,8 +104,11 @@ class BrokerConnection:
 
     def __init__(self, node_id: int, host: str, port: int, settings: ConnectionSettings,
                  listener: ConnectionEvents, loop: IOLoop, pool: BufferPool,
-                 log: logging.Logger, lane: Lane = Lane.DEFAULT) -> None:
+                 log: logging.Logger, lane: Lane = Lane.DEFAULT,
+                 counters: BrokerCounters | None = None) -> None:
         self.node_id = node_id
+        #: requests, bytes and round-trip times of this broker (shared by its lanes)
+        self.counters = counters if counters is not None else BrokerCounters()
         self.lane = lane
         self.host = host
         self.port = port
@@ -462,6 +466,8 @@ class BrokerConnection:
         req = Request(message, version, None, self._setup_deadline, self.node_id, handler=handler)
         corr = self._next_corr()
         chunks = frame_request(message, version, corr, self.settings.client_id)
+        req.sent_at = time.monotonic()
+        self.counters.request_sent(_I32.unpack_from(chunks[0], 0)[0] + 4)
         self.inflight[corr] = req
         self._writer.push(chunks)
         self._write()
@@ -483,6 +489,7 @@ class BrokerConnection:
                 return
             self.throttled_until = 0.0
         queued = False
+        counters = self.counters
         while pending and len(inflight) < limit:
             req = pending.popleft()
             if not req.start():
@@ -503,6 +510,8 @@ class BrokerConnection:
                 req.fail(KafkaException(KafkaError(
                     KafkaError._INVALID_ARG, f"cannot encode {req.message.NAME}: {exc}")))
                 continue
+            req.sent_at = time.monotonic()
+            counters.request_sent(_I32.unpack_from(chunks[0], 0)[0] + 4)
             if req.expect_response:
                 inflight[corr] = req
                 self._writer.push(chunks)
@@ -585,6 +594,7 @@ class BrokerConnection:
                 KafkaError._TRANSPORT,
                 f"{self.name}: response correlation id {corr} matches no request in flight"))
             return
+        self.counters.response_received(len(frame) + 4, time.monotonic() - req.sent_at)
         api_key = req.api_key
         version = req.version
         assert version is not None
@@ -612,6 +622,7 @@ class BrokerConnection:
         throttle = getattr(resp, "throttle_time_ms", 0)
         if throttle and throttle > 0:
             self.throttled_until = time.monotonic() + throttle / 1000.0
+            self.counters.throttled(throttle)
             self.listener.throttled(self, throttle)
 
     def _malformed(self, req: Request, version: int | None, exc: BaseException) -> None:

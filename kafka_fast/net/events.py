@@ -7,6 +7,7 @@ The I/O thread never calls user callbacks. It puts ``ClientEvent`` objects on
 ``KafkaClient.events`` (a thread-safe queue); the producer's and consumer's ``poll()`` call
 ``KafkaClient.serve_events()``, which pops them and calls ``error_cb`` / ``throttle_cb`` on the
 calling thread, as librdkafka does. The AdminClient serves them on a thread of its own.
+Statistics (``stats_cb``, every ``statistics.interval.ms``) travel the same way.
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ class ThrottleEvent:
 
 @dataclass(frozen=True)
 class ClientEvent:
-    """``kind`` is "error" (``value`` a KafkaError) or "throttle" (a ThrottleEvent)."""
+    """``kind`` is "error" (``value`` a KafkaError), "throttle" (a ThrottleEvent) or
+    "stats" (the statistics JSON string)."""
 
     kind: str
     value: Any
@@ -70,11 +72,13 @@ class EventQueue:
 
     def __init__(self, error_cb: Callable[[KafkaError], object] | None = None,
                  throttle_cb: Callable[[ThrottleEvent], object] | None = None,
-                 logger: logging.Logger | None = None) -> None:
+                 logger: logging.Logger | None = None,
+                 stats_cb: Callable[[str], object] | None = None) -> None:
         #: events for the serving thread; None tells a dedicated event thread to stop
         self.queue: queue.SimpleQueue[ClientEvent | None] = queue.SimpleQueue()
         self.error_cb = error_cb
         self.throttle_cb = throttle_cb
+        self.stats_cb = stats_cb
         self.log = logger or log
         #: Called (on the reporting thread) after each event is queued, so that a client
         #: waiting in ``poll()`` can wake up and serve it.
@@ -103,6 +107,12 @@ class EventQueue:
             self.queue.put(ClientEvent("throttle", event))
             self._notify()
 
+    def stats(self, json_str: str) -> None:
+        """Queue a statistics report for ``stats_cb``."""
+        if self.stats_cb is not None:
+            self.queue.put(ClientEvent("stats", json_str))
+            self._notify()
+
     def serve(self, timeout: float = 0.0, max_events: int | None = None) -> int:
         """Dispatch queued events on this thread; wait up to ``timeout`` for the first one.
 
@@ -125,6 +135,8 @@ class EventQueue:
 
     def dispatch(self, event: ClientEvent) -> None:
         """Call the user callback for ``event`` on this thread."""
-        cb = self.error_cb if event.kind == "error" else self.throttle_cb
+        kind = event.kind
+        cb = (self.error_cb if kind == "error" else self.throttle_cb if kind == "throttle"
+              else self.stats_cb)
         if cb is not None:
             cb(event.value)

@@ -49,7 +49,7 @@ class Request:
     """
 
     __slots__ = ("message", "api_key", "version", "future", "deadline", "expect_response",
-                 "node_id", "any_node", "tried", "handler", "attempt", "lane")
+                 "node_id", "any_node", "tried", "handler", "attempt", "lane", "sent_at")
 
     def __init__(self, message: Any, version: int | None, future: ReportingFuture | None,
                  deadline: float, node_id: int | None = None, any_node: bool = False,
@@ -68,6 +68,7 @@ class Request:
         self.handler = handler
         self.attempt = 0
         self.lane = lane  # a kafka_fast.net.lanes.Lane: the connection to the node it uses
+        self.sent_at = 0.0  # monotonic time it was queued for writing (round-trip times)
 
     def start(self) -> bool:
         """Mark the Future running; False if the caller cancelled it meanwhile."""

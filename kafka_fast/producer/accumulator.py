@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import KafkaError, KafkaException
 from ..records import RecordBatchBuilder
+from ..stats import ProducerQueues
 from .batch import ProducerBatch, RecordEntries
 from .partitioner import PartitionRoute, RouteLock, RouterState, TopicRoute, partition_key
 
@@ -293,3 +294,20 @@ class Accumulator(RouterState):
             self.seal(ps)
         self.next_linger = float("inf")
         self.linger_due = False
+
+    # -- statistics (any thread) --------------------------------------------------------------
+    def queue_snapshot(self) -> ProducerQueues:
+        """Records held and, per partition, records in the open batch (count and bytes) and
+        in sealed batches waiting to be sent; taken under the lock."""
+        parts: dict[tuple[str, int], tuple[int, int, int]] = {}
+        with self.lock:
+            for t in list(self.topics.values()):
+                for ps in t.parts:
+                    b = ps.builder
+                    sealed = list(ps.sealed)  # one C-level copy: the I/O thread pops from it
+                    parts[(ps.topic, ps.partition)] = (
+                        len(b) if b is not None else 0,
+                        b.size_in_bytes if b is not None else 0,
+                        sum(batch.count for batch in sealed))
+            return ProducerQueues(self.count, self.bytes, self.max_count
+                                  if self.max_count < (1 << 62) else 0, self.max_bytes, parts)

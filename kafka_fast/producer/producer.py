@@ -86,6 +86,8 @@ class Producer(ProduceRouter):
         self._acc = Accumulator(config, self._algorithm)
         self._sender = Sender(self._client, config, self._acc, self._reports,
                               idempotent=self._idempotent, acks=acks)
+        self._sender.recorder = self._client.stats.counters
+        self._client.stats.sources.producer = self._acc.queue_snapshot
         self._closed = False
         self._txn = link_producer(
             self._client, self._sender, config, flush=self.flush,
@@ -326,6 +328,11 @@ class Producer(ProduceRouter):
         finally:
             with acc.lock:
                 acc.flushing -= 1
+
+    def metrics(self) -> dict[str, int | float]:
+        """A flat snapshot of the producer's counters with Prometheus-style names (labelled
+        series keyed ``name{label="value"}``); see docs/statistics.md."""
+        return self._client.metrics()
 
     def __len__(self) -> int:
         """Records queued, in flight, or waiting for their delivery report to be served."""

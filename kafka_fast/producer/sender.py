@@ -25,6 +25,7 @@ from typing import Any
 from ..errors import KafkaError, KafkaException
 from ..net.request import VersionedRequest
 from ..protocol.messages import ProduceRequest
+from ..stats import BatchRecorder
 from .accumulator import Accumulator, PartitionState, TopicState
 from .batch import ProducerBatch, RecordEntries
 from .delivery import DeliveryQueue
@@ -104,6 +105,8 @@ class Sender:
         self.linger_due_at = 0.0
         self.fatal_error: KafkaError | None = None
         self.closed = False
+        #: counts delivered batches for the statistics (one call per batch)
+        self.recorder: BatchRecorder | None = None
 
     # -- the poll hook ---------------------------------------------------------------------
     def run(self) -> float:
@@ -428,6 +431,11 @@ class Sender:
                 ps.acked_seq = end
         batch.base_offset = base_offset
         batch.log_append_time = log_append_time if log_append_time is not None else -1
+        recorder = self.recorder
+        if recorder is not None:
+            payload = batch.payload
+            recorder.batch_delivered(ps.topic, ps.partition, batch.count, batch.size,
+                                     len(payload) if payload is not None else batch.size)
         self._report(batch)
 
     def _handle_error(self, batch: ProducerBatch, err: KafkaError, now: float) -> None:
