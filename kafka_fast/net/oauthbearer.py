@@ -188,7 +188,10 @@ class OidcClientCredentials:
         token = answer.get("access_token")
         if not isinstance(token, str) or not token:
             raise OAuthError(f"token endpoint {url} returned no access_token")
-        claims = jwt_claims(token)
+        try:
+            claims = jwt_claims(token)
+        except OAuthError as exc:
+            raise OAuthError(f"token endpoint {url}: {exc}") from None
         expiries = []
         expires_in = answer.get("expires_in")
         if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool):

@@ -84,6 +84,43 @@ def test_unreachable_token_endpoint_reaches_error_cb(oidc_kafka, mock_oauth2):
     assert "unreachable" in err.str() and dead in err.str(), err.str()
 
 
+def test_http_401_and_malformed_answers_reach_error_cb(oidc_kafka, mock_oauth2):
+    """A token endpoint refusing the client (HTTP 401) or answering something that is not
+    JSON: _AUTHENTICATION with the reason."""
+    import http.server
+
+    answers: list = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            status, body = answers[0]
+            self.send_response(status)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer((LOOPBACK, 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://{LOOPBACK}:{server.server_address[1]}/default/token"
+    try:
+        conf = _sasl(oidc_kafka, oidc_config(
+            mock_oauth2, **{"sasl.oauthbearer.token.endpoint.url": url}))
+        answers.append((401, b'{"error":"invalid_client"}'))
+        err = _first_error(conf, unique_topic("oidc-401"))
+        assert err.code() == KafkaError._AUTHENTICATION
+        assert "HTTP 401" in err.str() and "invalid_client" in err.str(), err.str()
+        answers[0] = (200, b"<html>login</html>")
+        err = _first_error(conf, unique_topic("oidc-html"))
+        assert err.code() == KafkaError._AUTHENTICATION
+        assert "malformed JSON" in err.str(), err.str()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_token_for_another_audience_is_refused_by_the_broker(oidc_kafka, mock_oauth2):
     # scope=other gets a validly signed token with aud "elsewhere"; the broker expects "kafka".
     conf = _sasl(oidc_kafka, oidc_config(mock_oauth2, scope="other"))
