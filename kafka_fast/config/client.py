@@ -51,7 +51,10 @@ KEYS = [
         java=False),
     Key("security.protocol", "enum", "PLAINTEXT", "Transport and authentication.",
         choices=SECURITY_PROTOCOLS),
-    Key("sasl.mechanism", "enum", "PLAIN", "SASL mechanism.", choices=SASL_MECHANISMS,
+    Key("sasl.mechanism", "enum", "PLAIN",
+        "SASL mechanism. Sessions the broker limits (connections.max.reauth.ms) are "
+        "re-authenticated on the same connection before they end (KIP-368).",
+        choices=SASL_MECHANISMS,
         aliases=("sasl.mechanisms",)),
     Key("sasl.username", "str", "", "SASL user name."),
     Key("sasl.password", "password", "", "SASL password."),
