@@ -52,6 +52,7 @@ def _run(conf: dict, topic: str) -> tuple[_Events, _Events]:
     acked: list[tuple[int, int]] = []
     failed: list = []
     read: list[bytes] = []
+    order: dict[int, list[int]] = {0: [], 1: []}  # record numbers per partition, as read
 
     def report(err, msg):
         (failed.append(err) if err is not None
@@ -71,6 +72,7 @@ def _run(conf: dict, topic: str) -> tuple[_Events, _Events]:
                 msg = consumer.poll(0.005)
                 if msg is not None and msg.error() is None:
                     read.append(msg.value())
+                    order[msg.partition()].append(int(msg.value()[1:]))
                 continue
             next_send += 0.01
             producer.produce(topic, f"r{sent}".encode(), partition=sent % 2,
@@ -80,12 +82,14 @@ def _run(conf: dict, topic: str) -> tuple[_Events, _Events]:
             msg = consumer.poll(0)
             if msg is not None and msg.error() is None:
                 read.append(msg.value())
+                order[msg.partition()].append(int(msg.value()[1:]))
         assert producer.flush(30) == 0
         deadline = time.monotonic() + 30
         while len(read) < sent and time.monotonic() < deadline:
             msg = consumer.poll(0.2)
             if msg is not None and msg.error() is None:
                 read.append(msg.value())
+                order[msg.partition()].append(int(msg.value()[1:]))
         closes = pevents.of("closed") + cevents.of("closed")
     finally:
         consumer.close()
@@ -95,6 +99,11 @@ def _run(conf: dict, topic: str) -> tuple[_Events, _Events]:
     counts = Counter(read)  # each record read exactly once
     missing = [i for i in range(sent) if counts[f"r{i}".encode()] != 1]
     assert not missing and len(read) == sent, (missing[:10], len(read), sent)
+    # Requests held back during re-authentication kept their order.
+    assert all(nums == sorted(nums) for nums in order.values())
+    for partition in (0, 1):
+        offsets = sorted(o for p, o in acked if p == partition)
+        assert offsets == list(range(offsets[0], offsets[0] + len(offsets)))
     assert not closes, [r.getMessage() for r in closes]
     return pevents, cevents
 
