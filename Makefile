@@ -35,7 +35,8 @@ build: install
 system-deps:
 	bash tools/install_system_deps.sh $(if $(WITH_CROSS),--with-cross)
 
-# Apache Kafka broker jars for the real-broker tests, cached outside the repository.
+# Apache Kafka broker and mock-oauth2-server jars for the real-broker tests, cached outside
+# the repository.
 kafka-jars:
 	bash tools/fetch_kafka.sh
 

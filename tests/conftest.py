@@ -15,5 +15,6 @@ for _path in [_TESTS, *sorted(p for p in _TESTS.iterdir() if (p / "__init__.py")
 pytest.register_assert_rewrite("harness")
 
 pytest_plugins = [
-    "harness.tansu", "harness.mock_cluster", "harness.apache_kafka", "harness.fixtures",
+    "harness.tansu", "harness.mock_cluster", "harness.apache_kafka", "harness.oauth2",
+    "harness.fixtures",
 ]

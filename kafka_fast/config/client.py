@@ -54,7 +54,10 @@ KEYS = [
         java=False),
     Key("security.protocol", "enum", "PLAINTEXT", "Transport and authentication.",
         choices=SECURITY_PROTOCOLS),
-    Key("sasl.mechanism", "enum", "PLAIN", "SASL mechanism.", choices=SASL_MECHANISMS,
+    Key("sasl.mechanism", "enum", "PLAIN",
+        "SASL mechanism. Sessions the broker limits (connections.max.reauth.ms) are "
+        "re-authenticated on the same connection before they end (KIP-368).",
+        choices=SASL_MECHANISMS,
         aliases=("sasl.mechanisms",)),
     Key("sasl.username", "str", "", "SASL user name."),
     Key("sasl.password", "password", "", "SASL password."),
@@ -69,6 +72,25 @@ KEYS = [
     Key("enable.sasl.oauthbearer.unsecure.jwt", "bool", False,
         "Without oauth_cb, log in with an unsigned JWT built from sasl.oauthbearer.config "
         "(for development brokers only).", java=False),
+    Key("sasl.oauthbearer.method", "enum", "default",
+        "Where OAUTHBEARER tokens come from: default (oauth_cb or the unsecured JWT) or oidc "
+        "(an OAuth 2.0 token endpoint with the client-credentials grant, fetched on a worker "
+        "thread and renewed after 80% of its lifetime; an oauth_cb takes precedence).",
+        choices=("default", "oidc"), java=False),
+    Key("sasl.oauthbearer.token.endpoint.url", "str", "",
+        "method=oidc: the token endpoint (http or https) POSTed "
+        "grant_type=client_credentials (and scope) with the client id and secret as HTTP "
+        "Basic credentials; the answer's access_token (a JWT) is the token, expires_in or "
+        "the JWT's exp its lifetime, its sub claim the principal."),
+    Key("sasl.oauthbearer.client.id", "str", "",
+        "method=oidc: the client id (HTTP Basic user name).", java=False),
+    Key("sasl.oauthbearer.client.secret", "password", "",
+        "method=oidc: the client secret (HTTP Basic password).", java=False),
+    Key("sasl.oauthbearer.scope", "str", "",
+        "method=oidc: the scope requested (omitted when empty)."),
+    Key("sasl.oauthbearer.extensions", "str", "",
+        "method=oidc: SASL extensions sent with the token, key=value,key2=value2.",
+        java=False),
     Key("ssl.ca.location", "str", "", "CA certificate file (PEM) used to verify brokers."),
     Key("ssl.certificate.location", "str", "", "Client certificate file (PEM)."),
     Key("ssl.key.location", "str", "", "Client private key file (PEM)."),

@@ -4,6 +4,12 @@ Everything here runs on the client's I/O thread. Set-up goes CONNECTING -> TLS (
 VERSIONS (ApiVersions) -> AUTH (SASL, if any) -> READY. Requests queue in ``pending`` until
 the connection is READY and has room in its window of ``max.in.flight`` requests; responses
 are matched by correlation id (an id that matches nothing closes the connection).
+
+Re-authentication (KIP-368): when SaslAuthenticate v1+ reports a session lifetime, a timer
+fires at a random point between 85% and 95% of it; the connection then sends nothing new,
+waits for the responses in flight, and runs SaslHandshake + SaslAuthenticate again on the same
+socket (state AUTH, bounded by the set-up timeout) before going on with the requests queued
+meanwhile, in order. A failed re-authentication closes the connection with _AUTHENTICATION.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import enum
 import errno
 import logging
+import random
 import socket
 import ssl
 import struct
@@ -33,6 +40,7 @@ from ..stats.counters import BrokerCounters
 from .backoff import Backoff
 from .framing import ConnectionClosed, FrameReader, FrameWriter
 from .lanes import Lane
+from .oauthbearer import OAuthToken, TokenResult
 from .request import Request, VersionedRequest, kafka_exception
 from .sasl import SaslError, SaslMechanism, make_mechanism
 from .settings import ConnectionSettings
@@ -49,6 +57,8 @@ _READ = 1  # selectors.EVENT_READ
 _WRITE = 2  # selectors.EVENT_WRITE
 _API_VERSIONS = 18
 _UNSUPPORTED_VERSION = 35
+#: Re-authenticate at a random point of this share of the broker's session lifetime (KIP-368).
+REAUTH_WINDOW = (0.85, 0.95)
 
 
 class State(enum.IntEnum):
@@ -141,6 +151,11 @@ class BrokerConnection:
         self._reader: FrameReader | None = None
         self._writer = FrameWriter(self._written)
         self._sasl: SaslMechanism | None = None
+        self._reauth_timer: TimerHandle | None = None
+        self._reauth_due = False  # the session ends soon: send nothing new, re-authenticate
+        self._reauthenticating = False
+        #: Successful re-authentications on this connection object (for statistics and tests).
+        self.reauthentications = 0
 
     # -- public (I/O thread) ----------------------------------------------------------------
     @property
@@ -154,7 +169,7 @@ class BrokerConnection:
         return self.state == State.READY
 
     def has_capacity(self) -> bool:
-        return (self.state == State.READY and not self.pending
+        return (self.state == State.READY and not self.pending and not self._reauth_due
                 and len(self.inflight) < self.settings.max_in_flight)
 
     def load(self) -> int:
@@ -381,8 +396,26 @@ class BrokerConnection:
 
     def _start_sasl(self) -> None:
         self.state = State.AUTH
+        tokens = self.settings.oauth_tokens
+        if tokens is not None and tokens.blocking:
+            # A token endpoint: fetched on a worker thread while this connection waits.
+            sock, loop = self.sock, self.loop
+            tokens.token_async(lambda result: loop.call_soon(
+                lambda: self._token_ready(sock, result)))
+            return
+        self._begin_sasl(None)
+
+    def _token_ready(self, sock: socket.socket | None, result: TokenResult) -> None:
+        if self.sock is not sock or sock is None or self.state != State.AUTH:
+            return  # closed (or reconnected) meanwhile
+        if isinstance(result, BaseException):
+            self._auth_failed(f"OAUTHBEARER: {result}")
+            return
+        self._begin_sasl(result)
+
+    def _begin_sasl(self, token: OAuthToken | None) -> None:
         try:
-            self._sasl = make_mechanism(self.settings.config, self.settings.oauth_tokens)
+            self._sasl = make_mechanism(self.settings.config, self.settings.oauth_tokens, token)
         except SaslError as exc:
             self._auth_failed(str(exc))
             return
@@ -440,9 +473,48 @@ class BrokerConnection:
             self._auth_failed(str(exc))
             return
         if nxt is None:
-            self._set_ready()
+            self._authenticated(req.version or 0, resp)
         else:
             self._send_sasl(nxt)
+
+    def _authenticated(self, version: int, resp: Any) -> None:
+        lifetime = resp.session_lifetime_ms if version >= 1 else 0
+        self.log.debug("%s: %s as %s, session lifetime %d ms", self.name,
+                       "re-authenticated" if self._reauthenticating else "authenticated",
+                       self.settings.config["sasl.mechanism"], lifetime,
+                       extra={"kafka_event": ("reauthenticated" if self._reauthenticating
+                                              else "authenticated"),
+                              "node_id": self.node_id, "session_lifetime_ms": lifetime})
+        if lifetime and lifetime > 0:
+            sock = self.sock
+            self._reauth_timer = self.loop.call_later(
+                random.uniform(*REAUTH_WINDOW) * lifetime / 1000.0,
+                lambda: self._reauth_time(sock))
+        if self._reauthenticating:
+            self._reauthenticating = False
+            self.reauthentications += 1
+            self.state = State.READY
+            self._sasl = None
+            self.pump()
+            return
+        self._set_ready()
+
+    # -- re-authentication (KIP-368) --------------------------------------------------------
+    def _reauth_time(self, sock: socket.socket | None) -> None:
+        self._reauth_timer = None
+        if self.sock is not sock or self.state != State.READY:
+            return
+        self._reauth_due = True
+        self._maybe_reauth()
+
+    def _maybe_reauth(self) -> None:
+        """Re-authenticate once the responses in flight are in (nothing new goes out)."""
+        if not self._reauth_due or self.inflight or self.state != State.READY:
+            return
+        self._reauth_due = False
+        self._reauthenticating = True
+        self._setup_deadline = time.monotonic() + self.settings.setup_timeout
+        self._start_sasl()
 
     def _set_ready(self) -> None:
         self.state = State.READY
@@ -474,7 +546,7 @@ class BrokerConnection:
 
     def pump(self) -> None:
         """Move queued requests into the window while there is room."""
-        if self.state != State.READY:
+        if self.state != State.READY or self._reauth_due:
             return
         pending = self.pending
         inflight = self.inflight
@@ -573,13 +645,16 @@ class BrokerConnection:
             if not tls:
                 break
         self.last_activity = time.monotonic()
+        if self._reauth_due:
+            self._maybe_reauth()
         if self.pending:
             self.pump()
 
     def _closed_by_peer(self) -> None:
         if self.state == State.AUTH:
-            self._auth_failed("broker closed the connection during SASL authentication "
-                              "(wrong credentials or mechanism?)")
+            self._auth_failed("broker closed the connection during SASL "
+                              + ("re-authentication" if self._reauthenticating
+                                 else "authentication (wrong credentials or mechanism?)"))
         else:
             self.close(KafkaError(KafkaError._TRANSPORT, f"{self.name}: connection closed by broker"))
 
@@ -698,6 +773,10 @@ class BrokerConnection:
         self._events = 0
         self._reader = None
         self._sasl = None
+        if self._reauth_timer is not None:
+            self._reauth_timer.cancel()
+            self._reauth_timer = None
+        self._reauth_due = self._reauthenticating = False
         self.versions = {}
         self.throttled_until = 0.0
         unwritten = self._writer.clear()

@@ -5,8 +5,16 @@ Tokens come from the application's ``oauth_cb`` (confluent-kafka's contract: cal
 ``(token, expiry, principal, extensions)``), or, with
 ``enable.sasl.oauthbearer.unsecure.jwt=true``, from an unsigned JWT built from
 ``sasl.oauthbearer.config`` (``principal=... lifeSeconds=... scope=...``), as librdkafka does
-for development brokers. One ``TokenSource`` per client caches the token and fetches a new one
-once 80% of its lifetime has passed, so new connections log in with a fresh token.
+for development brokers, or, with ``sasl.oauthbearer.method=oidc``, from an OAuth 2.0 token
+endpoint with the client-credentials grant (librdkafka's keys: ``sasl.oauthbearer.client.id``,
+``.client.secret``, ``.scope``, ``.extensions``, ``.token.endpoint.url``). One ``TokenSource``
+per client caches the token and fetches a new one once 80% of its lifetime has passed, so new
+connections (and re-authentications) log in with a fresh token.
+
+Tokens from a token endpoint are fetched on a short-lived worker thread (``token_async``):
+the connection waits in its AUTH state, the I/O thread goes on serving other connections,
+and the result comes back through ``IOLoop.call_soon``. The HTTP request (urllib) is bounded
+by a timeout; concurrent connections share one fetch.
 """
 
 from __future__ import annotations
@@ -15,6 +23,9 @@ import base64
 import json
 import threading
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +34,9 @@ from ..errors import ConfigError
 
 #: Share of a token's lifetime after which a new one is fetched.
 REFRESH_AT = 0.8
+#: Longest wait for a token endpoint's answer (seconds; lowered to the connection set-up
+#: timeout when that is shorter).
+OIDC_TIMEOUT = 20.0
 
 
 class OAuthError(Exception):
@@ -89,16 +103,147 @@ def _from_callback(result: Any) -> OAuthToken:
     return OAuthToken(token, expiry, principal or "", dict(extensions or {}))
 
 
+def _parse_extensions(text: str) -> dict[str, str]:
+    """librdkafka's ``sasl.oauthbearer.extensions``: ``key=value,key2=value2``."""
+    out: dict[str, str] = {}
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        name, sep, value = part.partition("=")
+        if not sep or not name:
+            raise ConfigError(f"sasl.oauthbearer.extensions: expected key=value, got {part!r}")
+        out[name] = value
+    return out
+
+
+def jwt_claims(token: str) -> dict[str, Any]:
+    """The claims of a JWS/JWT in compact form (no signature check: the broker checks)."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        raise OAuthError("the access token is not a JWT (expected three dot-separated parts)")
+    payload = parts[1]
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise OAuthError(f"the access token's JWT payload is unreadable: {exc}") from None
+    if not isinstance(claims, dict):
+        raise OAuthError("the access token's JWT payload is not a JSON object")
+    return claims
+
+
+class OidcClientCredentials:
+    """Fetches tokens from an OAuth 2.0 token endpoint with the client-credentials grant, as
+    librdkafka's ``sasl.oauthbearer.method=oidc`` does: a form POST of
+    ``grant_type=client_credentials`` (and ``scope``) with the client id and secret as HTTP
+    Basic credentials. The token's lifetime is ``expires_in`` (or the JWT's ``exp`` claim,
+    the earlier of both when both are given), its principal the JWT's ``sub`` claim."""
+
+    def __init__(self, url: str, client_id: str, client_secret: str, scope: str = "",
+                 extensions: Mapping[str, str] | None = None, timeout: float = OIDC_TIMEOUT,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.url = url
+        self.client_id = client_id
+        self._secret = client_secret
+        self.scope = scope
+        self.extensions = dict(extensions or {})
+        self.timeout = timeout
+        self._clock = clock
+
+    def request(self) -> urllib.request.Request:
+        form = {"grant_type": "client_credentials"}
+        if self.scope:
+            form["scope"] = self.scope
+        credentials = base64.b64encode(
+            f"{self.client_id}:{self._secret}".encode()).decode("ascii")
+        return urllib.request.Request(
+            self.url, data=urllib.parse.urlencode(form).encode("ascii"), method="POST",
+            headers={"Authorization": f"Basic {credentials}", "Accept": "application/json",
+                     "Content-Type": "application/x-www-form-urlencoded"})
+
+    def __call__(self) -> OAuthToken:
+        url = self.url
+        started = self._clock()
+        try:
+            with urllib.request.urlopen(self.request(), timeout=self.timeout) as resp:
+                body = resp.read(1 << 20)
+        except urllib.error.HTTPError as exc:
+            detail = exc.read(300).decode("utf-8", "replace").strip() if exc.fp else ""
+            raise OAuthError(f"token endpoint {url} answered HTTP {exc.code} {exc.reason}"
+                             + (f": {detail}" if detail else "")) from None
+        except urllib.error.URLError as exc:
+            raise OAuthError(f"token endpoint {url} unreachable: {exc.reason}") from None
+        except (OSError, ValueError) as exc:  # timeouts, resets, bad URLs
+            raise OAuthError(f"token endpoint {url} failed: {exc}") from None
+        return self.parse(body, started)
+
+    def parse(self, body: bytes, now: float) -> OAuthToken:
+        url = self.url
+        try:
+            answer = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise OAuthError(f"token endpoint {url} returned malformed JSON: {exc}") from None
+        if not isinstance(answer, dict):
+            raise OAuthError(f"token endpoint {url} returned malformed JSON: not an object")
+        token = answer.get("access_token")
+        if not isinstance(token, str) or not token:
+            raise OAuthError(f"token endpoint {url} returned no access_token")
+        try:
+            claims = jwt_claims(token)
+        except OAuthError as exc:
+            raise OAuthError(f"token endpoint {url}: {exc}") from None
+        expiries = []
+        expires_in = answer.get("expires_in")
+        if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool):
+            expiries.append(now + float(expires_in))
+        exp = claims.get("exp")
+        if isinstance(exp, (int, float)) and not isinstance(exp, bool):
+            expiries.append(float(exp))
+        if not expiries:
+            raise OAuthError(f"token endpoint {url}: the token has neither expires_in nor exp")
+        principal = claims.get("sub")
+        if not isinstance(principal, str) or not principal:
+            raise OAuthError(f"token endpoint {url}: the token's JWT has no sub claim")
+        return OAuthToken(token, min(expiries), principal, dict(self.extensions))
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> OidcClientCredentials:
+        url = config["sasl.oauthbearer.token.endpoint.url"]
+        client_id = config["sasl.oauthbearer.client.id"]
+        if not url or not client_id:
+            raise ConfigError("sasl.oauthbearer.method=oidc needs "
+                              "sasl.oauthbearer.token.endpoint.url and "
+                              "sasl.oauthbearer.client.id")
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError(f"sasl.oauthbearer.token.endpoint.url must be an http(s) URL, "
+                              f"not {url!r}")
+        timeout = min(OIDC_TIMEOUT, config["socket.connection.setup.timeout.ms"] / 1000.0)
+        return cls(url, client_id, config["sasl.oauthbearer.client.secret"],
+                   config["sasl.oauthbearer.scope"],
+                   _parse_extensions(config["sasl.oauthbearer.extensions"]), timeout)
+
+
+#: What ``TokenSource.token_async`` hands its callback: a token or the reason there is none.
+TokenResult = OAuthToken | OAuthError
+
+
 class TokenSource:
-    """The current token of one client, fetched again once 80% of its lifetime passed."""
+    """The current token of one client, fetched again once 80% of its lifetime passed.
+
+    ``blocking`` sources (a token endpoint) are meant to be used through ``token_async``,
+    which fetches on a worker thread; the others are called where they are needed.
+    """
 
     def __init__(self, fetch: Callable[[], OAuthToken],
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, *, blocking: bool = False) -> None:
         self._fetch = fetch
         self._clock = clock
         self._lock = threading.Lock()
         self._token: OAuthToken | None = None
         self._refresh_at = 0.0
+        self._waiters: list[Callable[[TokenResult], object]] = []
+        self._fetching = False
+        self.blocking = blocking
         #: Tokens fetched so far (for statistics and tests).
         self.fetched = 0
 
@@ -108,21 +253,72 @@ class TokenSource:
         callback = config["oauth_cb"]
         if callback is not None:
             return cls(lambda: _from_callback(callback(settings)))
+        if config.get("sasl.oauthbearer.method", "default") == "oidc":
+            return cls(OidcClientCredentials.from_config(config), blocking=True)
         if config["enable.sasl.oauthbearer.unsecure.jwt"]:
             return cls(lambda: unsecured_jwt(settings))
-        raise ConfigError("sasl.mechanism OAUTHBEARER needs an oauth_cb, or "
+        raise ConfigError("sasl.mechanism OAUTHBEARER needs an oauth_cb, "
+                         "sasl.oauthbearer.method=oidc with a token endpoint, or "
                          "enable.sasl.oauthbearer.unsecure.jwt=true with "
                          "sasl.oauthbearer.config")
+
+    def _cached(self, now: float) -> OAuthToken | None:
+        if self._token is None or now >= self._refresh_at:
+            return None
+        return self._token
+
+    def _store(self, token: OAuthToken, now: float) -> OAuthToken:
+        if token.expiry <= now:
+            raise OAuthError(f"the token expired already (expiry {token.expiry:.0f})")
+        self._token = token
+        self._refresh_at = now + REFRESH_AT * (token.expiry - now)
+        self.fetched += 1
+        return token
 
     def token(self) -> OAuthToken:
         """The cached token, or a new one when the cached one is due for refresh."""
         with self._lock:
             now = self._clock()
-            if self._token is None or now >= self._refresh_at:
-                token = self._fetch()
-                if token.expiry <= now:
-                    raise OAuthError(f"the token expired already (expiry {token.expiry:.0f})")
-                self._token = token
-                self._refresh_at = now + REFRESH_AT * (token.expiry - now)
-                self.fetched += 1
-            return self._token
+            cached = self._cached(now)
+            if cached is not None:
+                return cached
+            return self._store(self._fetch(), now)
+
+    def token_async(self, done: Callable[[TokenResult], object]) -> None:
+        """Call ``done`` with the token (or the ``OAuthError`` saying why there is none):
+        at once with a cached token, else from a worker thread once a fetch ends. One fetch
+        serves every caller waiting for it."""
+        with self._lock:
+            cached = self._cached(self._clock())
+            if cached is None:
+                self._waiters.append(done)
+                if self._fetching:
+                    return
+                self._fetching = True
+        if cached is not None:
+            done(cached)
+            return
+        threading.Thread(target=self._fetch_for_waiters, name="kafka_fast-oauth",
+                         daemon=True).start()
+
+    def _fetch_for_waiters(self) -> None:
+        now = self._clock()
+        result: TokenResult
+        try:
+            token = self._fetch()
+        except OAuthError as exc:
+            result = exc
+        except Exception as exc:  # a failing fetch must still answer its waiters
+            result = OAuthError(f"token fetch failed: {exc!r}")
+        else:
+            result = token
+        with self._lock:
+            if isinstance(result, OAuthToken):
+                try:
+                    self._store(result, now)
+                except OAuthError as exc:
+                    result = exc
+            waiters, self._waiters = self._waiters, []
+            self._fetching = False
+        for done in waiters:
+            done(result)

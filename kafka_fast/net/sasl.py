@@ -82,12 +82,15 @@ class OAuthBearerMechanism:
 SaslMechanism = PlainMechanism | ScramMechanism | OAuthBearerMechanism
 
 
-def make_mechanism(config: Mapping[str, Any], tokens: TokenSource | None = None
+def make_mechanism(config: Mapping[str, Any], tokens: TokenSource | None = None,
+                   token: OAuthToken | None = None
                    ) -> PlainMechanism | ScramMechanism | OAuthBearerMechanism:
     """A fresh mechanism instance for one connection, from ``sasl.*`` settings (and, for
-    OAUTHBEARER, the client's token source)."""
+    OAUTHBEARER, ``token`` when it was fetched already, else the client's token source)."""
     name = config["sasl.mechanism"]
     if name == "OAUTHBEARER":
+        if token is not None:
+            return OAuthBearerMechanism(token)
         if tokens is None:
             raise SaslError("OAUTHBEARER needs a token source")
         try:

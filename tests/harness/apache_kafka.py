@@ -152,8 +152,10 @@ class KafkaNode:
     """
 
     def __init__(self, node_id: int, workdir: Path, ports: dict[str, int],
-                 settings: dict[str, str], libs: Path) -> None:
+                 settings: dict[str, str], libs: Path,
+                 jvm_options: tuple[str, ...] = ()) -> None:
         self.node_id = node_id
+        self.jvm_options = list(jvm_options)
         self.workdir = workdir
         self.ports = ports
         self.libs = libs
@@ -179,7 +181,7 @@ class KafkaNode:
         java = java_binary()
         if java is None:
             raise KafkaUnavailable("java not found")
-        return [java, *JVM_OPTIONS, f"-Dlog4j2.configurationFile={self.log4j_path}",
+        return [java, *JVM_OPTIONS, *self.jvm_options, f"-Dlog4j2.configurationFile={self.log4j_path}",
                 "-cp", f"{self.libs}/*", main, *args]
 
     def format(self, cluster_id: str) -> None:
@@ -460,14 +462,16 @@ def start_apache_kafka(workdir: Path, brokers: int = 1, secure: bool = False,
                        wrong_ca_path: str | None = None,
                        settings: dict[str, str] | None = None,
                        node_settings: dict[int, dict[str, str]] | None = None,
-                       timeout: float = START_TIMEOUT) -> ApacheKafka:
+                       timeout: float = START_TIMEOUT,
+                       jvm_options: tuple[str, ...] = ()) -> ApacheKafka:
     """Format and start ``brokers`` combined broker/controller nodes and wait until ready.
 
     ``secure`` adds the SASL listener and StandardAuthorizer (one node only), and the
     SSL listener when ``tls_pem`` (key and certificate chain in one PEM file) is given.
     With several nodes, topics default to replication factor 3 and min.insync.replicas 2
     (``settings`` overrides any server setting; ``node_settings`` maps a node id, from 1,
-    to settings of that node alone, e.g. its ``broker.rack``). A port taken by someone else between
+    to settings of that node alone, e.g. its ``broker.rack``; ``jvm_options`` are added to the
+    java command, e.g. ``-D`` system properties). A port taken by someone else between
     choosing and binding it is retried with new ports. Raises KafkaUnavailable when Java
     or the jars are missing.
     """
@@ -475,7 +479,7 @@ def start_apache_kafka(workdir: Path, brokers: int = 1, secure: bool = False,
         try:
             return _start_once(workdir / f"attempt{attempt}", brokers, secure, tls_pem,
                                ca_path, wrong_ca_path, settings or {}, node_settings or {},
-                               timeout)
+                               timeout, jvm_options)
         except _PortTaken:
             if attempt == START_ATTEMPTS:
                 raise
@@ -488,7 +492,8 @@ class _PortTaken(RuntimeError):
 
 def _start_once(workdir: Path, brokers: int, secure: bool, tls_pem: Path | None,
                 ca_path: str | None, wrong_ca_path: str | None, settings: dict[str, str],
-                per_node: dict[int, dict[str, str]], timeout: float) -> ApacheKafka:
+                per_node: dict[int, dict[str, str]], timeout: float,
+                jvm_options: tuple[str, ...] = ()) -> ApacheKafka:
     libs = kafka_libs()
     ids = list(range(1, brokers + 1))
     names = ["PLAINTEXT", "CONTROLLER"]
@@ -517,7 +522,8 @@ def _start_once(workdir: Path, brokers: int, secure: bool, tls_pem: Path | None,
         node_settings.update(topic_defaults)
         node_settings.update(settings)
         node_settings.update(per_node.get(i, {}))
-        nodes[i] = KafkaNode(i, workdir / f"node{i}", ports[i], node_settings, libs)
+        nodes[i] = KafkaNode(i, workdir / f"node{i}", ports[i], node_settings, libs,
+                             jvm_options)
     cluster = ApacheKafka(nodes, kafka_version(), ca_path, wrong_ca_path)
     cluster_id = new_cluster_id()
     with ThreadPoolExecutor(len(ids)) as pool:

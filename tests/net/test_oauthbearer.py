@@ -76,3 +76,113 @@ def test_oauthbearer_without_a_token_source_is_a_config_error():
     with pytest.raises(ConfigError, match="needs an oauth_cb"):
         Producer({"bootstrap.servers": "127.0.0.1:1", "security.protocol": "SASL_PLAINTEXT",
                   "sasl.mechanism": "OAUTHBEARER"})
+
+
+# -- sasl.oauthbearer.method=oidc ------------------------------------------------------------
+
+def _jwt(claims: dict) -> str:
+    def part(obj: dict) -> str:
+        return base64.urlsafe_b64encode(json.dumps(obj).encode()).rstrip(b"=").decode()
+
+    return f"{part({'alg': 'RS256'})}.{part(claims)}.c2ln"
+
+
+@pytest.fixture
+def token_endpoint():
+    """A local HTTP token endpoint answering with ``answers[0]`` (status, body); the requests
+    it got are in ``seen``."""
+    import http.server
+    import threading
+
+    seen: list = []
+    answers: list = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            seen.append((self.path, self.headers["Authorization"],
+                         self.headers["Content-Type"], body.decode()))
+            status, payload = answers[0]
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(payload.encode())
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/realm/token"
+    yield url, answers, seen
+    server.shutdown()
+    server.server_close()
+
+
+def _oidc_conf(url: str, **extra) -> dict:
+    conf = {"sasl.mechanism": "OAUTHBEARER", "sasl.oauthbearer.config": "", "oauth_cb": None,
+            "enable.sasl.oauthbearer.unsecure.jwt": False, "sasl.oauthbearer.method": "oidc",
+            "sasl.oauthbearer.token.endpoint.url": url, "sasl.oauthbearer.client.id": "app",
+            "sasl.oauthbearer.client.secret": "s3cret", "sasl.oauthbearer.scope": "kafka read",
+            "sasl.oauthbearer.extensions": "traceId=7, tenant=a",
+            "socket.connection.setup.timeout.ms": 30000}
+    conf.update(extra)
+    return conf
+
+
+def test_oidc_client_credentials_request_and_token(token_endpoint):
+    import time
+
+    url, answers, seen = token_endpoint
+    exp = int(time.time()) + 600
+    token = _jwt({"sub": "app", "exp": exp, "aud": "kafka"})
+    answers.append((200, json.dumps({"access_token": token, "expires_in": 300,
+                                     "token_type": "Bearer"})))
+    source = TokenSource.from_config(_oidc_conf(url))
+    assert source.blocking
+    got = source.token()
+    assert (got.value, got.principal, got.extensions) == (token, "app",
+                                                          {"traceId": "7", "tenant": "a"})
+    assert time.time() + 290 < got.expiry < time.time() + 301  # expires_in before exp
+    path, auth, ctype, body = seen[0]
+    assert path == "/realm/token" and ctype == "application/x-www-form-urlencoded"
+    assert auth == "Basic " + base64.b64encode(b"app:s3cret").decode()
+    assert body == "grant_type=client_credentials&scope=kafka+read"
+    # Without expires_in the JWT's exp gives the lifetime.
+    answers[0] = (200, json.dumps({"access_token": token}))
+    assert TokenSource.from_config(_oidc_conf(url)).token().expiry == exp
+
+
+@pytest.mark.parametrize("status,body,reason", [
+    (401, '{"error":"invalid_client"}', "answered HTTP 401 Unauthorized: {\"error\":\"invalid_client\"}"),
+    (200, "not json", "returned malformed JSON"),
+    (200, '{"token_type":"Bearer"}', "returned no access_token"),
+    (200, '{"access_token":"opaque"}', "not a JWT"),
+    (200, json.dumps({"access_token": _jwt({"exp": 4e9})}), "no sub claim"),
+    (200, json.dumps({"access_token": _jwt({"sub": "x"})}), "neither expires_in nor exp"),
+])
+def test_oidc_token_endpoint_failures_say_why(token_endpoint, status, body, reason):
+    import threading
+
+    url, answers, _ = token_endpoint
+    answers.append((status, body))
+    source = TokenSource.from_config(_oidc_conf(url))
+    with pytest.raises(OAuthError) as info:
+        source.token()
+    assert reason in str(info.value) and url in str(info.value)
+    got: list = []
+    done = threading.Event()
+    source.token_async(lambda result: (got.append(result), done.set()))
+    assert done.wait(10) and isinstance(got[0], OAuthError) and reason in str(got[0])
+
+
+def test_oidc_needs_an_endpoint_and_a_client_id():
+    with pytest.raises(ConfigError, match="token.endpoint.url"):
+        TokenSource.from_config(_oidc_conf(""))
+    with pytest.raises(ConfigError, match="http"):
+        TokenSource.from_config(_oidc_conf("ftp://x/token"))
+    with pytest.raises(ConfigError, match="extensions"):
+        TokenSource.from_config(_oidc_conf("http://x/token",
+                                           **{"sasl.oauthbearer.extensions": "novalue"}))
+
