@@ -44,6 +44,7 @@ from .reader import RangeReader
 from .sink import (
     SinkOptions,
     check_sink_schema,
+    end_prepared,
     parse_sink_options,
     write_partition,
     write_partition_once,
@@ -90,7 +91,7 @@ class SinkCommit(WriterCommitMessage):
 
     partition: int
     records: int
-    skipped: bool = False
+    prepared: Any = None  # exactlyOnce: the task's open transaction, for the driver to end
 
 
 def _partitions(ranges: Sequence[OffsetRange], opts: SourceOptions) -> list[RangesPartition]:
@@ -252,15 +253,23 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
             return SinkCommit(partition, write_partition(self.opts, iterator))
         if batch_id is None:
             raise RuntimeError(f"exactlyOnce: the task has no {BATCH_ID_PROPERTY} property")
-        written, skipped = write_partition_once(self.opts, iterator, batch_id, partition)
-        return SinkCommit(partition, written, skipped)
+        written, prepared = write_partition_once(self.opts, iterator, batch_id, partition)
+        return SinkCommit(partition, written, prepared)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        """Nothing left to do: every task committed (or flushed) its own records."""
+        """exactlyOnce: commit every task's prepared transaction (at least once: nothing to do,
+        every task flushed its records)."""
+        end_prepared(self.opts, _prepared(messages), commit=True)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        """Nothing to undo here: a failed task's transaction is aborted when the retry (or the
-        next run) fences its transactional id; at-least-once writes cannot be undone."""
+        """exactlyOnce: abort the transactions the successful tasks prepared (a failed task's
+        is aborted by its own cleanup, or when the re-run fences its transactional id).
+        At-least-once writes cannot be undone."""
+        end_prepared(self.opts, _prepared(messages), commit=False)
+
+
+def _prepared(messages: list[WriterCommitMessage | None]) -> list[Any]:
+    return [m.prepared for m in messages if isinstance(m, SinkCommit)]
 
 
 class DefaultSource(KafkaDataSource):

@@ -8,14 +8,18 @@ ignored. Each task produces its Arrow batches with ``send_arrow_batches`` (the s
 Exactly once (``exactlyOnce=true``, streaming only): each Spark partition of a micro-batch is
 written in one Kafka transaction with the transactional id ``<transactionalIdPrefix>-p<N>``
 (stable across batches and restarts, so a retried or restarted task fences the earlier
-attempt and its open transaction is aborted). The transaction also commits the offset
-``batchId + 1`` of the consumer group ``<transactionalIdPrefix>-p<N>`` on partition 0 of the
-target topic as a marker: a re-run of a (batch, partition) whose transaction committed
-finds the marker and writes nothing.
+attempt, which aborts what it left open). The task flushes and *prepares* the transaction
+(``Producer.prepare_transaction``) and returns it in its commit message; the driver commits
+every task's transaction when Spark commits the micro-batch (``end_prepared``), or aborts
+them when the batch fails. The transaction also commits the offset ``batchId + 1`` of the
+consumer group ``<transactionalIdPrefix>-p<N>`` on partition 0 of the target topic as a
+marker: a re-run of a (batch, partition) whose transaction the driver did commit (a crash
+between that and Spark's own commit log) finds the marker and writes nothing.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +27,9 @@ from typing import Any
 from ..topic_partition import TopicPartition
 from . import clients
 from .source import kafka_conf
-from .writer import ROLE, producer_config, send_arrow_batches
+from .writer import producer_config, send_arrow_batches
+
+log = logging.getLogger("kafka_fast.spark")
 
 SINK_COLUMNS = ("key", "value", "topic", "partition", "headers")
 SINK_OPTIONS = {"topic", "exactlyonce", "transactionalidprefix", "path", "checkpointlocation"}
@@ -114,41 +120,62 @@ def write_partition(opts: SinkOptions, batches: Iterable[Any]) -> int:
     return tally.sent
 
 
-def _transactional_producer(conf: dict) -> Any:
-    from ..producer import Producer
-
-    producer = Producer(conf)
-    producer.init_transactions()
-    return producer
-
-
 def write_partition_once(opts: SinkOptions, batches: Iterable[Any], batch_id: int,
-                         partition_id: int) -> tuple[int, bool]:
-    """Write one task's batches in one transaction with the (batch, partition) marker;
-    ``(records written, skipped)`` where skipped means an earlier run committed them."""
+                         partition_id: int) -> tuple[int, Any]:
+    """Write one task's batches in one transaction with the (batch, partition) marker and
+    prepare it (flushed, left open for the driver to commit). ``(records, prepared)``;
+    ``prepared`` is None when an earlier run already committed this (batch, partition)."""
     from ..consumer import Consumer
+    from ..producer import Producer
 
     assert opts.topic is not None and opts.transactional_id_prefix is not None
     name = f"{opts.transactional_id_prefix}-p{partition_id}"
     marker = TopicPartition(opts.topic, 0)
     check_conf = {**opts.conf, "group.id": name, "enable.auto.commit": False}
     checker = clients.cached(MARKER_ROLE, check_conf, Consumer)
-    done = checker.committed([marker], timeout=30)[0].offset
-    if done >= batch_id + 1:
-        for _ in batches:  # drain what Spark sends
-            pass
-        return 0, True
     conf = producer_config({**opts.conf, "transactional.id": name})
-    producer = clients.cached(ROLE, conf, _transactional_producer)
+    # a fresh producer per task: initialising the id fences earlier attempts and aborts
+    # what they left open (a failed attempt's records, a batch the driver never committed),
+    # so the marker read next is settled
+    producer = Producer(conf)
     try:
+        producer.init_transactions()
+        if checker.committed([marker], timeout=30)[0].offset >= batch_id + 1:
+            for _ in batches:  # drain what Spark sends
+                pass
+            return 0, None
         producer.begin_transaction()
         tally = send_arrow_batches(sink_batches(batches, opts.topic), conf, opts.topic,
                                    producer=producer)
         tally.raise_if_failed()
         producer.send_offsets_to_transaction(
             [TopicPartition(opts.topic, 0, batch_id + 1)], checker.consumer_group_metadata())
-        producer.commit_transaction()
+        prepared = producer.prepare_transaction()
     except BaseException:
-        clients.discard(ROLE, conf)  # closing leaves the open transaction to the next fence
+        _abort_quietly(producer)
         raise
-    return tally.sent, False
+    finally:
+        producer.close()
+    return tally.sent, prepared
+
+
+def _abort_quietly(producer: Any) -> None:
+    try:
+        producer.abort_transaction(10)
+    except Exception:  # the next attempt's init_transactions aborts it anyway
+        log.warning("aborting the failed task's transaction failed", exc_info=True)
+
+
+def end_prepared(opts: SinkOptions, prepared: Iterable[Any], commit: bool) -> None:
+    """On the driver: commit (or abort) the transactions the tasks prepared."""
+    from ..producer import Producer
+
+    pending = [p for p in prepared if p is not None]
+    if not pending:
+        return
+    producer = Producer(opts.conf)
+    try:
+        for p in pending:
+            producer.end_prepared_transaction(p, commit=commit, timeout=60)
+    finally:
+        producer.close()
