@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import subprocess
+import sys
 import time
 import uuid
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -304,3 +308,66 @@ def test_exactly_once_stream_write_survives_a_failed_task(spark, kafka, tmp_path
     everything = read_committed(kafka, out, 2, "read_uncommitted")
     # the failed attempt's records are in the log, aborted: read_committed skips them
     assert len(everything) > len(committed), (len(everything), len(committed))
+
+
+# ---------------------------------------------------------------------------------------------
+# Spark's built-in Kafka connector reads the same rows
+
+
+def test_builtin_connector_reads_the_same_rows(kafka, three_partitions):
+    topic, log = three_partitions
+    script = Path(__file__).with_name("builtin_connector.py")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, str(script), kafka.bootstrap, topic], env=env,
+                          capture_output=True, text=True, timeout=280)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    if "skip" in out:
+        if os.environ.get("CI") == "true":
+            pytest.fail(out["skip"])
+        pytest.skip(out["skip"])
+    assert len(out["builtin"]) == len(log) == 300
+    assert out["kafka_fast"] == out["builtin"], out["package"]
+    assert [(r[1], r[2], bytes.fromhex(r[3]), bytes.fromhex(r[4])) for r in out["builtin"]] == [
+        (p, o, k, v) for p, o, k, v, _ in log]
+
+
+# ---------------------------------------------------------------------------------------------
+# the streaming example
+
+
+def test_example_streaming_pipeline(spark, kafka, tmp_path):
+    import runpy
+
+    example = runpy.run_path(str(Path(__file__).resolve().parents[2] / "examples"
+                                 / "spark_streaming.py"))
+    source_topic, target = unique_topic("orders-s"), unique_topic("large-orders-s")
+    create_topic(kafka, source_topic, 3)
+    create_topic(kafka, target, 2)
+    customers = ["ada", "bob", "cy", "dee", "eve"]
+    orders = [{"customer": customers[i % 5], "amount": (i * 37) % 250 + 0.25, "items": i % 4}
+              for i in range(300)]
+
+    def produce_orders(part):
+        produce_exact(kafka, source_topic, [(i % 3, None, json.dumps(o).encode(), BASE_TS)
+                                            for i, o in part])
+
+    def run():
+        query = example["start"](spark, kafka.bootstrap, source_topic, target,
+                                 str(tmp_path / "ckpt"), 100.0, available_now=True)
+        query.awaitTermination(240)
+        assert query.exception() is None, query.exception()
+
+    produce_orders(list(enumerate(orders))[:200])
+    run()
+    produce_orders(list(enumerate(orders))[200:])
+    run()
+    want = Counter(
+        (o["customer"].upper().encode(),
+         json.dumps({"customer": o["customer"].upper(), "cents": round(o["amount"] * 100),
+                     "items": o["items"]}, separators=(",", ":")).encode())
+        for o in orders if o["amount"] >= 100)
+    got = read_committed(kafka, target, 2)
+    assert Counter((k, v) for _, _, k, v in got) == want
+    assert sum(want.values()) > 100
