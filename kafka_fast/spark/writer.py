@@ -256,6 +256,11 @@ def foreach_partition_writer(
     columns and sent with ``produce_batch`` (``use_batch=False``: one ``produce`` per row).
     At the end of the partition it flushes; if any record failed it raises ``DeliveryError``
     with the first error and the failure count, so Spark retries the task.
+
+    This is the Row path: Spark makes a Python ``Row`` per record before this function
+    sees it, which costs more than producing it. For DataFrames prefer the Arrow paths,
+    ``df.write.format("kafka_fast")`` (see ``kafka_fast.spark.datasource``) or
+    ``write_kafka``; keep this one for RDDs or jobs that already iterate rows.
     """
     spec = ColumnSpec(value_col, key_col, headers_col, partition_col, timestamp_col,
                       value_format)
