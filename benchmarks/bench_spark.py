@@ -1,6 +1,16 @@
-"""Spark local[2] writing and reading Kafka: kafka_fast.spark against confluent-kafka.
+"""Spark local[2] on Kafka: the kafka_fast data source against Spark's built-in connector.
 
-Every job runs on the same cached DataFrame (``--rows`` rows: 10-byte keys, 100-byte values)
+Default: the same batch write, batch read and streaming job (readStream -> writeStream,
+availableNow) run with ``format("kafka")`` (``spark-sql-kafka-0-10`` from Maven Central) and
+``format("kafka_fast")`` on one Apache Kafka broker (the test harness's), ``--rows`` rows of
+10-byte keys and 100-byte values into fresh ``--partitions``-partition topics. Each job's
+result is checked to be the same rows for both connectors (count and a sum of xxhash64
+over partition, offset, key, value and timestamp for reads; over key and value for what was
+written). The run is appended to docs/bench/results/spark.jsonl and the table in
+docs/spark.md is regenerated from it (``--report`` only regenerates).
+
+``--clients`` runs the older comparison instead: kafka_fast's helper functions against
+confluent-kafka inside Spark jobs. Every job runs on the same cached DataFrame (``--rows`` rows: 10-byte keys, 100-byte values)
 and the same broker (a private Tansu unless ``--bootstrap`` is given), each into a fresh
 topic of ``--partitions`` partitions. Writers:
 
@@ -21,28 +31,37 @@ Readers (each followed by the same ``count`` + ``sum(length(value))`` aggregatio
 Wall time is measured around the Spark action; the table shows the median rows/s of
 ``--runs`` runs and the ratio to the confluent ``foreachPartition`` / ``mapPartitions`` job.
 
-    python benchmarks/bench_spark.py [--rows 1000000] [--runs 3] [--partitions 4]
+    python benchmarks/bench_spark.py [--rows 1000000] [--runs 2] [--partitions 4]
+    python benchmarks/bench_spark.py --report          # docs table from the stored runs
+    python benchmarks/bench_spark.py --clients         # helpers vs confluent-kafka
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 import uuid
 import warnings
 from pathlib import Path
 
 warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "spark"))
 
-from harness import create_topic, start_tansu  # noqa: E402
+import builtin_connector  # noqa: E402
+from harness import create_topic, start_apache_kafka, start_tansu  # noqa: E402
 from harness.brokers import Broker  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 
+from kafka_fast.bench import store  # noqa: E402
 from kafka_fast.spark import (  # noqa: E402
     foreach_partition_writer,
     offset_ranges,
@@ -187,11 +206,54 @@ def timed(action) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--warmup-rows", type=int, default=200_000,
+                        help="rows of one uncounted run of every job first (JIT, workers)")
     parser.add_argument("--partitions", type=int, default=4)
-    parser.add_argument("--bootstrap", help="use this cluster instead of a private Tansu")
+    parser.add_argument("--bootstrap", help="use this cluster instead of a private broker")
+    parser.add_argument("--clients", action="store_true",
+                        help="kafka_fast helpers vs confluent-kafka (on a private Tansu)")
+    parser.add_argument("--report", action="store_true",
+                        help="only regenerate the docs/spark.md table from the stored runs")
+    parser.add_argument("--no-store", action="store_true", help="do not store the run")
     args = parser.parse_args()
+    if args.report:
+        write_report(store.DEFAULT_DIR / "spark.jsonl", ROOT / "docs" / "spark.md")
+        return
+    if args.clients:
+        run_clients(args)
+        return
+    coordinate = builtin_connector.package()
+    if coordinate is None:
+        sys.exit("spark-sql-kafka-0-10 is not resolvable from Maven Central")
+    workdir = Path(tempfile.mkdtemp(prefix="bench-spark-"))
+    cluster = None
+    if args.bootstrap:
+        broker, name = Broker(args.bootstrap), f"external {args.bootstrap}"
+    else:
+        cluster = broker = start_apache_kafka(workdir / "kafka")
+        name = "Apache Kafka 4.3.1 (1 broker, local)"
+    spark = builtin_connector.session(coordinate, memory="3g")
+    try:
+        results = run_connectors(spark, broker, args, workdir)
+    finally:
+        spark.stop()
+        if cluster is not None:
+            cluster.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    import pyspark
 
+    settings = {"rows": args.rows, "partitions": args.partitions, "runs": args.runs,
+                "warmup_rows": args.warmup_rows,
+                "key_bytes": 10, "value_bytes": 100, "master": "local[2]",
+                "spark": pyspark.__version__, "builtin_package": coordinate}
+    if not args.no_store:
+        path = store.append(store.DEFAULT_DIR, store.record("spark", name, settings, results))
+        print(f"stored in {path}")
+        write_report(path, ROOT / "docs" / "spark.md")
+
+
+def run_clients(args) -> None:
     tansu = None
     if args.bootstrap:
         broker = Broker(args.bootstrap)
@@ -205,6 +267,148 @@ def main() -> None:
         spark.stop()
         if tansu is not None:
             tansu.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+# format("kafka") against format("kafka_fast")
+
+CONNECTORS = {"built-in": "kafka", "kafka_fast": "kafka_fast"}
+CASES = ("batch write", "batch read", "streaming read+write")
+
+
+def fingerprint(df, columns: list[str]) -> tuple[int, int]:
+    """(rows, sum of xxhash64 over ``columns``): equal for equal multisets of rows."""
+    row = df.agg(F.count("*").alias("n"),
+                 F.sum(F.xxhash64(*columns).cast("decimal(38,0)")).alias("h")).collect()[0]
+    return row.n, int(row.h or 0)
+
+
+def run_connectors(spark, broker, args, workdir: Path) -> list[dict]:
+    """Every job with both connectors: one uncounted warm-up round of ``--warmup-rows``
+    rows, then ``--runs`` interleaved rounds; the median of each job."""
+    if args.warmup_rows:
+        print(f"warm-up with {args.warmup_rows:,} rows (not counted)", flush=True)
+        warm = argparse.Namespace(**{**vars(args), "rows": args.warmup_rows, "runs": 1})
+        measure_connectors(spark, broker, warm, workdir)
+        print("measured runs", flush=True)
+    return measure_connectors(spark, broker, args, workdir)
+
+
+def measure_connectors(spark, broker, args, workdir: Path) -> list[dict]:
+    n, parts, bootstrap = args.rows, args.partitions, broker.bootstrap
+    df = spark.range(n, numPartitions=parts).select(
+        F.expr("cast(lpad(cast(id % 100000 as string), 10, 'k') as binary)").alias("key"),
+        F.expr("cast(lpad(cast(id as string), 100, 'v') as binary)").alias("value"),
+    ).cache()
+    assert df.count() == n
+    want_written = fingerprint(df, ["key", "value"])
+
+    def fresh_topic() -> str:
+        topic = f"bench-spark-{uuid.uuid4().hex[:10]}"
+        create_topic(broker, topic, parts)
+        return topic
+
+    def written(topic: str) -> tuple[int, int]:
+        return fingerprint(spark.read.format("kafka_fast")
+                           .option("kafka.bootstrap.servers", bootstrap)
+                           .option("subscribe", topic).load(), ["key", "value"])
+
+    times: dict[tuple[str, str], list[float]] = {}
+    prints: dict[tuple[str, str], set] = {}
+
+    def note(case: str, who: str, seconds: float, result: tuple) -> None:
+        times.setdefault((case, who), []).append(seconds)
+        prints.setdefault((case, who), set()).add(result)
+        print(f"{case:22s} {who:10s} {n / seconds:12,.0f} rows/s {seconds:7.2f} s",
+              flush=True)
+
+    source = None
+    for _ in range(args.runs):  # interleaved runs
+        for who, fmt in CONNECTORS.items():
+            topic = fresh_topic()
+            seconds = timed(lambda fmt=fmt, topic=topic: df.write.format(fmt).option(
+                "kafka.bootstrap.servers", bootstrap).option("topic", topic)
+                .mode("append").save())
+            got = written(topic)
+            assert got == want_written, (who, got, want_written)
+            note("batch write", who, seconds, got)
+            source = source or topic
+        for who, fmt in CONNECTORS.items():
+            reader = (spark.read.format(fmt).option("kafka.bootstrap.servers", bootstrap)
+                      .option("subscribe", source))
+            box: list = []
+            seconds = timed(lambda reader=reader, box=box: box.append(fingerprint(
+                reader.load(), ["partition", "offset", "key", "value", "timestamp"])))
+            assert box[0][0] == n, (who, box)
+            note("batch read", who, seconds, box[0])
+        for who, fmt in CONNECTORS.items():
+            target = fresh_topic()
+            stream = (spark.readStream.format(fmt).option("kafka.bootstrap.servers", bootstrap)
+                      .option("subscribe", source).option("startingOffsets", "earliest")
+                      .load().select("key", "value"))
+            checkpoint = workdir / f"ckpt-{uuid.uuid4().hex[:8]}"
+
+            def job(stream=stream, fmt=fmt, target=target, checkpoint=checkpoint) -> None:
+                query = (stream.writeStream.format(fmt)
+                         .option("kafka.bootstrap.servers", bootstrap)
+                         .option("topic", target).option("checkpointLocation", str(checkpoint))
+                         .trigger(availableNow=True).start())
+                query.awaitTermination()
+                assert query.exception() is None, query.exception()
+
+            seconds = timed(job)
+            got = written(target)
+            assert got == want_written, (who, got, want_written)
+            note("streaming read+write", who, seconds, got)
+
+    df.unpersist()
+    results = []
+    for case in CASES:
+        same = prints[(case, "built-in")] == prints[(case, "kafka_fast")]
+        assert same, (case, prints[(case, "built-in")], prints[(case, "kafka_fast")])
+        base = n / statistics.median(times[(case, "built-in")])
+        for who in CONNECTORS:
+            seconds = statistics.median(times[(case, who)])
+            results.append({"case": case, "connector": who, "rows": n,
+                            "seconds": round(seconds, 3), "rows_per_s": round(n / seconds),
+                            "vs_builtin": round(n / seconds / base, 2),
+                            "same_rows_as_builtin": same,
+                            "samples_s": [round(t, 3) for t in times[(case, who)]]})
+    return results
+
+
+TABLE_START = "<!-- spark-bench: generated by benchmarks/bench_spark.py -->"
+TABLE_END = "<!-- /spark-bench -->"
+
+
+def render_table(run: dict) -> str:
+    """The Markdown table (and caption) of one stored run."""
+    s, m = run["settings"], run["machine"]
+    lines = ["| job | connector | rows/s | seconds | vs built-in | same rows |",
+             "|---|---|---:|---:|---:|---|"]
+    for r in run["results"]:
+        lines.append(f"| {r['case']} | {r['connector']} | {r['rows_per_s']:,} | "
+                     f"{r['seconds']:.2f} | {r['vs_builtin']:.2f}x | "
+                     f"{'yes' if r['same_rows_as_builtin'] else 'NO'} |")
+    lines += ["", f"Run of {run['time'][:10]} at commit `{run['commit'] or 'unknown'}` on "
+              f"{run['broker']}: {s['rows']:,} rows ({s['key_bytes']}-byte keys, "
+              f"{s['value_bytes']}-byte values), {s['partitions']} partitions, Spark "
+              f"{s['spark']} {s['master']}, built-in connector `{s['builtin_package']}`, "
+              f"median of {s['runs']} after a {s.get('warmup_rows', 0):,}-row warm-up round; "
+              f"{m['cpus']} CPUs ({m['cpu']}), Python {m['python']}."]
+    return "\n".join(lines)
+
+
+def write_report(results: Path, doc: Path) -> None:
+    """Replace the generated block of ``doc`` with the table of the newest stored run."""
+    run = store.load(results)[-1]
+    text = doc.read_text(encoding="utf-8")
+    block = re.compile(re.escape(TABLE_START) + r"\n.*?" + re.escape(TABLE_END), re.S)
+    if not block.search(text):
+        raise SystemExit(f"{doc} has no {TABLE_START} ... {TABLE_END} block")
+    new = block.sub(lambda _: f"{TABLE_START}\n{render_table(run)}\n{TABLE_END}", text)
+    doc.write_text(new, encoding="utf-8")
+    print(render_table(run))
 
 
 def run_all(spark: SparkSession, broker: Broker, conf: dict, args) -> None:

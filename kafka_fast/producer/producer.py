@@ -18,6 +18,7 @@ from ..config import make_config
 from ..config.producer import ACKS
 from ..errors import ConfigError, KafkaError, KafkaException
 from ..net import KafkaClient, switch_interval
+from ..transactions.prepared import PreparedTransaction, end_prepared
 from ..transactions.producer_link import link_producer
 from .accumulator import Accumulator, TopicState, now_ms
 from .arguments import (
@@ -420,6 +421,29 @@ class Producer(ProduceRouter):
         (abort, then start over), ``retriable()`` (call again), ``fatal()``."""
         self._check_open()
         self._transactions("commit_transaction").commit_transaction(timeout)
+
+    def prepare_transaction(self, timeout: float | None = None) -> PreparedTransaction:
+        """Flush the open transaction and hand it over instead of committing it: returns a
+        ``PreparedTransaction`` that ``end_prepared_transaction`` (of any producer) commits
+        or aborts. This producer must not start another transaction afterwards; close it."""
+        self._check_open()
+        txn = self._transactions("prepare_transaction")
+        remaining = self.flush(-1 if timeout is None else timeout)
+        if remaining:
+            raise KafkaException(KafkaError(
+                KafkaError._TIMED_OUT, f"prepare_transaction: {remaining} records not delivered"))
+        if txn.error is not None:
+            raise KafkaException(txn.error)
+        pid, epoch = txn.producer_id_and_epoch()
+        return PreparedTransaction(txn.transactional_id, pid, epoch,
+                                   txn.transaction_version == 2)
+
+    def end_prepared_transaction(self, prepared: PreparedTransaction, commit: bool = True,
+                                 timeout: float | None = None) -> None:
+        """Commit (or abort) a transaction another producer prepared (``prepare_transaction``);
+        needs no ``transactional.id`` of its own."""
+        self._check_open()
+        end_prepared(self._client, prepared, commit, timeout)
 
     def abort_transaction(self, timeout: float | None = None) -> None:
         """Fail the queued records (_PURGE_QUEUE), wait for those in flight, then abort."""

@@ -13,12 +13,18 @@ Reading:
   DataFrame with Spark's Kafka source schema (``KAFKA_SCHEMA``).
 - ``offset_ranges(conf, topics, ...)`` -> the ``OffsetRange`` list a read would cover.
 
+Data source (PySpark 4 Python Data Source API):
+- ``register(spark)`` -> ``spark.read`` / ``readStream`` / ``write`` / ``writeStream``
+  ``.format("kafka_fast")`` with the options of Spark's built-in Kafka source and sink.
+
 Executors build their clients from the plain ``conf`` dict; one producer (and one consumer)
 per executor Python worker is cached and reused across tasks. pyspark and pyarrow are needed
 only where Spark runs (``pip install kafka_fast[spark]``).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from .clients import close_all
 from .offsets import DataLossError, OffsetRange, split_ranges
@@ -30,6 +36,14 @@ from .writer import (
     map_partitions_producer,
     write_kafka,
 )
+
+
+def register(spark: Any) -> None:
+    """Register the ``kafka_fast`` data source with a SparkSession (see ``datasource``)."""
+    from .datasource import register as _register
+
+    _register(spark)
+
 
 __all__ = [
     "KAFKA_SCHEMA",
@@ -43,6 +57,7 @@ __all__ = [
     "offset_ranges",
     "ranges_to_dataframe",
     "read_kafka",
+    "register",
     "split_ranges",
     "write_kafka",
 ]

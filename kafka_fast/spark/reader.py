@@ -155,14 +155,19 @@ class RangeReader:
         self.poll_timeout = poll_timeout_ms / 1000.0
 
     def __call__(self, batches: Iterable[Any]) -> Iterator[Any]:
+        ranges = (OffsetRange(row["topic"], row["partition"], row["start"], row["end"])
+                  for batch in batches for row in batch.to_pylist())
+        yield from self.read_ranges(ranges)
+
+    def read_ranges(self, ranges: Iterable[OffsetRange]) -> Iterator[Any]:
+        """Arrow batches of every range, read with this worker's cached consumer (dropped
+        from the cache if reading fails)."""
         from ..consumer import Consumer
 
         consumer = clients.cached(ROLE, self.conf, Consumer)
         try:
-            for batch in batches:
-                for row in batch.to_pylist():
-                    r = OffsetRange(row["topic"], row["partition"], row["start"], row["end"])
-                    yield from self.read(consumer, r)
+            for r in ranges:
+                yield from self.read(consumer, r)
         except BaseException:
             clients.discard(ROLE, self.conf)
             raise
@@ -206,26 +211,45 @@ class RangeReader:
             consumer.unassign()
 
 
-def spark_arrow(view: Any, lo: int, hi: int, *, include_headers: bool = False) -> list[Any]:
-    """Records ``lo:hi`` of a ``RecordBatchView`` as Arrow batches in the Kafka source schema.
+def arrow_schema(include_headers: bool = False) -> Any:
+    """The Arrow schema Spark expects for ``KAFKA_SCHEMA`` (what ``to_arrow_schema`` gives)."""
+    import pyarrow as pa
 
-    Keys, values and headers are the view's own Arrow columns (no copy of the data); the
-    topic becomes a plain string column, timestamps microseconds in UTC, and timestamp
-    types Java's ids (0 create time, 1 log-append time, -1 none).
+    fields = [
+        pa.field("key", pa.binary()), pa.field("value", pa.binary()),
+        pa.field("topic", pa.string()), pa.field("partition", pa.int32()),
+        pa.field("offset", pa.int64()), pa.field("timestamp", pa.timestamp("us", tz="UTC")),
+        pa.field("timestampType", pa.int32()),
+    ]
+    if include_headers:
+        fields.append(pa.field("headers", pa.list_(pa.field("element", pa.struct(
+            [pa.field("key", pa.string()), pa.field("value", pa.binary())])))))
+    return pa.schema(fields)
+
+
+def spark_arrow(view: Any, lo: int, hi: int, *, include_headers: bool = False) -> list[Any]:
+    """Records ``lo:hi`` of a ``RecordBatchView`` as Arrow batches in exactly the Arrow
+    schema Spark expects for the Kafka source schema (``arrow_schema``).
+
+    Values, keys and headers come from the view's own Arrow columns (no Python object per
+    record); the topic becomes a plain string column, timestamps microseconds in UTC, and
+    timestamp types Java's ids (0 create time, 1 log-append time, -1 none).
     """
     import pyarrow as pa
 
     table = view.to_arrow().slice(lo, hi - lo)
     kinds = table.column("timestamp_type").to_numpy()
-    columns = {
-        "key": table.column("key"),
-        "value": table.column("value"),
-        "topic": table.column("topic").cast(pa.string()),
-        "partition": table.column("partition"),
-        "offset": table.column("offset"),
-        "timestamp": table.column("timestamp").cast(pa.timestamp("us", tz="UTC")),
-        "timestampType": pa.array(_SPARK_TIMESTAMP_TYPES[kinds.astype(np.intp)]),
-    }
+    schema = arrow_schema(include_headers)
+    columns = [
+        table.column("key"),
+        table.column("value"),
+        table.column("topic").cast(pa.string()),
+        table.column("partition"),
+        table.column("offset"),
+        table.column("timestamp").cast(pa.timestamp("us", tz="UTC")),
+        pa.chunked_array([_SPARK_TIMESTAMP_TYPES[kinds.astype(np.intp)]]),
+    ]
     if include_headers:
-        columns["headers"] = table.column("headers")
-    return pa.table(columns).to_batches()
+        columns.append(table.column("headers"))
+    columns = [c.cast(f.type) for c, f in zip(columns, schema, strict=True)]
+    return pa.Table.from_arrays(columns, schema=schema).to_batches()

@@ -135,16 +135,17 @@ def _produce_one(producer: Producer, topic: str, tally: Tally, value: Any, key: 
 
 
 def _deliver(conf: Mapping[str, Any], topic: str,
-             produce_all: Callable[[Any, Tally], None]) -> Tally:
+             produce_all: Callable[[Any, Tally], None], producer: Any = None) -> Tally:
     """Run ``produce_all(producer, tally)`` with the worker's producer, then flush until
     every record is delivered or failed.
 
     Records the producer refused count as failed; what the task had queued is then purged
     (reported as failed too) rather than sent, since the task will fail and be retried.
     Any other exception purges as well and propagates. A producer that saw a failure is
-    dropped from the cache so the retried task starts with a fresh one.
+    dropped from the cache so the retried task starts with a fresh one. ``producer``: the
+    worker's cached producer for ``conf`` when the caller made it (default ``producer_for``).
     """
-    producer = producer_for(conf)
+    producer = producer if producer is not None else producer_for(conf)
     tally = Tally(topic)
     try:
         produce_all(producer, tally)
@@ -258,6 +259,11 @@ def foreach_partition_writer(
     columns and sent with ``produce_batch`` (``use_batch=False``: one ``produce`` per row).
     At the end of the partition it flushes; if any record failed it raises ``DeliveryError``
     with the first error and the failure count, so Spark retries the task.
+
+    This is the Row path: Spark makes a Python ``Row`` per record before this function
+    sees it, which costs more than producing it. For DataFrames prefer the Arrow paths,
+    ``df.write.format("kafka_fast")`` (see ``kafka_fast.spark.datasource``) or
+    ``write_kafka``; keep this one for RDDs or jobs that already iterate rows.
     """
     spec = ColumnSpec(value_col, key_col, headers_col, partition_col, timestamp_col,
                       value_format)
@@ -415,15 +421,18 @@ def _arrow_timestamps(array: Any) -> Any:
     return micros.to_numpy() // 1000
 
 
-def send_arrow_batches(batches: Iterable[Any], conf: Mapping[str, Any], topic: str) -> Tally:
-    """Produce Arrow record batches shaped by ``df_to_kafka_columns``; wait for deliveries."""
+def send_arrow_batches(batches: Iterable[Any], conf: Mapping[str, Any], topic: str | None,
+                       producer: Any = None) -> Tally:
+    """Produce Arrow record batches shaped by ``df_to_kafka_columns`` (or Spark's Kafka-sink
+    columns); wait for deliveries. Without ``topic`` every row names its own (``topic``
+    column)."""
 
     def produce_all(producer: Producer, tally: Tally) -> None:
         for batch in batches:
-            for partition, group in arrow_partition_groups(batch):
+            for to, partition, group in arrow_partition_groups(batch, topic):
                 cols = group.schema.names
                 _produce_batch(
-                    producer, topic, tally, partition,
+                    producer, to, tally, partition,
                     packed(group.column("value")),
                     keys=packed(group.column("key")) if "key" in cols else None,
                     timestamps=(_arrow_timestamps(group.column("timestamp"))
@@ -432,24 +441,41 @@ def send_arrow_batches(batches: Iterable[Any], conf: Mapping[str, Any], topic: s
                              if "headers" in cols else None),
                 )
 
-    return _deliver(conf, topic, produce_all)
+    return _deliver(conf, topic or "(from the topic column)", produce_all, producer)
 
 
-def arrow_partition_groups(batch: Any) -> list[tuple[int, Any]]:
-    """``(partition, rows)`` of a batch: by its ``partition`` column (order kept inside each
-    group), else the whole batch with partition -1."""
+def arrow_partition_groups(batch: Any, topic: str | None = None) -> list[tuple[str, int, Any]]:
+    """``(topic, partition, rows)`` of a batch, grouped by its ``topic`` column (unless
+    ``topic`` is given) and ``partition`` column (order kept inside each group); partition
+    -1 when there is no partition column."""
     import numpy as np
     import pyarrow as pa
 
     if batch.num_rows == 0:
         return []
-    if "partition" not in batch.schema.names:
-        return [(-1, batch)]
-    p = np.asarray(batch.column("partition").fill_null(-1), dtype=np.int64)
-    order = np.argsort(p, kind="stable")
-    sorted_p = p[order]
-    bounds = np.flatnonzero(np.diff(sorted_p)) + 1
-    return [(int(p[idx[0]]), batch.take(pa.array(idx))) for idx in np.split(order, bounds)]
+    names = batch.schema.names
+    if topic is None:
+        if "topic" not in names:
+            raise ValueError("no topic: set the 'topic' option or give a 'topic' column")
+        topic_col = batch.column("topic")
+        if topic_col.null_count:
+            raise ValueError("the 'topic' column holds nulls; set the 'topic' option or fill it")
+        codes = topic_col.dictionary_encode()
+        topics = codes.dictionary.to_pylist()
+        t = np.asarray(codes.indices, dtype=np.int64)
+    else:
+        topics, t = [topic], np.zeros(batch.num_rows, dtype=np.int64)
+    if "partition" in names:
+        p = np.asarray(batch.column("partition").fill_null(-1), dtype=np.int64)
+    else:
+        p = np.full(batch.num_rows, -1, dtype=np.int64)
+    if len(topics) == 1 and (p == p[0]).all():
+        return [(topics[0], int(p[0]), batch)]
+    key = t * (1 << 32) + (p + 1)
+    order = np.argsort(key, kind="stable")
+    bounds = np.flatnonzero(np.diff(key[order])) + 1
+    return [(topics[int(t[idx[0]])], int(p[idx[0]]), batch.take(pa.array(idx)))
+            for idx in np.split(order, bounds)]
 
 
 class ArrowPartitionWriter:

@@ -163,8 +163,21 @@ def test_arrow_partition_groups_keep_order_inside_each_partition():
     batch = pa.RecordBatch.from_arrays(
         [pa.array([b"a", b"b", b"c", b"d", b"e"]), pa.array([2, 0, 2, None, 0], pa.int32())],
         names=["value", "partition"])
-    groups = [(p, g.column("value").to_pylist()) for p, g in arrow_partition_groups(batch)]
-    assert groups == [(-1, [b"d"]), (0, [b"b", b"e"]), (2, [b"a", b"c"])]
+    groups = [(t, p, g.column("value").to_pylist())
+              for t, p, g in arrow_partition_groups(batch, "t")]
+    assert groups == [("t", -1, [b"d"]), ("t", 0, [b"b", b"e"]), ("t", 2, [b"a", b"c"])]
     plain = pa.RecordBatch.from_arrays([pa.array([b"x"])], names=["value"])
-    assert arrow_partition_groups(plain) == [(-1, plain)]
-    assert arrow_partition_groups(plain.slice(0, 0)) == []
+    assert arrow_partition_groups(plain, "t") == [("t", -1, plain)]
+    assert arrow_partition_groups(plain.slice(0, 0), "t") == []
+
+
+def test_arrow_partition_groups_by_topic_column():
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array([b"a", b"b", b"c", b"d"]), pa.array(["x", "y", "x", "y"]),
+         pa.array([1, 1, 0, 1], pa.int32())], names=["value", "topic", "partition"])
+    groups = [(t, p, g.column("value").to_pylist())
+              for t, p, g in arrow_partition_groups(batch)]
+    assert groups == [("x", 0, [b"c"]), ("x", 1, [b"a"]), ("y", 1, [b"b", b"d"])]
+    assert [t for t, _, _ in arrow_partition_groups(batch, "z")] == ["z", "z"]
+    with pytest.raises(ValueError, match="'topic' option"):
+        arrow_partition_groups(batch.drop_columns(["topic"]))

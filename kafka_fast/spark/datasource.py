@@ -1,0 +1,281 @@
+"""The ``kafka_fast`` data source on PySpark's Python Data Source API.
+
+``register(spark)`` makes ``spark.read`` / ``readStream`` / ``write`` / ``writeStream``
+``.format("kafka_fast")`` available. Reads yield Arrow batches built from
+``Consumer.consume_batch`` (``reader.RangeReader``, the code ``read_kafka`` uses); writes
+receive Arrow batches (``DataSourceArrowWriter``) for ``Producer.produce_batch``
+(``writer.send_arrow_batches``, the code ``write_kafka`` uses).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    DataSourceStreamArrowWriter,
+    DataSourceStreamReader,
+    InputPartition,
+    WriterCommitMessage,
+)
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from .offsets import OffsetRange, split_ranges
+from .reader import RangeReader
+from .sink import (
+    SinkOptions,
+    check_sink_schema,
+    end_prepared,
+    parse_sink_options,
+    write_partition,
+    write_partition_once,
+)
+from .source import (
+    TP,
+    Resolver,
+    SourceOptions,
+    from_json_offsets,
+    parse_source_options,
+    rate_limit,
+    to_json_offsets,
+)
+
+NAME = "kafka_fast"
+#: Local property Spark's micro-batch execution sets on every task of a batch.
+BATCH_ID_PROPERTY = "streaming.sql.batchId"
+
+
+def kafka_schema(include_headers: bool = False) -> StructType:
+    """Spark's Kafka source schema (``headers`` only with ``includeHeaders=true``)."""
+    fields = [
+        StructField("key", BinaryType()), StructField("value", BinaryType()),
+        StructField("topic", StringType()), StructField("partition", IntegerType()),
+        StructField("offset", LongType()), StructField("timestamp", TimestampType()),
+        StructField("timestampType", IntegerType()),
+    ]
+    if include_headers:
+        fields.append(StructField("headers", ArrayType(StructType([
+            StructField("key", StringType()), StructField("value", BinaryType())]))))
+    return StructType(fields)
+
+
+@dataclass(frozen=True)
+class RangesPartition(InputPartition):
+    """One Spark task: offset ranges read one after another."""
+
+    ranges: tuple[OffsetRange, ...]
+
+
+@dataclass
+class SinkCommit(WriterCommitMessage):
+    """What one write task did."""
+
+    partition: int
+    records: int
+    prepared: Any = None  # exactlyOnce: the task's open transaction, for the driver to end
+
+
+def _partitions(ranges: Sequence[OffsetRange], opts: SourceOptions) -> list[RangesPartition]:
+    return [RangesPartition((r,)) for r in split_ranges(ranges, opts.min_partitions)]
+
+
+def _read(opts: SourceOptions, partition: RangesPartition) -> Iterator[Any]:
+    reader = RangeReader(opts.conf, include_headers=opts.include_headers,
+                         fail_on_data_loss=opts.fail_on_data_loss,
+                         poll_timeout_ms=opts.poll_timeout_ms)
+    return reader.read_ranges(partition.ranges)
+
+
+class KafkaDataSource(DataSource):
+    """``format("kafka_fast")``: Spark's Kafka source and sink options and schema."""
+
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def schema(self) -> StructType:
+        raw = str(self.options.get("includeHeaders", "false")).strip().lower()
+        return kafka_schema(raw == "true")
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return KafkaBatchReader(parse_source_options(self.options, streaming=False))
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return KafkaStreamReader(parse_source_options(self.options, streaming=True))
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
+        opts = parse_sink_options(self.options, streaming=False)
+        check_sink_schema(schema, opts)
+        return KafkaBatchWriter(opts)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamArrowWriter:
+        opts = parse_sink_options(self.options, streaming=True)
+        check_sink_schema(schema, opts)
+        return KafkaStreamWriter(opts)
+
+
+class KafkaBatchReader(DataSourceReader):
+    """Resolves ``startingOffsets``..``endingOffsets`` on the driver; one task per range."""
+
+    def __init__(self, opts: SourceOptions) -> None:
+        self.opts = opts
+
+    def partitions(self) -> Sequence[InputPartition]:
+        resolver = Resolver(self.opts)
+        try:
+            ranges = resolver.batch_ranges()
+        finally:
+            resolver.close()
+        return _partitions(ranges, self.opts)
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        assert isinstance(partition, RangesPartition)
+        return _read(self.opts, partition)
+
+
+class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Offsets are ``{"topic": {"partition": next offset}}``, as Spark's Kafka source's."""
+
+    def __init__(self, opts: SourceOptions) -> None:
+        self.opts = opts
+        self._resolver: Resolver | None = None
+        self._target: dict[TP, int] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"opts": self.opts, "_resolver": None, "_target": None}
+
+    @property
+    def resolver(self) -> Resolver:
+        if self._resolver is None:
+            self._resolver = Resolver(self.opts)
+        return self._resolver
+
+    def _log_ends(self) -> dict[TP, int]:
+        parts = self.resolver.partitions()
+        return {tp: end for tp, (_, end) in self.resolver.bounds(parts).items()}
+
+    def initialOffset(self) -> dict:
+        parts = self.resolver.partitions()
+        bounds = self.resolver.bounds(parts)
+        return to_json_offsets(self.resolver.starts(parts, bounds))
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        if self.opts.max_offsets_per_trigger is not None:
+            return ReadMaxRows(self.opts.max_offsets_per_trigger)
+        return ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._target = self._log_ends()
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        begin = from_json_offsets(start)
+        ends = self._target if self._target is not None else self._log_ends()
+        # a partition new since ``start`` is read from its log start; none goes backwards
+        ends = {tp: max(end, begin.get(tp, 0)) for tp, end in ends.items()}
+        for tp, off in begin.items():
+            ends.setdefault(tp, off)
+        if isinstance(limit, ReadMaxRows):
+            new = [tp for tp in ends if tp not in begin]
+            lows = self.resolver.bounds(new, exact_end=False) if new else {}
+            first = {**{tp: lows[tp][0] for tp in new}, **begin}
+            ends = rate_limit(first, ends, limit.max_rows)
+        return to_json_offsets(ends)
+
+    def reportLatestOffset(self) -> dict | None:
+        return to_json_offsets(self._log_ends())
+
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        ranges = self.resolver.stream_ranges(from_json_offsets(start), from_json_offsets(end))
+        return _partitions(ranges, self.opts)
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        assert isinstance(partition, RangesPartition)
+        return _read(self.opts, partition)
+
+    def commit(self, end: dict) -> None:
+        """Nothing to do: the checkpoint holds the offsets; nothing is committed to Kafka."""
+
+    def stop(self) -> None:
+        if self._resolver is not None:
+            self._resolver.close()
+            self._resolver = None
+
+
+def _task() -> tuple[int, int | None]:
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    if ctx is None:
+        return -1, None
+    batch = ctx.getLocalProperty(BATCH_ID_PROPERTY)
+    return ctx.partitionId(), None if batch is None else int(batch)
+
+
+class KafkaBatchWriter(DataSourceArrowWriter):
+    """``df.write.format("kafka_fast")``: each task produces and flushes its rows."""
+
+    def __init__(self, opts: SinkOptions) -> None:
+        self.opts = opts
+
+    def write(self, iterator: Iterator[Any]) -> SinkCommit:
+        return SinkCommit(_task()[0], write_partition(self.opts, iterator))
+
+
+class KafkaStreamWriter(DataSourceStreamArrowWriter):
+    """``df.writeStream.format("kafka_fast")``: at least once, or with ``exactlyOnce=true``
+    one transaction per task and micro-batch (see ``sink``)."""
+
+    def __init__(self, opts: SinkOptions) -> None:
+        self.opts = opts
+
+    def write(self, iterator: Iterator[Any]) -> SinkCommit:
+        partition, batch_id = _task()
+        if not self.opts.exactly_once:
+            return SinkCommit(partition, write_partition(self.opts, iterator))
+        if batch_id is None:
+            raise RuntimeError(f"exactlyOnce: the task has no {BATCH_ID_PROPERTY} property")
+        written, prepared = write_partition_once(self.opts, iterator, batch_id, partition)
+        return SinkCommit(partition, written, prepared)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        """exactlyOnce: commit every task's prepared transaction (at least once: nothing to do,
+        every task flushed its records)."""
+        end_prepared(self.opts, _prepared(messages), commit=True)
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        """exactlyOnce: abort the transactions the successful tasks prepared (a failed task's
+        is aborted by its own cleanup, or when the re-run fences its transactional id).
+        At-least-once writes cannot be undone."""
+        end_prepared(self.opts, _prepared(messages), commit=False)
+
+
+def _prepared(messages: list[WriterCommitMessage | None]) -> list[Any]:
+    return [m.prepared for m in messages if isinstance(m, SinkCommit)]
+
+
+class DefaultSource(KafkaDataSource):
+    """The class PySpark's data source lookup finds in ``pyspark_kafka_fast``."""
+
+
+def register(spark: Any) -> None:
+    """Register ``format("kafka_fast")`` with ``spark`` (a SparkSession)."""
+    spark.dataSource.register(KafkaDataSource)
