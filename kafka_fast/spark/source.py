@@ -153,8 +153,8 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
         include_headers=_bool(lowered, "includeHeaders", False),
         min_partitions=_positive_int(lowered, "minPartitions"),
         max_offsets_per_trigger=_positive_int(lowered, "maxOffsetsPerTrigger"),
-        poll_timeout_ms=(_positive_int({"pollTimeoutMs": poll}, "pollTimeoutMs")
-                         if poll is not None else 120_000),
+        poll_timeout_ms=_positive_int({"pollTimeoutMs": poll} if poll is not None else {},
+                                      "pollTimeoutMs") or 120_000,
     )
 
 
@@ -261,9 +261,12 @@ class Resolver:
                 wanted = spec_for(opts.starting_by_timestamp, parts,
                                   name="startingOffsetsByTimestamp")
             else:
-                wanted = dict.fromkeys(parts, opts.starting_timestamp)
+                at = opts.starting_timestamp
+                assert at is not None
+                wanted = dict.fromkeys(parts, at)
             found = self.consumer().offsets_for_times(
-                [TopicPartition(t, p, ts) for (t, p), ts in wanted.items()], timeout=self.timeout)
+                [TopicPartition(t, p, ts) for (t, p), ts in wanted.items()],
+                timeout=self.timeout)
             return {(tp.topic, tp.partition): tp.offset if tp.offset >= 0
                     else bounds[(tp.topic, tp.partition)][1] for tp in found}
         spec = spec_for(parse_offsets(opts.starting, name="startingOffsets"), parts,
