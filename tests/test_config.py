@@ -104,13 +104,18 @@ def test_socket_keepalive_enable_sets_so_keepalive(kafka):
 
     ss = require_tool("ss")
 
+    def ours() -> dict[str, str]:
+        """This process's connections to the broker, by local address."""
+        out = subprocess.run([ss, "-tnop", "state", "established", f"dport = :{kafka.port}"],
+                             capture_output=True, text=True, check=True).stdout
+        return {line.split()[2]: line for line in out.splitlines()
+                if f"pid={os.getpid()}," in line}
+
     def timers(keepalive: bool) -> list[str]:
+        before = ours()  # other clients of this process (earlier tests) are left out
         with Producer(kafka.client_config({"socket.keepalive.enable": keepalive})) as p:
             p.list_topics(timeout=10)
-            out = subprocess.run([ss, "-tnop", "state", "established",
-                                  f"dport = :{kafka.port}"], capture_output=True, text=True,
-                                 check=True).stdout
-            return [line for line in out.splitlines() if f"pid={os.getpid()}," in line]
+            return [line for local, line in ours().items() if local not in before]
 
     with_keepalive, without = timers(True), timers(False)
     assert with_keepalive and all("timer:(keepalive" in line for line in with_keepalive)

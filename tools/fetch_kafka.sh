@@ -13,13 +13,6 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${KAFKA_FAST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kafka_fast}"
 
-for cmd in java mvn; do
-    if ! command -v "$cmd" >/dev/null 2>&1; then
-        echo "fetch_kafka: $cmd not found, real-broker tests will skip (install a JDK 17+ and Maven, e.g. apt-get install openjdk-17-jre-headless maven)"
-        exit 0
-    fi
-done
-
 # fetch LABEL POM DEST: resolve POM's runtime dependencies into DEST/libs.
 fetch() {
     local label="$1" pom="$2" dest="$3" tmp
@@ -27,6 +20,12 @@ fetch() {
         echo "fetch_kafka: $label cached in $dest/libs"
         return 0
     fi
+    for cmd in java mvn; do
+        if ! command -v "$cmd" >/dev/null 2>&1; then
+            echo "fetch_kafka: $cmd not found, real-broker tests will skip (install a JDK 17+ and Maven, e.g. apt-get install openjdk-17-jre-headless maven)"
+            exit 0
+        fi
+    done
     mkdir -p "$dest"
     tmp="$(mktemp -d "$dest/libs.tmp.XXXXXX")"
     if ! mvn -q -B -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \

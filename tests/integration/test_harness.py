@@ -14,6 +14,7 @@ from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient
 from harness import create_topic, external_from_env, unique_topic
 from harness.apache_kafka import apache_kafka_missing, kafka_version
+from harness.oauth2 import mock_version
 from harness.peers import missing
 from harness.probe import API_VERSIONS, api_versions
 from harness.reference_client import Record, consume, produce
@@ -411,10 +412,14 @@ def test_fetch_kafka_with_jars_cached_prints_one_line(tmp_path):
     libs = tmp_path / "cache" / f"kafka-{kafka_version()}" / "libs"
     libs.mkdir(parents=True)
     (libs / ".complete").touch()
+    oauth = tmp_path / "cache" / f"mock-oauth2-server-{mock_version()}" / "libs"
+    oauth.mkdir(parents=True)
+    (oauth / ".complete").touch()
     done = _fetch_kafka(tmp_path, tmp_path / "cache")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
-        f"fetch_kafka: Apache Kafka {kafka_version()} cached in {libs}"]
+        f"fetch_kafka: Apache Kafka {kafka_version()} cached in {libs}",
+        f"fetch_kafka: mock-oauth2-server {mock_version()} cached in {oauth}"]
 
 
 def test_missing_kafka_jars_name_the_fetch_script(monkeypatch, tmp_path):
