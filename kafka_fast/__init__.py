@@ -49,6 +49,10 @@ if TYPE_CHECKING:
     from .crc import crc32c as crc32c
     from .crc import crc32c_impl as crc32c_impl
     from .deserializing_consumer import DeserializingConsumer as DeserializingConsumer
+    from .net.events import ThrottleEvent as ThrottleEvent
+    from .partitioners import consistent as consistent
+    from .partitioners import fnv1a as fnv1a
+    from .partitioners import murmur2 as murmur2
     from .producer import Producer as Producer
     from .serializing_producer import SerializingProducer as SerializingProducer
 
@@ -64,6 +68,10 @@ _LAZY = {
         "Uuid")},
     "RecordBatchView": ("kafka_fast.consumer", "RecordBatchView"),
     "SerializingProducer": ("kafka_fast.serializing_producer", "SerializingProducer"),
+    "ThrottleEvent": ("kafka_fast.net.events", "ThrottleEvent"),
+    "murmur2": ("kafka_fast.partitioners", "murmur2"),
+    "consistent": ("kafka_fast.partitioners", "consistent"),
+    "fnv1a": ("kafka_fast.partitioners", "fnv1a"),
     "DeserializingConsumer": ("kafka_fast.deserializing_consumer", "DeserializingConsumer"),
 }
 

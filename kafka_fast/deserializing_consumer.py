@@ -10,7 +10,7 @@ from .consumer import Consumer
 from .error import ConsumeError, KeyDeserializationError, ValueDeserializationError
 from .message import Message
 from .serialization import MessageField, SerializationContext
-from .serializing_config import pop_serdes
+from .serializing_config import ClusterIdResolver, offer_cluster_id, take_serdes
 
 __all__ = ["DeserializingConsumer"]
 
@@ -20,15 +20,29 @@ class DeserializingConsumer(Consumer):
 
     Configuration: everything ``Consumer`` takes, plus ``key.deserializer`` and
     ``value.deserializer`` (callables ``(bytes | None, SerializationContext) -> object``;
-    without one, the field stays bytes). ``poll()`` raises ``ConsumeError`` for an error
+    without one, the field stays bytes), or ``key.deserializer.builder`` /
+    ``value.deserializer.builder`` (``DeserializerBuilder``: built here, closed by
+    ``close()``). ``poll()`` raises ``ConsumeError`` for an error
     event and ``KeyDeserializationError`` / ``ValueDeserializationError`` (with the raw
     message as ``kafka_message``) when a deserializer fails; ``consume()`` is not offered.
     """
 
     def __init__(self, conf: Mapping[str, Any]) -> None:
-        (self._key_deserializer, self._value_deserializer), rest = pop_serdes(
-            conf, "key.deserializer", "value.deserializer")
-        super().__init__(rest)
+        self._serdes, rest = take_serdes(conf, "key.deserializer", "value.deserializer")
+        self._key_deserializer = self._serdes.key
+        self._value_deserializer = self._serdes.value
+        try:
+            super().__init__(rest)
+        except BaseException:
+            self._serdes.close()
+            raise
+        offer_cluster_id(ClusterIdResolver(self.cluster_id), self._serdes)
+
+    def close(self) -> None:
+        """Close the consumer, then the deserializers it built from builders (those passed
+        ready-made stay the application's)."""
+        super().close()
+        self._serdes.close()
 
     def poll(self, timeout: float | None = -1) -> Message | None:  # type: ignore[override]
         """The next message, deserialized, or None when ``timeout`` seconds pass (-1: wait)."""

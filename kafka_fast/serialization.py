@@ -17,6 +17,7 @@ from .errors import KafkaException
 
 __all__ = [
     "Deserializer",
+    "DeserializerBuilder",
     "DoubleDeserializer",
     "DoubleSerializer",
     "IntegerDeserializer",
@@ -25,6 +26,7 @@ __all__ = [
     "SerializationContext",
     "SerializationError",
     "Serializer",
+    "SerializerBuilder",
     "StringDeserializer",
     "StringSerializer",
 ]
@@ -85,6 +87,28 @@ class Deserializer:
 
     def close(self) -> None:
         """Releases what the deserializer holds (nothing for the built-in ones)."""
+
+
+class SerializerBuilder:
+    """Base class of builders that make a serializer when a ``SerializingProducer`` is
+    created (``key.serializer.builder`` / ``value.serializer.builder``)."""
+
+    __slots__: list[str] = []
+
+    def build(self, conf: dict[str, Any], is_key: bool) -> tuple[Serializer, dict[str, Any]]:
+        """The serializer, and the client configuration less what the builder took."""
+        raise NotImplementedError
+
+
+class DeserializerBuilder:
+    """Base class of builders that make a deserializer when a ``DeserializingConsumer`` is
+    created (``key.deserializer.builder`` / ``value.deserializer.builder``)."""
+
+    __slots__: list[str] = []
+
+    def build(self, conf: dict[str, Any], is_key: bool) -> tuple[Deserializer, dict[str, Any]]:
+        """The deserializer, and the client configuration less what the builder took."""
+        raise NotImplementedError
 
 
 def _pack(packer: struct.Struct, obj: Any) -> bytes | None:

@@ -9,7 +9,7 @@ from typing import Any
 from .error import KeySerializationError, ValueSerializationError
 from .producer import Producer
 from .serialization import MessageField, SerializationContext
-from .serializing_config import pop_serdes
+from .serializing_config import ClusterIdResolver, offer_cluster_id, take_serdes
 
 __all__ = ["SerializingProducer"]
 
@@ -19,15 +19,28 @@ class SerializingProducer(Producer):
 
     Configuration: everything ``Producer`` takes, plus ``key.serializer`` and
     ``value.serializer`` (callables ``(obj, SerializationContext) -> bytes | None``; without
-    one, the field must already be bytes, str or None). A serializer failure raises
+    one, the field must already be bytes, str or None), or ``key.serializer.builder`` /
+    ``value.serializer.builder`` (``SerializerBuilder``: built here, closed by ``close()``). A serializer failure raises
     ``KeySerializationError`` / ``ValueSerializationError`` from ``produce()`` and nothing is
     queued.
     """
 
     def __init__(self, conf: Mapping[str, Any]) -> None:
-        (self._key_serializer, self._value_serializer), rest = pop_serdes(
-            conf, "key.serializer", "value.serializer")
-        super().__init__(rest)
+        self._serdes, rest = take_serdes(conf, "key.serializer", "value.serializer")
+        self._key_serializer = self._serdes.key
+        self._value_serializer = self._serdes.value
+        try:
+            super().__init__(rest)
+        except BaseException:
+            self._serdes.close()
+            raise
+        offer_cluster_id(ClusterIdResolver(self.cluster_id), self._serdes)
+
+    def close(self, timeout: float | None = None) -> None:
+        """Close the producer (see ``Producer.close``), then the serializers it built from
+        builders (those passed ready-made stay the application's)."""
+        super().close(timeout)
+        self._serdes.close()
 
     def produce(self, topic: str, key: Any = None, value: Any = None,  # type: ignore[override]
                 partition: int = -1, on_delivery: Any = None, timestamp: int = 0,

@@ -9,7 +9,7 @@ A block in a Markdown file
 is replaced by the table of the newest run in ``docs/bench/results/produce.jsonl`` whose
 broker and settings match every ``key=value`` given (``broker`` matches the broker name's
 beginning; other keys the run's settings, compared as text), followed by a line naming the
-run's commit, date, machine and settings. ``--check`` only reports blocks that differ (exit 1).
+run's commit, date, machine and settings; ``nodes=N`` matches a broker named "... (N nodes)". ``--check`` only reports blocks that differ (exit 1).
 ``--plot FILE`` also draws the newest produce and consume runs matching ``--plot-filter``.
 
     python tools/bench_report.py            # rewrite the blocks
@@ -43,6 +43,9 @@ def _matches(run: dict[str, Any], filters: dict[str, str]) -> bool:
                 return False
         elif key == "broker":
             if not str(run.get("broker", "")).startswith(want):
+                return False
+        elif key == "nodes":  # the broker's node count, as its name gives it: "(3 nodes)"
+            if f"({want} node" not in str(run.get("broker", "")):
                 return False
         elif str(run.get("settings", {}).get(key)) != want:
             return False

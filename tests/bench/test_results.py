@@ -67,6 +67,14 @@ def test_blocks_show_the_newest_matching_run(tmp_path):
     assert out.endswith("<!-- /bench -->\nend\n") and "old" not in out
     assert "1,000 records of 100 bytes" in out and "median of 3" in out
     assert bench_report.update(out, tmp_path) == out
+    # nodes=N tells one Apache Kafka from three
+    store.append(tmp_path, _run("Apache Kafka 4.3.1 (3 nodes)", 1000, [
+        _row("kafka_fast", "produce()", 1000, 0.2, 0.1)]))
+    store.append(tmp_path, _run("Apache Kafka 4.3.1 (1 node)", 1000, [
+        _row("kafka_fast", "produce()", 1000, 0.5, 0.1)]))
+    three = bench_report.update("<!-- bench: produce broker=Apache nodes=3 -->\n<!-- /bench -->",
+                                tmp_path)
+    assert "5,000" in three and "(3 nodes)" in three and "2,000" not in three
     with pytest.raises(ValueError, match="no stored produce run matches {'broker': 'Redpanda'}"):
         bench_report.update("<!-- bench: produce broker=Redpanda -->\n<!-- /bench -->", tmp_path)
 

@@ -157,6 +157,93 @@ def test_serializer_configuration_errors():
         SerializingProducer([("bootstrap.servers", "x")])  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="value.serializer must be callable"):
         SerializingProducer({"bootstrap.servers": "127.0.0.1:1", "value.serializer": "utf8"})
-    with pytest.raises(ValueError, match="key.deserializer.builder is not supported"):
+    with pytest.raises(ValueError, match="key.deserializer.builder must have a build"):
         DeserializingConsumer({"bootstrap.servers": "127.0.0.1:1", "group.id": "g",
                                "key.deserializer.builder": object()})
+    for client, conf in ((confluent_kafka.SerializingProducer, {}),
+                         (SerializingProducer, {})):
+        with pytest.raises(ValueError, match="Cannot configure both value.serializer and "
+                                             "value.serializer.builder"):
+            client({"bootstrap.servers": "127.0.0.1:1", "value.serializer": ck.StringSerializer(),
+                    "value.serializer.builder": _Builder(ck.StringSerializer()), **conf})
+
+
+class _Builder:
+    """A serializer builder as the Schema Registry ones are: it takes its own settings out
+    of the configuration and hands back the rest."""
+
+    def __init__(self, serde, own: str = "x.custom.setting") -> None:
+        self.serde, self.own, self.seen = serde, own, []
+
+    def build(self, conf: dict, is_key: bool):
+        self.seen.append((dict(conf), is_key))
+        conf.pop(self.own, None)
+        return self.serde, conf
+
+
+class _Closing:
+    """A serde that records its close() and the cluster-id resolver it is given."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.closed, self.resolver = inner, 0, None
+
+    def __call__(self, obj, ctx):
+        return self.inner(obj, ctx)
+
+    def set_cluster_id_resolver(self, resolver) -> None:
+        self.resolver = resolver
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def test_builders_make_the_serdes_and_the_client_closes_only_those(broker):
+    topic = unique_topic("serde-builder")
+    create_topic(broker, topic, 1)
+    built_key, built_value = _Closing(ck.StringSerializer()), _Closing(ck.IntegerSerializer())
+    key_builder = _Builder(built_key, "key.custom.setting")
+    value_builder = _Builder(built_value, "value.custom.setting")
+    ready = _Closing(ck.StringSerializer())
+    conf = broker.client_config({"key.serializer.builder": key_builder,
+                                 "value.serializer.builder": value_builder,
+                                 "key.custom.setting": 1, "value.custom.setting": 2})
+    producer = SerializingProducer(conf)
+    # each builder saw the whole configuration (the other's setting too) and whether it
+    # builds the key's serde; the client got neither builder's own setting
+    assert [(sorted(k for k in c if "custom" in k), is_key) for c, is_key in key_builder.seen] \
+        == [(["key.custom.setting", "value.custom.setting"], True)]
+    assert value_builder.seen[0][1] is False
+    cluster_id = producer.cluster_id(10)
+    assert cluster_id and built_key.resolver() == cluster_id == built_value.resolver()
+    producer.produce(topic, key="k", value=42)
+    assert producer.flush(10) == 0
+    producer.close()
+    producer.close()
+    assert (built_key.closed, built_value.closed) == (1, 1)
+    # ready-made serdes stay the application's
+    with SerializingProducer(broker.client_config({"value.serializer": ready})) as p:
+        p.produce(topic, value="v")
+        assert p.flush(10) == 0
+    assert ready.closed == 0
+
+    built_de = _Closing(ck.IntegerDeserializer())
+    consumer = DeserializingConsumer(broker.client_config({
+        "group.id": unique_topic("g"), "auto.offset.reset": "earliest",
+        "value.deserializer.builder": _Builder(built_de)}))
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        msg = consumer.poll(10)
+        assert msg is not None and (msg.key(), msg.value()) == (b"k", 42)
+    finally:
+        consumer.close()
+    assert built_de.closed == 1
+
+
+def test_a_builder_returning_the_wrong_shape_is_named():
+    class Broken:
+        def build(self, conf, is_key):
+            return "not a pair"
+
+    with pytest.raises(ValueError, match="value.serializer.builder's build\\(\\) must return"):
+        SerializingProducer({"bootstrap.servers": "127.0.0.1:1",
+                             "value.serializer.builder": Broken()})
