@@ -32,6 +32,13 @@ ALLOWED = {
     ("confluent_kafka.serialization", "HeadersType"): "a typing alias, not an API",
 }
 
+#: (qualified method, parameter) -> why its position differs
+RENAMED = {
+    ("Producer.produce_batch", "messages"): "positional parameter 1 is `values`: a list of "
+    "message dicts (confluent-kafka's form) or columns; `messages=` is also taken by keyword",
+    ("SerializingProducer.produce_batch", "messages"): "inherited from Producer.produce_batch",
+}
+
 PAIRS = [
     (confluent_kafka, kafka_fast),
     (confluent_kafka.serialization, kafka_fast.serialization),
@@ -50,6 +57,8 @@ def _public(module: ModuleType) -> list[str]:
         origin = getattr(obj, "__module__", "") or ""
         if origin.startswith("typing") or name in {"Any", "Dict", "List", "Optional", "Tuple"}:
             continue
+        if module is not confluent_kafka and inspect.isclass(obj) and origin != module.__name__:
+            continue  # a name the submodule imports from elsewhere (checked where it lives)
         out.append(name)
     return sorted(out)
 
@@ -101,7 +110,7 @@ def _check_params(what: str, theirs: Any, ours: Any) -> None:
     names = [n for n, _ in have]
     for i, (name, positional) in enumerate(wanted):
         assert name in names, f"{what}: confluent-kafka's parameter {name!r} is missing"
-        if positional:
+        if positional and (what, name) not in RENAMED:
             assert names.index(name) == i and have[i][1], (
                 f"{what}: {name!r} is positional parameter {i} in confluent-kafka, "
                 f"not in kafka_fast ({names})")
@@ -110,9 +119,10 @@ def _check_params(what: str, theirs: Any, ours: Any) -> None:
 @pytest.mark.parametrize("module_name,name", _names())
 def test_every_public_name_exists(module_name, name):
     if (module_name, name) in ALLOWED:
+        # a documented difference (ALLOWED says why): it must still be one
         assert not hasattr(_ours(module_name), name), \
             f"{name} exists now: drop it from ALLOWED"
-        pytest.skip(ALLOWED[(module_name, name)])
+        return
     theirs = getattr(_theirs(module_name), name)
     ours = getattr(_ours(module_name), name, None)
     assert ours is not None, f"kafka_fast has no {module_name}.{name}"
