@@ -341,7 +341,11 @@ class Consumer:
 
     def _rebalance_revoke(self, owned: dict[str, list[int]], epoch: int, lost: bool) -> None:
         group = self._group
-        parts = [TopicPartition(t, p) for t, ps in sorted(owned.items()) for p in ps]
+        # Only what the application was given: an assignment whose event went stale (a new
+        # rebalance began before this thread saw it) was never handed to on_assign.
+        assigned = set(self._state.assigned())
+        parts = [TopicPartition(t, p) for t, ps in sorted(owned.items()) for p in ps
+                 if (t, p) in assigned]
         self._group_stats.rebalance_cnt += 1
         self._delivery.settle()
         if not lost:

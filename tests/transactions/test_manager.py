@@ -3,6 +3,7 @@ ProduceRequests: markers in the log, fencing, offsets in transactions, injected 
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -173,7 +174,12 @@ def test_second_producer_fences_the_first(real_broker):
         new.txn.begin_transaction()
         new.produce(topic, 0, [b"new-0"])
         new.txn.commit_transaction(10)
+        # The commit marker reaches the partition a moment after EndTxn answers.
+        deadline = time.monotonic() + 10
         log = read_log(new.client, topic, 0)
+        while len(log) < 4 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            log = read_log(new.client, topic, 0)
         assert summary(log) == [
             ("data", b"old-0"), ("ABORT", None), ("data", b"new-0"), ("COMMIT", None)]
         assert log[2].producer_epoch == new_epoch
