@@ -10,7 +10,7 @@ from .consumer import Consumer
 from .error import ConsumeError, KeyDeserializationError, ValueDeserializationError
 from .message import Message
 from .serialization import MessageField, SerializationContext
-from .serializing_config import ClusterIdResolver, offer_cluster_id, take_serdes
+from .serializing_config import start_client
 
 __all__ = ["DeserializingConsumer"]
 
@@ -28,15 +28,10 @@ class DeserializingConsumer(Consumer):
     """
 
     def __init__(self, conf: Mapping[str, Any]) -> None:
-        self._serdes, rest = take_serdes(conf, "key.deserializer", "value.deserializer")
+        self._serdes = start_client(super().__init__, self.cluster_id, conf, "key.deserializer",
+                                    "value.deserializer")
         self._key_deserializer = self._serdes.key
         self._value_deserializer = self._serdes.value
-        try:
-            super().__init__(rest)
-        except BaseException:
-            self._serdes.close()
-            raise
-        offer_cluster_id(ClusterIdResolver(self.cluster_id), self._serdes)
 
     def close(self) -> None:
         """Close the consumer, then the deserializers it built from builders (those passed

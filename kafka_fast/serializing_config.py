@@ -141,6 +141,20 @@ class ClusterIdResolver:
                 self._pending = None
 
 
+def start_client(start: Callable[[dict[str, Any]], None], cluster_id: Callable[..., Any],
+                 conf: Mapping[str, Any], key_name: str, value_name: str) -> Serdes:
+    """Take the serdes out of ``conf``, ``start(rest)`` the client (the serdes it built are
+    closed if that fails) and offer them the client's ``cluster_id``."""
+    serdes, rest = take_serdes(conf, key_name, value_name)
+    try:
+        start(rest)
+    except BaseException:
+        serdes.close()
+        raise
+    offer_cluster_id(ClusterIdResolver(cluster_id), serdes)
+    return serdes
+
+
 def offer_cluster_id(resolver: Callable[[], Any], serdes: Serdes) -> None:
     """Give ``resolver`` to each serde that takes one (``set_cluster_id_resolver``)."""
     for serde in (serdes.key, serdes.value):

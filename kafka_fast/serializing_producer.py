@@ -9,7 +9,7 @@ from typing import Any
 from .error import KeySerializationError, ValueSerializationError
 from .producer import Producer
 from .serialization import MessageField, SerializationContext
-from .serializing_config import ClusterIdResolver, offer_cluster_id, take_serdes
+from .serializing_config import start_client
 
 __all__ = ["SerializingProducer"]
 
@@ -26,15 +26,10 @@ class SerializingProducer(Producer):
     """
 
     def __init__(self, conf: Mapping[str, Any]) -> None:
-        self._serdes, rest = take_serdes(conf, "key.serializer", "value.serializer")
+        self._serdes = start_client(super().__init__, self.cluster_id, conf, "key.serializer",
+                                    "value.serializer")
         self._key_serializer = self._serdes.key
         self._value_serializer = self._serdes.value
-        try:
-            super().__init__(rest)
-        except BaseException:
-            self._serdes.close()
-            raise
-        offer_cluster_id(ClusterIdResolver(self.cluster_id), self._serdes)
 
     def close(self, timeout: float | None = None) -> None:
         """Close the producer (see ``Producer.close``), then the serializers it built from
