@@ -1,7 +1,7 @@
 """Spark local[2] on Kafka: the kafka_fast data source against Spark's built-in connector.
 
 Default: the same batch write, batch read and streaming job (readStream -> writeStream,
-availableNow) run with ``format("kafka")`` (``spark-sql-kafka-0-10`` from Maven Central) and
+availableNow, ``maxOffsetsPerTrigger`` of ``--rows / --micro-batches``) run with ``format("kafka")`` (``spark-sql-kafka-0-10`` from Maven Central) and
 ``format("kafka_fast")`` on one Apache Kafka broker (the test harness's), ``--rows`` rows of
 10-byte keys and 100-byte values into fresh ``--partitions``-partition topics. Each job's
 result is checked to be the same rows for both connectors (count and a sum of xxhash64
@@ -210,6 +210,8 @@ def main() -> None:
     parser.add_argument("--warmup-rows", type=int, default=200_000,
                         help="rows of one uncounted run of every job first (JIT, workers)")
     parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--micro-batches", type=int, default=5,
+                        help="streaming: maxOffsetsPerTrigger is rows / this")
     parser.add_argument("--bootstrap", help="use this cluster instead of a private broker")
     parser.add_argument("--clients", action="store_true",
                         help="kafka_fast helpers vs confluent-kafka (on a private Tansu)")
@@ -245,6 +247,7 @@ def main() -> None:
 
     settings = {"rows": args.rows, "partitions": args.partitions, "runs": args.runs,
                 "warmup_rows": args.warmup_rows,
+                "micro_batches": args.micro_batches,
                 "key_bytes": 10, "value_bytes": 100, "master": "local[2]",
                 "spark": pyspark.__version__, "builtin_package": coordinate}
     if not args.no_store:
@@ -273,7 +276,7 @@ def run_clients(args) -> None:
 # format("kafka") against format("kafka_fast")
 
 CONNECTORS = {"built-in": "kafka", "kafka_fast": "kafka_fast"}
-CASES = ("batch write", "batch read", "streaming read+write")
+CASES = ("batch write", "batch read", "streaming read+write", "streaming micro-batches")
 
 
 def fingerprint(df, columns: list[str]) -> tuple[int, int]:
@@ -296,6 +299,7 @@ def run_connectors(spark, broker, args, workdir: Path) -> list[dict]:
 
 def measure_connectors(spark, broker, args, workdir: Path) -> list[dict]:
     n, parts, bootstrap = args.rows, args.partitions, broker.bootstrap
+    per_trigger = max(1, n // args.micro_batches)
     df = spark.range(n, numPartitions=parts).select(
         F.expr("cast(lpad(cast(id % 100000 as string), 10, 'k') as binary)").alias("key"),
         F.expr("cast(lpad(cast(id as string), 100, 'v') as binary)").alias("value"),
@@ -345,21 +349,31 @@ def measure_connectors(spark, broker, args, workdir: Path) -> list[dict]:
             target = fresh_topic()
             stream = (spark.readStream.format(fmt).option("kafka.bootstrap.servers", bootstrap)
                       .option("subscribe", source).option("startingOffsets", "earliest")
+                      .option("maxOffsetsPerTrigger", str(per_trigger))
                       .load().select("key", "value"))
+            progress: list = []
             checkpoint = workdir / f"ckpt-{uuid.uuid4().hex[:8]}"
 
-            def job(stream=stream, fmt=fmt, target=target, checkpoint=checkpoint) -> None:
+            def job(stream=stream, fmt=fmt, target=target, checkpoint=checkpoint,
+                    progress=progress) -> None:
                 query = (stream.writeStream.format(fmt)
                          .option("kafka.bootstrap.servers", bootstrap)
                          .option("topic", target).option("checkpointLocation", str(checkpoint))
                          .trigger(availableNow=True).start())
                 query.awaitTermination()
                 assert query.exception() is None, query.exception()
+                progress.extend(query.recentProgress)
 
             seconds = timed(job)
             got = written(target)
             assert got == want_written, (who, got, want_written)
             note("streaming read+write", who, seconds, got)
+            # Spark's own time for the micro-batches (triggerExecution), without the query's
+            # start: the rate a running query keeps up with.
+            batches = [p for p in progress if p["numInputRows"]]
+            assert sum(p["numInputRows"] for p in batches) == n, (who, len(batches))
+            triggers = sum(p["durationMs"]["triggerExecution"] for p in batches) / 1000
+            note("streaming micro-batches", who, triggers, got)
 
     df.unpersist()
     results = []
@@ -395,7 +409,11 @@ def render_table(run: dict) -> str:
               f"{s['value_bytes']}-byte values), {s['partitions']} partitions, Spark "
               f"{s['spark']} {s['master']}, built-in connector `{s['builtin_package']}`, "
               f"median of {s['runs']} after a {s.get('warmup_rows', 0):,}-row warm-up round; "
-              f"{m['cpus']} CPUs ({m['cpu']}), Python {m['python']}."]
+              + (f"streaming with maxOffsetsPerTrigger {s['rows'] // s['micro_batches']:,} "
+                 f"({s['micro_batches']} micro-batches; the micro-batch row counts Spark's "
+                 "triggerExecution time only, without the query's start); "
+                 if s.get("micro_batches") else "")
+              + f"{m['cpus']} CPUs ({m['cpu']}), Python {m['python']}."]
     return "\n".join(lines)
 
 

@@ -44,6 +44,8 @@ export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:strict_string_checks=1:dete
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export PYTHONMALLOC=malloc
 export PYTHONPATH="$OUT/pkg"
+# as -P, also for the test worker processes pytest starts
+export PYTHONSAFEPATH=1
 
 # canary: an overflow must be reported here, or the sanitizer is not really watching
 if canary=$("$PY" -P -c "
@@ -59,8 +61,10 @@ echo "sanitize: ASan is live (canary overflow reported)"
 import kafka_fast._native._records as r, sys
 assert r.__file__.startswith('$OUT/pkg/'), r.__file__
 print('sanitize: testing', r.__file__)"
+# two worker processes (SANITIZE_WORKERS), each under the sanitizers like the parent
 # shellcheck disable=SC2086  # SANITIZE_PYTEST holds several arguments
-"$PY" -P -m pytest -q -p no:cacheprovider -o addopts="" $TESTS ${SANITIZE_PYTEST:-}
+"$PY" -P -m pytest -q -p no:cacheprovider -o addopts="" -n "${SANITIZE_WORKERS:-2}" $TESTS \
+    ${SANITIZE_PYTEST:-}
 
 # fuzz briefly with the normal build (atheris' coverage does not work under gcc's ASan
 # runtime), then replay every input found, and the committed corpus, under the sanitizers
