@@ -9,7 +9,9 @@ A block in a Markdown file
 is replaced by the table of the newest run in ``docs/bench/results/produce.jsonl`` whose
 broker and settings match every ``key=value`` given (``broker`` matches the broker name's
 beginning; other keys the run's settings, compared as text), followed by a line naming the
-run's commit, date, machine and settings; ``nodes=N`` matches a broker named "... (N nodes)". ``--check`` only reports blocks that differ (exit 1).
+run's commit, date, machine and settings; ``nodes=N`` matches a broker named "... (N nodes)";
+runs made with ``--hold`` match only a block naming ``hold_objects=N``. ``--check`` only
+reports blocks that differ (exit 1).
 ``--plot FILE`` also draws the newest produce and consume runs matching ``--plot-filter``.
 
     python tools/bench_report.py            # rewrite the blocks
@@ -37,6 +39,8 @@ FIELDS = {f.name for f in dataclasses.fields(Result)}
 
 
 def _matches(run: dict[str, Any], filters: dict[str, str]) -> bool:
+    if "hold_objects" in run.get("settings", {}) and "hold_objects" not in filters:
+        return False  # runs in a process holding objects of its own are asked for by name
     for key, want in filters.items():
         if key == "acks":
             if want not in run.get("settings", {}).get("acks", []):
@@ -72,7 +76,10 @@ def caption(run: dict[str, Any], acks: str | None = None) -> str:
             f"{run['broker']}: {s['records']:,} records of {s['value_bytes']} bytes with "
             f"{s['key_bytes']}-byte keys, {s['partitions']} partition(s), acks "
             f"{','.join(s['acks'])}, codecs {','.join(s['codecs'])}, median of "
-            f"{s['repeat']}; {m['cpus']} CPUs ({m['cpu']}), Python {m['python']}. "
+            f"{s['repeat']}"
+            + (f", every client process holding {s['hold_objects']:,} bytes objects of its own"
+               if s.get("hold_objects") else "")
+            + f"; {m['cpus']} CPUs ({m['cpu']}), Python {m['python']}. "
             "Client settings: docs/bench/settings.md.")
 
 

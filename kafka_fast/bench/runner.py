@@ -40,6 +40,8 @@ class BenchConfig:
     create_topic: Callable[[str, int], None] | None = None
     cases: list[str] | None = None
     producers: int = 1
+    #: bytes objects each worker process makes and keeps before the case (a host's own data)
+    hold: int = 0
 
 
 def available(client: str) -> bool:
@@ -82,7 +84,7 @@ def run_case(cfg: BenchConfig, case: Case, topic: str, compression: str) -> Resu
     spec = {"case": case.name, "bootstrap": cfg.bootstrap, "topic": topic,
             "partitions": cfg.partitions, "compression": compression, "acks": cfg.acks,
             "records": cfg.records, "size": cfg.size, "key_size": cfg.key_size,
-            "producers": cfg.producers}
+            "producers": cfg.producers, "hold": cfg.hold}
     broker0 = process_cpu(cfg.broker_pid)
     try:
         proc = subprocess.run([sys.executable, "-m", "kafka_fast.bench.worker", json.dumps(spec)],

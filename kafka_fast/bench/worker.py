@@ -33,6 +33,7 @@ def main(argv: list[str]) -> int:
     if case.client == "kafka_fast":
         for name in WARM:
             importlib.import_module(f"kafka_fast.{name}")
+    held = hold_objects(spec.get("hold", 0))
     payload = Payload.make(spec["records"], spec["size"], spec["key_size"])
     target = Target(spec["bootstrap"], spec["topic"], spec["partitions"], spec["compression"],
                     spec["acks"], producers=spec.get("producers", 1))
@@ -40,8 +41,18 @@ def main(argv: list[str]) -> int:
     result = Result(case.client, case.path, case.direction, len(payload), payload.nbytes, wall,
                     cpu, error,
                     max_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    if held:
+        result.path += f" +{len(held) / 1e6:g}M held" if len(held) >= 100_000 \
+            else f" +{len(held):,} held"
     print("RESULT " + json.dumps(asdict(result)), flush=True)
     return 0
+
+
+def hold_objects(count: int, size: int = 100) -> list[bytes]:
+    """``count`` distinct ``size``-byte bytes objects, the data a host application keeps alive
+    (a realistic process is not empty): made before the case and kept until it ends."""
+    reps = size // 8 + 1
+    return [(i.to_bytes(8, "little") * reps)[:size] for i in range(count)]
 
 
 if __name__ == "__main__":

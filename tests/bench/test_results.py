@@ -13,6 +13,7 @@ from harness import create_topic, unique_topic
 
 from kafka_fast.bench import java, store
 from kafka_fast.bench.payload import Payload
+from kafka_fast.bench.worker import hold_objects
 
 ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("bench_report", ROOT / "tools" / "bench_report.py")
@@ -75,6 +76,15 @@ def test_blocks_show_the_newest_matching_run(tmp_path):
     three = bench_report.update("<!-- bench: produce broker=Apache nodes=3 -->\n<!-- /bench -->",
                                 tmp_path)
     assert "5,000" in three and "(3 nodes)" in three and "2,000" not in three
+    # a run made in processes holding objects of their own shows only where asked for
+    held = _run("Tansu (embedded)", 1000, [_row("kafka_fast", "produce() +1M held", 1000, 1.0,
+                                                 0.5)])
+    held["settings"]["hold_objects"] = 1_000_000
+    store.append(tmp_path, held)
+    assert bench_report.update(text, tmp_path) == out
+    shown = bench_report.update(
+        "<!-- bench: produce broker=Tansu hold_objects=1000000 -->\n<!-- /bench -->", tmp_path)
+    assert "produce() +1M held" in shown and "holding 1,000,000 bytes objects" in shown
     with pytest.raises(ValueError, match="no stored produce run matches {'broker': 'Redpanda'}"):
         bench_report.update("<!-- bench: produce broker=Redpanda -->\n<!-- /bench -->", tmp_path)
 
@@ -109,3 +119,9 @@ def test_java_perf_tools_write_and_read_the_records(apache_kafka):
     with pytest.raises(RuntimeError, match="ConsumerPerformance"):
         java.consumer_performance(apache_kafka.bootstrap, topic, Payload.make(3001, 50, 0), 5)
     assert json.loads(json.dumps(store.machine()))["cpus"] >= 1
+
+
+def test_held_objects_are_distinct_bytes_of_the_size_asked():
+    held = hold_objects(1000, size=100)
+    assert len(held) == 1000 and {len(b) for b in held} == {100}
+    assert len(set(held)) == 1000 and held[7] == ((7).to_bytes(8, "little") * 13)[:100]
