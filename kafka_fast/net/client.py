@@ -524,10 +524,6 @@ class KafkaClient:
         conn = self._existing(node_id, lane)
         return conn.state.name if conn is not None else State.DISCONNECTED.name
 
-    def recycle_buffer(self, buf: bytearray) -> None:
-        """Hand back the buffer of a records-holding response once no view of it is used."""
-        self.pool.release(buf)
-
     # -- cluster ------------------------------------------------------------------------------
     def request_metadata(self, topics: list[str] | None = None, *,
                          all_topics: bool = False) -> Future:

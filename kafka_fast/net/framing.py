@@ -4,8 +4,7 @@ Reading: bytes are received into one reusable buffer per connection and complete
 handed out as memoryviews of it, valid only until the next ``fill()``. A frame whose decoded
 response keeps views of its bytes (Fetch records) gets a buffer of its own from a
 ``BufferPool`` instead: large ones are received straight into it. Such a buffer belongs to the
-response; whoever is done with every view of it may hand it back with ``BufferPool.release``
-(optional: a buffer never released is simply garbage-collected).
+response until no view of it is alive; the pool then takes it back by itself.
 
 Writing: queued chunks (bytes-like objects, never joined) go out with one ``sendmsg``;
 a partial write leaves the rest queued. TLS sockets cannot ``sendmsg``; there small chunks
@@ -50,40 +49,70 @@ class ConnectionClosed(Exception):
 
 
 class BufferPool:
-    """Reusable ``bytearray`` buffers for responses that own their bytes (thread-safe).
+    """Reusable buffers for responses that own their bytes (thread-safe).
 
-    ``acquire(n)`` returns a buffer of at least ``n`` bytes: a released one that fits (and is
-    not more than 4x larger), or a new one. ``release(buf)`` hands a buffer back once nothing
-    uses views of it any more.
+    ``acquire(n)`` returns a writable memoryview of a ``bytearray`` of at least ``n`` bytes: a
+    free one that fits (and is not more than 4x larger), or a new one. The buffer comes back
+    by itself once no view of it is alive any more: the pool remembers the last
+    ``max_buffers`` it lent and takes back those without exports (a bytearray refuses to be
+    resized while a view of it exists); at most ``max_free_bytes`` wait unused. A reused
+    buffer is neither zeroed nor faulted in again: a fresh multi-megabyte one costs the kernel
+    a page fault and a page clear per 4 KiB, and ``bytearray(n)`` a memset.
     """
 
-    def __init__(self, max_buffers: int = 16, min_size: int = 64 * 1024) -> None:
+    def __init__(self, max_buffers: int = 16, min_size: int = 64 * 1024,
+                 max_free_bytes: int = 64 << 20) -> None:
         self._free: list[bytearray] = []
+        self._lent: deque[bytearray] = deque(maxlen=max_buffers)
         self._lock = threading.Lock()
         self.max_buffers = max_buffers
         self.min_size = min_size
+        self.max_free_bytes = max_free_bytes
 
-    def acquire(self, size: int) -> bytearray:
-        if size >= self.min_size:
-            with self._lock:
-                best = -1
-                for i, buf in enumerate(self._free):
-                    if size <= len(buf) <= 4 * size and (best < 0 or len(buf) < len(self._free[best])):
-                        best = i
-                if best >= 0:
-                    return self._free.pop(best)
-        return bytearray(size)
-
-    def release(self, buf: bytearray) -> None:
-        if not isinstance(buf, bytearray) or len(buf) < self.min_size:
-            return
+    def acquire(self, size: int) -> memoryview:
+        if size < self.min_size:
+            return memoryview(bytearray(size))
         with self._lock:
-            if len(self._free) >= self.max_buffers:
-                self._free.sort(key=len)
-                if len(self._free[0]) >= len(buf):
-                    return
-                self._free.pop(0)
+            self._reclaim()
+            best = -1
+            for i, buf in enumerate(self._free):
+                if size <= len(buf) <= 4 * size and (best < 0 or len(buf) < len(self._free[best])):
+                    best = i
+            buf = self._free.pop(best) if best >= 0 else bytearray(size)
+            self._lent.append(buf)
+            return memoryview(buf)  # exported before the lock is let go
+
+    def free_buffers(self) -> list[bytearray]:
+        """The buffers waiting to be reused (a copy of the list)."""
+        with self._lock:
+            self._reclaim()
+            return list(self._free)
+
+    def _reclaim(self) -> None:
+        """Move lent buffers that no view uses any more to the free list."""
+        for _ in range(len(self._lent)):
+            buf = self._lent.popleft()
+            if _exported(buf):
+                self._lent.append(buf)
+                continue
+            if len(buf) > self.max_free_bytes:
+                continue
+            self._free.sort(key=len)
+            while self._free and (len(self._free) >= self.max_buffers or sum(
+                    map(len, self._free)) + len(buf) > self.max_free_bytes):
+                self._free.pop(0)  # the smallest make way (memory stays bounded)
             self._free.append(buf)
+
+
+def _exported(buf: bytearray) -> bool:
+    """True while a memoryview (or other buffer export) of ``buf`` is alive: a bytearray with
+    exports cannot be resized. Shrinking by one byte and growing back moves no memory."""
+    try:
+        last = buf.pop()
+    except BufferError:
+        return True
+    buf.append(last)
+    return False
 
 
 class FrameReader:
@@ -168,17 +197,17 @@ class FrameReader:
                 if self._owns_buffer(corr):
                     own = self._pool.acquire(size)
                     own[:size] = self._view[body:body + size]
-                    yield memoryview(own)[:size]
+                    yield own[:size]
                 else:
                     yield self._view[body:body + size]
                 continue
             # Partial frame: decide where the rest goes.
             owns = avail >= 8 and self._owns_buffer(_SIZE.unpack_from(self._buf, body)[0])
             if owns or size > SHARED_GROWTH_LIMIT:
-                own = self._pool.acquire(size) if owns else bytearray(size)
+                own = self._pool.acquire(size)
                 have = avail - 4
                 own[:have] = self._view[body:self._end]
-                self._big = memoryview(own)
+                self._big = own
                 self._big_filled = have
                 self._big_size = size
                 self._start = self._end = 0

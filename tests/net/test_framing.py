@@ -175,12 +175,71 @@ def test_writer_reports_tokens_in_order_and_clear_returns_unsent(pair):
 
 def test_buffer_pool_reuses_fitting_buffers():
     pool = BufferPool(max_buffers=2, min_size=1024)
-    buf = pool.acquire(100_000)
-    assert len(buf) == 100_000
-    pool.release(buf)
-    assert pool.acquire(90_000) is buf  # fits (not more than 4x larger)
-    pool.release(buf)
-    assert pool.acquire(10_000) is not buf  # would waste more than 4x
-    assert pool.acquire(200_000) is not buf  # too small
-    pool.release(bytearray(10))  # below min_size: dropped
-    assert pool._free == [buf]
+    view = pool.acquire(100_000)
+    buf = view.obj
+    assert isinstance(buf, bytearray) and len(view) == len(buf) == 100_000
+    del view  # no view alive: the pool takes it back
+    view = pool.acquire(90_000)
+    assert view.obj is buf  # fits (not more than 4x larger)
+    del view
+    small = pool.acquire(10_000)
+    assert small.obj is not buf  # would waste more than 4x
+    big = pool.acquire(200_000)
+    assert big.obj is not buf and len(big) == 200_000  # too small
+    assert len(pool.acquire(500)) == 500  # below min_size: never pooled
+    free = pool.free_buffers()
+    assert [len(b) for b in free] == [100_000] and free[0] is buf
+    assert small.nbytes == 10_000 and big.nbytes == 200_000
+
+
+def test_buffer_pool_takes_back_a_buffer_only_once_no_view_of_it_is_alive():
+    pool = BufferPool(max_buffers=4, min_size=1024)
+    frame = pool.acquire(50_000)
+    buf = frame.obj
+    frame[:5] = b"hello"
+    part = frame[1:3]  # a view of a view keeps the export too
+    del frame
+    other = pool.acquire(50_000)
+    assert other.obj is not buf and bytes(part) == b"el"
+    del part
+    again = pool.acquire(50_000)
+    assert again.obj is buf and bytes(again[:5]) == b"hello"  # reused, not zeroed again
+    import numpy as np
+
+    arr = np.frombuffer(other[:8], dtype=np.uint8)  # numpy keeps an export too
+    other_buf = other.obj
+    del other
+    assert pool.acquire(50_000).obj is not other_buf
+    del arr
+    assert pool.acquire(50_000).obj is other_buf
+    assert len(again) == 50_000
+
+
+def test_buffer_pool_keeps_at_most_max_free_bytes_unused():
+    pool = BufferPool(max_buffers=8, min_size=1024, max_free_bytes=100_000)
+    views = [pool.acquire(size) for size in (30_000, 40_000, 50_000, 200_000)]
+    del views
+    # 200,000 exceeds the bound alone; of the rest the smallest made way for the larger ones
+    assert sorted(len(b) for b in pool.free_buffers()) == [40_000, 50_000]
+
+
+def test_frames_received_into_pooled_buffers_come_back_intact(pair):
+    a, b = pair
+    pool = BufferPool(max_buffers=4, min_size=1024)
+    reader = FrameReader(lambda corr: True, pool, capacity=4096)
+    bodies = [bytes([i]) * 100_000 for i in range(1, 4)]
+    held = []
+    for i, body in enumerate(bodies):
+        a.sendall(frame(i, body))
+        got: list[memoryview] = []
+        while not got:
+            try:
+                reader.fill(b)
+            except BlockingIOError:
+                continue
+            got = list(reader.frames())
+        held.append(got[0])
+        if i == 1:
+            first_buf = held.pop(0).obj  # done with: its buffer may now take the third frame
+    assert [bytes(f[4:]) for f in held] == bodies[1:]
+    assert held[1].obj is first_buf
