@@ -177,14 +177,17 @@ def test_consumer_in_a_followers_rack_reads_from_it_then_falls_back_to_the_leade
         consumer.close()
 
 
-def test_consumer_without_a_rack_reads_from_the_leader(apache_rack_cluster):
+@pytest.mark.parametrize("rack", ["none", "leader's"])
+def test_consumer_without_a_rack_or_in_the_leaders_rack_reads_from_the_leader(
+        apache_rack_cluster, rack):
     cluster = apache_rack_cluster
-    topic = new_topic(cluster, "leader")
+    topic = new_topic(cluster, "leader" if rack == "none" else "samerack")
     records = values("w", 0, 200)
     produce(cluster, topic, records)
     leader, _ = replicas_of(cluster, topic)
     log = FetchLog()
-    consumer = reader(cluster, topic)
+    extra = {} if rack == "none" else {"client.rack": RACKS[leader]}
+    consumer = reader(cluster, topic, **extra)
     try:
         log.watch(consumer)
         consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
@@ -194,25 +197,5 @@ def test_consumer_without_a_rack_reads_from_the_leader(apache_rack_cluster):
         sent, got_bytes = log.since_mark()
         assert set(sent) == {leader}, sent
         assert set(got_bytes) == {leader} and got_bytes[leader] > 0, got_bytes
-    finally:
-        consumer.close()
-
-
-def test_consumer_in_the_leaders_rack_reads_from_the_leader(apache_rack_cluster):
-    cluster = apache_rack_cluster
-    topic = new_topic(cluster, "samerack")
-    records = values("x", 0, 100)
-    produce(cluster, topic, records)
-    leader, _ = replicas_of(cluster, topic)
-    log = FetchLog()
-    consumer = reader(cluster, topic, **{"client.rack": RACKS[leader]})
-    try:
-        log.watch(consumer)
-        consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
-        got: list[tuple[int, bytes]] = []
-        consume_until(consumer, got, len(records), 60)
-        assert got == list(enumerate(records))
-        sent, _ = log.since_mark()
-        assert set(sent) == {leader}, sent
     finally:
         consumer.close()
