@@ -10,8 +10,9 @@ is replaced by the table of the newest run in ``docs/bench/results/produce.jsonl
 broker and settings match every ``key=value`` given (``broker`` matches the broker name's
 beginning; other keys the run's settings, compared as text), followed by a line naming the
 run's commit, date, machine and settings; ``nodes=N`` matches a broker named "... (N nodes)";
-runs made with ``--hold`` match only a block naming ``hold_objects=N``. ``--check`` only
-reports blocks that differ (exit 1).
+runs made with ``--hold`` match only a block naming ``hold_objects=N``. A ``scaling
+sweep=size|partitions|producers`` block shows the newest run of every point of that sweep
+(``benchmarks/bench_scaling.py``). ``--check`` only reports blocks that differ (exit 1).
 ``--plot FILE`` also draws the newest produce and consume runs matching ``--plot-filter``.
 
     python tools/bench_report.py            # rewrite the blocks
@@ -32,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from kafka_fast.bench import store  # noqa: E402
 from kafka_fast.bench.result import Result  # noqa: E402
-from kafka_fast.bench.runner import format_table, plot  # noqa: E402
+from kafka_fast.bench.runner import format_table, plot, ratios  # noqa: E402
 
 BLOCK = re.compile(r"(<!-- bench: ([^>]*?) -->\n)(.*?)(<!-- /bench -->)", re.S)
 FIELDS = {f.name for f in dataclasses.fields(Result)}
@@ -83,6 +84,41 @@ def caption(run: dict[str, Any], acks: str | None = None) -> str:
             "Client settings: docs/bench/settings.md.")
 
 
+#: what the value of each scaling sweep is
+SWEEP_HEADING = {"size": "value bytes", "partitions": "partitions", "producers": "producers"}
+
+
+def render_scaling(runs: list[dict[str, Any]], filters: dict[str, str]) -> str:
+    """One table for a whole sweep: the newest stored run of every point of it."""
+    sweep = filters.get("sweep")
+    if sweep not in SWEEP_HEADING:
+        raise ValueError(f"a scaling block names sweep= one of {', '.join(SWEEP_HEADING)}")
+    points: dict[int, dict[str, Any]] = {}
+    for run in runs:
+        if _matches(run, filters):
+            points[int(run["settings"]["value"])] = run  # later runs replace earlier ones
+    if not points:
+        raise ValueError(f"no stored scaling run matches {filters}")
+    lines = [f"| {SWEEP_HEADING[sweep]} | client / path | records | records/s | MB/s | "
+             "CPU s/M | x CPU | client peak RSS MB |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for value in sorted(points):
+        results = results_of(points[value])
+        rel = ratios(results)
+        for i, r in enumerate(results):
+            cpu = f"{rel[i][1]:.2f}" if i in rel else ""
+            lines.append(f"| {value:,} | {r.label} | {r.records:,} | {r.records_per_s:,.0f} | "
+                         f"{r.mb_per_s:.1f} | {r.cpu_per_million:.2f} | {cpu} | "
+                         f"{r.max_rss_mb:.0f} |" + (f" ERROR: {r.error} |" if r.error else ""))
+    newest = max(points.values(), key=lambda run: run["time"])
+    m, s = newest["machine"], newest["settings"]
+    return ("\n".join(lines) + f"\n\nRuns of {min(r['time'] for r in points.values())[:10]} "
+            f"to {newest['time'][:10]}, newest at commit `{newest['commit'] or 'unknown'}`, on "
+            f"{newest['broker']}: {s['key_bytes']}-byte keys, acks {','.join(s['acks'])}, no "
+            f"compression, one fresh process per case; x CPU is CPU per record relative to "
+            f"confluent-kafka's produce() at the same point; {m['cpus']} CPUs ({m['cpu']}), "
+            f"Python {m['python']}.\n")
+
+
 def render(spec: str, results_dir: Path) -> str:
     """The generated text of one block."""
     words = spec.split()
@@ -90,6 +126,8 @@ def render(spec: str, results_dir: Path) -> str:
         raise ValueError("a bench block names no benchmark")
     bench, filters = words[0], dict(w.split("=", 1) for w in words[1:])
     path = results_dir / f"{bench}.jsonl"
+    if bench == "scaling":
+        return render_scaling(store.load(path) if path.exists() else [], filters)
     run = newest(store.load(path), filters) if path.exists() else None
     if run is None:
         raise ValueError(f"no stored {bench} run matches {filters or 'anything'} in {path}")

@@ -125,3 +125,30 @@ def test_held_objects_are_distinct_bytes_of_the_size_asked():
     held = hold_objects(1000, size=100)
     assert len(held) == 1000 and {len(b) for b in held} == {100}
     assert len(set(held)) == 1000 and held[7] == ((7).to_bytes(8, "little") * 13)[:100]
+
+
+def test_a_scaling_block_shows_the_newest_run_of_every_point(tmp_path):
+    def point(value: int, wall: float) -> dict:
+        run = _run("Tansu (embedded)", 1000, [
+            _row("kafka_fast", "produce()", 1000, wall, 0.25),
+            _row("confluent", "produce()", 1000, 1.0, 1.0)])
+        run["settings"].update(sweep="partitions", value=value)
+        return run
+
+    for value, wall in ((1000, 2.0), (1, 0.5), (1000, 0.25)):
+        store.append(tmp_path, {**point(value, wall), "bench": "scaling"})
+    path = store.append(tmp_path, {**point(10, 1.0), "bench": "scaling"})
+    assert path == tmp_path / "scaling.jsonl"
+    out = bench_report.update(
+        "<!-- bench: scaling sweep=partitions broker=Tansu -->\n<!-- /bench -->", tmp_path)
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in out.splitlines()
+            if line.startswith("| 1")]
+    # points in order; for 1,000 partitions the newer run (4,000 records/s), not the older
+    assert [(r[0], r[1], r[3], r[6]) for r in rows] == [
+        ("1", "kafka_fast produce()", "2,000", "0.25"), ("1", "confluent produce()", "1,000", "1.00"),
+        ("10", "kafka_fast produce()", "1,000", "0.25"), ("10", "confluent produce()", "1,000", "1.00"),
+        ("1,000", "kafka_fast produce()", "4,000", "0.25"),
+        ("1,000", "confluent produce()", "1,000", "1.00")]
+    assert "| partitions | client / path |" in out
+    with pytest.raises(ValueError, match="sweep= one of"):
+        bench_report.update("<!-- bench: scaling broker=Tansu -->\n<!-- /bench -->", tmp_path)
