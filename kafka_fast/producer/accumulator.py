@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
@@ -113,7 +113,8 @@ class Accumulator(RouterState):
         #: threads, so compression stays off the I/O thread); None: built when sent.
         self.encode: Callable[[Any], Future] | None = None
         self.ready: deque[PartitionState] = deque()  # partitions that got sealed batches
-        self.open_parts: dict[PartitionState, None] = {}
+        #: Partitions with an open builder, in the order they were opened (so by ``opened``).
+        self.open_parts: OrderedDict[PartitionState, None] = OrderedDict()
         self.next_linger = float("inf")
         #: Set under the lock when the I/O thread should look at the queues soon; the
         #: application thread wakes it after releasing the lock (never a syscall inside it).
@@ -280,12 +281,17 @@ class Accumulator(RouterState):
             return self.next_linger
         nxt = float("inf")
         linger = 0.0 if self.flushing else self.linger
-        for ps in list(self.open_parts):
+        parts = self.open_parts
+        # In opening order: the first batch not yet due ends the scan (with many partitions
+        # open, a pass over all of them at every deadline would cost O(partitions) each time).
+        while parts:
+            ps = next(iter(parts))
             deadline = ps.opened + linger
-            if deadline <= now:
-                self.seal(ps)
-            elif deadline < nxt:
+            if deadline > now:
                 nxt = deadline
+                break
+            self.seal(ps)
+            parts.pop(ps, None)
         self.next_linger = nxt
         return nxt
 
