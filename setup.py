@@ -14,6 +14,19 @@ import sys
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+#: Compile jobs when the builder names none (``pip install`` of the sdist gives no -j).
+JOBS = os.cpu_count() or 1
+
+
+class ParallelBuildExt(build_ext):
+    """``build_ext`` compiling the extensions side by side unless ``-j`` says otherwise."""
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = JOBS
 
 NATIVE = os.path.join("kafka_fast", "_native")
 C_KERNELS = sorted(glob.glob(os.path.join(NATIVE, "csrc", "*.c")))
@@ -42,9 +55,11 @@ def _extensions() -> list[Extension]:
 
 
 setup(
+    cmdclass={"build_ext": ParallelBuildExt},
     ext_modules=cythonize(
         _extensions(),
         language_level=3,
+        nthreads=JOBS,
         compiler_directives={
             "boundscheck": False,
             "wraparound": False,
