@@ -78,8 +78,8 @@ def caption(run: dict[str, Any], acks: str | None = None) -> str:
             f"{s['key_bytes']}-byte keys, {s['partitions']} partition(s), acks "
             f"{','.join(s['acks'])}, codecs {','.join(s['codecs'])}, median of "
             f"{s['repeat']}"
-            + (f", every client process holding {s['hold_objects']:,} bytes objects of its own"
-               if s.get("hold_objects") else "")
+            + (f", client processes holding {s['hold_objects'].replace(',', ' or ')} bytes "
+               "objects of their own (rows say which)" if s.get("hold_objects") else "")
             + f"; {m['cpus']} CPUs ({m['cpu']}), Python {m['python']}. "
             "Client settings: docs/bench/settings.md.")
 

@@ -70,9 +70,10 @@ def parser(doc: str, direction: str, records: int, partitions: int) -> argparse.
     ap.add_argument("--no-store", action="store_true",
                     help="do not append the run to the stored results")
     ap.add_argument("--note", default="", help="a remark stored with the run")
-    ap.add_argument("--hold", type=int, default=0, metavar="N",
+    ap.add_argument("--hold", default="0", metavar="N[,N...]",
                     help="each case's process first makes and keeps N 100-byte bytes objects "
-                         "of its own (a host application's data); rows say '+N held'")
+                         "of its own (a host application's data); several values run every "
+                         "case at each, side by side; rows say '+N held'")
     return ap
 
 
@@ -81,9 +82,14 @@ def parse_args(ap: argparse.ArgumentParser, direction: str) -> argparse.Namespac
     ``cases`` come back as lists."""
     args = ap.parse_args()
     if args.records <= 0 or args.size < 0 or args.key_size < 0 or args.partitions <= 0 \
-            or args.repeat <= 0 or args.hold < 0:
-        ap.error("-n, --partitions and --repeat must be positive, --size/--key-size/--hold "
-                 "not negative")
+            or args.repeat <= 0:
+        ap.error("-n, --partitions and --repeat must be positive, --size/--key-size not negative")
+    try:
+        args.holds = [int(h) for h in args.hold.split(",") if h.strip()] or [0]
+    except ValueError:
+        ap.error(f"--hold: comma-separated counts, not {args.hold!r}")
+    if any(h < 0 for h in args.holds):
+        ap.error("--hold: counts must not be negative")
     args.codecs = [c.strip() for c in args.codecs.split(",") if c.strip()]
     if not args.codecs or any(c not in CODECS for c in args.codecs):
         ap.error(f"--codecs: choose from {','.join(CODECS)}")
@@ -109,19 +115,23 @@ def run(args: argparse.Namespace, direction: str, broker: Broker,
     kafka_fast case failed."""
     rows: list[dict] = []
     failed = False
+    held = [h for h in args.holds if h]
     for ack in acks:
-        cfg = BenchConfig(bootstrap=broker.bootstrap, records=args.records, size=args.size,
-                          key_size=args.key_size, partitions=args.partitions,
-                          compressions=args.codecs, acks=ack, directions=(direction,),
-                          repeat=args.repeat, broker_pid=broker.pid,
-                          create_topic=broker.create_topic, cases=args.cases, hold=args.hold)
         title = (f"{direction}: {args.records:,} records, {args.size}-byte values, "
                  f"{args.key_size}-byte keys, {args.partitions} partition(s), acks={ack}, "
                  f"codecs {','.join(args.codecs)}, broker {broker.name or broker.bootstrap}, "
                  f"{os.cpu_count()} CPUs"
-                 + (f", {args.hold:,} objects held by each client process" if args.hold else ""))
+                 + (f", client processes holding {' or '.join(f'{h:,}' for h in args.holds)} "
+                    "objects of their own" if held else ""))
         print(f"# {title}", file=sys.stderr, flush=True)
-        results = run_all(cfg, _progress)
+        results = []
+        for hold in args.holds:
+            cfg = BenchConfig(bootstrap=broker.bootstrap, records=args.records, size=args.size,
+                              key_size=args.key_size, partitions=args.partitions,
+                              compressions=args.codecs, acks=ack, directions=(direction,),
+                              repeat=args.repeat, broker_pid=broker.pid,
+                              create_topic=broker.create_topic, cases=args.cases, hold=hold)
+            results += run_all(cfg, _progress)
         rows += [dict(r.as_dict(), acks=ack) for r in results]
         failed = failed or any(r.error for r in results if r.client == "kafka_fast")
         print(f"\n{'## ' if args.markdown else ''}{title}\n", flush=True)
@@ -134,8 +144,8 @@ def run(args: argparse.Namespace, direction: str, broker: Broker,
                     "key_bytes": args.key_size, "partitions": args.partitions,
                     "codecs": args.codecs, "acks": list(acks), "repeat": args.repeat,
                     "cases": args.cases, "client_settings": CLIENT_SETTINGS}
-        if args.hold:
-            settings["hold_objects"] = args.hold
+        if held:
+            settings["hold_objects"] = ",".join(str(h) for h in args.holds)
         if args.note:
             settings["note"] = args.note
         path = store.append(Path(args.results), store.record(

@@ -151,7 +151,10 @@ def ratios(results: list[Result]) -> dict[int, tuple[float, float]]:
     out = {}
     for i, r in enumerate(results):
         baseline = BASELINE[r.direction]
-        suffix = r.path[r.path.find(" ["):] if " [" in r.path else ""
+        # what follows the path proper: the codec (" [lz4]") and objects held (" +1M held")
+        cut = min((i for i in (r.path.find(" ["), r.path.find(" +")) if i >= 0),
+                  default=len(r.path))
+        suffix = r.path[cut:]
         base = next((b for b in results if b.client == baseline.client
                      and b.path == baseline.path + suffix
                      and b.direction == r.direction and not b.error), None)

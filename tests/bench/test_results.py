@@ -77,14 +77,23 @@ def test_blocks_show_the_newest_matching_run(tmp_path):
                                 tmp_path)
     assert "5,000" in three and "(3 nodes)" in three and "2,000" not in three
     # a run made in processes holding objects of their own shows only where asked for
-    held = _run("Tansu (embedded)", 1000, [_row("kafka_fast", "produce() +1M held", 1000, 1.0,
-                                                 0.5)])
-    held["settings"]["hold_objects"] = 1_000_000
+    held = _run("Tansu (embedded)", 1000, [
+        _row("kafka_fast", "produce()", 1000, 0.5, 0.25),
+        _row("confluent", "produce()", 1000, 1.0, 1.0),
+        _row("kafka_fast", "produce() +1M held", 1000, 1.0, 0.5),
+        _row("confluent", "produce() +1M held", 1000, 2.0, 4.0)])
+    held["settings"]["hold_objects"] = "0,1000000"
     store.append(tmp_path, held)
     assert bench_report.update(text, tmp_path) == out
     shown = bench_report.update(
-        "<!-- bench: produce broker=Tansu hold_objects=1000000 -->\n<!-- /bench -->", tmp_path)
-    assert "produce() +1M held" in shown and "holding 1,000,000 bytes objects" in shown
+        "<!-- bench: produce broker=Tansu hold_objects=0,1000000 -->\n<!-- /bench -->",
+        tmp_path)
+    assert "holding 0 or 1000000 bytes objects" in shown
+    rows = [line.split() for line in shown.split("```")[1].splitlines()
+            if line.startswith("produce ")]
+    # held rows compare with confluent's held row: half its CPU per record, twice its rate
+    assert [r[-4:-2] for r in rows] == [["2.00", "0.25"], ["1.00", "1.00"], ["2.00", "0.12"],
+                                        ["1.00", "1.00"]]
     with pytest.raises(ValueError, match="no stored produce run matches {'broker': 'Redpanda'}"):
         bench_report.update("<!-- bench: produce broker=Redpanda -->\n<!-- /bench -->", tmp_path)
 
