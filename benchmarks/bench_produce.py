@@ -1,7 +1,8 @@
 """Produce throughput and client CPU: kafka_fast against confluent-kafka, aiokafka, kafka-python.
 
 Cases (``--clients``): kafka_fast.produce, kafka_fast.produce_batch, confluent.produce,
-confluent.produce_batch, aiokafka.send, kafka-python.send; on request also
+confluent.produce_batch, kafka_fast.aio_produce, confluent.aio_produce, aiokafka.send,
+kafka-python.send; on request also
 kafka_fast.produce_cb and confluent.produce_cb (the produce() loops with a delivery callback
 per record). Every case runs in a fresh process on the same broker (an embedded Tansu unless
 --bootstrap is given; --broker mock uses librdkafka's mock cluster from the test harness) and

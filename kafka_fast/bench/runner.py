@@ -16,6 +16,13 @@ from .result import Result, process_cpu
 
 #: The peer case each kafka_fast case is compared with.
 BASELINE = {"produce": CASE["confluent.produce"], "consume": CASE["confluent.consume"]}
+#: asyncio producers (kafka_fast's and confluent's AIOProducer, aiokafka) compare with this
+ASYNC_BASELINE = CASE["confluent.aio_produce"]
+
+
+def _is_async(r: Result) -> bool:
+    return r.direction == "produce" and (r.path.startswith("AIOProducer")
+                                         or r.client == "aiokafka")
 
 
 @dataclass
@@ -150,14 +157,17 @@ def ratios(results: list[Result]) -> dict[int, tuple[float, float]]:
     """For each result index: (records/s ratio, CPU/M ratio) against its confluent baseline."""
     out = {}
     for i, r in enumerate(results):
-        baseline = BASELINE[r.direction]
         # what follows the path proper: the codec (" [lz4]") and objects held (" +1M held")
         cut = min((i for i in (r.path.find(" ["), r.path.find(" +")) if i >= 0),
                   default=len(r.path))
         suffix = r.path[cut:]
-        base = next((b for b in results if b.client == baseline.client
-                     and b.path == baseline.path + suffix
-                     and b.direction == r.direction and not b.error), None)
+        base = None
+        for baseline in ([ASYNC_BASELINE] if _is_async(r) else []) + [BASELINE[r.direction]]:
+            base = next((b for b in results if b.client == baseline.client
+                         and b.path == baseline.path + suffix
+                         and b.direction == r.direction and not b.error), None)
+            if base is not None:
+                break
         if base and base.records_per_s and r.cpu_per_million:
             out[i] = (r.records_per_s / base.records_per_s,
                       r.cpu_per_million / base.cpu_per_million)
@@ -194,8 +204,8 @@ def format_table(results: list[Result], markdown: bool = False) -> str:
                   + (f"  {error}" if error else "") for cells, error in rows]
     if rel:
         lines.append("x rate: records/s relative to confluent-kafka's produce() / "
-                     "consume(10000); x CPU: CPU seconds per million records relative to the "
-                     "same (lower is better);")
+                     "consume(10000) (asyncio producers: to its AIOProducer.produce()); x CPU: "
+                     "CPU seconds per million records relative to the same (lower is better);")
     else:
         lines.append("x rate / x CPU: blank, as confluent-kafka did not run to compare with;")
     lines.append("client / broker: CPU cores busy during the run (a single-threaded broker "

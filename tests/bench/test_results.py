@@ -161,3 +161,23 @@ def test_a_scaling_block_shows_the_newest_run_of_every_point(tmp_path):
     assert "| partitions | client / path |" in out
     with pytest.raises(ValueError, match="sweep= one of"):
         bench_report.update("<!-- bench: scaling broker=Tansu -->\n<!-- /bench -->", tmp_path)
+
+
+def test_asyncio_producers_compare_with_confluents_aio_producer():
+    from kafka_fast.bench.result import Result
+    from kafka_fast.bench.runner import ratios
+
+    def result(client: str, path: str, wall: float, cpu: float) -> Result:
+        return Result(client, path, "produce", 1000, 110_000, wall, cpu)
+
+    results = [result("confluent", "produce()", 0.5, 1.0),
+               result("confluent", "AIOProducer.produce()", 2.0, 8.0),
+               result("kafka_fast", "AIOProducer.produce()", 1.0, 2.0),
+               result("aiokafka", "send()", 4.0, 16.0),
+               result("kafka_fast", "produce()", 0.25, 0.5)]
+    got = {results[i].label: v for i, v in ratios(results).items()}
+    assert got["kafka_fast AIOProducer.produce()"] == (2.0, 0.25)
+    assert got["aiokafka send()"] == (0.5, 2.0)
+    assert got["kafka_fast produce()"] == (2.0, 0.5)  # the synchronous baseline
+    # without confluent's AIOProducer in the run, the synchronous produce() is the baseline
+    assert ratios([results[0], results[2]])[1] == (0.5, 2.0)
