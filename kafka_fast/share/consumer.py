@@ -80,14 +80,16 @@ def _release(client: KafkaClient) -> None:
 
 
 class _Request:
-    """One ShareFetch or ShareAcknowledge in flight to a session's broker."""
+    """One ShareFetch or ShareAcknowledge in flight to a session's broker (``early``: the
+    monotonic time before which an empty ShareFetch answer came early)."""
 
-    __slots__ = ("kind", "future", "acks")
+    __slots__ = ("kind", "future", "acks", "early")
 
-    def __init__(self, kind: str, future: Future, acks: Acks) -> None:
+    def __init__(self, kind: str, future: Future, acks: Acks, early: float) -> None:
         self.kind = kind
         self.future = future
         self.acks = acks
+        self.early = early
 
 
 class _Guard:
@@ -248,7 +250,7 @@ class ShareConsumer:
                 remaining = self._remaining(deadline)
                 if remaining is not None and remaining <= 0:
                     break
-                self._wake.wait(remaining if remaining is not None else 1.0)
+                self._wake.wait(self._idle_wait(remaining))
                 self._wake.clear()
             out, self._buffer = self._buffer, []
             by_tp: dict[TP, list[int]] = {}
@@ -258,6 +260,16 @@ class ShareConsumer:
             for tp, offsets in by_tp.items():
                 self._acks.hand_out(tp, offsets)
             return Messages(out)
+
+    def _idle_wait(self, remaining: float | None) -> float:
+        """How long poll may sleep: until ``remaining`` runs out, a session backing off may
+        send again, or (waiting forever) a second, unless woken first."""
+        wait = 1.0 if remaining is None else remaining
+        now = time.monotonic()
+        for node, session in self._sessions.items():
+            if node not in self._requests and session.not_before > now:
+                wait = min(wait, session.not_before - now)
+        return wait
 
     @staticmethod
     def _deadline(timeout: float | None) -> float | None:
@@ -286,7 +298,7 @@ class ShareConsumer:
             self._failed(acks, exc.args[0])
             return
         self._session(node).busy = True
-        self._requests[node] = _Request(kind, f, acks)
+        self._requests[node] = _Request(kind, f, acks, time.monotonic() + wait_ms / 1000.0)
         f.add_done_callback(lambda f: self._wake.set())
 
     def _send_fetches(self, deadline: float | None) -> None:
@@ -362,11 +374,16 @@ class ShareConsumer:
                     self._lost_session(node)
                 self._failed(req.acks, err)
                 continue
-            self._answered(node, req, resp)
+            if not self._answered(node, req, resp) and time.monotonic() < req.early:
+                # Nothing acquired before the wait ran out (e.g. the first batch exceeds
+                # max.partition.fetch.bytes): do not ask again at once.
+                session.not_before = time.monotonic() + self._backoff
 
-    def _answered(self, node: int, req: _Request, resp: Any) -> None:
+    def _answered(self, node: int, req: _Request, resp: Any) -> bool:
+        """Handle an answer without a top-level error; True if it acquired records."""
         names = {tid: name for name, tid in self._topic_ids().items()}
         seen: set[TP] = set()
+        acquired = False
         for topic in resp.responses:
             name = names.get(topic.topic_id)
             if name is None:
@@ -381,29 +398,32 @@ class ShareConsumer:
                                else part.error_message)
                     err = KafkaError(code, message or KafkaError(code).str()) if code else None
                     self._outcomes.append((tp, set(req.acks[tp]), err))
-                if req.kind == FETCH:
-                    self._fetched(node, tp, part)
+                if req.kind == FETCH and self._fetched(node, tp, part):
+                    acquired = True
         for tp in set(req.acks) - seen:
             self._outcomes.append((tp, set(req.acks[tp]), None))
+        return acquired
 
-    def _fetched(self, node: int, tp: TP, part: Any) -> None:
+    def _fetched(self, node: int, tp: TP, part: Any) -> bool:
+        """Take a ShareFetch partition's acquired records; True if there were any."""
         if part.error_code:
             if part.error_code in LEADER_ERRORS:
                 self._client.request_metadata([tp[0]])
             else:
                 log.warning("ShareFetch %s [%d]: %s", tp[0], tp[1],
                             part.error_message or KafkaError(part.error_code).str())
-            return
+            return False
         acquired = [(a.first_offset, a.last_offset, a.delivery_count)
                     for a in part.acquired_records]
         if not acquired:
-            return
+            return False
         self._fetched_from[tp] = node
         msgs, gaps, unseen = acquired_messages(tp[0], tp[1], part.records, acquired,
                                                self._check_crcs)
         self._buffer.extend(msgs)
         self._acks.gaps(tp, gaps)
         self._acks.gaps(tp, unseen, AcknowledgeType.RELEASE)
+        return True
 
     def _lost_session(self, node: int) -> None:
         """The broker dropped ``node``'s session, and with it this consumer's locks there."""

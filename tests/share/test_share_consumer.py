@@ -4,8 +4,10 @@ RELEASE and after an acquisition lock expires, REJECT, the commit callback, clos
 
 from __future__ import annotations
 
+import base64
 import threading
 import time
+import uuid
 
 import pytest
 from harness.apache_kafka import SHARE_LOCK_MS
@@ -194,6 +196,8 @@ def test_close_commits_pending_acknowledgements_and_leaves(bootstrap):
     c.subscribe([topic])
     got = poll_until(c, lambda g: len(g) >= 4)
     assert describe_share_group(bootstrap, group) == 1
+    member_id = c._member.member_id
+    assert len(member_id) == 22 and uuid.UUID(bytes=base64.urlsafe_b64decode(member_id + "=="))
     for m in got:
         c.acknowledge(m)
     c.close()
@@ -257,7 +261,9 @@ def test_state_errors(bootstrap):
     for call in (lambda: implicit.poll(0), lambda: implicit.subscribe([topic]),
                  implicit.subscription, implicit.unsubscribe, implicit.commit_sync,
                  implicit.commit_async, lambda: implicit.set_acknowledgement_commit_callback(None),
-                 lambda: implicit.set_sasl_credentials("u", "p")):
+                 lambda: implicit.set_sasl_credentials("u", "p"),
+                 lambda: implicit.acknowledge_offset(topic, 0, 0),
+                 lambda: implicit.acknowledge(Message(topic, 0, 0))):
         with pytest.raises(IllegalStateException, match="closed"):
             call()
 
@@ -266,6 +272,8 @@ def test_state_errors(bootstrap):
             c.subscribe([topic, topic])
         with pytest.raises(ValueError, match="empty"):
             c.subscribe([""])
+        with pytest.raises(ValueError, match="not \\^regex patterns"):
+            c.subscribe(["^share-.*"])
         c.subscribe([topic])
         got = poll_until(c, lambda g: len(g) >= 2)
         with pytest.raises(IllegalStateException, match="2 records of the previous poll"):
@@ -324,3 +332,27 @@ def test_unsubscribe_leaves_and_subscribe_joins_again(bootstrap):
         c.subscribe([topic])
         got = poll_until(c, lambda g: len(g) >= 1)
         assert [(m.offset(), m.value(), m.delivery_count()) for m in got] == [(2, b"v2", 1)]
+
+
+def test_a_new_group_starts_at_the_end(bootstrap):
+    topic = new_topic(bootstrap, records=3)
+    group = f"share-default-{uuid.uuid4().hex[:8]}"  # no share.auto.offset.reset: latest
+    with _consumer(bootstrap, group) as c:
+        c.subscribe([topic])
+        assert _quiet(c, 3.0) == []
+        produce(bootstrap, topic, [b"new"])
+        got = poll_until(c, lambda g: len(g) >= 1)
+        assert [(m.offset(), m.value()) for m in got] == [(3, b"new")]
+
+
+def test_kafka_4_0_delivers_nothing_when_a_batch_exceeds_the_partition_limit(bootstrap):
+    topic = new_topic(bootstrap)
+    produce(bootstrap, topic, [b"x" * 100 for _ in range(50)])  # one batch of ~5 KB
+    group = new_group(bootstrap)
+    with _consumer(bootstrap, group, **{"max.partition.fetch.bytes": 1024}) as c:
+        c.subscribe([topic])
+        assert _quiet(c, 3.0) == []
+    with _consumer(bootstrap, group) as c:
+        c.subscribe([topic])
+        got = poll_until(c, lambda g: len(g) >= 50)
+        assert [m.offset() for m in got] == list(range(50))
