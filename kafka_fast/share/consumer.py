@@ -583,16 +583,18 @@ class ShareConsumer:
         busy = set(self._requests)
         if busy:  # the deadline passed with requests in flight: they are not waited for
             for node in busy:
-                self._requests.pop(node)
+                req = self._requests.pop(node)
+                self._failed(req.acks, KafkaError(
+                    E._TIMED_OUT, f"no answer to Share{req.kind.capitalize()} in time"))
                 self._session(node).reset()
                 self._lost_session(node)
         sent = self._send_acknowledges(idle_only=False, close=close)
         self._wait(sent, deadline)
         for node in sent:
-            req = self._requests.pop(node, None)
-            if req is not None:
-                self._failed(req.acks, KafkaError(E._TIMED_OUT,
-                                                  "no answer to ShareAcknowledge in time"))
+            late = self._requests.pop(node, None)
+            if late is not None:
+                self._failed(late.acks, KafkaError(E._TIMED_OUT,
+                                                   "no answer to ShareAcknowledge in time"))
         return self._outcomes[start:]
 
     def _close_sessions(self, deadline: float | None) -> None:

@@ -77,12 +77,12 @@ def poll_until(consumer, done: Callable[[list], bool], timeout: float = 30.0,
     return got
 
 
-def describe_share_group(bootstrap: str, group: str) -> int:
-    """The number of members ShareGroupDescribe lists for ``group`` (one-broker cluster: the
-    broker is the coordinator)."""
+def describe_share_group(bootstrap: str, group: str) -> list[str]:
+    """The member ids ShareGroupDescribe lists for ``group`` (one-broker cluster: the broker
+    is the coordinator)."""
     req = m.ShareGroupDescribeRequest(group_ids=[group])
     with KafkaClient(make_config({"bootstrap.servers": bootstrap}, "admin")) as client:
         resp = client.send_any(req).result(30)
     (described,) = resp.groups
     assert described.error_code == 0, (described.error_code, described.error_message)
-    return len(described.members)
+    return [member.member_id for member in described.members]

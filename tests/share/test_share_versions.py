@@ -8,7 +8,6 @@ import time
 import pytest
 from harness.ports import LOOPBACK
 from harness.probe import api_versions
-
 from share_support import new_topic
 
 from kafka_fast import KafkaError, KafkaException, ShareConsumer
