@@ -4,7 +4,8 @@ Threads: the client's I/O thread runs the group membership (``ShareGroupMember``
 heartbeats); the application thread sends ShareFetch / ShareAcknowledge requests to each
 partition leader through that leader's ``ShareSession`` inside ``poll``, ``commit_sync``,
 ``commit_async`` and ``close``, waits for their answers there, and runs the
-acknowledgement commit callback there. ``Acknowledgements`` holds what was handed out and
+acknowledgement commit callback there (and, in ``poll``, ``error_cb``, ``stats_cb`` and
+``throttle_cb``). ``Acknowledgements`` holds what was handed out and
 what is acknowledged but not yet sent.
 
 Acknowledgement modes (``share.acknowledgement.mode``): ``implicit`` accepts every record of
@@ -145,6 +146,9 @@ class ShareConsumer:
         self._wake = threading.Event()
         self._client = KafkaClient(self._conf, name=self._conf["client.id"],
                                    client_type="consumer")
+        # Client events (error_cb, stats_cb, throttle_cb) wake a waiting poll(), which serves
+        # them.
+        self._client.events.listener = self._wake.set
         self._client.start()
         self._member = ShareGroupMember(
             self._client, self._group_id, self._conf["client.rack"] or None,
@@ -158,7 +162,9 @@ class ShareConsumer:
             raise IllegalStateException("share consumer is closed")
 
     def _check_fatal(self) -> None:
-        fatal = self._member.fatal
+        """Serve client events (their callbacks run here) and raise a fatal error."""
+        self._client.serve_events()
+        fatal = self._member.fatal or self._client.events.fatal
         if fatal is not None:
             raise KafkaException(fatal)
 

@@ -5,6 +5,7 @@ RELEASE and after an acquisition lock expires, REJECT, the commit callback, clos
 from __future__ import annotations
 
 import base64
+import json
 import threading
 import time
 import uuid
@@ -356,3 +357,25 @@ def test_kafka_4_0_delivers_nothing_when_a_batch_exceeds_the_partition_limit(boo
         c.subscribe([topic])
         got = poll_until(c, lambda g: len(g) >= 50)
         assert [m.offset() for m in got] == list(range(50))
+
+
+def test_poll_serves_client_callbacks(bootstrap):
+    topic = new_topic(bootstrap, records=1)
+    group = new_group(bootstrap)
+    reports: list = []
+    threads: set = set()
+
+    def stats_cb(report):
+        reports.append(json.loads(report))
+        threads.add(threading.get_ident())
+
+    with _consumer(bootstrap, group, **{"statistics.interval.ms": 200,
+                                        "stats_cb": stats_cb}) as c:
+        c.subscribe([topic])
+        poll_until(c, lambda g: len(g) >= 1)
+        deadline = time.monotonic() + 10
+        while not reports:
+            assert time.monotonic() < deadline
+            c.poll(0.3)
+    assert reports[0]["type"] == "consumer"
+    assert threads == {threading.get_ident()}
