@@ -55,6 +55,12 @@ if TYPE_CHECKING:
     from .partitioners import murmur2 as murmur2
     from .producer import Producer as Producer
     from .serializing_producer import SerializingProducer as SerializingProducer
+    from .share import AcknowledgeType as AcknowledgeType
+    from .share import ConcurrentModificationException as ConcurrentModificationException
+    from .share import DeserializingShareConsumer as DeserializingShareConsumer
+    from .share import IllegalStateException as IllegalStateException
+    from .share import Messages as Messages
+    from .share import ShareConsumer as ShareConsumer
 
 _LAZY = {
     "crc32c": ("kafka_fast.crc", "crc32c"),
@@ -73,6 +79,9 @@ _LAZY = {
     "consistent": ("kafka_fast.partitioners", "consistent"),
     "fnv1a": ("kafka_fast.partitioners", "fnv1a"),
     "DeserializingConsumer": ("kafka_fast.deserializing_consumer", "DeserializingConsumer"),
+    **{name: ("kafka_fast.share", name) for name in (
+        "AcknowledgeType", "ConcurrentModificationException", "DeserializingShareConsumer",
+        "IllegalStateException", "Messages", "ShareConsumer")},
 }
 
 

@@ -24,11 +24,6 @@ import kafka_fast.serialization
 
 #: (module, name) -> why kafka_fast does not have it
 ALLOWED = {
-    **{("confluent_kafka", name): "share groups (KIP-932) are not offered: kafka_fast's "
-       "protocol schemas predate the share-group API versions Apache Kafka 4.x speaks"
-       for name in ("ShareConsumer", "DeserializingShareConsumer", "Messages",
-                    "AcknowledgeType", "ConcurrentModificationException",
-                    "IllegalStateException")},
     ("confluent_kafka.serialization", "HeadersType"): "a typing alias, not an API",
 }
 

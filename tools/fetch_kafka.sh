@@ -2,7 +2,8 @@
 # Fetch the Java programs the real-broker tests start, with Maven, into a cache outside the
 # repository (${KAFKA_FAST_CACHE:-${XDG_CACHE_HOME:-~/.cache}/kafka_fast}):
 #   kafka-<version>/libs               Apache Kafka (tests/harness/kafka/pom.xml,
-#                                      started by tests/harness/apache_kafka.py)
+#                                      started by tests/harness/apache_kafka.py), at the
+#                                      pom's kafka.version and kafka.share.version
 #   mock-oauth2-server-<version>/libs  NAV's mock OAuth2/OIDC server (tests/harness/oauth2/pom.xml,
 #                                      started by tests/harness/oauth2.py)
 # Idempotent: prints one line per program and does nothing when its jars are cached. When java
@@ -13,9 +14,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${KAFKA_FAST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kafka_fast}"
 
-# fetch LABEL POM DEST: resolve POM's runtime dependencies into DEST/libs.
+# fetch LABEL POM DEST [MVN_ARGS...]: resolve POM's runtime dependencies into DEST/libs.
 fetch() {
     local label="$1" pom="$2" dest="$3" tmp
+    shift 3
     if [ -f "$dest/libs/.complete" ]; then
         echo "fetch_kafka: $label cached in $dest/libs"
         return 0
@@ -28,7 +30,7 @@ fetch() {
     done
     mkdir -p "$dest"
     tmp="$(mktemp -d "$dest/libs.tmp.XXXXXX")"
-    if ! mvn -q -B -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
+    if ! mvn -q -B -f "$pom" "$@" dependency:copy-dependencies -DincludeScope=runtime \
             -DoutputDirectory="$tmp" >"$tmp.log" 2>&1; then
         echo "fetch_kafka: ERROR: mvn could not resolve $label (log: $tmp.log)" >&2
         tail -20 "$tmp.log" >&2
@@ -46,6 +48,10 @@ fetch() {
 KAFKA_POM="$ROOT/tests/harness/kafka/pom.xml"
 KAFKA_VERSION="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$KAFKA_POM")"
 fetch "Apache Kafka $KAFKA_VERSION" "$KAFKA_POM" "$CACHE/kafka-$KAFKA_VERSION"
+# The share-group (KIP-932) tests' broker: the same pom at another Kafka version.
+SHARE_VERSION="$(sed -n 's:.*<kafka.share.version>\(.*\)</kafka.share.version>.*:\1:p' "$KAFKA_POM")"
+fetch "Apache Kafka $SHARE_VERSION (share groups)" "$KAFKA_POM" "$CACHE/kafka-$SHARE_VERSION" \
+    "-Dkafka.version=$SHARE_VERSION"
 
 OAUTH_POM="$ROOT/tests/harness/oauth2/pom.xml"
 OAUTH_VERSION="$(sed -n 's:.*<mock.oauth2.version>\(.*\)</mock.oauth2.version>.*:\1:p' "$OAUTH_POM")"

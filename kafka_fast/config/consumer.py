@@ -25,6 +25,10 @@ KEYS = [
     Key("group.protocol", "enum", "classic",
         "Group protocol: classic (JoinGroup/SyncGroup) or consumer (KIP-848 "
         "ConsumerGroupHeartbeat).", choices=("classic", "consumer"), roles=_C),
+    Key("share.acknowledgement.mode", "enum", "implicit",
+        "ShareConsumer only: implicit accepts the records of a poll on the next poll, commit "
+        "or close; explicit requires acknowledge() for each record before the next poll.",
+        choices=("implicit", "explicit"), roles=_C),
     Key("group.remote.assignor", "str", "",
         "Server-side assignor for group.protocol=consumer (empty: the broker's default).",
         roles=_C),

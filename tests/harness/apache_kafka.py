@@ -121,16 +121,28 @@ def java_binary() -> str | None:
     return shutil.which("java")
 
 
-def kafka_libs() -> Path:
-    """The directory of broker jars; raises KafkaUnavailable saying what to do."""
+def share_kafka_version() -> str:
+    """The Apache Kafka version the share-group tests start (tools/fetch_kafka.sh fetches
+    it with the same pom): the last release serving version 0 of the KIP-932 APIs, the
+    only version kafka_fast's protocol schemas have."""
+    match = re.search(r"<kafka.share.version>([^<]+)</kafka.share.version>", POM.read_text())
+    if match is None:
+        raise RuntimeError(f"{POM} names no <kafka.share.version>")
+    return match.group(1)
+
+
+def kafka_libs(version: str | None = None) -> Path:
+    """The directory of broker jars of ``version`` (default: the pom's kafka.version);
+    raises KafkaUnavailable saying what to do."""
+    version = version or kafka_version()
     if java_binary() is None:
         raise KafkaUnavailable(
             "Apache Kafka tests need Java 17+: install a JDK (apt-get install "
             "openjdk-17-jre-headless) and Maven, then run tools/fetch_kafka.sh")
-    libs = cache_dir() / f"kafka-{kafka_version()}" / "libs"
+    libs = cache_dir() / f"kafka-{version}" / "libs"
     if not (libs / ".complete").exists():
         raise KafkaUnavailable(
-            f"Apache Kafka {kafka_version()} jars not in {libs}: run tools/fetch_kafka.sh "
+            f"Apache Kafka {version} jars not in {libs}: run tools/fetch_kafka.sh "
             "(needs Maven and network access to Maven Central)")
     return libs
 
@@ -463,7 +475,8 @@ def start_apache_kafka(workdir: Path, brokers: int = 1, secure: bool = False,
                        settings: dict[str, str] | None = None,
                        node_settings: dict[int, dict[str, str]] | None = None,
                        timeout: float = START_TIMEOUT,
-                       jvm_options: tuple[str, ...] = ()) -> ApacheKafka:
+                       jvm_options: tuple[str, ...] = (),
+                       version: str | None = None) -> ApacheKafka:
     """Format and start ``brokers`` combined broker/controller nodes and wait until ready.
 
     ``secure`` adds the SASL listener and StandardAuthorizer (one node only), and the
@@ -471,7 +484,8 @@ def start_apache_kafka(workdir: Path, brokers: int = 1, secure: bool = False,
     With several nodes, topics default to replication factor 3 and min.insync.replicas 2
     (``settings`` overrides any server setting; ``node_settings`` maps a node id, from 1,
     to settings of that node alone, e.g. its ``broker.rack``; ``jvm_options`` are added to the
-    java command, e.g. ``-D`` system properties). A port taken by someone else between
+    java command, e.g. ``-D`` system properties; ``version`` picks the fetched Kafka release,
+    default the pom's kafka.version). A port taken by someone else between
     choosing and binding it is retried with new ports. Raises KafkaUnavailable when Java
     or the jars are missing.
     """
@@ -479,7 +493,7 @@ def start_apache_kafka(workdir: Path, brokers: int = 1, secure: bool = False,
         try:
             return _start_once(workdir / f"attempt{attempt}", brokers, secure, tls_pem,
                                ca_path, wrong_ca_path, settings or {}, node_settings or {},
-                               timeout, jvm_options)
+                               timeout, jvm_options, version or kafka_version())
         except _PortTaken:
             if attempt == START_ATTEMPTS:
                 raise
@@ -493,8 +507,8 @@ class _PortTaken(RuntimeError):
 def _start_once(workdir: Path, brokers: int, secure: bool, tls_pem: Path | None,
                 ca_path: str | None, wrong_ca_path: str | None, settings: dict[str, str],
                 per_node: dict[int, dict[str, str]], timeout: float,
-                jvm_options: tuple[str, ...] = ()) -> ApacheKafka:
-    libs = kafka_libs()
+                jvm_options: tuple[str, ...], version: str) -> ApacheKafka:
+    libs = kafka_libs(version)
     ids = list(range(1, brokers + 1))
     names = ["PLAINTEXT", "CONTROLLER"]
     if secure:
@@ -524,7 +538,7 @@ def _start_once(workdir: Path, brokers: int, secure: bool, tls_pem: Path | None,
         node_settings.update(per_node.get(i, {}))
         nodes[i] = KafkaNode(i, workdir / f"node{i}", ports[i], node_settings, libs,
                              jvm_options)
-    cluster = ApacheKafka(nodes, kafka_version(), ca_path, wrong_ca_path)
+    cluster = ApacheKafka(nodes, version, ca_path, wrong_ca_path)
     cluster_id = new_cluster_id()
     with ThreadPoolExecutor(len(ids)) as pool:
         list(pool.map(lambda n: n.format(cluster_id), nodes.values()))
@@ -605,18 +619,19 @@ def wait_for_login(view: Broker, timeout: float = 30.0) -> None:
 
 # -- fixtures -------------------------------------------------------------------------------
 
-def apache_kafka_missing() -> str | None:
-    """Why the real broker cannot start here (None when it can)."""
+def apache_kafka_missing(version: str | None = None) -> str | None:
+    """Why the real broker (of ``version``, default the pom's) cannot start here (None when
+    it can)."""
     try:
-        kafka_libs()
+        kafka_libs(version)
     except KafkaUnavailable as exc:
         return str(exc)
     return None
 
 
-def require_apache_kafka() -> None:
+def require_apache_kafka(version: str | None = None) -> None:
     """Skip the test (fail it under CI=true) when Java or the Kafka jars are missing."""
-    reason = apache_kafka_missing()
+    reason = apache_kafka_missing(version)
     if reason is None:
         return
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
@@ -705,3 +720,35 @@ def apache_rack_cluster(apache_rack_cluster_session) -> ApacheKafka:
     cluster = apache_rack_cluster_session
     yield cluster
     _restart_stopped(cluster)
+
+
+#: Milliseconds a share group's consumer holds a record it acquired (the broker's
+#: group.share.record.lock.duration.ms in the share-group fixture).
+SHARE_LOCK_MS = 4000
+
+#: Share groups (KIP-932) on Kafka 4.0: early access behind the unstable API versions, with
+#: timings shortened to the brokers' minimums where tests wait for them.
+SHARE_SETTINGS = {
+    "unstable.api.versions.enable": "true",
+    "group.coordinator.rebalance.protocols": "classic,consumer,share",
+    "group.share.enable": "true",
+    "share.coordinator.state.topic.num.partitions": "3",
+    "group.share.min.heartbeat.interval.ms": "500",
+    "group.share.heartbeat.interval.ms": "500",
+    "group.share.min.session.timeout.ms": "3000",
+    "group.share.session.timeout.ms": "10000",
+    "group.share.min.record.lock.duration.ms": "1000",
+    "group.share.record.lock.duration.ms": str(SHARE_LOCK_MS),
+}
+
+
+@pytest.fixture(scope="session")
+def apache_share_kafka(tmp_path_factory) -> ApacheKafka:
+    """One Apache Kafka node of ``share_kafka_version()`` with share groups enabled
+    (``SHARE_SETTINGS``: acquisition locks of ``SHARE_LOCK_MS``)."""
+    version = share_kafka_version()
+    require_apache_kafka(version)
+    cluster = start_apache_kafka(tmp_path_factory.mktemp("apache-share-kafka"),
+                                 settings=SHARE_SETTINGS, version=version)
+    yield cluster
+    cluster.stop()

@@ -1,0 +1,91 @@
+"""The share consumer's parts without a broker: acknowledgement batches and state, share
+session epochs and forgotten partitions, Messages, and the fixture's skip reason."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from harness.apache_kafka import apache_kafka_missing
+
+from kafka_fast import AcknowledgeType, IllegalStateException, Message, Messages
+from kafka_fast.errors import KafkaError
+from kafka_fast.share.acks import Acknowledgements, ack_batches
+from kafka_fast.share.model import GAP
+from kafka_fast.share.session import FetchLimits, ShareSession
+
+ACCEPT, RELEASE, REJECT = (int(t) for t in AcknowledgeType)
+LIMITS = FetchLimits(max_wait_ms=500, min_bytes=1, max_bytes=1 << 20, partition_max_bytes=4096)
+
+
+def test_ack_batches_are_runs_of_consecutive_offsets():
+    assert ack_batches({}) == []
+    assert ack_batches({5: ACCEPT, 3: ACCEPT, 4: ACCEPT, 9: REJECT}) == [
+        (3, 5, [ACCEPT]), (9, 9, [REJECT])]
+    # a run of mixed types carries one type per offset
+    assert ack_batches({0: ACCEPT, 1: RELEASE, 2: GAP}) == [(0, 2, [ACCEPT, RELEASE, GAP])]
+
+
+def test_acknowledgements_move_from_in_flight_to_pending():
+    acks = Acknowledgements()
+    tp = ("t", 0)
+    acks.hand_out(tp, [0, 1, 2])
+    assert acks.unacknowledged() == 3
+    acks.acknowledge(tp, 1, RELEASE)
+    with pytest.raises(IllegalStateException, match="offset 1 of t \\[0\\] is not in flight"):
+        acks.acknowledge(tp, 1, ACCEPT)
+    acks.gaps(tp, [3])
+    acks.accept_all()
+    assert acks.unacknowledged() == 0
+    assert acks.take({("t", 1)}) == {}
+    assert acks.take({tp}) == {tp: {0: ACCEPT, 1: RELEASE, 2: ACCEPT, 3: GAP}}
+    assert acks.pending_partitions() == set()
+
+
+def test_share_session_epochs_and_forgotten_partitions():
+    ids = {"a": uuid.uuid4(), "b": uuid.uuid4()}
+    session = ShareSession(1, "g")
+    first = session.fetch_request("m", {("a", 0), ("b", 0)}, {}, ids, LIMITS, 100)
+    assert first.share_session_epoch == 0 and first.forgotten_topics_data == []
+    assert sorted((t.topic_id, [p.partition_index for p in t.partitions])
+                  for t in first.topics) == sorted([(ids["a"], [0]), (ids["b"], [0])])
+    session.answered(0)
+    # b [0] is no longer wanted: forgotten; a [1] has acknowledgements only
+    second = session.fetch_request("m", {("a", 0)}, {("a", 1): {7: ACCEPT}}, ids, LIMITS, 100)
+    assert second.share_session_epoch == 1
+    assert [(t.topic_id, t.partitions) for t in second.forgotten_topics_data] == [(ids["b"], [0])]
+    (topic,) = second.topics
+    acked = {p.partition_index: (p.partition_max_bytes, [(b.first_offset, b.last_offset,
+                                                          b.acknowledge_types)
+                                                         for b in p.acknowledgement_batches])
+             for p in topic.partitions}
+    assert acked == {0: (4096, []), 1: (0, [(7, 7, [ACCEPT])])}
+    session.answered(0)
+    close = session.acknowledge_request("m", {("a", 0): {8: REJECT}}, ids, close=True)
+    assert close.share_session_epoch == -1
+    assert session.epoch == 2
+    session.answered(KafkaError.INVALID_SHARE_SESSION_EPOCH)
+    assert session.epoch == 0 and session.partitions == set()
+    session.epoch = 2**31 - 1
+    session.answered(0)
+    assert session.epoch == 1
+
+
+def test_messages_is_a_read_only_sequence():
+    msgs = [Message("t", 0, i) for i in range(3)]
+    batch = Messages(msgs)
+    assert len(batch) == batch.count() == 3 and not batch.is_empty()
+    assert list(batch) == msgs and batch[1] is msgs[1]
+    assert isinstance(batch[1:], Messages) and list(batch[1:]) == msgs[1:]
+    copy = batch.records()
+    copy.clear()
+    assert len(batch) == 3
+    assert Messages().is_empty()
+    assert Message("t", 0, 0).delivery_count() is None
+
+
+def test_missing_share_broker_jars_say_what_to_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("KAFKA_FAST_CACHE", str(tmp_path))
+    reason = apache_kafka_missing("4.0.2")
+    assert reason is not None
+    assert "tools/fetch_kafka.sh" in reason and "\n" not in reason
