@@ -10,7 +10,8 @@ is replaced by the table of the newest run in ``docs/bench/results/produce.jsonl
 broker and settings match every ``key=value`` given (``broker`` matches the broker name's
 beginning; other keys the run's settings, compared as text), followed by a line naming the
 run's commit, date, machine and settings; ``nodes=N`` matches a broker named "... (N nodes)";
-runs made with ``--hold`` match only a block naming ``hold_objects=N``. A ``scaling
+runs made with ``--hold`` match only a block naming ``hold_objects=N``; ``rows=A,B`` keeps only
+the paths starting with A or B. A ``scaling
 sweep=size|partitions|producers`` block shows the newest run of every point of that sweep
 (``benchmarks/bench_scaling.py``). ``--check`` only reports blocks that differ (exit 1).
 ``--plot FILE`` also draws the newest produce and consume runs matching ``--plot-filter``.
@@ -128,10 +129,14 @@ def render(spec: str, results_dir: Path) -> str:
     path = results_dir / f"{bench}.jsonl"
     if bench == "scaling":
         return render_scaling(store.load(path) if path.exists() else [], filters)
+    rows = filters.pop("rows", None)  # only paths starting with one of these, e.g. AIOProducer
     run = newest(store.load(path), filters) if path.exists() else None
     if run is None:
         raise ValueError(f"no stored {bench} run matches {filters or 'anything'} in {path}")
-    table = format_table(results_of(run, filters.get("acks")))
+    results = results_of(run, filters.get("acks"))
+    if rows is not None:
+        results = [r for r in results if r.path.startswith(tuple(rows.split(",")))]
+    table = format_table(results)
     return f"```\n{table}\n```\n\n{caption(run, filters.get('acks'))}\n"
 
 

@@ -89,6 +89,13 @@ def test_blocks_show_the_newest_matching_run(tmp_path):
         "<!-- bench: produce broker=Tansu hold_objects=0,1000000 -->\n<!-- /bench -->",
         tmp_path)
     assert "holding 0 or 1000000 bytes objects" in shown
+
+    def shown_rows(rows: str) -> int:
+        text = bench_report.update("<!-- bench: produce broker=Tansu hold_objects=0,1000000 "
+                                   f"rows={rows} -->\n<!-- /bench -->", tmp_path)
+        return sum(line.startswith("produce ") for line in text.split("```")[1].splitlines())
+
+    assert (shown_rows("produce()"), shown_rows("produce_batch,send()")) == (4, 0)
     rows = [line.split() for line in shown.split("```")[1].splitlines()
             if line.startswith("produce ")]
     # held rows compare with confluent's held row: half its CPU per record, twice its rate
