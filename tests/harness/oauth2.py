@@ -199,4 +199,4 @@ def oidc_kafka(tmp_path_factory, mock_oauth2) -> ApacheKafka:
         cluster.stop()
         raise RuntimeError(f"OIDC broker set-up failed: {exc}\n{log}") from exc
     yield cluster
-    cluster.stop()
+    cluster.discard()

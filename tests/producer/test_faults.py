@@ -240,7 +240,8 @@ def test_purge_in_flight_reports_purged_records(fresh_mock_cluster):
     topic = unique_topic("purge")
     create_topic(cluster, topic, 1)
     reports = []
-    with Producer(cluster.client_config({"linger.ms": 0})) as p:
+    # The five slow records linger into one batch: once a request is in flight, all are.
+    with Producer(cluster.client_config({"linger.ms": 300})) as p:
         assert p.list_topics(topic, 10).topics[topic].error is None
         leader = p.list_topics(topic, 10).topics[topic].partitions[0].leader
         p.produce(topic, b"first")  # connected, producer id known
