@@ -11,3 +11,6 @@ def delivery_messages(out: list[Message], topic: str, partition: int, base_offse
                       values: Any, keys: Any, headers: Any, timestamps: Any,
                       timestamp_type: int, fixed_timestamp: int, error: Any,
                       count: int) -> int: ...
+def entry_messages(out: list[Message | None], items: list[Any], topic: str, partition: int,
+                   base_offset: int, timestamp_type: int, fixed_timestamp: int,
+                   error: Any) -> int: ...

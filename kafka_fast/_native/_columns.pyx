@@ -253,3 +253,49 @@ def delivery_messages(list out, str topic, int partition, int64_t base_offset, v
             PyObject_GC_UnTrack(<PyObject *>msg)
         out.append(msg)
     return count
+
+
+def entry_messages(list out, list items, str topic, int partition, int64_t base_offset,
+                   int timestamp_type, int64_t fixed_timestamp, error):
+    """Append the delivery-report ``Message`` of each record of a ``produce()`` batch to
+    ``out``: ``items`` holds five entries per record (``callback, key, value, headers,
+    timestamp_ms``, as ``RecordEntries``); a record without a callback gets None. Record
+    ``i`` gets offset ``base_offset + i`` (-1001 for all when ``base_offset`` < 0) and its own
+    timestamp (``fixed_timestamp`` for all when it is >= 0). Returns the number of records."""
+    cdef Py_ssize_t n = len(items) // 5
+    if len(items) != n * 5:
+        raise ValueError(f"record entries hold {len(items)} items, not five per record")
+    part = partition
+    tstype = timestamp_type
+    fixed = fixed_timestamp
+    no_offset = -1001
+    cdef Py_ssize_t i
+    cdef object msg, hdrs
+    for i in range(n):
+        if items[5 * i] is None:
+            out.append(None)
+            continue
+        hdrs = items[5 * i + 3]
+        msg = <object>PyType_GenericAlloc(MSG_TYPE, 0)
+        Py_XDECREF(<PyObject *>msg)
+        _put(msg, O_TOPIC, topic)
+        _put(msg, O_PARTITION, part)
+        _put(msg, O_OFFSET, PyLong_FromLongLong(base_offset + i) if base_offset >= 0
+             else no_offset)
+        _put(msg, O_KEY, items[5 * i + 1])
+        _put(msg, O_VALUE, items[5 * i + 2])
+        _put(msg, O_HEADERS, hdrs)
+        _put(msg, O_TSTYPE, tstype)
+        _put(msg, O_TS, fixed if fixed_timestamp >= 0 else items[5 * i + 4])
+        _put(msg, O_ERROR, error)
+        _put(msg, O_LATENCY, None)
+        _put(msg, O_EPOCH, None)
+        if hdrs is None and _atomic(items[5 * i + 1]) and _atomic(items[5 * i + 2]):
+            # As in delivery_messages: nothing here can close a reference cycle.
+            PyObject_GC_UnTrack(<PyObject *>msg)
+        out.append(msg)
+    return n
+
+
+cdef inline bint _atomic(object value):
+    return value is None or type(value) is bytes

@@ -130,3 +130,24 @@ def delivery_messages(out: list, topic: str, partition: int, base_offset: int, v
             ks.cell(i), vals.cell(i), None if headers is None else headers[i], error,
             (timestamp_type, fixed_timestamp if fixed_timestamp >= 0 else ts[i])))
     return count
+
+
+def entry_messages(out: list, items: list, topic: str, partition: int, base_offset: int,
+                   timestamp_type: int, fixed_timestamp: int, error) -> int:
+    """Append the delivery-report ``Message`` of each record of a ``produce()`` batch to
+    ``out``: ``items`` holds five entries per record (``callback, key, value, headers,
+    timestamp_ms``, as ``RecordEntries``); a record without a callback gets None. Record
+    ``i`` gets offset ``base_offset + i`` (-1001 for all when ``base_offset`` < 0) and its own
+    timestamp (``fixed_timestamp`` for all when it is >= 0). Returns the number of records."""
+    n = len(items) // 5
+    if len(items) != n * 5:
+        raise ValueError(f"record entries hold {len(items)} items, not five per record")
+    for i in range(n):
+        cb, key, value, headers, ts = items[5 * i:5 * i + 5]
+        if cb is None:
+            out.append(None)
+            continue
+        out.append(Message(topic, partition, base_offset + i if base_offset >= 0 else -1001,
+                           key, value, headers, error,
+                           (timestamp_type, fixed_timestamp if fixed_timestamp >= 0 else ts)))
+    return n

@@ -21,19 +21,33 @@ log = logging.getLogger("kafka_fast.aio")
 POLL_INTERVAL = 0.1
 
 
-class _Delivery:
-    """One record's delivery: its future and the application's ``on_delivery``; called with
-    the report on the delivery thread, it queues itself for the loop."""
+class _Delivery(asyncio.Future):
+    """One record's delivery future, also its delivery callback: called with the report on
+    the delivery thread, it keeps the report and queues itself for the loop. One object per
+    record (not a future plus a callback object plus a report tuple) keeps what the cyclic
+    garbage collector must scan while records are in flight small."""
 
-    __slots__ = ("future", "user_cb", "done")
+    __slots__ = ("user_cb", "reports", "err", "msg")
 
-    def __init__(self, future: asyncio.Future, user_cb: Callable | None, done: deque) -> None:
-        self.future = future
-        self.user_cb = user_cb
-        self.done = done
+    user_cb: Callable | None
+    reports: deque
+    err: KafkaError | None
+    msg: Message | None
+
+    @classmethod
+    def make(cls, loop: asyncio.AbstractEventLoop, user_cb: Callable | None,
+             reports: deque) -> _Delivery:
+        # The future's own (compiled) __init__: a Python one costs more than the rest.
+        future = cls(loop=loop)
+        future.user_cb = user_cb
+        future.reports = reports
+        future.err = future.msg = None
+        return future
 
     def __call__(self, err: KafkaError | None, msg: Message) -> None:
-        self.done.append((self, err, msg))
+        self.err = err
+        self.msg = msg
+        self.reports.append(self)
 
 
 class _BatchWaiter:
@@ -68,7 +82,8 @@ class AIOProducer:
         self._producer = Producer(wrap_config(self._loop, producer_conf, self))
         # Reports in the order they were served (by the delivery thread, or by flush() on an
         # executor thread); deque appends and pops are atomic, so no lock is needed.
-        self._done: deque[tuple[Any, Any, Message | None]] = deque()
+        # Each item is a _Delivery or a (batch waiter or None, error, message) tuple.
+        self._done: deque[Any] = deque()
         self._space = asyncio.Event()
         self._closed = False
         self._stop = threading.Event()
@@ -88,7 +103,7 @@ class AIOProducer:
             if self._done:
                 self._hand_over(self._take_done())
 
-    def _take_done(self) -> list:
+    def _take_done(self) -> list[Any]:
         done = self._done
         return [done.popleft() for _ in range(len(done))]
 
@@ -100,30 +115,36 @@ class AIOProducer:
                       exc_info=True)
 
     def _resolve(self, batch: list) -> None:
-        for target, err, msg in batch:
+        for item in batch:
+            if item.__class__ is _Delivery:
+                self._settle(item)
+                continue
+            target, err, msg = item
             if target is None:
                 self._loop.call_exception_handler(
                     {"message": "kafka_fast AIOProducer delivery failure", "exception": err})
                 continue
-            if isinstance(target, _BatchWaiter):
-                target.left -= 1
-                if err is not None and target.error is None:
-                    target.error = err
-                if target.left == 0 and not target.future.done():
-                    if target.error is None:
-                        target.future.set_result(None)
-                    else:
-                        target.future.set_exception(KafkaException(target.error))
-                continue
-            future, user_cb = target.future, target.user_cb
-            if user_cb is not None:
-                user_cb(err, msg)
-            if not future.done():
-                if err is None:
-                    future.set_result(msg)
+            target.left -= 1
+            if err is not None and target.error is None:
+                target.error = err
+            if target.left == 0 and not target.future.done():
+                if target.error is None:
+                    target.future.set_result(None)
                 else:
-                    future.set_exception(KafkaException(err))
+                    target.future.set_exception(KafkaException(target.error))
         self._space.set()
+
+    @staticmethod
+    def _settle(future: _Delivery) -> None:
+        err, msg = future.err, future.msg
+        future.msg = None
+        if future.user_cb is not None:
+            future.user_cb(err, msg)
+        if not future.done():
+            if err is None:
+                future.set_result(msg)
+            else:
+                future.set_exception(KafkaException(err))
 
     # -- producing ----------------------------------------------------------------------------
     async def produce(self, topic: str, value: Any = None, key: Any = None, partition: int = -1,
@@ -135,11 +156,10 @@ class AIOProducer:
         on the loop with ``(err, msg)`` before the future resolves.
         """
         self._check_open()
-        future = self._loop.create_future()
-        report = _Delivery(future, on_delivery, self._done)
+        future = _Delivery.make(self._loop, on_delivery, self._done)
         while True:
             try:
-                self._producer.produce(topic, value, key, partition, report, timestamp, headers)
+                self._producer.produce(topic, value, key, partition, future, timestamp, headers)
                 return future
             except BufferError:
                 await self._wait_for_space()
@@ -199,8 +219,8 @@ class AIOProducer:
 
     async def _drained(self) -> None:
         """Wait until the reports already taken from the producer reached the loop."""
-        marker = self._loop.create_future()
-        self._done.append((_Delivery(marker, None, self._done), None, None))
+        marker = _Delivery.make(self._loop, None, self._done)
+        self._done.append(marker)
         if not self._reporter.is_alive():
             self._resolve(self._take_done())
         await marker

@@ -37,11 +37,6 @@ class RecordEntries:
     def add(self, callback: Any, key: Any, value: Any, headers: Any, timestamp: int) -> None:
         self.items += (callback, key, value, headers, timestamp)
 
-    def records(self) -> Any:
-        """``(callback, key, value, headers, timestamp_ms)`` per record, in order."""
-        it = iter(self.items)
-        return zip(it, it, it, it, it, strict=False)
-
 
 class ColumnEntries:
     """Delivery data of a ``produce_batch`` batch: the columns it was encoded from.

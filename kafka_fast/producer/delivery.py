@@ -15,9 +15,11 @@ from typing import Any
 from .._impl import load
 from ..errors import KafkaError, KafkaException
 from ..message import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
-from .batch import ColumnEntries, ProducerBatch
+from .batch import ColumnEntries, ProducerBatch, RecordEntries
 
-delivery_messages = load("_columns", "columns")[0].delivery_messages
+_columns = load("_columns", "columns")[0]
+delivery_messages = _columns.delivery_messages
+entry_messages = _columns.entry_messages
 
 
 class DeliveryQueue:
@@ -94,18 +96,21 @@ def serve_batch(batch: ProducerBatch, default_cb: Any, only_errors: bool,
             cb(err, msg)
         return
     unreported = 0
-    offset = base if err is None and base >= 0 else None
     appended = batch.log_append_time
-    for i, (cb, key, value, headers, ts) in enumerate(entries.records()):
+    built: list[Message | None] = []
+    entry_messages(built, entries.items, topic, partition,
+                   base if err is None and base >= 0 else -1,
+                   TIMESTAMP_LOG_APPEND_TIME if appended >= 0 else TIMESTAMP_CREATE_TIME,
+                   appended, err)
+    for i, (cb, report) in enumerate(zip(entries.items[::RecordEntries.WIDTH], built,
+                                         strict=True)):
         if cb is None:
             if default_cb is None:
                 unreported += 1
                 continue
             _one_default(batch, i, default_cb)
             continue
-        cb(err, Message(topic, partition, -1001 if offset is None else offset + i, key, value,
-                        headers, err, (TIMESTAMP_CREATE_TIME, ts) if appended < 0
-                        else (TIMESTAMP_LOG_APPEND_TIME, appended)))
+        cb(err, report)
     # Records appended to the builder after the last entry have no callback either.
     unreported += batch.count - len(entries)
     if err is not None and unreported and default_cb is None:
