@@ -2,6 +2,7 @@
 
 Cases (``--clients``): kafka_fast.produce, kafka_fast.produce_batch, confluent.produce,
 confluent.produce_batch, kafka_fast.aio_produce, confluent.aio_produce, aiokafka.send,
+asyncio.futures (asyncio's own cost per record, no client: the floor of the asyncio rows),
 kafka-python.send; on request also
 kafka_fast.produce_cb and confluent.produce_cb (the produce() loops with a delivery callback
 per record). Every case runs in a fresh process on the same broker (an embedded Tansu unless

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -50,7 +51,7 @@ class Case:
 #: client name -> the module that must import for its cases to run ("java": the JVM and the
 #: Apache Kafka jars, see ``java.missing``)
 MODULES = {"kafka_fast": "kafka_fast", "confluent": "confluent_kafka", "aiokafka": "aiokafka",
-           "kafka-python": "kafka", "java": "kafka_fast.bench.java"}
+           "kafka-python": "kafka", "java": "kafka_fast.bench.java", "asyncio": "asyncio"}
 
 
 #: Every setting each client runs with besides bootstrap, topic, acks and compression (which
@@ -421,6 +422,50 @@ def _aio_produce(module: str, settings: dict) -> Callable[[Target, Payload], Tim
     return run
 
 
+def asyncio_futures(t: Target, p: Payload) -> Timing:
+    """No client: what asyncio itself costs an asyncio producer. ``_gathered``'s loop over a
+    coroutine that makes one future per record; a thread resolves them in batches with one
+    ``call_soon_threadsafe`` every millisecond (as a client's delivery thread would), with
+    the record's value as the result. Nothing is sent: the floor under every row above it."""
+    import threading
+
+    values, keys = p.as_bytes_lists()
+
+    async def main() -> Timing:
+        loop = asyncio.get_running_loop()
+        queued: deque[tuple[asyncio.Future, bytes]] = deque()
+        stop = threading.Event()
+        resolved = [0]
+
+        def resolve(batch: list) -> None:
+            for future, value in batch:
+                future.set_result(value)
+            resolved[0] += len(batch)
+
+        def deliver() -> None:
+            while not stop.wait(0.001):
+                if queued:
+                    batch = [queued.popleft() for _ in range(len(queued))]
+                    loop.call_soon_threadsafe(resolve, batch)
+
+        async def send(value: bytes, key: bytes) -> asyncio.Future:
+            future = loop.create_future()
+            queued.append((future, value))
+            return future
+
+        thread = threading.Thread(target=deliver, daemon=True)
+        thread.start()
+        try:
+            wall, cpu, _ = await _gathered(send, values, keys)
+            n = len(values)
+            return wall, cpu, "" if resolved[0] == n else f"{resolved[0]} of {n} resolved"
+        finally:
+            stop.set()
+            thread.join()
+
+    return asyncio.run(main())
+
+
 # ---- kafka-python ---------------------------------------------------------------------------
 
 def _kp_producer(t: Target):
@@ -499,6 +544,7 @@ CASES: list[Case] = [
     Case("kafka_fast.produce_batch_threads", "kafka_fast", "produce_batch, N producers",
          "produce", _kf_produce_batch_threads, default=False),
     Case("aiokafka.send", "aiokafka", "send()", "produce", aiokafka_send),
+    Case("asyncio.futures", "asyncio", "futures only, no client", "produce", asyncio_futures),
     Case("kafka-python.send", "kafka-python", "send()", "produce",
          _closing(_kp_producer, _kp_send)),
     Case("aiokafka.getmany", "aiokafka", "getmany()", "consume", aiokafka_getmany),

@@ -22,7 +22,7 @@ ASYNC_BASELINE = CASE["confluent.aio_produce"]
 
 def _is_async(r: Result) -> bool:
     return r.direction == "produce" and (r.path.startswith("AIOProducer")
-                                         or r.client == "aiokafka")
+                                         or r.client in ("aiokafka", "asyncio"))
 
 
 @dataclass

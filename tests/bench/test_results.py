@@ -181,10 +181,20 @@ def test_asyncio_producers_compare_with_confluents_aio_producer():
                result("confluent", "AIOProducer.produce()", 2.0, 8.0),
                result("kafka_fast", "AIOProducer.produce()", 1.0, 2.0),
                result("aiokafka", "send()", 4.0, 16.0),
-               result("kafka_fast", "produce()", 0.25, 0.5)]
+               result("kafka_fast", "produce()", 0.25, 0.5),
+               result("asyncio", "futures only, no client", 0.5, 1.0)]
     got = {results[i].label: v for i, v in ratios(results).items()}
     assert got["kafka_fast AIOProducer.produce()"] == (2.0, 0.25)
     assert got["aiokafka send()"] == (0.5, 2.0)
     assert got["kafka_fast produce()"] == (2.0, 0.5)  # the synchronous baseline
+    assert got["asyncio futures only, no client"] == (4.0, 0.125)
     # without confluent's AIOProducer in the run, the synchronous produce() is the baseline
     assert ratios([results[0], results[2]])[1] == (0.5, 2.0)
+
+
+def test_the_asyncio_floor_resolves_every_future():
+    from kafka_fast.bench.clients import CASE, Target
+
+    wall, cpu, error = CASE["asyncio.futures"].run(
+        Target("unused:9092", "unused", 1, "none", "1", 30.0), Payload.make(2_000, 20, 4))
+    assert (error, wall > 0, cpu > 0) == ("", True, True)
