@@ -10,8 +10,9 @@ is replaced by the table of the newest run in ``docs/bench/results/produce.jsonl
 broker and settings match every ``key=value`` given (``broker`` matches the broker name's
 beginning; other keys the run's settings, compared as text), followed by a line naming the
 run's commit, date, machine and settings; ``nodes=N`` matches a broker named "... (N nodes)";
-runs made with ``--hold`` match only a block naming ``hold_objects=N``; ``rows=A,B`` keeps only
-the paths starting with A or B. A ``scaling
+runs made with ``--hold`` match only a block naming ``hold_objects=N``; ``cases=A,B`` matches
+runs that included the cases A and B; ``rows=A,B`` keeps only the paths starting with A or B. A
+``scaling
 sweep=size|partitions|producers`` block shows the newest run of every point of that sweep
 (``benchmarks/bench_scaling.py``). ``--check`` only reports blocks that differ (exit 1).
 ``--plot FILE`` also draws the newest produce and consume runs matching ``--plot-filter``.
@@ -49,6 +50,9 @@ def _matches(run: dict[str, Any], filters: dict[str, str]) -> bool:
                 return False
         elif key == "broker":
             if not str(run.get("broker", "")).startswith(want):
+                return False
+        elif key == "cases":  # the run includes each of these cases (and maybe others)
+            if not set(want.split(",")) <= set(run.get("settings", {}).get("cases", [])):
                 return False
         elif key == "nodes":  # the broker's node count, as its name gives it: "(3 nodes)"
             if f"({want} node" not in str(run.get("broker", "")):

@@ -101,6 +101,20 @@ def test_blocks_show_the_newest_matching_run(tmp_path):
     # held rows compare with confluent's held row: half its CPU per record, twice its rate
     assert [r[-4:-2] for r in rows] == [["2.00", "0.25"], ["1.00", "1.00"], ["2.00", "0.12"],
                                         ["1.00", "1.00"]]
+    # cases=A,B: only runs that included those cases (a later partial run does not replace
+    # the full matrix)
+    full = _run("Tansu (embedded)", 1000, [_row("kafka_fast", "produce()", 1000, 0.1, 0.1)])
+    full["settings"]["cases"] = ["kafka_fast.produce", "java.producer_perf"]
+    partial = _run("Tansu (embedded)", 1000, [_row("kafka_fast", "produce()", 1000, 1.0, 1.0)])
+    partial["settings"]["cases"] = ["kafka_fast.produce"]
+    store.append(tmp_path, full)
+    store.append(tmp_path, partial)
+    picked = bench_report.update("<!-- bench: produce broker=Tansu records=1000 "
+                                 "cases=java.producer_perf,kafka_fast.produce -->\n"
+                                 "<!-- /bench -->", tmp_path)
+    [row] = [line.split() for line in picked.split("```")[1].splitlines()
+             if line.startswith("produce ")]
+    assert row[3] == "10,000"
     with pytest.raises(ValueError, match="no stored produce run matches {'broker': 'Redpanda'}"):
         bench_report.update("<!-- bench: produce broker=Redpanda -->\n<!-- /bench -->", tmp_path)
 
