@@ -41,6 +41,10 @@ def client_config(broker: Any, transactional_id: str, **extra: Any) -> Any:
     return make_config(conf, "producer")
 
 
+#: Produce errors ``HandProducer.produce`` retries.
+RETRIED = (KafkaError.NOT_LEADER_OR_FOLLOWER, KafkaError.LEADER_NOT_AVAILABLE)
+
+
 class HandProducer:
     """A transactional producer reduced to what the manager needs: one ProduceRequest per
     call, carrying one transactional batch stamped with the manager's producer id/epoch."""
@@ -56,7 +60,14 @@ class HandProducer:
                 keys: list[bytes] | None = None, timeout: float = 10.0) -> int:
         """Add the partition to the transaction, write ``values``; the base offset."""
         self.txn.maybe_add_partitions([(topic, partition)]).result(timeout)
-        code, offset = self.send_batch(topic, partition, values, keys, timeout)
+        deadline = time.monotonic() + timeout
+        while True:
+            code, offset = self.send_batch(topic, partition, values, keys, timeout)
+            # A new topic's leader may answer before it has taken up leadership (Apache
+            # Kafka right after CreateTopics): retried, as a producer would.
+            if code not in RETRIED or time.monotonic() >= deadline:
+                break
+            time.sleep(0.1)
         if code:
             raise KafkaException(KafkaError(code))
         return offset
