@@ -71,8 +71,7 @@ def test_coroutine_on_assign_can_call_back_into_the_consumer(broker):
         (q, o) for q in (0, 1) for o in range(10, 20)]
 
 
-def test_two_asyncio_consumers_split_a_group(mock_cluster):
-    broker = mock_cluster
+def test_two_asyncio_consumers_split_a_group(broker):
     topic = unique_topic("aioc-group")
     create_topic(broker, topic, 4)
     _fill(broker, topic, 4, 50)

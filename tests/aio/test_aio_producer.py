@@ -10,7 +10,7 @@ import pytest
 from harness.topics import create_topic, unique_topic
 from readback import read_confluent
 
-from kafka_fast import KafkaError, KafkaException
+from kafka_fast import KafkaError, KafkaException, Message
 from kafka_fast.aio import AIOProducer
 
 
@@ -150,3 +150,66 @@ def test_calls_after_close_raise():
             await producer.produce("t", b"x")
 
     run(main())
+
+
+def test_transactions_commit_and_abort(real_broker):
+    topic = unique_topic("aio-txn")
+    create_topic(real_broker, topic, 1)
+
+    async def main():
+        conf = real_broker.client_config({"transactional.id": f"aio-{topic}"})
+        async with AIOProducer(conf) as producer:
+            await producer.init_transactions(30)
+            await producer.begin_transaction()
+            committed = [await producer.produce(topic, b"c%d" % i) for i in range(10)]
+            await producer.commit_transaction(30)
+            await producer.begin_transaction()
+            aborted = [await producer.produce(topic, b"a%d" % i) for i in range(5)]
+            await producer.abort_transaction(30)
+            await producer.begin_transaction()
+            last = await producer.produce(topic, b"last")
+            await producer.commit_transaction(30)
+            done = await asyncio.gather(*aborted, return_exceptions=True)
+            return ([m.offset() for m in await asyncio.gather(*committed)],
+                    [isinstance(d, (KafkaException, Message)) for d in done],
+                    (await last).offset())
+
+    offsets, aborted, last = run(main())
+    assert offsets == list(range(10)) and aborted == [True] * 5 and last > 10
+    assert [g.value for g in read_confluent(real_broker, topic, 1, 11)] == [
+        *(b"c%d" % i for i in range(10)), b"last"]
+
+
+def test_produce_and_consume_under_uvloop(real_broker):
+    import uvloop
+
+    from kafka_fast.aio import AIOConsumer
+
+    topic = unique_topic("aio-uvloop")
+    create_topic(real_broker, topic, 2)
+
+    async def main():
+        async with AIOProducer(real_broker.client_config({"linger.ms": 2})) as producer:
+            futures = [await producer.produce(topic, b"u%d" % i, partition=i % 2)
+                       for i in range(100)]
+            delivered = await asyncio.gather(*futures)
+            await producer.produce_batch(topic, [b"b%d" % i for i in range(50)], partition=0)
+        conf = real_broker.client_config({"group.id": f"g-{topic}",
+                                          "auto.offset.reset": "earliest"})
+        async with AIOConsumer(conf) as consumer:
+            await consumer.subscribe([topic])
+            got = []
+            deadline = asyncio.get_running_loop().time() + 60
+            while len(got) < 150 and asyncio.get_running_loop().time() < deadline:
+                got += [m for m in await consumer.consume(200, 1.0) if m.error() is None]
+        return asyncio.get_running_loop(), delivered, got
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        loop, delivered, got = runner.run(main())
+    assert isinstance(loop, uvloop.Loop)
+    assert [(m.value(), m.partition()) for m in delivered] == [
+        (b"u%d" % i, i % 2) for i in range(100)]
+    assert sorted(m.value() for m in got) == sorted(
+        [b"u%d" % i for i in range(100)] + [b"b%d" % i for i in range(50)])
+    assert sorted((m.partition(), m.offset()) for m in got) == sorted(
+        [(1, o) for o in range(50)] + [(0, o) for o in range(100)])
