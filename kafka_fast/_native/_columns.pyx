@@ -211,6 +211,28 @@ cdef class _Cells:
         return _field(self.data, self.offs, self.nulls, self.has_nulls, i)
 
 
+cdef inline object _report(object topic, object partition, object offset, object key,
+                           object value, object headers, object tstype, object ts,
+                           object error):
+    """A delivery-report ``Message`` (no latency, no leader epoch), its slots written
+    directly."""
+    cdef object msg = <object>PyType_GenericAlloc(MSG_TYPE, 0)
+    # PyType_GenericAlloc returned a new reference that <object> took over once more.
+    Py_XDECREF(<PyObject *>msg)
+    _put(msg, O_TOPIC, topic)
+    _put(msg, O_PARTITION, partition)
+    _put(msg, O_OFFSET, offset)
+    _put(msg, O_KEY, key)
+    _put(msg, O_VALUE, value)
+    _put(msg, O_HEADERS, headers)
+    _put(msg, O_TSTYPE, tstype)
+    _put(msg, O_TS, ts)
+    _put(msg, O_ERROR, error)
+    _put(msg, O_LATENCY, None)
+    _put(msg, O_EPOCH, None)
+    return msg
+
+
 def delivery_messages(list out, str topic, int partition, int64_t base_offset, values, keys,
                       headers, timestamps, int timestamp_type, int64_t fixed_timestamp,
                       error, Py_ssize_t count):
@@ -233,20 +255,10 @@ def delivery_messages(list out, str topic, int partition, int64_t base_offset, v
     cdef Py_ssize_t i
     cdef object msg
     for i in range(count):
-        msg = <object>PyType_GenericAlloc(MSG_TYPE, 0)
-        Py_XDECREF(<PyObject *>msg)
-        _put(msg, O_TOPIC, topic)
-        _put(msg, O_PARTITION, part)
-        _put(msg, O_OFFSET, PyLong_FromLongLong(base_offset + i) if base_offset >= 0
-             else no_offset)
-        _put(msg, O_KEY, ks.cell(i))
-        _put(msg, O_VALUE, vals.cell(i))
-        _put(msg, O_HEADERS, headers[i] if has_headers else None)
-        _put(msg, O_TSTYPE, tstype)
-        _put(msg, O_TS, fixed if fixed_timestamp >= 0 else PyLong_FromLongLong(ts[i]))
-        _put(msg, O_ERROR, error)
-        _put(msg, O_LATENCY, None)
-        _put(msg, O_EPOCH, None)
+        msg = _report(topic, part, PyLong_FromLongLong(base_offset + i) if base_offset >= 0
+                      else no_offset, ks.cell(i), vals.cell(i),
+                      headers[i] if has_headers else None, tstype,
+                      fixed if fixed_timestamp >= 0 else PyLong_FromLongLong(ts[i]), error)
         if not has_headers:
             # As in append_messages: bytes, ints, str, None and the batch's error cannot
             # close a reference cycle, so the cycle collector need not scan the message.
@@ -276,20 +288,9 @@ def entry_messages(list out, list items, str topic, int partition, int64_t base_
             out.append(None)
             continue
         hdrs = items[5 * i + 3]
-        msg = <object>PyType_GenericAlloc(MSG_TYPE, 0)
-        Py_XDECREF(<PyObject *>msg)
-        _put(msg, O_TOPIC, topic)
-        _put(msg, O_PARTITION, part)
-        _put(msg, O_OFFSET, PyLong_FromLongLong(base_offset + i) if base_offset >= 0
-             else no_offset)
-        _put(msg, O_KEY, items[5 * i + 1])
-        _put(msg, O_VALUE, items[5 * i + 2])
-        _put(msg, O_HEADERS, hdrs)
-        _put(msg, O_TSTYPE, tstype)
-        _put(msg, O_TS, fixed if fixed_timestamp >= 0 else items[5 * i + 4])
-        _put(msg, O_ERROR, error)
-        _put(msg, O_LATENCY, None)
-        _put(msg, O_EPOCH, None)
+        msg = _report(topic, part, PyLong_FromLongLong(base_offset + i) if base_offset >= 0
+                      else no_offset, items[5 * i + 1], items[5 * i + 2], hdrs, tstype,
+                      fixed if fixed_timestamp >= 0 else items[5 * i + 4], error)
         if hdrs is None and _atomic(items[5 * i + 1]) and _atomic(items[5 * i + 2]):
             # As in delivery_messages: nothing here can close a reference cycle.
             PyObject_GC_UnTrack(<PyObject *>msg)

@@ -312,9 +312,13 @@ def test_authorization_failure_reported_once_without_retry_storm(apache_kafka, i
         p.poll(2.0)  # nothing more happens once the records failed
         after = dict(sent)
     assert left == 0
-    assert [e.code() for e in reports] == [code] * 5
+    # An idempotent producer's first answer may also be the topic's Metadata refusal
+    # (TOPIC_AUTHORIZATION_FAILED), when it comes before InitProducerId's: either way once.
+    allowed = {code, E.TOPIC_AUTHORIZATION_FAILED}
+    assert len({e.code() for e in reports}) == 1 and reports[0].code() in allowed, reports
+    assert len(reports) == 5
     assert elapsed < 20, f"failing took {elapsed:.1f}s (message.timeout.ms is 30 s)"
-    assert len([e for e in errors if e.code() == code]) <= 1, errors
+    assert len([e for e in errors if e.code() in allowed]) <= 1, errors
     assert after == before, (before, after)
     assert before["Produce"] <= 1 and before["Metadata"] <= 5, before
 
