@@ -9,11 +9,10 @@ RECORDS ?= 200000
 # pytest worker processes: each starts its own brokers; tests of one file stay together.
 # Three on two cores: much of the suite waits on brokers (restarts, timeouts), not the CPU.
 TEST_WORKERS ?= 3
-# The second pass of `make test`, with KAFKA_FAST_NO_EXTENSIONS=1: the pure-Python twins under
-# the record engine, client and protocol tests (docs/testing.md says what is left out and why).
-# Tests that run the pure-Python twins of the compiled modules (records, columns, CRC32C,
-# partitioner, buffers, socket I/O) end to end; group and transaction protocols add nothing
-# twin-specific and run once, compiled.
+# The second pass of `make test`, with KAFKA_FAST_NO_EXTENSIONS=1: the pure-Python twins
+# (records, columns, CRC32C, partitioner, buffers, socket I/O) under the record engine,
+# producer, consumer and protocol tests; group and transaction protocols add nothing
+# twin-specific and run once, compiled (docs/testing.md says what is left out and why).
 PURE_TESTS ?= tests/core tests/producer tests/consumer tests/protocol
 PURE_IGNORE ?= --ignore=tests/core/test_records_fuzz.py --ignore=tests/consumer/test_groups.py \
 	--ignore=tests/consumer/test_kip848.py --ignore=tests/consumer/test_coordinator_latency.py

@@ -9,6 +9,7 @@ the first produce/read call until every record is acknowledged/read; setting the
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -427,8 +428,6 @@ def asyncio_futures(t: Target, p: Payload) -> Timing:
     coroutine that makes one future per record; a thread resolves them in batches with one
     ``call_soon_threadsafe`` every millisecond (as a client's delivery thread would), with
     the record's value as the result. Nothing is sent: the floor under every row above it."""
-    import threading
-
     values, keys = p.as_bytes_lists()
 
     async def main() -> Timing:

@@ -22,6 +22,7 @@ def _said(stderr: bytes) -> list[str]:
     return [line for line in stderr.decode().splitlines()
             if not (line.startswith("% waiting for ") and "to answer" in line)]
 
+
 def test_topics_delete_reports_each_topic(kafka):
     d1, d2, missing = unique_topic("d1"), unique_topic("d2"), unique_topic("missing")
     create_topic(kafka, d1, 1)

@@ -345,18 +345,16 @@ class ApacheKafka(ProcessBroker):
     def alive(self) -> bool:
         return all(n.alive() for n in self.nodes.values())
 
-    def stop(self) -> None:
-        """Stop every node (SIGTERM, SIGKILL after a grace period), in parallel."""
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        """Stop every node in parallel: SIGTERM (a controlled shutdown, SIGKILL after a grace
+        period) or, e.g., SIGKILL."""
         with ThreadPoolExecutor(len(self.nodes)) as pool:
-            list(pool.map(lambda n: n.signal(signal.SIGTERM, timeout=15.0),
-                          self.nodes.values()))
+            list(pool.map(lambda n: n.signal(sig, timeout=15.0), self.nodes.values()))
 
     def discard(self) -> None:
-        """Kill every node at once (SIGKILL): for the end of a session, whose data nobody
-        reads again (a controlled shutdown of three nodes takes up to half a minute)."""
-        with ThreadPoolExecutor(len(self.nodes)) as pool:
-            list(pool.map(lambda n: n.signal(signal.SIGKILL, timeout=15.0),
-                          self.nodes.values()))
+        """Kill every node at once: for the end of a session, whose data nobody reads again
+        (a controlled shutdown of three nodes takes up to half a minute)."""
+        self.stop(signal.SIGKILL)
 
     def log_tail(self) -> str:
         return "\n".join(f"--- node {i}: {n.log_path} ---\n{n.log_tail()}"
