@@ -42,6 +42,15 @@ class DeliveryQueue:
             return True
         return self._event.wait(timeout)
 
+    def arm(self) -> None:
+        """Start waiting for the next report: ``wait_armed`` returns once one is put after
+        this call (whether or not reports are already queued)."""
+        self._event.clear()
+
+    def wait_armed(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for a report put since ``arm``."""
+        return self._event.wait(timeout)
+
     def notify(self) -> None:
         """Wake a thread blocked in ``wait`` (e.g. when the queue drained)."""
         self._event.set()

@@ -220,7 +220,10 @@ class Producer(ProduceRouter):
         in compiled code with no Python object per record. ``timestamps``: None, one int or
         N ints; ``headers``: None, one header list for all records or N per-record lists.
         With ``on_delivery`` every record gets a report; without, failures are reported to
-        ``error_cb`` or raised by ``poll()``/``flush()``.
+        ``error_cb`` or raised by ``poll()``/``flush()``. A large call keeps at most 16 MB
+        (or four ``batch.size`` batches) encoded and unacknowledged, waiting for
+        acknowledgements before encoding more; it stops waiting after ``delivery.timeout.ms``
+        in all and queues the rest (reports tell how those went).
 
         The columnar form needs the topic's partitions: when they are not known yet it asks
         the cluster for up to ``request.timeout.ms`` (records ``produce()`` queued for the

@@ -530,6 +530,7 @@ class Sender:
         if batch.reported:
             return
         batch.reported = True
+        batch.payload = None  # its outcome is final: the encoded bytes are not needed again
         self.reports.put(batch)
 
     def _fail_records(self, topic: str, partition: int, items: list, err: KafkaError) -> None:

@@ -3,6 +3,9 @@ dicts; records read back exactly."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 import pytest
 from harness.topics import create_topic, unique_topic
@@ -166,3 +169,88 @@ def test_large_call_encoded_by_worker_threads_keeps_order(broker, codec):
         assert idx == sorted(idx)
         assert all(partition_key(g.key, 4, 4) == part for g in records)
     assert sorted(int(g.value) for g in got) == list(range(n))
+
+
+def _indexed_rows(n: int, width: int) -> np.ndarray:
+    """``n`` rows of ``width`` bytes: the row's index in 9 digits, then filler."""
+    rows = np.full((n, width), ord("x"), dtype=np.uint8)
+    rows[:, :9] = np.frombuffer(b"".join(b"%09d" % i for i in range(n)),
+                                dtype=np.uint8).reshape(n, 9)
+    return rows
+
+
+def test_large_call_keeps_a_bounded_window_of_unacknowledged_batches(real_broker):
+    """A call of 40 MB never has more than AHEAD_BYTES (plus the batch being queued) encoded
+    and waiting for acknowledgement: the rest is encoded as acknowledgements come back. Every
+    record still arrives once, in order. (Real brokers: the mock cluster keeps only the end
+    of a partition's log.)"""
+    broker = real_broker
+    from kafka_fast.producer.bulk import AHEAD_BYTES
+
+    topic = unique_topic("pb-window")
+    create_topic(broker, topic, 2)
+    n, batch_size = 100_000, 262_144
+    values = _indexed_rows(n, 400)
+    with Producer(broker.client_config({"batch.size": batch_size})) as p:
+        bulk = p._bulk
+        peak = [0]
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.is_set():
+                peak[0] = max(peak[0], bulk.unacked())
+                time.sleep(0.0005)
+
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        try:
+            assert p.produce_batch(topic, values) == n
+        finally:
+            done.set()
+            sampler.join()
+        assert p.flush(60) == 0
+        assert bulk.unacked() == 0
+    assert 0 < peak[0] <= AHEAD_BYTES + batch_size
+    got = read_confluent(broker, topic, 2, n, timeout=120)
+    assert len(got) == n
+    for records in _by_partition(got).values():
+        assert [g.offset for g in records] == list(range(len(records)))
+        idx = [int(g.value[:9]) for g in records]
+        assert idx == sorted(idx)
+        assert all(g.value[9:] == b"x" * 391 for g in records)
+    assert sorted(int(g.value[:9]) for g in got) == list(range(n))
+
+
+def test_large_call_to_a_stalled_broker_waits_once_then_queues_the_rest(fresh_mock_cluster):
+    """The leader stops answering: produce_batch waits for acknowledgements for
+    delivery.timeout.ms in all, then queues the rest; every record is then reported failed
+    exactly once (nothing lost silently, nothing blocked for good)."""
+    from kafka_fast.producer.bulk import AHEAD_BYTES
+
+    cluster = fresh_mock_cluster
+    topic = unique_topic("pb-stalled")
+    create_topic(cluster, topic, 1)
+    n = 100_000
+    values = _indexed_rows(n, 400)
+    failed: list[int] = []
+    delivered: list[int] = []
+
+    def report(err, msg) -> None:
+        (failed if err is not None else delivered).append(int(msg.value()[:9]))
+
+    conf = cluster.client_config({"batch.size": 262_144, "delivery.timeout.ms": 1500,
+                                  "request.timeout.ms": 1000, "retries": 0})
+    with Producer(conf) as p:
+        leader = p.list_topics(topic, 10).topics[topic].partitions[0].leader
+        cluster.set_rtt(leader, 20_000)
+        try:
+            start = time.monotonic()
+            assert p.produce_batch(topic, values, partition=0, on_delivery=report) == n
+            waited = time.monotonic() - start
+            assert p.flush(30) == 0
+        finally:
+            cluster.set_rtt(leader, 0)
+    assert 1.0 <= waited < 15, waited
+    assert delivered == []
+    assert sorted(failed) == list(range(n))
+    assert n * 400 > 2 * AHEAD_BYTES  # the call is larger than the window
