@@ -101,6 +101,7 @@ cdef extern from "kf_records.h" nogil:
         int64_t ts0
         int64_t first_ts
         const kf_hdrs *hdrs
+        const int64_t *rows
     ctypedef struct kf_rec:
         int64_t ts_delta
         int32_t offset_delta
@@ -575,11 +576,28 @@ cdef bytes _finish_batch(const uint8_t *records, Py_ssize_t size, int codec, obj
     return out
 
 
+cdef inline int64_t _max_ts(const kf_bulk *b) noexcept nogil:
+    """The largest timestamp of a bulk encode's records (of its picked rows, if any)."""
+    cdef int64_t m, i
+    if b.rows == NULL or b.ts == NULL:
+        return kf_max_ts(b.ts, b.n, b.ts0)
+    m = b.ts[b.rows[0]]
+    for i in range(1, b.n):
+        if b.ts[b.rows[i]] > m:
+            m = b.ts[b.rows[i]]
+    return m
+
+
 def encode_batch(values, keys=None, *, timestamps=None, headers=None, compression="none",
                  compression_level=None, base_offset=0, producer_id=-1, producer_epoch=-1,
-                 base_sequence=-1, transactional=False, partition_leader_epoch=-1):
-    """Encode one complete RecordBatch (magic 2) holding every given record."""
+                 base_sequence=-1, transactional=False, partition_leader_epoch=-1, rows=None):
+    """Encode one complete RecordBatch (magic 2) holding every given record, or with
+    ``rows`` (integer indices) the records at those rows of the columns, timestamps and
+    per-record headers, in that order."""
     cdef int codec = _codecs.codec_id(compression)
+    cdef cnp.ndarray rows_arr
+    cdef const int64_t *rp
+    cdef Py_ssize_t i, nrows = -1, source_n
     cdef _Column vcol = _Column()
     cdef _Column kcol = _Column()
     cdef _Headers hdrs = _Headers()
@@ -601,13 +619,24 @@ def encode_batch(values, keys=None, *, timestamps=None, headers=None, compressio
         raise TypeError("values must be given (use a list with None for null values)")
     vcol.setup(values, "values")
     kcol.setup(keys, "keys")
-    n = vcol.n
+    source_n = n = vcol.n
+    if kcol.n >= 0 and kcol.n != n:
+        raise ValueError(f"keys has {kcol.n} entries for {n} values")
+    b.rows = NULL
+    if rows is not None:
+        rows_arr = np.ascontiguousarray(rows, dtype=np.int64)
+        if rows_arr.ndim != 1:
+            raise ValueError("rows must be a 1-D sequence of record indices")
+        nrows = n = rows_arr.shape[0]
+        rp = <const int64_t *>cnp.PyArray_DATA(rows_arr)
+        for i in range(nrows):
+            if rp[i] < 0 or rp[i] >= source_n:
+                raise IndexError(f"rows[{i}] = {rp[i]} is outside the {source_n} records")
+        b.rows = rp
     if n == 0:
         raise ValueError("a record batch needs at least one record")
     if n > INT32_MAX:
         raise ValueError("too many records for one batch")
-    if kcol.n >= 0 and kcol.n != n:
-        raise ValueError(f"keys has {kcol.n} entries for {n} values")
     b.n = n
     b.values = &vcol.col
     b.keys = &kcol.col
@@ -618,20 +647,20 @@ def encode_batch(values, keys=None, *, timestamps=None, headers=None, compressio
         b.ts0 = _i64(timestamps, "timestamp")
     else:
         ts_arr = np.ascontiguousarray(timestamps, dtype=np.int64)
-        if ts_arr.ndim != 1 or ts_arr.shape[0] != n:
-            raise ValueError(f"timestamps has {ts_arr.size} entries for {n} records")
+        if ts_arr.ndim != 1 or ts_arr.shape[0] != source_n:
+            raise ValueError(f"timestamps has {ts_arr.size} entries for {source_n} records")
         b.ts = <const int64_t *>cnp.PyArray_DATA(ts_arr)
-    b.first_ts = b.ts[0] if b.ts != NULL else b.ts0
-    hdrs.setup(headers, n)
+    hdrs.setup(headers, source_n)
     b.hdrs = &hdrs.h
+    b.first_ts = b.ts0 if b.ts == NULL else b.ts[0] if b.rows == NULL else b.ts[b.rows[0]]
     nogil_ok = vcol.col.kind != KF_COL_PTRS and kcol.col.kind != KF_COL_PTRS
     if nogil_ok:
         with nogil:
             size = kf_bulk_size(&b)
-            max_ts = kf_max_ts(b.ts, n, b.ts0)
+            max_ts = _max_ts(&b)
     else:
         size = kf_bulk_size(&b)
-        max_ts = kf_max_ts(b.ts, n, b.ts0)
+        max_ts = _max_ts(&b)
     if size < 0:
         raise ValueError("a key or value is longer than 2 GiB")
     total = HEADER_SIZE + size

@@ -374,8 +374,11 @@ def encode_batch(
     base_sequence: int = -1,
     transactional: bool = False,
     partition_leader_epoch: int = -1,
+    rows: Any = None,
 ) -> bytes:
-    """Encode one complete RecordBatch (magic 2) holding every given record."""
+    """Encode one complete RecordBatch (magic 2) holding every given record, or with
+    ``rows`` (integer indices) the records at those rows of the columns, timestamps and
+    per-record headers, in that order."""
     from kafka_fast import compression as _codecs
 
     codec = _codecs.codec_id(compression)
@@ -383,13 +386,24 @@ def encode_batch(
         raise TypeError("values must be given (use a list with None for null values)")
     vals = _column(values, "values")
     n = len(vals)
-    if n == 0:
-        raise ValueError("a record batch needs at least one record")
     ks = [None] * n if keys is None else _column(keys, "keys")
     if len(ks) != n:
         raise ValueError(f"keys has {len(ks)} entries for {n} values")
     ts = _timestamps(timestamps, n)
     hs = _headers(headers, n)
+    if rows is not None:
+        picked = np.asarray(rows, dtype=np.int64)
+        if picked.ndim != 1:
+            raise ValueError("rows must be a 1-D sequence of record indices")
+        for i, r in enumerate(picked.tolist()):
+            if r < 0 or r >= n:
+                raise IndexError(f"rows[{i}] = {r} is outside the {n} records")
+        order = picked.tolist()
+        vals, ks = [vals[r] for r in order], [ks[r] for r in order]
+        ts, hs = [ts[r] for r in order], [hs[r] for r in order]
+        n = len(order)
+    if n == 0:
+        raise ValueError("a record batch needs at least one record")
     first = ts[0]
     records = b"".join(
         _encode_record(i, _i64(ts[i] - first), ks[i], vals[i], hs[i]) for i in range(n)

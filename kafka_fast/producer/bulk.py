@@ -263,6 +263,10 @@ class BatchProducer:
         # Rows are gathered batch by batch into scratch arrays reused for every batch (unless a
         # callback keeps them): fresh large buffers would page-fault on every use.
         keep = cb is not None
+        # Without reports to keep, array and packed columns are not gathered at all: the
+        # encoder picks each batch's rows (lists would be set up whole for every batch).
+        pick = (not keep and not per_record_headers and not isinstance(values, list)
+                and not isinstance(keys, list))
 
         def chunks():
             for q, lo, hi in groups:
@@ -279,6 +283,12 @@ class BatchProducer:
                 cv, ck = _slice(values, a, b), _slice(keys, a, b)
                 ct = None if ts is None else ts[a:b]
                 ch = hdrs[a:b] if per_record_headers else hdrs
+            elif pick:
+                # The encoder reads the partition's rows straight from the columns.
+                payload = encode_batch(values, keys, timestamps=ts, headers=hdrs,
+                                       compression=codec, compression_level=level,
+                                       rows=order[a:b])
+                return q, b - a, payload, None
             else:
                 scratch = None if keep else _scratch()
                 cv = _gather(values, order, a, b, scratch, "v")

@@ -18,17 +18,21 @@ int64_t kf_bulk_size(const kf_bulk *b) {
     for (int64_t i = 0; i < b->n; i++) {
         const uint8_t *k, *v, *h;
         int64_t klen, vlen, hlen;
-        kf_col_get(b->keys, i, &k, &klen);
-        kf_col_get(b->values, i, &v, &vlen);
-        kf_hdr_get(b->hdrs, i, &h, &hlen);
+        const int64_t j = b->rows ? b->rows[i] : i;
+        kf_col_get(b->keys, j, &k, &klen);
+        kf_col_get(b->values, j, &v, &vlen);
+        kf_hdr_get(b->hdrs, j, &h, &hlen);
         if (klen > INT32_MAX || vlen > INT32_MAX) return -1;
-        int64_t ts = b->ts ? b->ts[i] : b->ts0;
+        int64_t ts = b->ts ? b->ts[j] : b->ts0;
         size_t body = kf_record_body_size(i, (int64_t)((uint64_t)ts - (uint64_t)b->first_ts),
                                           klen, vlen, hlen);
         total += (int64_t)(kf_uvarint_size(kf_zigzag((int64_t)body)) + body);
     }
     return total;
 }
+
+/* How many records ahead kf_bulk_write prefetches picked rows. */
+#define KF_PICK_AHEAD 16
 
 int64_t kf_bulk_write(const kf_bulk *b, uint8_t *out) {
     uint8_t *p = out;
@@ -42,10 +46,24 @@ int64_t kf_bulk_write(const kf_bulk *b, uint8_t *out) {
             __builtin_prefetch(ahead);
             if (b->values->lens[i + 4] > 64) __builtin_prefetch(ahead + 64);
         }
-        kf_col_get(b->keys, i, &k, &klen);
-        kf_col_get(b->values, i, &v, &vlen);
-        kf_hdr_get(b->hdrs, i, &h, &hlen);
-        int64_t ts = b->ts ? b->ts[i] : b->ts0;
+        const int64_t j = b->rows ? b->rows[i] : i;
+        if (b->rows && i + KF_PICK_AHEAD < b->n) {
+            /* rows picked out of the columns: fetch a later record's key and value ahead */
+            const int64_t ahead = b->rows[i + KF_PICK_AHEAD];
+            const uint8_t *pa;
+            int64_t la;
+            kf_col_get(b->values, ahead, &pa, &la);
+            if (pa) {
+                __builtin_prefetch(pa);
+                if (la > 64) __builtin_prefetch(pa + 64);
+            }
+            kf_col_get(b->keys, ahead, &pa, &la);
+            if (pa) __builtin_prefetch(pa);
+        }
+        kf_col_get(b->keys, j, &k, &klen);
+        kf_col_get(b->values, j, &v, &vlen);
+        kf_hdr_get(b->hdrs, j, &h, &hlen);
+        int64_t ts = b->ts ? b->ts[j] : b->ts0;
         int64_t tsd = (int64_t)((uint64_t)ts - (uint64_t)b->first_ts);
         size_t body = kf_record_body_size(i, tsd, klen, vlen, hlen);
         p = kf_write_record(p, body, i, tsd, k, klen, v, vlen, h, hlen);

@@ -181,6 +181,9 @@ typedef struct {
     int64_t ts0;
     int64_t first_ts;
     const kf_hdrs *hdrs;
+    /* NULL, or n indices: record i is row rows[i] of the columns, timestamps and headers
+     * (each checked by the caller to be within them) */
+    const int64_t *rows;
 } kf_bulk;
 
 /* Size of one record body (everything after its length varint). */
