@@ -124,6 +124,14 @@ class AIOConsumer:
     async def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
         return await self._call(self._consumer.list_topics, topic, timeout)
 
+    async def cluster_id(self, timeout: float = -1) -> str | None:
+        """The cluster id from broker metadata (None if ``timeout`` seconds pass first)."""
+        return await self._call(self._consumer.cluster_id, timeout)
+
+    async def set_sasl_credentials(self, username: str, password: str) -> None:
+        """SASL PLAIN/SCRAM credentials for the next logins; open connections keep theirs."""
+        await self._call(self._consumer.set_sasl_credentials, username, password)
+
     def metrics(self) -> dict[str, int | float]:
         """The consumer's flat metrics snapshot (``Consumer.metrics``; quick, not awaited)."""
         return self._consumer.metrics()

@@ -232,6 +232,14 @@ class AIOProducer:
     async def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
         return await self._call(self._producer.list_topics, topic, timeout)
 
+    async def cluster_id(self, timeout: float = -1) -> str | None:
+        """The cluster id from broker metadata (None if ``timeout`` seconds pass first)."""
+        return await self._call(self._producer.cluster_id, timeout)
+
+    async def set_sasl_credentials(self, username: str, password: str) -> None:
+        """SASL PLAIN/SCRAM credentials for the next logins; open connections keep theirs."""
+        await self._call(self._producer.set_sasl_credentials, username, password)
+
     async def init_transactions(self, timeout: float | None = None) -> None:
         await self._call(self._producer.init_transactions, timeout)
 
