@@ -388,6 +388,12 @@ def test_confluent_and_kafka_fast_asyncio_clients_fail_alike(real_broker):
     async def main():
         failed = [await serializing_failure(_their_producer, ck.IntegerSerializer()),
                   await serializing_failure(_our_producer, IntegerSerializer())]
+        # a difference: confluent-kafka's asyncio producer refuses headers (kafka_fast's
+        # produces them: test_round_trip_with_string_and_custom_serdes)
+        producer = await _their_producer(real_broker)
+        with pytest.raises(NotImplementedError):
+            await producer.produce(topic, key="k", value={}, partition=0, headers=[("h", b"")])
+        await producer.close()
         with Producer(real_broker.client_config()) as writer:
             for value in (b"\x00\x00\x00\x05", b"\x01\x02", b"\x00\x00\x00\x07"):
                 writer.produce(topic, value, b"k", partition=0)
@@ -464,6 +470,16 @@ class Builder:
         return built()
 
 
+class CountingProducer(AsyncSerializingProducer):
+    """Counts the cluster-id look-ups (the resolver given to the serdes calls this method)."""
+
+    look_ups = 0
+
+    async def cluster_id(self, timeout=-1):
+        CountingProducer.look_ups += 1
+        return await super().cluster_id(timeout)
+
+
 def test_builders_make_the_serdes_which_get_the_cluster_id_and_are_closed(real_broker):
     topic = unique_topic("aio-builders")
     create_topic(real_broker, topic, 1)
@@ -474,14 +490,19 @@ def test_builders_make_the_serdes_which_get_the_cluster_id_and_are_closed(real_b
     deserializer = BlockingSerde(IntegerDeserializer())
 
     async def main():
-        pending = AsyncSerializingProducer(real_broker.client_config({
+        CountingProducer.look_ups = 0
+        pending = CountingProducer(real_broker.client_config({
             "key.serializer.builder": key_builder, "value.serializer.builder": value_builder,
             "key.custom.setting": 1, "value.custom.setting": 2}))
         assert asyncio.iscoroutine(pending)  # created by awaiting
         producer = await pending
+        # Six tasks at once share one look-up; the id is not kept, the next call looks again.
+        resolved = await asyncio.gather(key_serde.resolver(),
+                                        *(value_serde.resolver() for _ in range(5)))
+        shared = CountingProducer.look_ups
+        resolved.append(await key_serde.resolver())
+        look_ups = (shared, CountingProducer.look_ups)
         cluster_id = await producer.cluster_id(10)
-        resolved = [await key_serde.resolver()] + await asyncio.gather(
-            *(value_serde.resolver() for _ in range(5)))
         delivered = await (await producer.produce(topic, key="k", value=42, partition=0))
         await producer.close()
         await producer.close()
@@ -494,20 +515,27 @@ def test_builders_make_the_serdes_which_get_the_cluster_id_and_are_closed(real_b
         async with await AsyncDeserializingConsumer(conf) as consumer:
             await consumer.assign([TopicPartition(topic, 0, 0)])
             msg = await consumer.poll(10)
-        return cluster_id, resolved, delivered, msg
+            # the columnar calls hand out the raw bytes
+            await consumer.assign([TopicPartition(topic, 0, 0)])
+            raw: list = []
+            while len(raw) < 2:
+                raw += (await consumer.consume_batch(10, 10.0)).values.to_pylist()
+        return cluster_id, resolved, look_ups, delivered, msg, raw
 
-    cluster_id, resolved, delivered, msg = run(main)
+    cluster_id, resolved, look_ups, delivered, msg, raw = run(main)
     # Each builder saw the whole configuration and whether it builds the key's serde; the
     # client got neither builder's own setting (it would have refused it).
     assert key_builder.seen == [(["key.custom.setting", "value.custom.setting"], True)]
     assert value_builder.seen == [(["key.custom.setting", "value.custom.setting"], False)]
     with Producer(real_broker.client_config()) as sync_producer:
         assert cluster_id and cluster_id == sync_producer.cluster_id(10)
-    assert resolved == [cluster_id] * 6
+    assert resolved == [cluster_id] * 7
+    assert look_ups == (1, 2)
     assert key_serde.blocking_resolver is None
     assert (delivered.offset(), delivered.key(), delivered.value()) == (
         0, b"k", b"\x00\x00\x00\x2a")
     assert (msg.offset(), msg.key(), msg.value()) == (0, b"k", 42)
+    assert raw == [b"\x00\x00\x00\x2a", b"v"]
     assert (key_serde.fields, value_serde.fields, deserializer.fields) == (
         [MessageField.KEY], [MessageField.VALUE], [MessageField.VALUE])
     # Built serdes are closed once (aclose(), else close()); ready-made ones stay open.
@@ -524,3 +552,11 @@ def test_a_serializer_and_its_builder_together_are_refused(client):
     with pytest.raises(ValueError, match="Cannot configure both value.serializer and "
                                          "value.serializer.builder"):
         run(main)
+
+
+def test_the_classes_are_not_generic_unlike_confluent_kafkas():
+    assert ck_aio.AsyncSerializingProducer[str, int] is not None
+    assert ck_aio.AsyncDeserializingConsumer[str, int] is not None
+    for ours in (AsyncSerializingProducer, AsyncDeserializingConsumer):
+        with pytest.raises(TypeError):
+            ours[str, int]  # type: ignore[index]
