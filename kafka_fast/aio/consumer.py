@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from ..consumer import Consumer
 from .callbacks import on_loop, reentrant_call, wrap_config
+
+_Self = TypeVar("_Self", bound="AIOConsumer")
 
 
 class AIOConsumer:
@@ -151,7 +153,7 @@ class AIOConsumer:
             if self._owns_executor:
                 await self._loop.run_in_executor(None, self.executor.shutdown, True)
 
-    async def __aenter__(self) -> AIOConsumer:
+    async def __aenter__(self: _Self) -> _Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -8,12 +8,14 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import KafkaError, KafkaException
 from ..message import Message
 from ..producer import Producer
 from .callbacks import wrap_config
+
+_Self = TypeVar("_Self", bound="AIOProducer")
 
 log = logging.getLogger("kafka_fast.aio")
 
@@ -283,7 +285,7 @@ class AIOProducer:
         if self._owns_executor:
             await self._loop.run_in_executor(None, self.executor.shutdown, True)
 
-    async def __aenter__(self) -> AIOProducer:
+    async def __aenter__(self: _Self) -> _Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -47,9 +47,9 @@ async def asyncio_clients() -> None:
     asp = await AsyncSerializingProducer({"bootstrap.servers": "localhost:9092"})
     reveal_type(asp)
     await asp.produce("t", key="k", value=1, partition=0)
-    adc = await AsyncDeserializingConsumer({"bootstrap.servers": "localhost:9092",
-                                            "group.id": "g"})
-    reveal_type(await adc.poll(1.0))
+    async with await AsyncDeserializingConsumer({"bootstrap.servers": "localhost:9092",
+                                                 "group.id": "g"}) as adc:
+        reveal_type(await adc.poll(1.0))
 """
 
 #: Each line must be refused (one error at least), the reason in the comment.
@@ -117,7 +117,7 @@ def test_public_api_type_checks(tmp_path):
     # awaiting the asyncio serializing clients' construction gives the client
     assert "kafka_fast.aio.serializing_producer.AsyncSerializingProducer" in revealed(
         "    reveal_type(asp)")
-    polled = revealed("    reveal_type(await adc.poll(1.0))")
+    polled = revealed("        reveal_type(await adc.poll(1.0))")
     assert "kafka_fast.message.Message" in polled and "None" in polled
 
 
