@@ -44,13 +44,11 @@ class DeserializingConsumer(Consumer):
         msg = super().poll(timeout)
         if msg is None:
             return None
-        error = msg.error()
-        if error is not None:
-            raise ConsumeError(error, kafka_message=msg)
+        check_event(msg)
         return self._deserialize(msg)
 
     def _deserialize(self, msg: Message) -> Message:
-        ctx = SerializationContext(msg.topic() or "", MessageField.KEY, msg.headers())
+        ctx = key_context(msg)
         key: Any = msg.key()
         if self._key_deserializer is not None:
             try:
@@ -71,3 +69,16 @@ class DeserializingConsumer(Consumer):
     def consume(self, num_messages: int = 1, timeout: float | None = -1) -> list[Message]:
         """Not offered (as in confluent-kafka): use ``poll()``."""
         raise NotImplementedError("DeserializingConsumer.consume() is not offered: use poll()")
+
+
+def check_event(msg: Message) -> None:
+    """Raise ``ConsumeError`` (holding ``msg``) when ``msg`` is an error event."""
+    error = msg.error()
+    if error is not None:
+        raise ConsumeError(error, kafka_message=msg)
+
+
+def key_context(msg: Message) -> SerializationContext:
+    """The context a message's key deserializer gets (its ``field`` becomes VALUE for the
+    value's)."""
+    return SerializationContext(msg.topic() or "", MessageField.KEY, msg.headers())

@@ -41,10 +41,7 @@ class SerializingProducer(Producer):
                 partition: int = -1, on_delivery: Any = None, timestamp: int = 0,
                 headers: Any = None) -> None:
         """Serialize ``key`` then ``value`` and queue the record (see ``Producer.produce``)."""
-        if self._closed:
-            raise RuntimeError("Producer has been closed")
-        if not isinstance(topic, str):
-            raise TypeError(f"topic must be a str, not {type(topic).__name__}")
+        check_record(self._closed, topic)
         ctx = SerializationContext(topic, MessageField.KEY, headers)
         if self._key_serializer is not None:
             try:
@@ -59,3 +56,12 @@ class SerializingProducer(Producer):
                 raise ValueSerializationError(exc) from exc
         super().produce(topic, value=value, key=key, partition=partition,
                         on_delivery=on_delivery, timestamp=timestamp, headers=headers)
+
+
+def check_record(closed: bool, topic: object) -> None:
+    """Refuse a record before its serializers run (they may act, e.g. register a schema, for a
+    record that could not be produced): on a closed producer, or with a topic not a str."""
+    if closed:
+        raise RuntimeError("Producer has been closed")
+    if not isinstance(topic, str):
+        raise TypeError(f"topic must be a str, not {type(topic).__name__}")

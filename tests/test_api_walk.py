@@ -1,7 +1,7 @@
 """A walk over confluent-kafka's public API: every public name of its package and of its
-``serialization`` and ``error`` modules exists in kafka_fast, every public method and attribute
-of its classes exists on ours, and every parameter confluent-kafka documents is taken, in the
-same position for positional ones. The admin API has its own walk (tests/admin/test_api_compat).
+``serialization``, ``error`` and ``aio`` modules exists in kafka_fast, every public method and
+attribute of its classes exists on ours, and every parameter confluent-kafka documents is
+taken, in the same position for positional ones. The admin API has its own walk (tests/admin/test_api_compat).
 
 What is deliberately different is in ``ALLOWED`` with the reason.
 """
@@ -14,11 +14,13 @@ from types import ModuleType
 from typing import Any
 
 import confluent_kafka
+import confluent_kafka.aio
 import confluent_kafka.error
 import confluent_kafka.serialization
 import pytest
 
 import kafka_fast
+import kafka_fast.aio
 import kafka_fast.error
 import kafka_fast.serialization
 
@@ -38,6 +40,7 @@ PAIRS = [
     (confluent_kafka, kafka_fast),
     (confluent_kafka.serialization, kafka_fast.serialization),
     (confluent_kafka.error, kafka_fast.error),
+    (confluent_kafka.aio, kafka_fast.aio),
 ]
 _SPHINX = re.compile(r"\.\. py:function::?\s*\w+\((?P<params>.*)\)")
 
@@ -52,7 +55,9 @@ def _public(module: ModuleType) -> list[str]:
         origin = getattr(obj, "__module__", "") or ""
         if origin.startswith("typing") or name in {"Any", "Dict", "List", "Optional", "Tuple"}:
             continue
-        if module is not confluent_kafka and inspect.isclass(obj) and origin != module.__name__:
+        inside = origin == module.__name__ or (
+            origin.startswith(module.__name__ + ".") and hasattr(module, "__path__"))
+        if module is not confluent_kafka and inspect.isclass(obj) and not inside:
             continue  # a name the submodule imports from elsewhere (checked where it lives)
         out.append(name)
     return sorted(out)

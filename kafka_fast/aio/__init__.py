@@ -7,10 +7,14 @@ the batch is delivered. ``AIOConsumer``: every consumer call runs on a worker th
 so the event loop never blocks; ``async for view in consumer.batches(...)`` yields columnar
 ``RecordBatchView``s. Callbacks in the configuration (``error_cb``, ``throttle_cb``,
 ``stats_cb``, ``on_commit``) and the rebalance callbacks of ``subscribe`` may be coroutine
-functions: they run on the event loop.
+functions: they run on the event loop. ``AsyncSerializingProducer`` and
+``AsyncDeserializingConsumer`` (created with ``await``) add ``key.serializer`` /
+``value.serializer`` (``key.deserializer`` / ``value.deserializer``), plain or asyncio ones.
 """
 
 from .consumer import AIOConsumer
+from .deserializing_consumer import AsyncDeserializingConsumer
 from .producer import AIOProducer
+from .serializing_producer import AsyncSerializingProducer
 
-__all__ = ["AIOConsumer", "AIOProducer"]
+__all__ = ["AIOConsumer", "AIOProducer", "AsyncDeserializingConsumer", "AsyncSerializingProducer"]

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from ..consumer import Consumer
 from .callbacks import on_loop, reentrant_call, wrap_config
+
+_Self = TypeVar("_Self", bound="AIOConsumer")
 
 
 class AIOConsumer:
@@ -124,6 +126,14 @@ class AIOConsumer:
     async def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
         return await self._call(self._consumer.list_topics, topic, timeout)
 
+    async def cluster_id(self, timeout: float = -1) -> str | None:
+        """The cluster id from broker metadata (None if ``timeout`` seconds pass first)."""
+        return await self._call(self._consumer.cluster_id, timeout)
+
+    async def set_sasl_credentials(self, username: str, password: str) -> None:
+        """SASL PLAIN/SCRAM credentials for the next logins; open connections keep theirs."""
+        await self._call(self._consumer.set_sasl_credentials, username, password)
+
     def metrics(self) -> dict[str, int | float]:
         """The consumer's flat metrics snapshot (``Consumer.metrics``; quick, not awaited)."""
         return self._consumer.metrics()
@@ -143,7 +153,7 @@ class AIOConsumer:
             if self._owns_executor:
                 await self._loop.run_in_executor(None, self.executor.shutdown, True)
 
-    async def __aenter__(self) -> AIOConsumer:
+    async def __aenter__(self: _Self) -> _Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -8,12 +8,14 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import KafkaError, KafkaException
 from ..message import Message
 from ..producer import Producer
 from .callbacks import wrap_config
+
+_Self = TypeVar("_Self", bound="AIOProducer")
 
 log = logging.getLogger("kafka_fast.aio")
 
@@ -232,6 +234,14 @@ class AIOProducer:
     async def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
         return await self._call(self._producer.list_topics, topic, timeout)
 
+    async def cluster_id(self, timeout: float = -1) -> str | None:
+        """The cluster id from broker metadata (None if ``timeout`` seconds pass first)."""
+        return await self._call(self._producer.cluster_id, timeout)
+
+    async def set_sasl_credentials(self, username: str, password: str) -> None:
+        """SASL PLAIN/SCRAM credentials for the next logins; open connections keep theirs."""
+        await self._call(self._producer.set_sasl_credentials, username, password)
+
     async def init_transactions(self, timeout: float | None = None) -> None:
         await self._call(self._producer.init_transactions, timeout)
 
@@ -275,7 +285,7 @@ class AIOProducer:
         if self._owns_executor:
             await self._loop.run_in_executor(None, self.executor.shutdown, True)
 
-    async def __aenter__(self) -> AIOProducer:
+    async def __aenter__(self: _Self) -> _Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

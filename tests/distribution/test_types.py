@@ -21,6 +21,7 @@ NATIVE_MODULES = ("_columns", "_crc32c", "_partition", "_records", "_sockio")
 GOOD = """\
 from kafka_fast import (AdminClient, Consumer, KafkaError, Producer, SerializingProducer,
                         TopicPartition, crc32c)
+from kafka_fast.aio import AsyncDeserializingConsumer, AsyncSerializingProducer
 from kafka_fast.records import Record, decode_batches, encode_batch
 
 p = Producer({"bootstrap.servers": "localhost:9092"})
@@ -40,11 +41,21 @@ for batch in decode_batches(data):
     reveal_type(batch)
     records: list[Record] = batch.records()
     first: int = records[0].offset
+
+
+async def asyncio_clients() -> None:
+    asp = await AsyncSerializingProducer({"bootstrap.servers": "localhost:9092"})
+    reveal_type(asp)
+    await asp.produce("t", key="k", value=1, partition=0)
+    async with await AsyncDeserializingConsumer({"bootstrap.servers": "localhost:9092",
+                                                 "group.id": "g"}) as adc:
+        reveal_type(await adc.poll(1.0))
 """
 
 #: Each line must be refused (one error at least), the reason in the comment.
 BAD = """\
 from kafka_fast import Consumer, Producer, crc32c
+from kafka_fast.aio import AsyncSerializingProducer
 from kafka_fast.records import encode_batch
 
 p = Producer({"bootstrap.servers": "localhost:9092"})
@@ -55,6 +66,7 @@ c.no_such_method()  # Consumer has no such attribute
 c.poll("soon")  # the timeout is a float
 crc32c(b"data", "0")  # the stub: the start value is an int
 n: int = encode_batch([b"v"])  # the stub: bytes, not int
+AsyncSerializingProducer(["bootstrap.servers"])  # the configuration is a mapping
 """
 
 
@@ -102,6 +114,11 @@ def test_public_api_type_checks(tmp_path):
     batch = revealed("    reveal_type(batch)")
     assert "kafka_fast._native._records.RecordBatch" in batch
     assert "kafka_fast._native._records._LegacyRecordBatch" in batch
+    # awaiting the asyncio serializing clients' construction gives the client
+    assert "kafka_fast.aio.serializing_producer.AsyncSerializingProducer" in revealed(
+        "    reveal_type(asp)")
+    polled = revealed("        reveal_type(await adc.poll(1.0))")
+    assert "kafka_fast.message.Message" in polled and "None" in polled
 
 
 def test_wrong_usage_is_refused(tmp_path):
