@@ -14,7 +14,8 @@ runs made with ``--hold`` match only a block naming ``hold_objects=N``; ``cases=
 runs that included the cases A and B; ``rows=A,B`` keeps only the paths starting with A or B. A
 ``scaling
 sweep=size|partitions|producers`` block shows the newest run of every point of that sweep
-(``benchmarks/bench_scaling.py``). ``--check`` only reports blocks that differ (exit 1).
+(``benchmarks/bench_scaling.py``); a ``goals`` block checks the goals of :data:`GOALS` on the
+newest runs of :data:`GOAL_RUNS` and the floor of ``benchmarks/bench_floor.py``. ``--check`` only reports blocks that differ (exit 1).
 ``--plot FILE`` also draws the newest produce and consume runs matching ``--plot-filter``.
 
     python tools/bench_report.py            # rewrite the blocks
@@ -124,6 +125,78 @@ def render_scaling(runs: list[dict[str, Any]], filters: dict[str, str]) -> str:
             f"Python {m['python']}.\n")
 
 
+#: The goals of the performance work: (direction, kafka_fast path, most CPU s/M or None, most
+#: CPU per record relative to confluent-kafka's baseline, most CPU relative to the floor).
+GOALS = (
+    ("produce", "produce_batch", 0.25, 0.10, 2.0),
+    ("produce", "produce()", None, 0.20, None),
+    ("consume", "consume_batch", 0.25, 0.10, 2.0),
+    ("consume", "consume(10000)", None, 1 / 3, None),
+    ("consume", "poll()", None, 1 / 3, None),
+)
+#: The stored runs the goals are checked on: (direction, block filter).
+GOAL_RUNS = (
+    ("produce", "broker=Tansu acks=1 cases=kafka_fast.produce,kafka_fast.produce_batch"),
+    ("produce", "broker=Apache nodes=1 acks=1"),
+    ("produce", "broker=Apache nodes=1 acks=all"),
+    ("produce", "broker=Apache nodes=3 acks=all"),
+    ("consume", "broker=Tansu"),
+    ("consume", "broker=Apache nodes=1"),
+    ("consume", "broker=Apache nodes=3"),
+)
+
+
+def render_goals(results_dir: Path) -> str:
+    """Each goal against the newest stored run of every broker: met or not, and by how much."""
+    floors: dict[str, float] = {}
+    floor_path = results_dir / "floor.jsonl"
+    floor_run = newest(store.load(floor_path), {}) if floor_path.exists() else None
+    if floor_run is not None:
+        floors = {r["direction"]: r["cpu_s_per_million"] for r in floor_run["results"]
+                  if r["step"] == "floor (sum)"}
+    lines = ["| path | broker | codec | CPU s/M | x confluent CPU | x floor | goal | met |",
+             "|---|---|---|---:|---:|---:|---|---|"]
+    captions = []
+    for direction, spec in GOAL_RUNS:
+        filters = dict(w.split("=", 1) for w in spec.split())
+        runs = store.load(results_dir / f"{direction}.jsonl")
+        run = newest(runs, filters)
+        if run is None:
+            raise ValueError(f"no stored {direction} run matches {filters}")
+        captions.append(f"{direction} on {run['broker']} (acks {filters.get('acks', '-')}): "
+                        f"{run['time'][:10]}, commit `{run['commit'] or 'unknown'}`")
+        results = results_of(run, filters.get("acks"))
+        rel = ratios(results)
+        where = run["broker"] + (f", acks={filters['acks']}" if "acks" in filters else "")
+        for d, path, most_cpu, most_ratio, most_floor in GOALS:
+            if d != direction:
+                continue
+            for i, r in enumerate(results):
+                if r.client != "kafka_fast" or not r.path.startswith(path) or r.error:
+                    continue
+                codec = r.path[len(path):].strip(" []") or "none"
+                if codec not in ("none", "lz4", "zstd") or i not in rel:
+                    continue
+                cpu, ratio = r.cpu_per_million, rel[i][1]
+                floor = floors.get(direction) if codec == "none" else None
+                x_floor = cpu / floor if floor else None
+                goal = [f"<= {most_cpu} CPU s/M"] if most_cpu is not None else []
+                goal.append(f"<= {most_ratio:.2f}x confluent")
+                met = (most_cpu is None or cpu <= most_cpu) and ratio <= most_ratio
+                if most_floor is not None and x_floor is not None:
+                    goal.append(f"<= {most_floor:g}x floor")
+                    met = met and x_floor <= most_floor
+                lines.append(f"| {path} | {where} | {codec} | {cpu:.2f} | {ratio:.2f} | "
+                             + (f"{x_floor:.2f}" if x_floor is not None else "") + " | "
+                             + ", ".join(goal) + f" | {'yes' if met else 'no'} |")
+    if floor_run is not None:
+        captions.append(f"floor: {floor_run['time'][:10]}, commit "
+                        f"`{floor_run['commit'] or 'unknown'}` (produce "
+                        f"{floors.get('produce', 0):.3f}, consume "
+                        f"{floors.get('consume', 0):.3f} CPU s/M)")
+    return "\n".join(lines) + "\n\nRuns: " + "; ".join(captions) + ".\n"
+
+
 def render(spec: str, results_dir: Path) -> str:
     """The generated text of one block."""
     words = spec.split()
@@ -133,6 +206,8 @@ def render(spec: str, results_dir: Path) -> str:
     path = results_dir / f"{bench}.jsonl"
     if bench == "scaling":
         return render_scaling(store.load(path) if path.exists() else [], filters)
+    if bench == "goals":
+        return render_goals(results_dir)
     rows = filters.pop("rows", None)  # only paths starting with one of these, e.g. AIOProducer
     run = newest(store.load(path), filters) if path.exists() else None
     if run is None:

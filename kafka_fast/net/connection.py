@@ -26,7 +26,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ..errors import KafkaError, KafkaException, ProtocolError
-from ..protocol import API_KEYS, frame_request
+from ..protocol import API_KEYS, API_VERSIONS, frame_request
 from ..protocol.headers import decode_response_header, response_header_version
 from ..protocol.messages import (
     ApiVersionsRequest,
@@ -341,8 +341,7 @@ class BrokerConnection:
                                    max_frame=self.settings.max_response_bytes)
         self._want(_READ)
         if not self.settings.api_version_request:
-            self._versions_done({k: (req.MIN_VERSION, req.MIN_VERSION)
-                                 for k, (req, _) in API_KEYS.items()})
+            self._versions_done({k: (low, low) for k, (low, _) in API_VERSIONS.items()})
             return
         self._send_api_versions(ApiVersionsRequest.MAX_VERSION)
 
@@ -384,7 +383,7 @@ class BrokerConnection:
         if entries is None:
             self.versions = {k: lo for k, (lo, _) in ranges.items()}
         else:
-            self.versions = negotiate(entries, API_KEYS)
+            self.versions = negotiate(entries, API_VERSIONS)
         if self.settings.sasl:
             self._start_sasl()
         else:

@@ -10,20 +10,19 @@ from .request import kafka_exception
 
 
 def negotiate(broker_ranges: Iterable[Any],
-              api_keys: Mapping[int, tuple[Any, Any]]) -> dict[int, int]:
+              ours: Mapping[int, tuple[int, int]]) -> dict[int, int]:
     """``{api_key: version}`` for every API both sides support.
 
     ``broker_ranges`` are ApiVersionsResponse entries (api_key, min_version, max_version);
-    ``api_keys`` maps keys to this client's (request, response) classes.
+    ``ours`` maps keys to this client's (lowest, highest) request versions.
     """
     out: dict[int, int] = {}
     for entry in broker_ranges:
-        classes = api_keys.get(entry.api_key)
-        if classes is None:
+        mine = ours.get(entry.api_key)
+        if mine is None:
             continue
-        req_cls = classes[0]
-        high = min(entry.max_version, req_cls.MAX_VERSION)
-        low = max(entry.min_version, req_cls.MIN_VERSION)
+        high = min(entry.max_version, mine[1])
+        low = max(entry.min_version, mine[0])
         if high >= low:
             out[entry.api_key] = high
     return out

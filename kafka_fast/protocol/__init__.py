@@ -13,7 +13,7 @@ from kafka_fast.protocol.base import DEFAULT, Field, Message, Struct
 from kafka_fast.protocol.framing import decode_response, frame_request
 
 __all__ = [
-    "API_KEYS", "DEFAULT", "Field", "Message", "Struct", "by_name", "decode_response",
+    "API_KEYS", "API_VERSIONS", "DEFAULT", "Field", "Message", "Struct", "by_name", "decode_response",
     "frame_request", "headers", "messages",
 ]
 
@@ -39,6 +39,11 @@ class _ApiKeys(Mapping):
 
 
 API_KEYS: Mapping[int, tuple[type[Message], type[Message]]] = _ApiKeys()
+
+#: API key -> (lowest, highest) request version this client speaks, without importing the
+#: message classes (version negotiation needs only these).
+API_VERSIONS: Mapping[int, tuple[int, int]] = {
+    key: (entry[4], entry[5]) for key, entry in messages.API_INDEX.items()}
 
 
 def by_name(name: str) -> type:
