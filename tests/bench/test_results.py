@@ -212,3 +212,40 @@ def test_the_asyncio_floor_resolves_every_future():
     wall, cpu, error = CASE["asyncio.futures"].run(
         Target("unused:9092", "unused", 1, "none", "1", 30.0), Payload.make(2_000, 20, 4))
     assert (error, wall > 0, cpu > 0) == ("", True, True)
+
+
+def test_goals_are_checked_against_the_runs_and_the_floor(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench_report, "GOAL_RUNS", (("produce", "broker=Tansu"),))
+    store.append(tmp_path, _run("Tansu (embedded)", 1_000_000, [
+        _row("kafka_fast", "produce_batch", 1_000_000, 0.5, 0.12),
+        _row("kafka_fast", "produce()", 1_000_000, 0.5, 0.30),
+        _row("confluent", "produce()", 1_000_000, 1.0, 1.50)]))
+    store.append(tmp_path, store.record("floor", "none", {"records": 1_000_000}, [
+        {"direction": "produce", "step": "CRC32C", "cpu_s_per_million": 0.01},
+        {"direction": "produce", "step": "floor (sum)", "cpu_s_per_million": 0.05}]))
+    out = bench_report.update("<!-- bench: goals -->\n<!-- /bench -->", tmp_path)
+    rows = {cells[0]: cells for cells in (
+        [c.strip() for c in line.split("|")[1:-1]] for line in out.splitlines()
+        if line.startswith("| produce"))}
+    assert rows["produce_batch"][1:6] == ["Tansu (embedded)", "none", "0.12", "0.08", "2.40"]
+    assert rows["produce_batch"][6:] == [
+        "<= 0.25 CPU s/M, <= 0.10x confluent, <= 2x floor", "yes, yes, **no**"]
+    assert rows["produce()"][3:] == ["0.30", "0.20", "6.00", "<= 0.20x confluent", "yes"]
+    assert "produce 0.050, consume 0.000 CPU s/M" in out
+
+
+def test_the_floor_is_the_sum_of_its_measured_steps(tmp_path, capsys):
+    spec = importlib.util.spec_from_file_location("bench_floor",
+                                                  ROOT / "benchmarks" / "bench_floor.py")
+    bench_floor = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_floor)
+    assert bench_floor.main(["-n", "20000", "--repeat", "1", "--results", str(tmp_path)]) == 0
+    (run,) = store.load(tmp_path / "floor.jsonl")
+    assert run["settings"] == {"records": 20000, "value_bytes": 100, "key_bytes": 10,
+                               "repeat": 1}
+    for direction, steps in (("produce", 4), ("consume", 3)):
+        rows = [r for r in run["results"] if r["direction"] == direction]
+        assert len(rows) == steps + 1 and rows[-1]["step"] == "floor (sum)"
+        assert all(r["cpu_s_per_million"] >= 0 for r in rows)
+        assert rows[-1]["cpu_s_per_million"] == pytest.approx(
+            sum(r["cpu_s_per_million"] for r in rows[:-1]))
