@@ -12,6 +12,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from ..records import patch_producer_fields
+from .partitioner import gather_column
 
 
 class RecordEntries:
@@ -39,21 +40,32 @@ class RecordEntries:
 
 
 class ColumnEntries:
-    """Delivery data of a ``produce_batch`` batch: the columns it was encoded from.
+    """Delivery data of a ``produce_batch`` batch: the columns it was encoded from, and
+    ``rows``, the indices of its records in them (None: the columns hold just its records).
 
     Records are materialised (one ``Message`` each) only when the reports are served.
     """
 
-    __slots__ = ("callback", "values", "keys", "timestamps", "headers", "count")
+    __slots__ = ("callback", "values", "keys", "timestamps", "headers", "count", "rows")
 
     def __init__(self, callback: Any, values: Any, keys: Any, timestamps: Any, headers: Any,
-                 count: int) -> None:
+                 count: int, rows: Any = None) -> None:
         self.callback = callback
         self.values = values
         self.keys = keys
         self.timestamps = timestamps
         self.headers = headers
         self.count = count
+        self.rows = rows
+
+    def columns(self) -> tuple[Any, Any, Any]:
+        """``(values, keys, timestamps)`` of just this batch's records, in order."""
+        rows = self.rows
+        if rows is None:
+            return self.values, self.keys, self.timestamps
+        n = len(rows)
+        return (gather_column(self.values, rows, 0, n), gather_column(self.keys, rows, 0, n),
+                None if self.timestamps is None else self.timestamps[rows])
 
     def __len__(self) -> int:
         return self.count

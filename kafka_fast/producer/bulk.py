@@ -41,9 +41,7 @@ from .partitioner import (
     chunk_ends,
     column_length,
     first_not_bytes,
-    gather_list,
-    gather_packed,
-    gather_rows,
+    gather_column,
     group_by_partition,
     is_packed,
     partition_column,
@@ -143,18 +141,12 @@ def _scratch() -> dict:
 def _gather(column: Any, order: np.ndarray, a: int, b: int, scratch: dict | None,
             name: str) -> Any:
     """Rows ``order[a:b]`` of a column (2-D arrays into a reused scratch array)."""
-    if column is None:
-        return None
-    if is_packed(column):
-        return gather_packed(column, order, a, b)
-    if isinstance(column, np.ndarray):
-        if scratch is None:
-            return gather_rows(column, order, a, b)
-        buf = scratch.get(name)
-        if buf is None or len(buf) < b - a:
-            buf = scratch[name] = np.empty((max(b - a, 1024), column.shape[1]), np.uint8)
-        return gather_rows(column, order, a, b, buf[:b - a])
-    return gather_list(column, order, a, b)
+    if scratch is None or not isinstance(column, np.ndarray):
+        return gather_column(column, order, a, b)
+    buf = scratch.get(name)
+    if buf is None or len(buf) < b - a:
+        buf = scratch[name] = np.empty((max(b - a, 1024), column.shape[1]), np.uint8)
+    return gather_column(column, order, a, b, buf[:b - a])
 
 
 def _slice(column: Any, s: int, e: int) -> Any:
@@ -263,9 +255,9 @@ class BatchProducer:
         # Rows are gathered batch by batch into scratch arrays reused for every batch (unless a
         # callback keeps them): fresh large buffers would page-fault on every use.
         keep = cb is not None
-        # Without reports to keep, array and packed columns are not gathered at all: the
-        # encoder picks each batch's rows (lists would be set up whole for every batch).
-        pick = (not keep and not per_record_headers and not isinstance(values, list)
+        # Array and packed columns are not gathered at all: the encoder picks each batch's
+        # rows (lists, and per-record headers, would be set up whole for every batch).
+        pick = (not per_record_headers and not isinstance(values, list)
                 and not isinstance(keys, list))
 
         def chunks():
@@ -284,11 +276,15 @@ class BatchProducer:
                 ct = None if ts is None else ts[a:b]
                 ch = hdrs[a:b] if per_record_headers else hdrs
             elif pick:
-                # The encoder reads the partition's rows straight from the columns.
+                # The encoder reads the partition's rows straight from the columns; reports
+                # (if any) pick the same rows when they are built.
+                rows = order[a:b]
                 payload = encode_batch(values, keys, timestamps=ts, headers=hdrs,
-                                       compression=codec, compression_level=level,
-                                       rows=order[a:b])
-                return q, b - a, payload, None
+                                       compression=codec, compression_level=level, rows=rows)
+                count = b - a
+                return q, count, payload, ColumnEntries(
+                    cb, values, keys, ts, None if hdrs is None else [hdrs] * count, count,
+                    rows) if keep else None
             else:
                 scratch = None if keep else _scratch()
                 cv = _gather(values, order, a, b, scratch, "v")

@@ -96,9 +96,10 @@ def serve_batch(batch: ProducerBatch, default_cb: Any, only_errors: bool,
             return
         msgs: list[Message] = []
         appended = batch.log_append_time
+        values, keys, timestamps = entries.columns()
         delivery_messages(
             msgs, topic, partition, base if err is None and base >= 0 else -1,
-            entries.values, entries.keys, entries.headers, entries.timestamps,
+            values, keys, entries.headers, timestamps,
             TIMESTAMP_LOG_APPEND_TIME if appended >= 0 else TIMESTAMP_CREATE_TIME,
             appended, err, entries.count)
         for msg in msgs:

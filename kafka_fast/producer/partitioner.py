@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from kafka_fast._impl import load
 
@@ -43,10 +45,24 @@ else:
     RouterState = _impl.RouterState
     ProduceRouter = _impl.ProduceRouter
 
+
+
+def gather_column(column: Any, order: Any, start: int, stop: int, out: Any = None) -> Any:
+    """Rows ``order[start:stop]`` of a ``produce_batch`` column (None, a list, a 2-D uint8
+    array, copied into ``out`` when given, or a packed column), as a new column."""
+    if column is None:
+        return None
+    if is_packed(column):
+        return gather_packed(column, order, start, stop)
+    if isinstance(column, np.ndarray):
+        return gather_rows(column, order, start, stop, out)
+    return gather_list(column, order, start, stop)
+
+
 __all__ = [
     "ALGORITHMS", "NATIVE", "PartitionRoute", "ProduceRouter", "RouteLock", "RouterState",
     "TopicRoute", "UNASSIGNED", "algorithm_id", "chunk_ends", "column_item",
-    "column_length", "consistent", "first_not_bytes", "fnv1a", "gather_list", "gather_packed",
+    "column_length", "consistent", "first_not_bytes", "fnv1a", "gather_column", "gather_list", "gather_packed",
     "gather_rows", "group_by_partition",
     "is_packed", "murmur2", "partition_column", "partition_key", "row_sizes",
 ]

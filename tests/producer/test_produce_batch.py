@@ -11,7 +11,7 @@ import pytest
 from harness.topics import create_topic, unique_topic
 from readback import read_confluent
 
-from kafka_fast import KafkaError, KafkaException, Producer
+from kafka_fast import TIMESTAMP_CREATE_TIME, KafkaError, KafkaException, Producer
 from kafka_fast.producer.partitioner import partition_key
 
 
@@ -99,6 +99,44 @@ def test_explicit_partition_and_per_record_callbacks(broker):
     got = read_confluent(broker, topic, 2, 500)
     assert [(g.partition, g.offset, g.value) for g in got] == [
         (1, i, values[i]) for i in range(500)]
+
+
+@pytest.mark.parametrize("form", ["arrays", "packed"])
+def test_keyed_columns_report_every_record_from_its_rows(broker, form):
+    """Keyed array and packed columns spread over partitions: each batch is encoded from the
+    picked rows and its reports pick the same rows, so every record's report carries its own
+    key, value, timestamp, partition and offset."""
+    topic = unique_topic(f"pb-cbrows-{form}")
+    create_topic(broker, topic, 3)
+    n = 4000
+    keys = [b"k%05d" % (i * 7919 % n) for i in range(n)]
+    values = [b"v%05d" % i for i in range(n)]
+    stamps = np.arange(n, dtype=np.int64) + 1_650_000_000_000
+    if form == "arrays":
+        cv = np.frombuffer(b"".join(values), np.uint8).reshape(n, 6)
+        ck = np.frombuffer(b"".join(keys), np.uint8).reshape(n, 6)
+    else:
+        cv, ck = _packed(values), _packed(keys)
+    reports = []
+    with Producer(broker.client_config({"batch.size": 16_384})) as p:
+        assert p.produce_batch(topic, cv, keys=ck, timestamps=stamps,
+                               on_delivery=lambda e, m: reports.append(
+                                   (e, m.partition(), m.offset(), m.key(), m.value(),
+                                    m.timestamp()))) == n
+        assert p.flush(30) == 0
+    assert len(reports) == n and {r[0] for r in reports} == {None}
+    by_value = {r[4]: r for r in reports}
+    for i in range(n):
+        _, part, _, key, value, (ts_type, ts) = by_value[values[i]]
+        assert (key, part) == (keys[i], partition_key(keys[i], 3, 4))
+        if ts_type == TIMESTAMP_CREATE_TIME:  # the mock cluster reports a log-append time
+            assert ts == 1_650_000_000_000 + i
+    got = read_confluent(broker, topic, 3, n)
+    assert sorted((g.partition, g.offset, g.key, g.value) for g in got) == sorted(
+        (r[1], r[2], r[3], r[4]) for r in reports)
+    for records in _by_partition(got).values():
+        idx = [int(g.value[1:]) for g in records]
+        assert idx == sorted(idx)
 
 
 def test_confluent_list_of_dicts_form(broker):
