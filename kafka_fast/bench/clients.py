@@ -12,9 +12,10 @@ import asyncio
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from . import java
 from .payload import Payload
@@ -22,6 +23,8 @@ from .result import Stopwatch
 
 #: (wall seconds, process CPU seconds, error or "")
 Timing = tuple[float, float, str]
+#: what the asyncio rows run on uvloop add to their path (``runner.ratios`` keeps them apart)
+ON_UVLOOP = " on uvloop"
 
 
 @dataclass
@@ -333,6 +336,16 @@ def _kf_consume_batch(consumer, t: Target, p: Payload) -> Timing:
 
 # ---- aiokafka -------------------------------------------------------------------------------
 
+def _run_on(loop: str, main: Callable[[], Coroutine[Any, Any, Timing]]) -> Timing:
+    """Run ``main()`` on asyncio's own event loop (``"asyncio"``) or on uvloop's."""
+    if loop == "uvloop":
+        import uvloop
+
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            return runner.run(main())
+    return asyncio.run(main())
+
+
 async def _gathered(send: Callable, values: list, keys: list) -> Timing:
     """``await send(value, key)`` per record (each returns a delivery future), the futures
     gathered every 50k records; timed until every record is acknowledged."""
@@ -348,7 +361,7 @@ async def _gathered(send: Callable, values: list, keys: list) -> Timing:
     return wall, cpu, ""
 
 
-def aiokafka_send(t: Target, p: Payload) -> Timing:
+def aiokafka_send(t: Target, p: Payload, loop: str = "asyncio") -> Timing:
     """``await send()`` per record, the delivery futures gathered every 50k records."""
     from aiokafka import AIOKafkaProducer
 
@@ -366,7 +379,7 @@ def aiokafka_send(t: Target, p: Payload) -> Timing:
         finally:
             await producer.stop()
 
-    return asyncio.run(main())
+    return _run_on(loop, main)
 
 
 def aiokafka_getmany(t: Target, p: Payload) -> Timing:
@@ -396,9 +409,11 @@ def aiokafka_getmany(t: Target, p: Payload) -> Timing:
     return asyncio.run(main())
 
 
-def _aio_produce(module: str, settings: dict) -> Callable[[Target, Payload], Timing]:
+def _aio_produce(module: str, settings: dict, loop: str = "asyncio"
+                 ) -> Callable[[Target, Payload], Timing]:
     """``await producer.produce()`` per record with an ``AIOProducer`` (kafka_fast.aio or
-    confluent_kafka.aio), the delivery futures gathered every 50k records."""
+    confluent_kafka.aio), the delivery futures gathered every 50k records; on ``loop``
+    (``"asyncio"`` or ``"uvloop"``)."""
 
     def run(t: Target, p: Payload) -> Timing:
         import importlib
@@ -418,12 +433,12 @@ def _aio_produce(module: str, settings: dict) -> Callable[[Target, Payload], Tim
             finally:
                 await producer.close()
 
-        return asyncio.run(main())
+        return _run_on(loop, main)
 
     return run
 
 
-def asyncio_futures(t: Target, p: Payload) -> Timing:
+def asyncio_futures(t: Target, p: Payload, loop: str = "asyncio") -> Timing:
     """No client: what asyncio itself costs an asyncio producer. ``_gathered``'s loop over a
     coroutine that makes one future per record; a thread resolves them in batches with one
     ``call_soon_threadsafe`` every millisecond (as a client's delivery thread would), with
@@ -462,7 +477,7 @@ def asyncio_futures(t: Target, p: Payload) -> Timing:
             stop.set()
             thread.join()
 
-    return asyncio.run(main())
+    return _run_on(loop, main)
 
 
 # ---- kafka-python ---------------------------------------------------------------------------
@@ -544,6 +559,16 @@ CASES: list[Case] = [
          "produce", _kf_produce_batch_threads, default=False),
     Case("aiokafka.send", "aiokafka", "send()", "produce", aiokafka_send),
     Case("asyncio.futures", "asyncio", "futures only, no client", "produce", asyncio_futures),
+    # The asyncio rows again on uvloop (compared with confluent's AIOProducer on uvloop).
+    Case("kafka_fast.aio_produce_uvloop", "kafka_fast", f"AIOProducer.produce(){ON_UVLOOP}",
+         "produce", _aio_produce("kafka_fast.aio", {}, "uvloop"), default=False),
+    Case("confluent.aio_produce_uvloop", "confluent", f"AIOProducer.produce(){ON_UVLOOP}",
+         "produce", _aio_produce("confluent_kafka.aio", {"batch.size": 1_000_000}, "uvloop"),
+         default=False),
+    Case("aiokafka.send_uvloop", "aiokafka", f"send(){ON_UVLOOP}", "produce",
+         partial(aiokafka_send, loop="uvloop"), default=False),
+    Case("asyncio.futures_uvloop", "asyncio", f"futures only, no client{ON_UVLOOP}", "produce",
+         partial(asyncio_futures, loop="uvloop"), default=False),
     Case("kafka-python.send", "kafka-python", "send()", "produce",
          _closing(_kp_producer, _kp_send)),
     Case("aiokafka.getmany", "aiokafka", "getmany()", "consume", aiokafka_getmany),

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import java
-from .clients import CASE, CASES, MODULES, Case
+from .clients import CASE, CASES, MODULES, ON_UVLOOP, Case
 from .result import Result, process_cpu
 
 #: The peer case each kafka_fast case is compared with.
@@ -157,9 +157,10 @@ def ratios(results: list[Result]) -> dict[int, tuple[float, float]]:
     """For each result index: (records/s ratio, CPU/M ratio) against its confluent baseline."""
     out = {}
     for i, r in enumerate(results):
-        # what follows the path proper: the codec (" [lz4]") and objects held (" +1M held")
-        cut = min((i for i in (r.path.find(" ["), r.path.find(" +")) if i >= 0),
-                  default=len(r.path))
+        # what follows the path proper: the event loop (" on uvloop"), the codec (" [lz4]")
+        # and objects held (" +1M held")
+        cut = min((i for i in (r.path.find(ON_UVLOOP), r.path.find(" ["), r.path.find(" +"))
+                   if i >= 0), default=len(r.path))
         suffix = r.path[cut:]
         base = None
         for baseline in ([ASYNC_BASELINE] if _is_async(r) else []) + [BASELINE[r.direction]]:

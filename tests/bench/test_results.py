@@ -206,10 +206,29 @@ def test_asyncio_producers_compare_with_confluents_aio_producer():
     assert ratios([results[0], results[2]])[1] == (0.5, 2.0)
 
 
-def test_the_asyncio_floor_resolves_every_future():
+def test_uvloop_rows_compare_with_confluents_aio_producer_on_uvloop():
+    from kafka_fast.bench.result import Result
+    from kafka_fast.bench.runner import ratios
+
+    def result(client: str, path: str, cpu: float) -> Result:
+        return Result(client, path, "produce", 1000, 110_000, 1.0, cpu)
+
+    results = [result("confluent", "AIOProducer.produce() [none]", 8.0),
+               result("confluent", "AIOProducer.produce() on uvloop [none]", 4.0),
+               result("kafka_fast", "AIOProducer.produce() on uvloop [none]", 1.0),
+               result("kafka_fast", "AIOProducer.produce() [none]", 2.0),
+               result("asyncio", "futures only, no client on uvloop [none]", 0.5)]
+    got = {results[i].label: v[1] for i, v in ratios(results).items()}
+    assert got["kafka_fast AIOProducer.produce() on uvloop [none]"] == 0.25
+    assert got["kafka_fast AIOProducer.produce() [none]"] == 0.25
+    assert got["asyncio futures only, no client on uvloop [none]"] == 0.125
+
+
+@pytest.mark.parametrize("case", ["asyncio.futures", "asyncio.futures_uvloop"])
+def test_the_asyncio_floor_resolves_every_future(case):
     from kafka_fast.bench.clients import CASE, Target
 
-    wall, cpu, error = CASE["asyncio.futures"].run(
+    wall, cpu, error = CASE[case].run(
         Target("unused:9092", "unused", 1, "none", "1", 30.0), Payload.make(2_000, 20, 4))
     assert (error, wall > 0, cpu > 0) == ("", True, True)
 
