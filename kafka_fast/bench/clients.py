@@ -341,8 +341,7 @@ def _run_on(loop: str, main: Callable[[], Coroutine[Any, Any, Timing]]) -> Timin
     if loop == "uvloop":
         import uvloop
 
-        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-            return runner.run(main())
+        return uvloop.run(main())
     return asyncio.run(main())
 
 
