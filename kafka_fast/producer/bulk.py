@@ -222,6 +222,7 @@ class BatchProducer:
             sizes = sizes + (_header_sizes(hdrs, n) if per_record_headers
                              else _header_sizes([hdrs], 1)[0])
         biggest = int(sizes.max())
+        same_size = biggest == int(sizes.min())
         if biggest > acc.max_message:
             at = int(np.argmax(sizes))
             raise KafkaException(KafkaError(
@@ -263,7 +264,8 @@ class BatchProducer:
         def chunks():
             for q, lo, hi in groups:
                 idx = None if order is None else order[lo:hi]
-                ends = chunk_ends(sizes[lo:hi] if idx is None else sizes[idx], limit,
+                # equal sizes (fixed-width columns): any slice of the length is the same
+                ends = chunk_ends(sizes[lo:hi] if idx is None or same_size else sizes[idx], limit,
                                   acc.batch_records)
                 start = lo
                 for end in ends.tolist():
