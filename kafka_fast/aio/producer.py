@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import logging
 import threading
 from collections import deque
@@ -169,8 +170,9 @@ class AIOProducer:
     async def produce_batch(self, topic: str, values: Any = None, partition: int = -1, *,
                             keys: Any = None, timestamps: Any = None,
                             headers: Any = None) -> None:
-        """Queue many records (``Producer.produce_batch``'s columnar form) and return once
-        every one is delivered; raises ``KafkaException`` with the first failure."""
+        """Queue many records (``Producer.produce_batch``'s columnar form, called on the
+        executor) and return once every one is delivered; raises ``KafkaException`` with the
+        first failure."""
         self._check_open()
         count = _record_count(values)
         if count == 0:
@@ -181,11 +183,13 @@ class AIOProducer:
         def report(err: KafkaError | None, msg: Message) -> None:
             done.append((waiter, err, msg))
 
+        # On the executor: encoding a large call, and waiting for acknowledgements when it
+        # runs ahead of the broker (Producer.produce_batch), never blocks the loop.
+        call = functools.partial(self._producer.produce_batch, topic, values, partition, report,
+                                 keys=keys, timestamps=timestamps, headers=headers)
         while True:
             try:
-                queued = self._producer.produce_batch(
-                    topic, values, partition, report, keys=keys, timestamps=timestamps,
-                    headers=headers)
+                queued = await self._loop.run_in_executor(self.executor, call)
                 break
             except BufferError:
                 await self._wait_for_space()

@@ -127,6 +127,45 @@ def test_the_loop_is_never_blocked_while_the_queue_is_full(broker):
     assert len(ticks) > 3 and gaps.max() < 1.0, f"the loop stalled for {gaps.max():.2f}s"
 
 
+def test_a_large_produce_batch_to_a_stalled_broker_never_blocks_the_loop(fresh_mock_cluster):
+    """40 MB for a leader that stopped answering: the synchronous produce_batch waits for
+    acknowledgements (delivery.timeout.ms in all) before queueing the rest; on the executor,
+    the loop keeps running meanwhile, and every record is then reported failed."""
+    cluster = fresh_mock_cluster
+    topic = unique_topic("aio-stalled")
+    create_topic(cluster, topic, 1)
+    n = 100_000
+    values = np.full((n, 400), ord("x"), dtype=np.uint8)
+    ticks = []
+
+    async def ticker(stop):
+        while not stop.is_set():
+            ticks.append(asyncio.get_running_loop().time())
+            await asyncio.sleep(0.01)
+
+    async def main():
+        stop = asyncio.Event()
+        tick_task = asyncio.ensure_future(ticker(stop))
+        conf = cluster.client_config({"batch.size": 262_144, "delivery.timeout.ms": 1500,
+                                      "request.timeout.ms": 1000, "retries": 0})
+        async with AIOProducer(conf) as producer:
+            meta = await producer.list_topics(topic, 10)
+            leader = meta.topics[topic].partitions[0].leader
+            cluster.set_rtt(leader, 20_000)
+            try:
+                with pytest.raises(KafkaException) as info:
+                    await producer.produce_batch(topic, values, partition=0)
+            finally:
+                cluster.set_rtt(leader, 0)
+        stop.set()
+        await tick_task
+        return info.value.args[0].code()
+
+    assert run(main()) == KafkaError._MSG_TIMED_OUT
+    gaps = np.diff(ticks)
+    assert ticks[-1] - ticks[0] >= 1.0 and gaps.max() < 0.5, f"the loop stalled {gaps.max():.2f}s"
+
+
 def test_error_cb_coroutine_runs_on_the_loop():
     seen = []
     loops = []
