@@ -78,6 +78,7 @@ class ProducerBatch:
         "part", "builder", "payload", "count", "size", "created", "entries",
         "base_sequence", "stamp", "attempts", "retry_at",
         "error", "base_offset", "log_append_time", "order", "sent_at", "reported", "encoding",
+        "__weakref__",
     )
 
     def __init__(self, part: Any, count: int, size: int, created: float, entries: Any,

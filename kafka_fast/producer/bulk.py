@@ -15,15 +15,16 @@ Encoding runs far faster than a broker acknowledges, so ``produce_batch`` also k
 :data:`AHEAD_BYTES` (or four batches, if more) of encoded batches waiting for acknowledgement
 and waits for acknowledgements before encoding more (for ``delivery.timeout.ms`` per call at
 most: a broker that stopped answering then gets the rest queued, and the delivery reports
-tell). The memory of acknowledged batches is then reused
-for the next ones instead of every batch touching fresh pages (a page fault per 4 KB cost a
-third of the CPU of a large call), and the producer's memory stays bounded by the window.
+tell). The memory of acknowledged batches is then reused for the next ones instead of every
+batch touching fresh pages (a page fault per 4 KB cost a third of the CPU of a large call),
+and the producer's memory stays bounded by the window.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -183,8 +184,9 @@ class BatchProducer:
         self.serve = serve
         self.reports = reports
         self.encoder: ThreadPoolExecutor | None = None
-        #: Batches queued here, oldest first, and their encoded bytes (see ``unacked``).
-        self.pending: deque[ProducerBatch] = deque()
+        #: Batches queued here, oldest first, with their encoded sizes (see ``unacked``);
+        #: weak references, so a served batch is not kept alive by this list.
+        self.pending: deque[tuple[weakref.ref[ProducerBatch], int]] = deque()
         self.pending_bytes = 0
         self.lock = threading.Lock()
 
@@ -315,7 +317,7 @@ class BatchProducer:
                 acc.add_sealed(t.parts[q], batch)
                 acc.count += count
             with self.lock:
-                self.pending.append(batch)
+                self.pending.append((weakref.ref(batch), batch.size))
                 self.pending_bytes += batch.size
             unsent[0] += len(payload)
             if unsent[0] < WAKE_BYTES:
@@ -415,8 +417,11 @@ class BatchProducer:
         upper bound: a finished batch counts until those queued before it finished too)."""
         with self.lock:
             pending = self.pending
-            while pending and pending[0].reported:
-                self.pending_bytes -= pending.popleft().size
+            while pending:
+                batch = pending[0][0]()
+                if batch is not None and not batch.reported:
+                    break
+                self.pending_bytes -= pending.popleft()[1]
             return self.pending_bytes
 
     def wait_for_acks(self, ahead: int, deadline: list[float]) -> None:

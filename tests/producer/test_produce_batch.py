@@ -292,3 +292,27 @@ def test_large_call_to_a_stalled_broker_waits_once_then_queues_the_rest(fresh_mo
     assert delivered == []
     assert sorted(failed) == list(range(n))
     assert n * 400 > 2 * AHEAD_BYTES  # the call is larger than the window
+
+
+def test_the_producer_lets_go_of_the_columns_once_reports_are_served(broker):
+    """After flush() served the reports, nothing in the producer keeps the caller's columns
+    (the reports of a keyed call refer to them until then)."""
+    import gc
+    import weakref
+
+    topic = unique_topic("pb-letgo")
+    create_topic(broker, topic, 2)
+    n = 2000
+    values = np.frombuffer(b"".join(b"v%05d" % i for i in range(n)), np.uint8).reshape(n, 6)
+    keys = values.copy()
+    reported = []
+    with Producer(broker.client_config()) as p:
+        assert p.produce_batch(topic, values, keys=keys,
+                               on_delivery=lambda e, m: reported.append(e)) == n
+        assert p.flush(30) == 0
+        gone = weakref.ref(values), weakref.ref(keys)
+        del values, keys
+        gc.collect()
+        assert [ref() for ref in gone] == [None, None]
+        assert p._bulk.unacked() == 0
+    assert reported == [None] * n
