@@ -100,19 +100,21 @@ def test_produce_batch_resolves_when_every_record_is_delivered(broker):
     assert sorted(g.value for g in got) == sorted(bytes(r) for r in values)
 
 
+async def _ticker(ticks: list[float], stop: asyncio.Event) -> None:
+    """Note the loop's time every 10 ms until ``stop``: a long gap is the loop stalling."""
+    while not stop.is_set():
+        ticks.append(asyncio.get_running_loop().time())
+        await asyncio.sleep(0.01)
+
+
 def test_the_loop_is_never_blocked_while_the_queue_is_full(broker):
     topic = unique_topic("aio-full")
     create_topic(broker, topic, 1)
-    ticks = []
-
-    async def ticker(stop):
-        while not stop.is_set():
-            ticks.append(asyncio.get_running_loop().time())
-            await asyncio.sleep(0.01)
+    ticks: list[float] = []
 
     async def main():
         stop = asyncio.Event()
-        tick_task = asyncio.ensure_future(ticker(stop))
+        tick_task = asyncio.ensure_future(_ticker(ticks, stop))
         async with AIOProducer(broker.client_config(
                 {"queue.buffering.max.messages": 100, "linger.ms": 20})) as producer:
             futures = [await producer.produce(topic, b"%05d" % i) for i in range(2000)]
@@ -136,16 +138,11 @@ def test_a_large_produce_batch_to_a_stalled_broker_never_blocks_the_loop(fresh_m
     create_topic(cluster, topic, 1)
     n = 100_000
     values = np.full((n, 400), ord("x"), dtype=np.uint8)
-    ticks = []
-
-    async def ticker(stop):
-        while not stop.is_set():
-            ticks.append(asyncio.get_running_loop().time())
-            await asyncio.sleep(0.01)
+    ticks: list[float] = []
 
     async def main():
         stop = asyncio.Event()
-        tick_task = asyncio.ensure_future(ticker(stop))
+        tick_task = asyncio.ensure_future(_ticker(ticks, stop))
         conf = cluster.client_config({"batch.size": 262_144, "delivery.timeout.ms": 1500,
                                       "request.timeout.ms": 1000, "retries": 0})
         async with AIOProducer(conf) as producer:
