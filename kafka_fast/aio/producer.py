@@ -189,7 +189,7 @@ class AIOProducer:
                                  keys=keys, timestamps=timestamps, headers=headers)
         while True:
             try:
-                queued = await self._loop.run_in_executor(self.executor, call)
+                queued = await self._call(call)
                 break
             except BufferError:
                 await self._wait_for_space()
