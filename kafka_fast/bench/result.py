@@ -77,11 +77,34 @@ def _cpu() -> float:
 
 
 class Stopwatch:
-    """Measures wall and process CPU time between ``start()`` and ``stop()``."""
+    """Measures wall and process CPU time between ``start()`` and ``stop()``; a profiler
+    that ``perf_control`` talks to samples that span only."""
 
     def start(self) -> Stopwatch:
+        perf_control("enable")
         self.wall0, self.cpu0 = time.perf_counter(), _cpu()
         return self
 
     def stop(self) -> tuple[float, float]:
-        return time.perf_counter() - self.wall0, _cpu() - self.cpu0
+        wall, cpu = time.perf_counter() - self.wall0, _cpu() - self.cpu0
+        perf_control("disable")
+        return wall, cpu
+
+
+#: environment variables naming the control and acknowledgement FIFOs of a
+#: ``perf record --control fifo:CTL,ACK`` run (``benchmarks/profile_paths.py`` sets them)
+PERF_CTL, PERF_ACK = "KAFKA_FAST_PERF_CTL", "KAFKA_FAST_PERF_ACK"
+
+
+def perf_control(command: str) -> None:
+    """Send ``enable``/``disable`` to the ``perf record`` this process runs under, if any, and
+    wait for its acknowledgement; nothing when the variables are not set."""
+    ctl = os.environ.get(PERF_CTL)
+    if not ctl:
+        return
+    with open(ctl, "w") as f:
+        f.write(command + "\n")
+    ack = os.environ.get(PERF_ACK)
+    if ack:
+        with open(ack) as f:
+            f.readline()
