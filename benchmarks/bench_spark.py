@@ -6,8 +6,12 @@ availableNow, ``maxOffsetsPerTrigger`` of ``--rows / --micro-batches``) run with
 10-byte keys and 100-byte values into fresh ``--partitions``-partition topics. Each job's
 result is checked to be the same rows for both connectors (count and a sum of xxhash64
 over partition, offset, key, value and timestamp for reads; over key and value for what was
-written). The run is appended to docs/bench/results/spark.jsonl and the table in
-docs/spark.md is regenerated from it (``--report`` only regenerates).
+written). The batch write also runs with a Python data source that only counts the rows
+(``null_arrow_sink``: Spark's own cost of the Python data source path, no client). For every
+job the CPU seconds of the broker's JVM, Spark's JVM, PySpark's Python workers and the whole
+machine are read from /proc (``cpu_snapshot``, ``CpuMeter``). The run is appended to
+docs/bench/results/spark.jsonl and the table in docs/spark.md is regenerated from it
+(``--report`` only regenerates).
 
 ``--clients`` runs the older comparison instead: kafka_fast's helper functions against
 confluent-kafka inside Spark jobs. Every job runs on the same cached DataFrame (``--rows`` rows: 10-byte keys, 100-byte values)
@@ -45,10 +49,13 @@ import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
 import uuid
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, NamedTuple
 
 warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,6 +67,11 @@ from harness import create_topic, start_apache_kafka, start_tansu  # noqa: E402
 from harness.brokers import Broker  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
+from pyspark.sql.datasource import (  # noqa: E402
+    DataSource,
+    DataSourceArrowWriter,
+    WriterCommitMessage,
+)
 
 from kafka_fast.bench import store  # noqa: E402
 from kafka_fast.spark import (  # noqa: E402
@@ -203,6 +215,220 @@ def timed(action) -> float:
     return time.perf_counter() - start
 
 
+# ---------------------------------------------------------------------------------------------
+# CPU seconds of the processes a job runs in, read from /proc (Linux)
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+KAFKA_MAIN = "kafka.Kafka"  # the Apache Kafka broker JVM's main class
+SPARK_MAIN = "org.apache.spark.deploy.SparkSubmit"  # PySpark's JVM (the py4j gateway)
+#: what a result row stores (``cpu_s``), with the table's column headings
+CPU_COLUMNS = {"broker": "broker CPU s", "spark_jvm": "Spark JVM CPU s",
+               "python_workers": "Python workers CPU s", "machine": "machine CPU s"}
+CPU_KEYS = tuple(CPU_COLUMNS)
+PROCESS_GROUPS = ("driver", "broker", "spark_jvm", "python_workers")
+
+
+def proc_stat(pid: int) -> tuple[int, float, float] | None:
+    """(parent pid, CPU seconds of the process itself (utime + stime), CPU seconds of its
+    children that ended and were waited for (cutime + cstime)) from /proc/<pid>/stat; None
+    when the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    # The second field, the command name in parentheses, may hold spaces and ")": the
+    # fields from the state (field 3) on follow the last ")".
+    rest = raw[raw.rindex(b")") + 2:].split()
+    return (int(rest[1]), (int(rest[11]) + int(rest[12])) / CLK_TCK,
+            (int(rest[13]) + int(rest[14])) / CLK_TCK)
+
+
+def proc_argv(pid: int) -> list[str]:
+    """The command line of ``pid`` (empty when it is gone, or a kernel thread)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return []
+    return [arg.decode(errors="replace") for arg in raw.split(b"\0") if arg]
+
+
+def machine_cpu() -> float:
+    """Busy CPU seconds of the whole machine since boot, from the first line of /proc/stat:
+    user, nice, system, irq and softirq; not idle or iowait, not steal (time the hypervisor
+    gave to another guest), not guest and guest_nice (already counted in user and nice)."""
+    with open("/proc/stat", encoding="ascii") as fh:
+        fields = [int(x) for x in fh.readline().split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq = (fields + [0] * 7)[:7]
+    return (user + nice + system + irq + softirq) / CLK_TCK
+
+
+class ProcCpu(NamedTuple):
+    """One process's CPU seconds so far, as a group counts them."""
+
+    ppid: int
+    own: float  # its own threads (utime + stime)
+    waited: float  # its children that ended and were waited for (cutime + cstime)
+
+
+def cpu_snapshot(root: int | None = None, kafka_main: str = KAFKA_MAIN,
+                 spark_main: str = SPARK_MAIN) -> dict[str, Any]:
+    """CPU seconds used so far: ``{"machine": seconds, group: {pid: ProcCpu} or None}`` for
+    the groups
+
+    - ``driver``: ``root`` itself (default this process: the PySpark driver);
+    - ``broker``: the processes under ``root`` whose command line has ``kafka_main`` (the
+      Apache Kafka JVMs this benchmark started); None when there is none (``--bootstrap``);
+    - ``spark_jvm``: the process under ``root`` whose command line has ``spark_main`` (Spark's
+      JVM: under ``local[2]`` driver and executors in one), its own threads; None without one;
+    - ``python_workers``: every process under that JVM (``pyspark.daemon``, the workers it
+      forks, the data source planner and streaming source processes), and the workers that
+      the JVM waited for (its ``waited``, not its ``own``); None without a Spark JVM.
+
+    Only processes under ``root``: another session or broker on the machine is not counted
+    (only in ``machine``). ``cpu_diff`` turns snapshots into CPU seconds used between them.
+    """
+    root = os.getpid() if root is None else root
+    stats = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit() and (stat := proc_stat(int(name))) is not None:
+            stats[int(name)] = stat
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+
+    def under(pid: int) -> list[int]:
+        """The processes under ``pid``, each after its parent."""
+        found, todo = [], list(children.get(pid, ()))
+        while todo:
+            found.append(todo.pop())
+            todo.extend(children.get(found[-1], ()))
+        return found
+
+    groups: dict[str, dict[int, ProcCpu]] = {key: {} for key in PROCESS_GROUPS}
+    if root in stats:
+        groups["driver"][root] = ProcCpu(stats[root][0], stats[root][1], 0.0)
+    jvms = []
+    for pid in under(root):
+        argv = proc_argv(pid)
+        if kafka_main in argv:
+            groups["broker"][pid] = ProcCpu(*stats[pid])
+        elif spark_main in argv:
+            jvms.append(pid)
+    for jvm in jvms:
+        if jvm in groups["python_workers"]:  # under a JVM found before
+            continue
+        ppid, own, waited = stats[jvm]
+        groups["spark_jvm"][jvm] = ProcCpu(ppid, own, 0.0)
+        groups["python_workers"][jvm] = ProcCpu(ppid, 0.0, waited)
+        for pid in under(jvm):
+            groups["python_workers"][pid] = ProcCpu(*stats[pid])
+    snapshot: dict[str, Any] = {"machine": machine_cpu()}
+    snapshot.update({key: pids or None for key, pids in groups.items()})
+    return snapshot
+
+
+def cpu_diff(*snapshots: dict[str, Any]) -> dict[str, float | None]:
+    """CPU seconds used from the first of ``snapshots`` to the last, by group (None: a group
+    none of them found). A process counts with what it used up to the last snapshot that saw
+    it; one that ended also with the rest, where its parent waited for it (the parent's
+    ``waited`` grew by the child's total, of which the part seen is not counted twice). The
+    snapshots between the ends matter: PySpark's daemon ignores SIGCHLD, so the workers it
+    forks are reaped by the kernel and their CPU reaches no parent; a worker that ends during
+    the job keeps what it had used at the last snapshot that saw it."""
+    first, last = snapshots[0], snapshots[-1]
+    used: dict[str, float | None] = {"machine": last["machine"] - first["machine"]}
+    for key in PROCESS_GROUPS:
+        if all(s[key] is None for s in snapshots):
+            used[key] = None
+            continue
+        seen: dict[int, ProcCpu] = {}  # every process, as the last snapshot that saw it
+        for snap in snapshots:
+            seen.update(snap[key] or {})
+        base, now = first[key] or {}, last[key] or {}
+        # what was seen of the processes that ended, by parent: counted already, so not
+        # again in what their parent's ``waited`` grew by when it waited for them
+        ended: dict[int, float] = {}
+        for pid, proc in seen.items():
+            if pid not in now:
+                ended[proc.ppid] = ended.get(proc.ppid, 0.0) + proc.own + proc.waited
+        total = 0.0
+        for pid, proc in seen.items():
+            before = base.get(pid, ProcCpu(0, 0.0, 0.0))
+            total += proc.own - before.own
+            total += max(0.0, proc.waited - before.waited - ended.get(pid, 0.0))
+        used[key] = total
+    return used
+
+
+class CpuMeter:
+    """``with CpuMeter() as meter: job()``, then ``meter.used``: ``cpu_diff`` of snapshots
+    at the start, at the end and every ``interval`` seconds between (in a thread), so that a
+    Python worker that ends during the job still counts (up to its last snapshot).
+    A snapshot reads /proc/<pid>/stat of every process: under a millisecond."""
+
+    def __init__(self, interval: float = 0.25) -> None:
+        self.interval = interval
+        self.snapshots: list[dict[str, Any]] = []
+        self.used: dict[str, float | None] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, name="cpu-meter", daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.snapshots.append(cpu_snapshot())
+
+    def __enter__(self) -> CpuMeter:
+        self.snapshots.append(cpu_snapshot())
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.snapshots.append(cpu_snapshot())
+        self.used = cpu_diff(*self.snapshots)
+
+
+# ---------------------------------------------------------------------------------------------
+# Spark alone: a Python data source that takes the Arrow batches and writes nothing
+
+class NullCommit(WriterCommitMessage):
+    """What one write task counted."""
+
+    def __init__(self, rows: int) -> None:
+        self.rows = rows
+
+
+class NullArrowWriter(DataSourceArrowWriter):
+    """Counts the rows of the Arrow batches Spark hands to Python; checks the total."""
+
+    def __init__(self, expected_rows: int) -> None:
+        self.expected_rows = expected_rows
+
+    def write(self, iterator: Iterator[Any]) -> NullCommit:
+        return NullCommit(sum(batch.num_rows for batch in iterator))
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        rows = sum(m.rows for m in messages if isinstance(m, NullCommit))
+        if self.expected_rows >= 0 and rows != self.expected_rows:
+            raise RuntimeError(f"null_arrow_sink saw {rows} rows, not {self.expected_rows}")
+
+
+class NullArrowSink(DataSource):
+    """``df.write.format("null_arrow_sink").option("rows", n)``: Spark's own cost of a
+    Python data source write (the same path as ``format("kafka_fast")``: Arrow batches to
+    Python workers), with no Kafka client."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "null_arrow_sink"
+
+    def writer(self, schema: Any, overwrite: bool) -> NullArrowWriter:
+        return NullArrowWriter(int(self.options.get("rows", -1)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -276,6 +502,9 @@ def run_clients(args) -> None:
 # format("kafka") against format("kafka_fast")
 
 CONNECTORS = {"built-in": "kafka", "kafka_fast": "kafka_fast"}
+#: batch write jobs without a Kafka client, timed with the connectors: Spark's own cost of the
+#: Python data source path. They write nothing, so they are in no same-rows check.
+SPARK_ALONE = {"Spark alone (Python sink, no client)": NullArrowSink.name()}
 CASES = ("batch write", "batch read", "streaming read+write", "streaming micro-batches")
 
 
@@ -289,6 +518,7 @@ def fingerprint(df, columns: list[str]) -> tuple[int, int]:
 def run_connectors(spark, broker, args, workdir: Path) -> list[dict]:
     """Every job with both connectors: one uncounted warm-up round of ``--warmup-rows``
     rows, then ``--runs`` interleaved rounds; the median of each job."""
+    spark.dataSource.register(NullArrowSink)
     if args.warmup_rows:
         print(f"warm-up with {args.warmup_rows:,} rows (not counted)", flush=True)
         warm = argparse.Namespace(**{**vars(args), "rows": args.warmup_rows, "runs": 1})
@@ -319,32 +549,46 @@ def measure_connectors(spark, broker, args, workdir: Path) -> list[dict]:
 
     times: dict[tuple[str, str], list[float]] = {}
     prints: dict[tuple[str, str], set] = {}
+    cpus: dict[tuple[str, str], list[dict[str, float | None]]] = {}
 
-    def note(case: str, who: str, seconds: float, result: tuple) -> None:
+    def note(case: str, who: str, seconds: float, result: tuple | None,
+             cpu: dict[str, float | None]) -> None:
         times.setdefault((case, who), []).append(seconds)
-        prints.setdefault((case, who), set()).add(result)
-        print(f"{case:22s} {who:10s} {n / seconds:12,.0f} rows/s {seconds:7.2f} s",
-              flush=True)
+        cpus.setdefault((case, who), []).append(cpu)
+        if result is not None:
+            prints.setdefault((case, who), set()).add(result)
+        shown = ", ".join(f"{key} {'-' if cpu.get(key) is None else format(cpu[key], '.2f')}"
+                          for key in CPU_KEYS)
+        print(f"{case:23s} {who:37s} {n / seconds:12,.0f} rows/s {seconds:7.2f} s"
+              + (f"  CPU s: {shown}" if cpu else ""), flush=True)
 
     source = None
     for _ in range(args.runs):  # interleaved runs
         for who, fmt in CONNECTORS.items():
             topic = fresh_topic()
-            seconds = timed(lambda fmt=fmt, topic=topic: df.write.format(fmt).option(
-                "kafka.bootstrap.servers", bootstrap).option("topic", topic)
-                .mode("append").save())
+            with CpuMeter() as meter:
+                seconds = timed(lambda fmt=fmt, topic=topic: df.write.format(fmt).option(
+                    "kafka.bootstrap.servers", bootstrap).option("topic", topic)
+                    .mode("append").save())
             got = written(topic)
             assert got == want_written, (who, got, want_written)
-            note("batch write", who, seconds, got)
+            note("batch write", who, seconds, got, meter.used)
             source = source or topic
+        for who, fmt in SPARK_ALONE.items():
+            # nothing written, nothing to compare (the sink's commit checks it saw n rows)
+            with CpuMeter() as meter:
+                seconds = timed(lambda fmt=fmt: df.write.format(fmt).option("rows", str(n))
+                                .mode("append").save())
+            note("batch write", who, seconds, None, meter.used)
         for who, fmt in CONNECTORS.items():
             reader = (spark.read.format(fmt).option("kafka.bootstrap.servers", bootstrap)
                       .option("subscribe", source))
             box: list = []
-            seconds = timed(lambda reader=reader, box=box: box.append(fingerprint(
-                reader.load(), ["partition", "offset", "key", "value", "timestamp"])))
+            with CpuMeter() as meter:
+                seconds = timed(lambda reader=reader, box=box: box.append(fingerprint(
+                    reader.load(), ["partition", "offset", "key", "value", "timestamp"])))
             assert box[0][0] == n, (who, box)
-            note("batch read", who, seconds, box[0])
+            note("batch read", who, seconds, box[0], meter.used)
         for who, fmt in CONNECTORS.items():
             target = fresh_topic()
             stream = (spark.readStream.format(fmt).option("kafka.bootstrap.servers", bootstrap)
@@ -364,31 +608,52 @@ def measure_connectors(spark, broker, args, workdir: Path) -> list[dict]:
                 assert query.exception() is None, query.exception()
                 progress.extend(query.recentProgress)
 
-            seconds = timed(job)
+            with CpuMeter() as meter:
+                seconds = timed(job)
             got = written(target)
             assert got == want_written, (who, got, want_written)
-            note("streaming read+write", who, seconds, got)
+            note("streaming read+write", who, seconds, got, meter.used)
             # Spark's own time for the micro-batches (triggerExecution), without the query's
-            # start: the rate a running query keeps up with.
+            # start: the rate a running query keeps up with. No CPU figures of its own: they
+            # are the query's (the row above).
             batches = [p for p in progress if p["numInputRows"]]
             assert sum(p["numInputRows"] for p in batches) == n, (who, len(batches))
             triggers = sum(p["durationMs"]["triggerExecution"] for p in batches) / 1000
-            note("streaming micro-batches", who, triggers, got)
+            note("streaming micro-batches", who, triggers, got, {})
 
     df.unpersist()
     results = []
     for case in CASES:
+        # the same rows: the two connectors' jobs, never the Spark-alone ones
         same = prints[(case, "built-in")] == prints[(case, "kafka_fast")]
         assert same, (case, prints[(case, "built-in")], prints[(case, "kafka_fast")])
         base = n / statistics.median(times[(case, "built-in")])
-        for who in CONNECTORS:
+        for who in [*CONNECTORS, *(SPARK_ALONE if case == "batch write" else ())]:
             seconds = statistics.median(times[(case, who)])
-            results.append({"case": case, "connector": who, "rows": n,
-                            "seconds": round(seconds, 3), "rows_per_s": round(n / seconds),
-                            "vs_builtin": round(n / seconds / base, 2),
-                            "same_rows_as_builtin": same,
-                            "samples_s": [round(t, 3) for t in times[(case, who)]]})
+            row = {"case": case, "connector": who, "rows": n,
+                   "seconds": round(seconds, 3), "rows_per_s": round(n / seconds),
+                   "vs_builtin": round(n / seconds / base, 2),
+                   "same_rows_as_builtin": same if who in CONNECTORS else None,
+                   "samples_s": [round(t, 3) for t in times[(case, who)]]}
+            cpu = median_cpu(cpus[(case, who)])
+            if cpu is not None:
+                row["cpu_s"] = cpu
+            results.append(row)
     return results
+
+
+def median_cpu(samples: list[dict[str, float | None]]) -> dict[str, float | None] | None:
+    """``cpu_s`` of a result row: the median over the runs of each of ``CPU_KEYS`` (None
+    where a run has none, e.g. the broker of a ``--bootstrap`` cluster); None when the
+    runs measured no CPU."""
+    if not samples or not all(samples):
+        return None
+    out: dict[str, float | None] = {}
+    for key in CPU_KEYS:
+        values = [s.get(key) for s in samples]
+        out[key] = (None if any(v is None for v in values)
+                    else round(statistics.median(v for v in values if v is not None), 2))
+    return out
 
 
 TABLE_START = "<!-- spark-bench: generated by benchmarks/bench_spark.py -->"
@@ -398,12 +663,18 @@ TABLE_END = "<!-- /spark-bench -->"
 def render_table(run: dict) -> str:
     """The Markdown table (and caption) of one stored run."""
     s, m = run["settings"], run["machine"]
-    lines = ["| job | connector | rows/s | seconds | vs built-in | same rows |",
-             "|---|---|---:|---:|---:|---|"]
+    lines = ["| job | connector | rows/s | seconds | vs built-in | same rows | "
+             + " | ".join(CPU_COLUMNS.values()) + " |",
+             "|---|---|---:|---:|---:|---|" + "---:|" * len(CPU_COLUMNS)]
     for r in run["results"]:
+        same = r["same_rows_as_builtin"]
+        cpu = r.get("cpu_s") or {}
         lines.append(f"| {r['case']} | {r['connector']} | {r['rows_per_s']:,} | "
                      f"{r['seconds']:.2f} | {r['vs_builtin']:.2f}x | "
-                     f"{'yes' if r['same_rows_as_builtin'] else 'NO'} |")
+                     f"{'n/a' if same is None else 'yes' if same else 'NO'} | "
+                     + " | ".join("" if cpu.get(key) is None else f"{cpu[key]:.2f}"
+                                  for key in CPU_COLUMNS) + " |")
+    measured = any(r.get("cpu_s") for r in run["results"])
     lines += ["", f"Run of {run['time'][:10]} at commit `{run['commit'] or 'unknown'}` on "
               f"{run['broker']}: {s['rows']:,} rows ({s['key_bytes']}-byte keys, "
               f"{s['value_bytes']}-byte values), {s['partitions']} partitions, Spark "
@@ -413,7 +684,15 @@ def render_table(run: dict) -> str:
                  f"({s['micro_batches']} micro-batches; the micro-batch row counts Spark's "
                  "triggerExecution time only, without the query's start); "
                  if s.get("micro_batches") else "")
-              + f"{m['cpus']} CPUs ({m['cpu']}), Python {m['python']}."]
+              + f"{m['cpus']} CPUs ({m['cpu']}), Python {m['python']}."
+              + (" CPU columns: CPU seconds used during the job (median of the runs, from "
+                 "/proc) by the broker's JVM, Spark's JVM (driver and executors), PySpark's "
+                 "Python worker processes, and the whole machine (everything running on it); "
+                 "the micro-batch rows have none of their own (their query is the "
+                 "read+write row). The Spark alone row writes to a Python data source that "
+                 "only counts the rows: no client, nothing written to compare."
+                 if measured else
+                 " This run did not measure CPU (the CPU columns are blank).")]
     return "\n".join(lines)
 
 
