@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks.profile_paths import (  # noqa: E402
+from benchmarks.profile_paths import (
     callgrind_counts,
     callgrind_rows,
     cython_name,

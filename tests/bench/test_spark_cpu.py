@@ -11,11 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks.bench_spark import (  # noqa: E402
+from benchmarks.bench_spark import (
     PROCESS_GROUPS,
     CpuMeter,
     cpu_diff,

@@ -23,7 +23,7 @@ from kafka_fast.spark.columns import (
     timestamp_ms,
 )
 from kafka_fast.spark.reader import spark_arrow
-from kafka_fast.spark.writer import arrow_partition_groups, packed
+from kafka_fast.spark.writer import arrow_partition_groups, coalesced, packed
 
 
 def test_encode_value_bytes_str_none_and_json_only_on_request():
@@ -181,3 +181,30 @@ def test_arrow_partition_groups_by_topic_column():
     assert [t for t, _, _ in arrow_partition_groups(batch, "z")] == ["z", "z"]
     with pytest.raises(ValueError, match="'topic' option"):
         arrow_partition_groups(batch.drop_columns(["topic"]))
+
+
+def test_coalesced_joins_small_batches_in_order_and_passes_large_ones_uncopied():
+    def batch(lo: int, hi: int) -> pa.RecordBatch:
+        return pa.RecordBatch.from_arrays(
+            [pa.array([b"%d" % i for i in range(lo, hi)]),
+             pa.array([b"k%d" % i if i % 3 else None for i in range(lo, hi)])],
+            names=["value", "key"])
+
+    small = [batch(0, 4), batch(4, 7), batch(7, 9), batch(9, 14), batch(14, 15)]
+    big = batch(15, 40)
+    out = list(coalesced([*small, big, batch(40, 41)], rows=8, nbytes=1 << 20))
+    assert [b.num_rows for b in out] == [9, 6, 25, 1]
+    assert out[2] is big  # large enough alone: not copied
+    joined = pa.Table.from_batches(out)
+    assert joined.column("value").to_pylist() == [b"%d" % i for i in range(41)]
+    assert joined.column("key").to_pylist() == [b"k%d" % i if i % 3 else None
+                                                for i in range(41)]
+    # each joined batch is one contiguous batch that packed() reads as one column
+    data, offsets, nulls = packed(out[0].column("key"))
+    assert offsets.tolist()[:3] == [0, 0, 2] and nulls.tolist()[:4] == [True, False, False, True]
+    # the byte bound joins fewer rows; a batch over it alone ends what is pending first
+    sizes = [b.num_rows for b in coalesced(small, rows=1000, nbytes=small[0].nbytes + 1)]
+    assert sizes == [7, 2, 5, 1]
+    assert list(coalesced([], rows=8)) == []
+    empty = batch(0, 0)
+    assert [b.num_rows for b in coalesced([empty, empty], rows=8)] == [0]
