@@ -414,6 +414,8 @@ cdef class _Column:
 
     cdef kf_col col
     cdef Py_ssize_t n
+    cdef Py_ssize_t size  # packed: bytes of data
+    cdef str what
     cdef object keep
     cdef const uint8_t **ptrs
     cdef int64_t *lens
@@ -448,12 +450,9 @@ cdef class _Column:
                     raise ValueError(
                         f"{what}: null mask has {nulls.shape[0]} entries for {n} records")
                 self.col.nulls = <const uint8_t *>cnp.PyArray_DATA(nulls)
-            size = len(data)
+            self.size = len(data)
+            self.what = what
             o = <const int64_t *>cnp.PyArray_DATA(offs)
-            for i in range(n):
-                if not (0 <= o[i] <= o[i + 1] <= size):
-                    raise ValueError(f"{what}: packed offsets[{i}:{i + 2}] = "
-                                     f"({o[i]}, {o[i + 1]}) outside 0..{size}")
             self.keep = (data, offs, nulls)
             self.col.kind = KF_COL_PACKED
             self.col.offsets = o
@@ -505,6 +504,21 @@ cdef class _Column:
         self.col.ptrs = self.ptrs
         self.col.lens = self.lens
         self.n = n
+        return 0
+
+
+    cdef int check_rows(self, const int64_t *rows, Py_ssize_t n) except -1:
+        """Packed columns: the offsets of the records that will be encoded (all ``n`` when
+        ``rows`` is NULL, else those rows, already known to be in range) lie in the data."""
+        cdef const int64_t *o = self.col.offsets
+        cdef Py_ssize_t i, r
+        if self.col.kind != KF_COL_PACKED:
+            return 0
+        for i in range(n):
+            r = i if rows == NULL else rows[i]
+            if not (0 <= o[r] <= o[r + 1] <= self.size):
+                raise ValueError(f"{self.what}: packed offsets[{r}:{r + 2}] = "
+                                 f"({o[r]}, {o[r + 1]}) outside 0..{self.size}")
         return 0
 
 
@@ -633,6 +647,8 @@ def encode_batch(values, keys=None, *, timestamps=None, headers=None, compressio
             if rp[i] < 0 or rp[i] >= source_n:
                 raise IndexError(f"rows[{i}] = {rp[i]} is outside the {source_n} records")
         b.rows = rp
+    vcol.check_rows(b.rows, n)
+    kcol.check_rows(b.rows, n)
     if n == 0:
         raise ValueError("a record batch needs at least one record")
     if n > INT32_MAX:

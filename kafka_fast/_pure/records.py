@@ -199,7 +199,20 @@ def _is_packed(obj: Any) -> bool:
     )
 
 
-def _column(obj: Any, what: str) -> list[bytes | memoryview | None]:
+class _BadOffsets:
+    """A packed record whose offsets lie outside the data (raised when it is encoded)."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+def _check_encoded(fields: list) -> None:
+    for f in fields:
+        if type(f) is _BadOffsets:
+            raise ValueError(f.message)
+
+
+def _column(obj: Any, what: str) -> list:
     """A values/keys argument as a list of bytes-like/None."""
     if _is_packed(obj):
         data, offsets = obj[0], obj[1]
@@ -212,14 +225,14 @@ def _column(obj: Any, what: str) -> list[bytes | memoryview | None]:
             raise ValueError(f"{what}: packed offsets need N+1 entries")
         if nulls is not None and len(nulls) != n:
             raise ValueError(f"{what}: null mask has {len(nulls)} entries for {n} records")
-        out: list[bytes | memoryview | None] = []
+        out: list[bytes | memoryview | _BadOffsets | None] = []
         for i in range(n):
             a, b = int(offsets[i]), int(offsets[i + 1])
-            if not 0 <= a <= b <= len(raw):
-                raise ValueError(
-                    f"{what}: packed offsets[{i}:{i + 2}] = ({a}, {b}) outside 0..{len(raw)}"
-                )
-            out.append(None if nulls is not None and nulls[i] else raw[a:b])
+            if not 0 <= a <= b <= len(raw):  # an error only if this record is encoded
+                out.append(_BadOffsets(
+                    f"{what}: packed offsets[{i}:{i + 2}] = ({a}, {b}) outside 0..{len(raw)}"))
+            else:
+                out.append(None if nulls is not None and nulls[i] else raw[a:b])
         return out
     if isinstance(obj, np.ndarray):
         if obj.ndim != 2 or obj.dtype != np.uint8:
@@ -402,6 +415,8 @@ def encode_batch(
         vals, ks = [vals[r] for r in order], [ks[r] for r in order]
         ts, hs = [ts[r] for r in order], [hs[r] for r in order]
         n = len(order)
+    _check_encoded(vals)
+    _check_encoded(ks)
     if n == 0:
         raise ValueError("a record batch needs at least one record")
     first = ts[0]

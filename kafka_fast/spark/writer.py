@@ -479,7 +479,10 @@ def coalesced(batches: Iterable[Any], rows: int = COALESCE_ROWS,
 def _joined(pa: Any, batches: list[Any]) -> Any:
     if len(batches) == 1:
         return batches[0]
-    joined = pa.Table.from_batches(batches).combine_chunks().to_batches()
+    # the C library's allocator: its heap keeps the memory of one joined batch for the next,
+    # where the default pool hands fresh pages back and faults them in again every time
+    joined = pa.Table.from_batches(batches).combine_chunks(
+        memory_pool=pa.system_memory_pool()).to_batches()
     return joined[0] if joined else batches[0]  # no batch of a table of no rows
 
 

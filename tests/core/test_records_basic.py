@@ -124,6 +124,26 @@ def test_rows_out_of_range_are_refused(rec):
         rec.encode_batch(values, rows=[[0, 1]])
 
 
+def test_packed_offsets_are_checked_for_the_records_encoded(rec):
+    """Bad offsets are refused for every record that is encoded, and only for those: picking
+    rows checks just the picked rows (a large column is not scanned again per batch)."""
+    data = b"aabbbcc"
+    offsets = np.array([0, 2, 5, 99, 7], dtype=np.int64)  # record 2 ends past the data
+    buf = rec.encode_batch((data, offsets), rows=[0, 1], timestamps=5)
+    (batch,) = rec.decode_batches(buf)
+    assert [r.value for r in batch.records()] == [b"aa", b"bbb"]
+    for rows in ([1, 2], [3], None):
+        with pytest.raises(ValueError, match=r"values: packed offsets\[2:4\] = \(5, 99\) "
+                                             r"outside 0\.\.7" if rows != [3] else
+                                             r"values: packed offsets\[3:5\] = \(99, 7\)"):
+            rec.encode_batch((data, offsets), rows=rows, timestamps=5)
+    keys = (b"k", np.array([0, 1, 1, 1, 2], dtype=np.int64))  # key 3 ends past its data
+    assert rec.decode_batches(rec.encode_batch(
+        [b"a", b"b", b"c", b"d"], keys, rows=[2, 0], timestamps=5))[0].records()[1].key == b"k"
+    with pytest.raises(ValueError, match=r"keys: packed offsets\[3:5\] = \(1, 2\) outside 0\.\.1"):
+        rec.encode_batch([b"a", b"b", b"c", b"d"], keys, rows=[3], timestamps=5)
+
+
 def test_packed_nulls_round_trip(rec):
     data = b"aaabbcccc"
     offsets = np.array([0, 3, 5, 5, 9], dtype=np.int64)
