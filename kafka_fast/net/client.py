@@ -36,8 +36,12 @@ from .loop import IOLoop, TimerHandle
 from .request import ReportingFuture, Request, kafka_exception
 from .settings import ConnectionSettings
 
-#: How often request deadlines, set-up deadlines and idle connections are checked (seconds).
+#: How often request deadlines and set-up deadlines are checked while a connection has
+#: requests queued or in flight, or is being set up (seconds).
 TIMEOUT_CHECK_INTERVAL = 0.05
+#: How often connections are checked while none of them waits for anything (only
+#: ``connections.max.idle.ms`` to enforce): an idle client wakes once a second, not 20 times.
+IDLE_CHECK_INTERVAL = 1.0
 
 #: librdkafka's broker state names for the statistics.
 _STATE_NAMES = {State.CONNECTING: "CONNECT", State.TLS: "SSL_HANDSHAKE",
@@ -90,6 +94,8 @@ class KafkaClient:
         self._first_use: dict[str, float] = {}
         self._lookup_interval = config["retry.backoff.ms"] / 1000.0
         self._closed = False
+        self._check_interval = TIMEOUT_CHECK_INTERVAL
+        self._check_timer: TimerHandle | None = None
         self._started = False
         self._start_lock = threading.Lock()
         self._event_thread: threading.Thread | None = None
@@ -138,7 +144,7 @@ class KafkaClient:
     def _on_start(self) -> None:
         if self._closed:  # closed before the I/O thread ran its first callback
             return
-        self.loop.call_later(TIMEOUT_CHECK_INTERVAL, self._check_timeouts)
+        self._schedule_checks(TIMEOUT_CHECK_INTERVAL)
         if self._stats_interval > 0 and self.events.stats_cb is not None:
             self.loop.call_later(self._stats_interval, self._emit_stats)
         self.metadata.start_periodic()
@@ -311,6 +317,7 @@ class KafkaClient:
                                      f"unknown broker node id {req.node_id}", retriable=True))
             return
         conn.enqueue(req)
+        self._watch_deadlines()
 
     # -- ConnectionEvents (kafka_fast.net.events), called by connections on the I/O thread ---
     def reroute(self, req: Request, failed: BrokerConnection) -> bool:
@@ -476,9 +483,22 @@ class KafkaClient:
 
     def _check_timeouts(self) -> None:
         now = time.monotonic()
+        waiting = False
         for conn in self._all_connections():
             conn.check_timeouts(now)
-        self.loop.call_later(TIMEOUT_CHECK_INTERVAL, self._check_timeouts)
+            waiting = waiting or conn.has_deadlines()
+        self._schedule_checks(TIMEOUT_CHECK_INTERVAL if waiting else IDLE_CHECK_INTERVAL)
+
+    def _schedule_checks(self, interval: float) -> None:
+        self._check_interval = interval
+        self._check_timer = self.loop.call_later(interval, self._check_timeouts)
+
+    def _watch_deadlines(self) -> None:
+        """A request was queued or a connection started: check deadlines at the short
+        interval again if the checks had slowed down (I/O thread)."""
+        if self._check_interval > TIMEOUT_CHECK_INTERVAL and self._check_timer is not None:
+            self._check_timer.cancel()
+            self._schedule_checks(TIMEOUT_CHECK_INTERVAL)
 
     # -- node state -------------------------------------------------------------------------
     def node_ready(self, node_id: int, lane: Lane = Lane.DEFAULT) -> bool:
@@ -499,6 +519,7 @@ class KafkaClient:
         if conn is not None and conn.state == State.DISCONNECTED:
             if conn.blocked is None or time.monotonic() >= conn.next_attempt:
                 conn.ensure_connecting()
+                self._watch_deadlines()
 
     def node_unreachable(self, node_id: int, lane: Lane = Lane.DEFAULT) -> bool:
         """True if the last connection to ``node_id`` on ``lane`` failed and is not up again:

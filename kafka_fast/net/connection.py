@@ -707,6 +707,12 @@ class BrokerConnection:
             f"({type(exc).__name__}: {exc})"))
 
     # -- timeouts and closing ---------------------------------------------------------------
+    def has_deadlines(self) -> bool:
+        """Whether a deadline may pass soon: requests queued or in flight, or set-up under
+        way (else only ``connections.max.idle.ms`` is left to check)."""
+        return bool(self.pending or self.inflight
+                    or State.DISCONNECTED < self.state < State.READY)
+
     def check_timeouts(self, now: float) -> None:
         state = self.state
         if State.DISCONNECTED < state < State.READY and now >= self._setup_deadline:

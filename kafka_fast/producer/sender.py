@@ -51,6 +51,9 @@ MAX_IDEMPOTENT_IN_FLIGHT = 5
 #: Largest ProduceRequest the sender builds (bytes of record data; one batch always fits).
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
 EXPIRY_INTERVAL = 0.05
+#: How long the sender may sleep while it holds no record and awaits nothing (a record
+#: produced meanwhile wakes it: ``RecordAccumulator.open``/``seal``)
+IDLE_WAIT = 1.0
 #: How long the sender leaves sealing of lingering batches to a producing application thread.
 LINGER_GRACE = 0.001
 SEQ_MASK = 0x7FFFFFFF
@@ -148,12 +151,22 @@ class Sender:
             self.want_metadata.clear()
             self.next_metadata = now + self.backoff_base
             self.client.request_metadata(topics)
+        if self._idle(acc):
+            wait = IDLE_WAIT  # nothing to expire, send or complete
         if acc.linger_due:
             wait = min(wait, self.linger_grace)
         elif acc.next_linger != float("inf"):
             wait = min(wait, max(0.0, acc.next_linger - now))
         acc.io_deadline = now + wait
         return wait
+
+    def _idle(self, acc: Accumulator) -> bool:
+        """No record held (queued, open, in flight or unreported), no request out, no
+        producer id or metadata to fetch."""
+        identity = self.identity
+        return (acc.count == 0 and not acc.open_parts and not self.queued
+                and not self.inflight_requests and not self.completions
+                and not self.want_metadata and (identity is None or identity.ready))
 
     def _linger_due(self, now: float) -> None:
         """Batches passed ``linger.ms``. A producing application thread seals them itself on

@@ -254,6 +254,36 @@ def test_request_timeout_then_recovery(fresh_mock_cluster):
         assert brokers_of_resp(resp) == mock.brokers
 
 
+def test_an_idle_client_wakes_rarely_and_still_times_out_on_time(fresh_mock_cluster):
+    """With nothing queued or in flight the I/O thread checks deadlines once a second, not
+    every 50 ms; a request sent then is watched at the short interval again."""
+    mock = fresh_mock_cluster
+    with make_client(mock, request_timeout_ms=300) as client:
+        node = next(iter(client.wait_metadata(timeout=10).brokers))
+        client.send(node, MetadataRequest(topics=[])).result(10)
+        selector = client.loop.selector
+        calls = []
+        select = selector.select
+
+        def counted(timeout=None):
+            calls.append(timeout)
+            return select(timeout)
+
+        time.sleep(0.3)  # the last short-interval check passes
+        selector.select = counted
+        try:
+            time.sleep(2.0)
+        finally:
+            selector.select = select
+        assert 1 <= len(calls) <= 6, calls  # 40 at the short interval
+        mock.set_rtt(node, 1500)
+        start = time.monotonic()
+        with pytest.raises(KafkaException) as info:
+            client.send(node, MetadataRequest(topics=[])).result(5)
+        assert info.value.args[0].code() == KafkaError._TIMED_OUT
+        assert 0.25 <= time.monotonic() - start < 1.0
+
+
 def test_unknown_correlation_id_closes_the_connection(fresh_mock_cluster):
     mock = fresh_mock_cluster
     with make_client(mock) as client:
