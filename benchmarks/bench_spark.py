@@ -504,7 +504,8 @@ def run_clients(args) -> None:
 CONNECTORS = {"built-in": "kafka", "kafka_fast": "kafka_fast"}
 #: batch write jobs without a Kafka client, timed with the connectors: Spark's own cost of the
 #: Python data source path. They write nothing, so they are in no same-rows check.
-SPARK_ALONE = {"Spark alone (Python sink, no client)": NullArrowSink.name()}
+SPARK_ALONE_LABEL = "Spark alone (Python sink, no client)"
+SPARK_ALONE = {SPARK_ALONE_LABEL: NullArrowSink.name()}
 CASES = ("batch write", "batch read", "streaming read+write", "streaming micro-batches")
 
 
@@ -693,7 +694,30 @@ def render_table(run: dict) -> str:
                  "only counts the rows: no client, nothing written to compare."
                  if measured else
                  " This run did not measure CPU (the CPU columns are blank).")]
+    bound = write_bound(run)
+    if bound is not None:
+        seconds, ratio = bound
+        lines += ["", f"Batch write bound: a client that cost no CPU at all would still leave "
+                  f"the Spark alone row's Spark JVM and Python workers CPU plus the kafka_fast "
+                  f"row's broker CPU to the {m['cpus']} CPUs: at least {seconds:.2f} s, "
+                  f"{ratio:.2f}x the built-in's rows/s at most in this run."]
     return "\n".join(lines)
+
+
+def write_bound(run: dict) -> tuple[float, float] | None:
+    """``(seconds, x built-in)``: the fastest a batch write through the kafka_fast data
+    source could be in ``run`` with a client that used no CPU (Spark's own share of the path,
+    from the Spark alone row, and the broker's, from the kafka_fast row, spread over every
+    CPU); None when the run lacks the figures."""
+    rows = {(r["case"], r["connector"]): r for r in run["results"]}
+    alone = (rows.get(("batch write", SPARK_ALONE_LABEL)) or {}).get("cpu_s") or {}
+    ours = (rows.get(("batch write", "kafka_fast")) or {}).get("cpu_s") or {}
+    builtin = rows.get(("batch write", "built-in"))
+    parts = (alone.get("spark_jvm"), alone.get("python_workers"), ours.get("broker"))
+    if builtin is None or any(p is None for p in parts):
+        return None
+    seconds = sum(parts) / run["machine"]["cpus"]
+    return seconds, builtin["seconds"] / seconds
 
 
 def write_report(results: Path, doc: Path) -> None:

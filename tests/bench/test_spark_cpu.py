@@ -17,6 +17,7 @@ from benchmarks.bench_spark import (
     cpu_diff,
     cpu_snapshot,
     render_table,
+    write_bound,
 )
 
 pytestmark = pytest.mark.skipif(not Path("/proc/stat").exists(), reason="needs Linux /proc")
@@ -201,6 +202,11 @@ def test_the_table_shows_the_cpu_seconds_and_blanks_for_runs_without():
         ["batch write", "Spark alone (Python sink, no client)", "2,500,000", "0.40", "3.75x",
          "n/a", "", "0.50", "0.21", "0.80"]]
     assert "CPU columns: CPU seconds used during the job" in table
+    # Spark alone's JVM 0.5 + Python 0.21 + kafka_fast's broker 0.6 over 2 CPUs: 0.655 s
+    seconds, ratio = write_bound(run)
+    assert seconds == pytest.approx(0.655) and ratio == pytest.approx(1.5 / 0.655)
+    assert ("to the 2 CPUs: at least 0.66 s, 2.29x the built-in's rows/s at most in this run"
+            in table)
     # a run stored before the CPU columns: the same columns, blank
     old = render_table(_run([row("built-in", 1.5, True, None),
                              row("kafka_fast", 1.0, False, None)]))
@@ -208,3 +214,5 @@ def test_the_table_shows_the_cpu_seconds_and_blanks_for_runs_without():
         ["batch write", "built-in", "666,667", "1.50", "1.00x", "yes", "", "", "", ""],
         ["batch write", "kafka_fast", "1,000,000", "1.00", "1.50x", "NO", "", "", "", ""]]
     assert "did not measure CPU" in old and "CPU columns:" not in old
+    assert write_bound(_run([row("built-in", 1.5, True, None)])) is None
+    assert "Batch write bound" not in old
