@@ -11,6 +11,7 @@ import pytest
 from confluent_kafka.admin import AdminClient
 from harness import unique_topic
 from harness.ports import free_port
+from harness.wakeups import selects_while_idle
 
 from kafka_fast.cluster import GROUP, coordinator_action
 from kafka_fast.cluster import bootstrap as bootstrap_module
@@ -261,20 +262,7 @@ def test_an_idle_client_wakes_rarely_and_still_times_out_on_time(fresh_mock_clus
     with make_client(mock, request_timeout_ms=300) as client:
         node = next(iter(client.wait_metadata(timeout=10).brokers))
         client.send(node, MetadataRequest(topics=[])).result(10)
-        selector = client.loop.selector
-        calls = []
-        select = selector.select
-
-        def counted(timeout=None):
-            calls.append(timeout)
-            return select(timeout)
-
-        time.sleep(0.3)  # the last short-interval check passes
-        selector.select = counted
-        try:
-            time.sleep(2.0)
-        finally:
-            selector.select = select
+        calls = selects_while_idle(client.loop.selector, 2.0)
         assert 1 <= len(calls) <= 6, calls  # 40 at the short interval
         mock.set_rtt(node, 1500)
         start = time.monotonic()

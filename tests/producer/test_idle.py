@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from harness.topics import create_topic, unique_topic
+from harness.wakeups import selects_while_idle
 from readback import read_confluent
 
 from kafka_fast import Producer
@@ -22,20 +23,7 @@ def test_idle_producer_sleeps_and_wakes_for_the_next_record(kafka):
     with Producer(kafka.client_config({"linger.ms": 5})) as p:
         p.produce(topic, b"first", partition=0, on_delivery=report)
         assert p.flush(30) == 0
-        selector = p._client.loop.selector
-        select = selector.select
-        calls = []
-
-        def counted(timeout=None):
-            calls.append(timeout)
-            return select(timeout)
-
-        time.sleep(0.3)
-        selector.select = counted
-        try:
-            time.sleep(2.0)
-        finally:
-            selector.select = select
+        calls = selects_while_idle(p._client.loop.selector, 2.0)
         assert 1 <= len(calls) <= 6, calls  # 40 when it woke every 50 ms
         p.produce(topic, b"second", partition=0, on_delivery=report)
         deadline = time.monotonic() + 0.5  # linger.ms, not the idle sleep, decides
