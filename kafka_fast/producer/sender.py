@@ -151,13 +151,18 @@ class Sender:
             self.want_metadata.clear()
             self.next_metadata = now + self.backoff_base
             self.client.request_metadata(topics)
-        if self._idle(acc):
+        idle = self._idle(acc)
+        if idle:
             wait = IDLE_WAIT  # nothing to expire, send or complete
         if acc.linger_due:
             wait = min(wait, self.linger_grace)
         elif acc.next_linger != float("inf"):
             wait = min(wait, max(0.0, acc.next_linger - now))
         acc.io_deadline = now + wait
+        if idle and not self._idle(acc):
+            # a batch opened while this pass looked: it compared its linger deadline with the
+            # earlier io_deadline and may not have woken this thread, so look again at once
+            wait = 0.0
         return wait
 
     def _idle(self, acc: Accumulator) -> bool:
