@@ -74,6 +74,7 @@ from pyspark.sql.datasource import (  # noqa: E402
 )
 
 from kafka_fast.bench import store  # noqa: E402
+from kafka_fast.bench.result import proc_stat  # noqa: E402
 from kafka_fast.spark import (  # noqa: E402
     foreach_partition_writer,
     offset_ranges,
@@ -226,22 +227,6 @@ CPU_COLUMNS = {"broker": "broker CPU s", "spark_jvm": "Spark JVM CPU s",
                "python_workers": "Python workers CPU s", "machine": "machine CPU s"}
 CPU_KEYS = tuple(CPU_COLUMNS)
 PROCESS_GROUPS = ("driver", "broker", "spark_jvm", "python_workers")
-
-
-def proc_stat(pid: int) -> tuple[int, float, float] | None:
-    """(parent pid, CPU seconds of the process itself (utime + stime), CPU seconds of its
-    children that ended and were waited for (cutime + cstime)) from /proc/<pid>/stat; None
-    when the process is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        return None
-    # The second field, the command name in parentheses, may hold spaces and ")": the
-    # fields from the state (field 3) on follow the last ")".
-    rest = raw[raw.rindex(b")") + 2:].split()
-    return (int(rest[1]), (int(rest[11]) + int(rest[12])) / CLK_TCK,
-            (int(rest[13]) + int(rest[14])) / CLK_TCK)
 
 
 def proc_argv(pid: int) -> list[str]:

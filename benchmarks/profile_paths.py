@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rate", type=int, default=250, help="py-spy samples per second")
     ap.add_argument("--perf-rate", type=int, default=2999, help="perf samples per second")
     ap.add_argument("--out", default=str(ROOT / "docs" / "bench" / "profiles.md"))
-    ap.add_argument("--raw-dir", help="keep py-spy's raw output here")
+    ap.add_argument("--raw-dir", help="keep the samplers' raw output here")
     args = ap.parse_args(argv)
     tools = [t for t in args.tools.split(",") if t]
     for t in tools:

@@ -59,16 +59,27 @@ class Result:
         return out
 
 
+def proc_stat(pid: int) -> tuple[int, float, float] | None:
+    """(parent pid, CPU seconds of the process itself (utime + stime), CPU seconds of its
+    children that ended and were waited for (cutime + cstime)) from /proc/<pid>/stat; None
+    when the process is gone (or not readable)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            raw = fh.read()
+        # The second field, the command name in parentheses, may hold spaces and ")": the
+        # fields from the state (field 3) on follow the last ")".
+        rest = raw[raw.rindex(b")") + 2:].split()
+        tick = os.sysconf("SC_CLK_TCK")
+        return (int(rest[1]), (int(rest[11]) + int(rest[12])) / tick,
+                (int(rest[13]) + int(rest[14])) / tick)
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def process_cpu(pid: int | None) -> float:
     """User+system CPU seconds used so far by process ``pid`` (0.0 if unknown)."""
-    if not pid:
-        return 0.0
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return 0.0
+    stat = proc_stat(pid) if pid else None
+    return 0.0 if stat is None else stat[1]
 
 
 def _cpu() -> float:

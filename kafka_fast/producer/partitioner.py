@@ -46,7 +46,6 @@ else:
     ProduceRouter = _impl.ProduceRouter
 
 
-
 def gather_column(column: Any, order: Any, start: int, stop: int, out: Any = None) -> Any:
     """Rows ``order[start:stop]`` of a ``produce_batch`` column (None, a list, a 2-D uint8
     array, copied into ``out`` when given, or a packed column), as a new column."""
@@ -62,7 +61,7 @@ def gather_column(column: Any, order: Any, start: int, stop: int, out: Any = Non
 __all__ = [
     "ALGORITHMS", "NATIVE", "PartitionRoute", "ProduceRouter", "RouteLock", "RouterState",
     "TopicRoute", "UNASSIGNED", "algorithm_id", "chunk_ends", "column_item",
-    "column_length", "consistent", "first_not_bytes", "fnv1a", "gather_column", "gather_list", "gather_packed",
-    "gather_rows", "group_by_partition",
+    "column_length", "consistent", "first_not_bytes", "fnv1a", "gather_column", "gather_list",
+    "gather_packed", "gather_rows", "group_by_partition",
     "is_packed", "murmur2", "partition_column", "partition_key", "row_sizes",
 ]
