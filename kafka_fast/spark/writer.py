@@ -455,30 +455,28 @@ def coalesced(batches: Iterable[Any], rows: int = COALESCE_ROWS,
     """``batches`` (Arrow record batches of one schema) joined into batches of at least
     ``rows`` rows or ``nbytes`` bytes (the last may be smaller), order kept; a batch that is
     large enough alone passes through uncopied."""
-    import pyarrow as pa
-
     pending: list[Any] = []
     have_rows = have_bytes = 0
     for batch in batches:
-        if batch.num_rows >= rows or batch.nbytes >= nbytes:
-            if pending:
-                yield _joined(pa, pending)
-                pending, have_rows, have_bytes = [], 0, 0
-            yield batch
-            continue
+        if pending and (batch.num_rows >= rows or batch.nbytes >= nbytes):
+            yield _joined(pending)  # what came before a batch large enough alone
+            pending, have_rows, have_bytes = [], 0, 0
         pending.append(batch)
         have_rows += batch.num_rows
         have_bytes += batch.nbytes
         if have_rows >= rows or have_bytes >= nbytes:
-            yield _joined(pa, pending)
+            yield _joined(pending)
             pending, have_rows, have_bytes = [], 0, 0
     if pending:
-        yield _joined(pa, pending)
+        yield _joined(pending)
 
 
-def _joined(pa: Any, batches: list[Any]) -> Any:
+def _joined(batches: list[Any]) -> Any:
+    """One batch of ``batches`` (the batch itself when there is one)."""
     if len(batches) == 1:
         return batches[0]
+    import pyarrow as pa
+
     # the C library's allocator: its heap keeps the memory of one joined batch for the next,
     # where the default pool hands fresh pages back and faults them in again every time
     joined = pa.Table.from_batches(batches).combine_chunks(
