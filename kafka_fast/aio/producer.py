@@ -54,14 +54,34 @@ class _Delivery(asyncio.Future):
 
 
 class _BatchWaiter:
-    """Counts the reports of one ``produce_batch`` call; resolves a future on the last one."""
+    """Counts the reports of one ``produce_batch`` call where they are served (the delivery
+    thread) and the records it did not queue (on the loop); its future resolves when none is
+    left, so the loop handles one item per call, not one per record."""
 
-    __slots__ = ("future", "left", "error")
+    __slots__ = ("future", "left", "error", "lock")
 
     def __init__(self, future: asyncio.Future, count: int) -> None:
         self.future = future
         self.left = count
         self.error: KafkaError | None = None
+        self.lock = threading.Lock()
+
+    def settle(self, count: int, err: KafkaError | None) -> bool:
+        """``count`` records ended (``err``: the error of the one reported, if any); True
+        once none is left."""
+        with self.lock:
+            self.left -= count
+            if err is not None and self.error is None:
+                self.error = err
+            return self.left <= 0
+
+    def finish(self) -> None:
+        """Resolve the future (on the loop): None, or the first failure."""
+        if not self.future.done():
+            if self.error is None:
+                self.future.set_result(None)
+            else:
+                self.future.set_exception(KafkaException(self.error))
 
 
 class AIOProducer:
@@ -85,7 +105,8 @@ class AIOProducer:
         self._producer = Producer(wrap_config(self._loop, producer_conf, self))
         # Reports in the order they were served (by the delivery thread, or by flush() on an
         # executor thread); deque appends and pops are atomic, so no lock is needed.
-        # Each item is a _Delivery or a (batch waiter or None, error, message) tuple.
+        # Each item is a _Delivery, a (produce_batch waiter, None, None) tuple when a call's last
+        # record was reported, or (None, exception, None) for a failure without a callback.
         self._done: deque[Any] = deque()
         self._space = asyncio.Event()
         self._closed = False
@@ -127,14 +148,7 @@ class AIOProducer:
                 self._loop.call_exception_handler(
                     {"message": "kafka_fast AIOProducer delivery failure", "exception": err})
                 continue
-            target.left -= 1
-            if err is not None and target.error is None:
-                target.error = err
-            if target.left == 0 and not target.future.done():
-                if target.error is None:
-                    target.future.set_result(None)
-                else:
-                    target.future.set_exception(KafkaException(target.error))
+            target.finish()  # a produce_batch call's last report
         self._space.set()
 
     @staticmethod
@@ -181,7 +195,8 @@ class AIOProducer:
         done = self._done
 
         def report(err: KafkaError | None, msg: Message) -> None:
-            done.append((waiter, err, msg))
+            if waiter.settle(1, err):
+                done.append((waiter, None, None))
 
         # On the executor: encoding a large call, and waiting for acknowledgements when it
         # runs ahead of the broker (Producer.produce_batch), never blocks the loop.
@@ -193,9 +208,8 @@ class AIOProducer:
                 break
             except BufferError:
                 await self._wait_for_space()
-        waiter.left -= count - queued
-        if waiter.left <= 0 and not waiter.future.done():
-            waiter.future.set_result(None)
+        if waiter.settle(count - queued, None):
+            waiter.finish()
         await waiter.future
 
     async def _wait_for_space(self) -> None:
