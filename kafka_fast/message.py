@@ -46,8 +46,9 @@ class Message:
         return self._topic
 
     def partition(self) -> int | None:
-        """The partition, or None if unknown."""
-        return None if self._partition is None or self._partition < 0 else self._partition
+        """The partition, or None if unassigned (-1). A record produced to a partition its
+        topic does not have reports that partition, as confluent-kafka does."""
+        return None if self._partition is None or self._partition == -1 else self._partition
 
     def offset(self) -> int | None:
         """The offset, or None if unknown."""

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from ..errors import KafkaError, KafkaException
 from ..message import Message
 from ..producer import Producer
+from ..producer.contract import record_count
 from .callbacks import wrap_config
 
 _Self = TypeVar("_Self", bound="AIOProducer")
@@ -311,6 +312,5 @@ class AIOProducer:
 
 
 def _record_count(values: Any) -> int:
-    if isinstance(values, tuple) and len(values) >= 2:  # packed (data, offsets[, nulls])
-        return len(values[1]) - 1
-    return len(values)
+    """Records in a ``produce_batch`` column, by ``Producer.produce_batch``'s rules."""
+    return record_count(values)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+import numpy as np
 
 Headers = list[tuple[str, bytes | None]]
 
@@ -59,15 +62,24 @@ def as_headers(headers: Any, what: str = "headers") -> Headers | None:
     return out or None
 
 
+def is_integral(obj: Any) -> bool:
+    """An int or numpy integer (not a bool: True is no timestamp or partition)."""
+    if type(obj) is int:
+        return True
+    return isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_))
+
+
+def _integer(obj: Any, what: str, meaning: str) -> int:
+    if type(obj) is int:
+        return obj
+    if not is_integral(obj):
+        raise TypeError(f"{what} must be an int{meaning}, not {type(obj).__name__}")
+    return operator.index(obj)
+
+
 def as_timestamp(timestamp: Any) -> int:
     """A record timestamp in milliseconds since the epoch (0 means "now")."""
-    if type(timestamp) is not int:
-        if isinstance(timestamp, bool) or not isinstance(timestamp, int):
-            raise TypeError(
-                f"timestamp must be an int (milliseconds since the epoch), "
-                f"not {type(timestamp).__name__}"
-            )
-        timestamp = int(timestamp)
+    timestamp = _integer(timestamp, "timestamp", " (milliseconds since the epoch)")
     if timestamp < 0:
         raise ValueError(f"timestamp must not be negative (got {timestamp})")
     if timestamp > MAX_TIMESTAMP:
@@ -79,10 +91,7 @@ def as_timestamp(timestamp: Any) -> int:
 def as_partition(partition: Any) -> int:
     """A partition number (-1 lets the partitioner choose). Other negative numbers are kept:
     they fail with _UNKNOWN_PARTITION like any partition the topic does not have."""
-    if type(partition) is not int:
-        if isinstance(partition, bool) or not isinstance(partition, int):
-            raise TypeError(f"partition must be an int, not {type(partition).__name__}")
-        partition = int(partition)
+    partition = _integer(partition, "partition", "")
     if not -(1 << 31) <= partition < (1 << 31):
         raise OverflowError(f"partition {partition} is out of range (a 32-bit int)")
     return partition

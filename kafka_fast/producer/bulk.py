@@ -38,6 +38,7 @@ from ..records import encode_batch
 from .accumulator import now_ms
 from .arguments import as_bytes, as_headers
 from .batch import ColumnEntries, ProducerBatch
+from .contract import as_column, check_partition, timestamp_column
 from .partitioner import (
     chunk_ends,
     column_length,
@@ -67,40 +68,7 @@ def _column(obj: Any, what: str, allow_none: bool) -> Any:
             return None
         raise TypeError(f"{what} must be a list, a 2-D uint8 array or a packed "
                         "(data, offsets) column, not None")
-    if is_packed(obj):
-        return obj
-    if isinstance(obj, np.ndarray):
-        if obj.ndim != 2 or obj.dtype != np.uint8:
-            raise TypeError(f"{what} as an array must be 2-D uint8 (one row per record), "
-                            f"got {obj.ndim}-D {obj.dtype}")
-        return np.ascontiguousarray(obj)
-    if isinstance(obj, (list, tuple)):
-        out = list(obj)
-        i = first_not_bytes(out)
-        while i >= 0:
-            out[i] = as_bytes(out[i], f"{what}[{i}]")
-            i = first_not_bytes(out, i + 1)
-        return out
-    raise TypeError(f"{what} must be a list, a 2-D uint8 array or a packed (data, offsets) "
-                    f"column, not {type(obj).__name__}")
-
-
-def _timestamps(ts: Any, n: int, need: bool) -> Any:
-    if ts is None:
-        return np.full(n, now_ms(), dtype=np.int64) if need else None
-    if isinstance(ts, bool):
-        raise TypeError("timestamps must be an int or a sequence of ints")
-    if isinstance(ts, int):
-        return np.full(n, ts or now_ms(), dtype=np.int64)
-    try:
-        arr = np.asarray(ts, dtype=np.int64)
-    except (TypeError, ValueError):
-        raise TypeError("timestamps must be an int or a sequence of ints") from None
-    if arr.ndim != 1 or len(arr) != n:
-        raise ValueError(f"timestamps has {arr.size} entries for {n} records")
-    if np.any(arr == 0):
-        arr = np.where(arr == 0, now_ms(), arr)
-    return arr
+    return as_column(obj, what, as_bytes, first_not_bytes)
 
 
 def _headers(headers: Any, n: int) -> tuple[Any, bool]:
@@ -207,15 +175,14 @@ class BatchProducer:
             raise ValueError(f"keys has {column_length(keys)} entries for {n} values")
         if n == 0:
             return 0
-        ts = _timestamps(timestamps, n, cb is not None)
+        ts = timestamp_column(timestamps, n, now_ms())
+        if ts is None and cb is not None:
+            ts = np.full(n, now_ms(), dtype=np.int64)
         hdrs, per_record_headers = _headers(headers, n)
         acc = self.acc
         t = self.topic_with_metadata(topic)
         nparts = t.num_partitions
-        if partition >= nparts:
-            raise KafkaException(KafkaError(
-                KafkaError._UNKNOWN_PARTITION,
-                f"Local: Unknown partition: {topic} has no partition {partition}"))
+        check_partition(topic, partition, nparts)
 
         sizes = row_sizes(values)
         if keys is not None:
@@ -305,6 +272,7 @@ class BatchProducer:
             return q, count, payload, entries
 
         unsent = [0]
+        queued = [0]
 
         def queue(q: int, count: int, payload: bytes, entries: Any) -> bool:
             """Queue one batch; True when enough bytes wait for the I/O thread to wake it (one
@@ -316,6 +284,7 @@ class BatchProducer:
             with acc.lock:
                 acc.add_sealed(t.parts[q], batch)
                 acc.count += count
+            queued[0] += count
             with self.lock:
                 self.pending.append((weakref.ref(batch), batch.size))
                 self.pending_bytes += batch.size
@@ -326,7 +295,6 @@ class BatchProducer:
             self.client.wakeup()
             return True
 
-        queued = 0
         ahead = max(AHEAD_BYTES, 4 * acc.batch_size)
         give_up: list[float] = []
         # Arrays and packed columns are gathered and encoded without the interpreter lock, so
@@ -334,23 +302,28 @@ class BatchProducer:
         pool = self.encoder_pool() if (
             not isinstance(values, list) and not isinstance(keys, list)
             and not per_record_headers and n > 2 * acc.batch_records) else None
-        if pool is None:
-            for spec in chunks():
-                q, count, payload, entries = encode(*spec)
-                if queue(q, count, payload, entries):
-                    time.sleep(0)  # let the I/O thread ship them while the next batch is encoded
-                queued += count
-            self.client.wakeup()
-            return queued
-        window: deque = deque()
-        for spec in chunks():
-            window.append(pool.submit(encode, *spec))
-            if len(window) >= ENCODE_WINDOW:
-                queue(*window.popleft().result())
-        while window:
-            queue(*window.popleft().result())
+        try:
+            if pool is None:
+                for spec in chunks():
+                    if queue(*encode(*spec)):
+                        time.sleep(0)  # let the I/O thread ship them while the next is encoded
+            else:
+                window: deque = deque()
+                for spec in chunks():
+                    window.append(pool.submit(encode, *spec))
+                    if len(window) >= ENCODE_WINDOW:
+                        queue(*window.popleft().result())
+                while window:
+                    queue(*window.popleft().result())
+        except BaseException as exc:
+            if queued[0]:
+                # Batches are queued in ``order``: the queued rows are its first ones.
+                done = np.arange(queued[0]) if order is None else order[:queued[0]].copy()
+                self.client.wakeup()
+                partly_queued(exc, done, n)
+            raise
         self.client.wakeup()
-        return n
+        return queued[0]
 
     def topic_with_metadata(self, topic: str) -> Any:
         """``topic``'s state once its partitions are known, asking the cluster for up to
@@ -457,6 +430,15 @@ class BatchProducer:
         if self.encoder is not None:
             self.encoder.shutdown(wait=False)
             self.encoder = None
+
+
+def partly_queued(exc: BaseException, rows: np.ndarray, n: int) -> None:
+    """``exc`` raised by a ``produce_batch`` call after some of its records were queued:
+    ``exc.queued_rows`` holds their indices in the columns (they will be delivered and
+    reported as usual) and a note says how many; the other rows were not queued."""
+    exc.queued_rows = rows  # type: ignore[attr-defined]
+    exc.add_note(f"produce_batch queued {len(rows)} of {n} records before this error (their "
+                 "row indices are in this exception's queued_rows); the others were not queued")
 
 
 def _assign_sticky(acc: Any, t: Any, parts: np.ndarray, loose: np.ndarray,

@@ -31,6 +31,7 @@ from .arguments import (
     as_topic,
 )
 from .bulk import BatchProducer, produce_dicts
+from .contract import check_partition
 from .delivery import DeliveryQueue, raise_failures, serve_batch
 from .partitioner import ProduceRouter, algorithm_id, partition_key
 from .sender import MAX_IDEMPOTENT_IN_FLIGHT, Sender
@@ -138,10 +139,8 @@ class Producer(ProduceRouter):
                     partition = partition_key(key, t.num_partitions, acc.algorithm)
                     if partition < 0:
                         partition = t.sticky
-                elif not 0 <= partition < t.num_partitions:
-                    raise KafkaException(KafkaError(
-                        KafkaError._UNKNOWN_PARTITION,
-                        f"Local: Unknown partition: {topic} has no partition {partition}"))
+                else:
+                    check_partition(topic, partition, t.num_partitions)
                 ps = t.parts[partition]
                 b = ps.fast
                 if (b is not None and on_delivery is None and ps.entries is None
@@ -200,10 +199,8 @@ class Producer(ProduceRouter):
         acc = self._acc
         if partition == -1:
             partition = acc.partitioner(key, t)
-        elif not 0 <= partition < t.num_partitions:
-            raise KafkaException(KafkaError(
-                KafkaError._UNKNOWN_PARTITION,
-                f"Local: Unknown partition: {t.name} has no partition {partition}"))
+        else:
+            check_partition(t.name, partition, t.num_partitions)
         acc.append(t.parts[partition], value, key, timestamp, headers, cb)
 
     def produce_batch(self, topic: str, values: Any = None, partition: int = -1,

@@ -17,6 +17,7 @@ from itertools import islice
 from typing import Any
 
 from ..producer.arguments import as_bytes, as_headers
+from ..producer.contract import partition_cell
 
 VALUE_FORMATS = (None, "json")
 _BYTES_LIKE = (bytes, bytearray, memoryview)
@@ -73,14 +74,6 @@ def timestamp_ms(value: Any, column: str) -> int:
         f"column {column!r}: a timestamp must be a datetime or integer milliseconds, "
         f"got {type(value).__name__}"
     )
-
-
-def _partition(value: Any, column: str) -> int:
-    if value is None:
-        return -1
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    raise TypeError(f"column {column!r}: a partition must be an integer >= 0, got {value!r}")
 
 
 def column_reader(row: Any, column: str | int) -> Callable[[list], list]:
@@ -188,6 +181,6 @@ def chunks(rows: Iterable[Any], spec: ColumnSpec, size: int) -> Iterator[Columns
             headers=None if headers_of is None else [
                 encode_headers(h, hcol) for h in headers_of(chunk)],
             timestamps=None if ts_of is None else [timestamp_ms(t, tcol) for t in ts_of(chunk)],
-            partitions=None if part_of is None else [_partition(p, pcol) for p in part_of(chunk)],
+            partitions=None if part_of is None else [partition_cell(p, pcol) for p in part_of(chunk)],
         )
         chunk = list(islice(it, size))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import KafkaError, KafkaException
+from ..producer.contract import partition_cells, record_count
 from . import clients
 from .columns import Columns, ColumnSpec, chunks, encode_headers
 
@@ -115,7 +116,7 @@ def _refused(count: int, exc: BaseException) -> Refused:
 def _produce_batch(producer: Producer, topic: str, tally: Tally, partition: int, values: Any,
                    keys: Any = None, timestamps: Any = None, headers: Any = None) -> None:
     """One ``produce_batch`` call (it waits for queue room itself); raises ``Refused``."""
-    n = len(values[1]) - 1 if isinstance(values, tuple) else len(values)
+    n = record_count(values)
     try:
         producer.produce_batch(topic, values, keys=keys, partition=partition,
                                timestamps=timestamps, headers=headers, on_delivery=tally)
@@ -506,7 +507,10 @@ def arrow_partition_groups(batch: Any, topic: str | None = None) -> list[tuple[s
     else:
         topics, t = [topic], np.zeros(batch.num_rows, dtype=np.int64)
     if "partition" in names:
-        p = np.asarray(batch.column("partition").fill_null(-1), dtype=np.int64)
+        column = batch.column("partition")
+        p = partition_cells(column.fill_null(0).to_numpy(zero_copy_only=False),
+                            column.is_null().to_numpy(zero_copy_only=False)
+                            if column.null_count else None, "partition")
     else:
         p = np.full(batch.num_rows, -1, dtype=np.int64)
     if len(topics) == 1 and (p == p[0]).all():
