@@ -8,6 +8,7 @@ from typing import Any
 
 from .error import KeySerializationError, ValueSerializationError
 from .producer import Producer
+from .producer.arguments import as_headers, as_partition, as_timestamp, as_topic
 from .serialization import MessageField, SerializationContext
 from .serializing_config import start_client
 
@@ -42,6 +43,12 @@ class SerializingProducer(Producer):
                 headers: Any = None) -> None:
         """Serialize ``key`` then ``value`` and queue the record (see ``Producer.produce``)."""
         check_record(self._closed, topic)
+        # The record contract's checks come before the serializers, which may act (e.g.
+        # register a schema) for a record that could then not be produced.
+        as_partition(partition)
+        as_timestamp(timestamp)
+        if headers is not None:
+            as_headers(headers)
         ctx = SerializationContext(topic, MessageField.KEY, headers)
         if self._key_serializer is not None:
             try:
@@ -63,5 +70,4 @@ def check_record(closed: bool, topic: object) -> None:
     record that could not be produced): on a closed producer, or with a topic not a str."""
     if closed:
         raise RuntimeError("Producer has been closed")
-    if not isinstance(topic, str):
-        raise TypeError(f"topic must be a str, not {type(topic).__name__}")
+    as_topic(topic)

@@ -38,10 +38,9 @@ from ..records import encode_batch
 from .accumulator import now_ms
 from .arguments import as_bytes, as_headers
 from .batch import ColumnEntries, ProducerBatch
-from .contract import as_column, check_partition, timestamp_column
+from .contract import as_column, check_partition, record_count, timestamp_column
 from .partitioner import (
     chunk_ends,
-    column_length,
     first_not_bytes,
     gather_column,
     group_by_partition,
@@ -62,19 +61,10 @@ RECORD_OVERHEAD = 21
 BATCH_OVERHEAD = 61
 
 
-def _column(obj: Any, what: str, allow_none: bool) -> Any:
-    if obj is None:
-        if allow_none:
-            return None
-        raise TypeError(f"{what} must be a list, a 2-D uint8 array or a packed "
-                        "(data, offsets) column, not None")
-    return as_column(obj, what, as_bytes, first_not_bytes)
-
-
 def _headers(headers: Any, n: int) -> tuple[Any, bool]:
     """(headers for encode_batch, per_record?)."""
-    if headers is None:
-        return None, False
+    if headers is None or (isinstance(headers, list) and not headers):
+        return None, False  # [] as produce() takes it: no headers
     if isinstance(headers, dict):
         return as_headers(headers), False
     if not isinstance(headers, (list, tuple)):
@@ -168,17 +158,22 @@ class BatchProducer:
     def produce_columns(self, topic: str, values: Any, keys: Any, partition: int,
                         timestamps: Any, headers: Any, cb: Any) -> int:
         """The columnar ``produce_batch``."""
-        values = _column(values, "values", False)
-        n = column_length(values)
-        keys = _column(keys, "keys", True)
-        if keys is not None and column_length(keys) != n:
-            raise ValueError(f"keys has {column_length(keys)} entries for {n} values")
+        # The record contract's order (kafka_fast.producer.contract): the columns' forms,
+        # then timestamps, headers, keys, values; a partition the topic lacks is refused last.
+        if values is None:
+            raise TypeError("values must be a list, a 2-D uint8 array or a packed "
+                            "(data, offsets) column, not None")
+        n = record_count(values, "values")
+        if keys is not None and record_count(keys, "keys") != n:
+            raise ValueError(f"keys has {record_count(keys, 'keys')} entries for {n} values")
         if n == 0:
             return 0
         ts = timestamp_column(timestamps, n, now_ms())
         if ts is None and cb is not None:
             ts = np.full(n, now_ms(), dtype=np.int64)
         hdrs, per_record_headers = _headers(headers, n)
+        keys = None if keys is None else as_column(keys, "keys", as_bytes, first_not_bytes)
+        values = as_column(values, "values", as_bytes, first_not_bytes)
         acc = self.acc
         t = self.topic_with_metadata(topic)
         nparts = t.num_partitions

@@ -112,14 +112,16 @@ class Producer(ProduceRouter):
         """produce()'s general path: checks and converts every argument."""
         if self._txn is not None:
             self._txn.check_produce()
-        if value is not None and value.__class__ is not bytes:
-            value = as_bytes(value, "value")
-        if key is not None and key.__class__ is not bytes:
-            key = as_bytes(key, "key")
-        if headers is not None:
-            headers = as_headers(headers)
+        # The record contract's order (kafka_fast.producer.contract): partition, timestamp,
+        # headers, key, value; a partition the topic lacks is refused last.
         partition = as_partition(partition)
         timestamp = as_timestamp(timestamp)
+        if headers is not None:
+            headers = as_headers(headers)
+        if key is not None and key.__class__ is not bytes:
+            key = as_bytes(key, "key")
+        if value is not None and value.__class__ is not bytes:
+            value = as_bytes(value, "value")
         if on_delivery is None:
             on_delivery = self._default_cb if callback is None else as_callback(
                 callback, "callback")
