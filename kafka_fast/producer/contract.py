@@ -99,7 +99,9 @@ def _packed(column: tuple, what: str) -> tuple:
         if isinstance(data, np.ndarray):
             data = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
         else:
-            data = np.frombuffer(data, dtype=np.uint8)  # holds an export of the buffer
+            # A view of its own keeps the buffer exported (and so alive and unresizable) for
+            # the whole call, even if the caller releases the memoryview it passed.
+            data = np.frombuffer(memoryview(data), dtype=np.uint8)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{what} packed data must be a bytes-like buffer: {exc}") from None
     if offsets.dtype.kind == "u" and len(offsets) and offsets.max() > np.iinfo(np.int64).max:
