@@ -203,7 +203,7 @@ def test_a_call_failing_part_way_says_which_rows_it_queued(kafka):
             p.produce_batch(topic, _packed(values), keys=_packed(keys), on_delivery=report)
         rows = info.value.queued_rows
         assert 0 < len(rows) < n
-        assert "produce_batch queued %d of %d records" % (len(rows), n) in "".join(
+        assert f"produce_batch queued {len(rows)} of {n} records" in "".join(
             info.value.__notes__)
         assert p.flush(60) == 0
     got = read_confluent(kafka, topic, 2, len(rows))
