@@ -432,7 +432,9 @@ def partly_queued(exc: BaseException, rows: np.ndarray, n: int) -> None:
     ``exc.queued_rows`` holds their indices in the columns (they will be delivered and
     reported as usual) and a note says how many; the other rows were not queued."""
     exc.queued_rows = rows  # type: ignore[attr-defined]
-    exc.add_note(f"produce_batch queued {len(rows)} of {n} records before this error (their "
+    add_note = getattr(exc, "add_note", None)  # Python 3.11+
+    if add_note is not None:
+        add_note(f"produce_batch queued {len(rows)} of {n} records before this error (their "
                  "row indices are in this exception's queued_rows); the others were not queued")
 
 
