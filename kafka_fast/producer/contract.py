@@ -142,6 +142,11 @@ def timestamp_column(timestamps: Any, n: int, now: int) -> np.ndarray | None:
             arr = _listed_timestamps(arr.tolist())
         else:
             _refuse_timestamp(arr, 0)
+    if n and arr.dtype.itemsize == 8 and int(
+            (arr.view(np.uint64) - np.uint64(1)).max()) < MAX_TIMESTAMP:
+        # One pass for the common case: every timestamp in 1..MAX (0 and negative numbers
+        # wrap to the top of the unsigned range).
+        return arr.view(np.int64)
     if n:
         low, high = arr.min(), arr.max()
         if low < 0:

@@ -146,8 +146,8 @@ class Record:
             return {"values": self.array(self.value),
                     "keys": self.array(self.key) if self.key.bytes_like else None,
                     "timestamps": np.array([self.timestamp]),
-                    # one header list for every record, when it is one
-                    "headers": self.headers if self.headers else [self.headers]}
+                    # as one header list for every record
+                    "headers": self.headers}
         return {"values": self.packed(self.value), "keys": self.packed(self.key),
                 "timestamps": self.timestamp, "headers": [self.headers]}
 
