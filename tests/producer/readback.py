@@ -66,3 +66,15 @@ def read_kcat(kcat: str, broker: Broker, topic: str, partition: int, count: int)
          "-o", "beginning", "-c", str(count), "-e", "-f", "%p|%o|%k|%s|%h|%T\\n"],
         check=True, timeout=60, capture_output=True).stdout
     return out.splitlines()
+
+
+def high_watermarks(broker: Broker, topic: str, partitions: int) -> list[int]:
+    """The high watermark of each partition of ``topic`` (confluent-kafka)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer(broker.client_config({"group.id": f"watermarks-{topic}"}))
+    try:
+        return [consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+                for p in range(partitions)]
+    finally:
+        consumer.close()

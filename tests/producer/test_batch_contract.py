@@ -9,7 +9,7 @@ import asyncio
 import numpy as np
 import pytest
 from harness.topics import create_topic, unique_topic
-from readback import read_confluent
+from readback import high_watermarks, read_confluent
 
 from kafka_fast import KafkaError, KafkaException, Producer
 from kafka_fast.aio import AIOProducer
@@ -29,17 +29,6 @@ def _forms(values: list[bytes]) -> dict:
         "array": np.frombuffer(b"".join(values), np.uint8).reshape(len(values), width),
         "packed": _packed(values),
     }
-
-
-def _high_watermarks(broker, topic: str, partitions: int) -> list[int]:
-    from confluent_kafka import Consumer, TopicPartition
-
-    c = Consumer(broker.client_config({"group.id": f"hw-{topic}"}))
-    try:
-        return [c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
-                for p in range(partitions)]
-    finally:
-        c.close()
 
 
 FORMS = ["list", "array", "packed"]
@@ -65,7 +54,7 @@ def test_partitions_produce_refuses_are_refused_by_every_column_form(kafka, form
         # and the partitions it takes still work
         assert p.produce_batch(topic, _forms([b"ab", b"cd"])[form], partition=1) == 2
         assert p.flush(30) == 0
-    assert _high_watermarks(kafka, topic, 2) == [0, 2]
+    assert high_watermarks(kafka, topic, 2) == [0, 2]
 
 
 def test_unknown_partition_report_carries_the_partition_given(kafka):
@@ -145,7 +134,7 @@ def test_packed_offsets_must_be_one_dimensional(kafka):
                 await producer.produce_batch(topic, (b"abc", np.array([[0, 1, 3]])))
 
     asyncio.run(aio())
-    assert _high_watermarks(kafka, topic, 1) == [0]
+    assert high_watermarks(kafka, topic, 1) == [0]
 
 
 def test_packed_data_is_held_for_the_whole_call(kafka):

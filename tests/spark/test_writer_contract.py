@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from confluent_kafka import Consumer, TopicPartition
 from harness import create_topic, unique_topic
+from readback import high_watermarks
 
 from kafka_fast.spark.columns import ColumnSpec, chunks
 from kafka_fast.spark.writer import (
@@ -16,15 +16,6 @@ from kafka_fast.spark.writer import (
     send_rows,
     write_kafka,
 )
-
-
-def _high_watermarks(broker, topic: str, partitions: int) -> list[int]:
-    c = Consumer(broker.client_config({"group.id": f"hw-{topic}"}))
-    try:
-        return [c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
-                for p in range(partitions)]
-    finally:
-        c.close()
 
 
 def _batch(partitions: list[int | None]) -> pa.RecordBatch:
@@ -62,7 +53,7 @@ def test_a_negative_partition_writes_nothing_from_either_path(kafka):
     with pytest.raises(TypeError, match="a partition must be an integer >= 0, got -5"):
         send_rows(rows, conf, topic, ColumnSpec(partition_col="partition"))
     assert send_arrow_batches([_batch([0, None, 1])], conf, topic).sent == 3
-    assert sum(_high_watermarks(kafka, topic, 2)) == 3
+    assert sum(high_watermarks(kafka, topic, 2)) == 3
 
 
 def test_spark_job_with_a_negative_partition_fails_and_writes_nothing(spark, kafka):
@@ -76,4 +67,4 @@ def test_spark_job_with_a_negative_partition_fails_and_writes_nothing(spark, kaf
          .alias("part"))
     with pytest.raises(Exception, match="a partition must be an integer >= 0, got -5"):
         write_kafka(df, kafka.client_config(), topic, partition_col="part")
-    assert _high_watermarks(kafka, topic, 2) == [0, 0]
+    assert high_watermarks(kafka, topic, 2) == [0, 0]
