@@ -78,10 +78,13 @@ def test_a_header_name_that_is_not_text_is_a_one_line_error():
     (["produce", "-c", "-1"], "-c must be between 0 and 9223372036854775807, got -1"),
     (["produce", "--timeout", "inf"], "--timeout must be a positive number of seconds"),
     (["produce", "--timeout", "0"], "--timeout must be a positive number of seconds"),
+    (["topics", "list", "--timeout", "inf"], "--timeout must be a positive number of seconds"),
+    (["groups", "--timeout", "-1"], "--timeout must be a positive number of seconds"),
 ])
 def test_numbers_out_of_range_are_one_line_errors_naming_the_option(args, said):
-    command, *rest = args
-    done = kf(command, "-b", "x:1", "-t", "t", *rest, stdin=b"a\n", timeout=60)
+    command = args[0]
+    where = ["-t", "t"] if command in ("consume", "produce") else []
+    done = kf(*args[:-2], "-b", "x:1", *where, *args[-2:], stdin=b"a\n", timeout=60)
     lines = _lines(done.stderr)
     assert done.returncode == 2, lines
     assert len(lines) == 1 and lines[0].startswith(f"kafka-fast {command}: {said}"), lines
