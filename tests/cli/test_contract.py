@@ -80,6 +80,9 @@ def test_a_header_name_that_is_not_text_is_a_one_line_error():
     (["produce", "--timeout", "0"], "--timeout must be a positive number of seconds"),
     (["topics", "list", "--timeout", "inf"], "--timeout must be a positive number of seconds"),
     (["groups", "--timeout", "-1"], "--timeout must be a positive number of seconds"),
+    (["topics", "create", "t", "-P", "99999999999"],
+     "-P must be between 1 and 2147483647, got 99999999999"),
+    (["topics", "create", "t", "-R", "0"], "-R must be between 1 and 32767, got 0"),
 ])
 def test_numbers_out_of_range_are_one_line_errors_naming_the_option(args, said):
     command = args[0]
