@@ -43,6 +43,11 @@ CODEC_NAMES: dict[int, str] = {v: k for k, v in CODEC_IDS.items()}
 #: together (``DecompressionBudget``); more is treated as corrupt.
 MAX_DECOMPRESSED_SIZE = 256 << 20
 
+#: Most records the compressed legacy (magic 0/1) messages of one record set may hold together
+#: (``DecompressionBudget``): they are decoded at once, one object each, so tiny records under
+#: the size cap could still take gigabytes. More is treated as corrupt.
+MAX_DECOMPRESSED_RECORDS = 1 << 18
+
 _XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _XERIAL_HEADER = _XERIAL_MAGIC + struct.pack(">ii", 1, 1)
 _XERIAL_BLOCK = 32 * 1024
@@ -187,19 +192,41 @@ class Lease:
 
 
 class DecompressionBudget:
-    """Decompressed bytes still allowed across several decompressions (one record set).
+    """Decompressed bytes, and records out of compressed legacy messages, still allowed across
+    several decompressions (one record set).
 
-    ``limit`` None means ``MAX_DECOMPRESSED_SIZE`` as it is when a decompression starts.
+    ``limit`` None means ``MAX_DECOMPRESSED_SIZE`` as it is when a decompression starts, and
+    ``record_limit`` None ``MAX_DECOMPRESSED_RECORDS`` as it is when records are charged.
     Not thread-safe: one decode uses it at a time.
     """
 
-    __slots__ = ("limit", "used")
+    __slots__ = ("limit", "used", "record_limit", "records")
 
-    def __init__(self, limit: int | None = None) -> None:
+    def __init__(self, limit: int | None = None, record_limit: int | None = None) -> None:
         if limit is not None and limit < 0:
             raise ValueError(f"decompression budget must be >= 0, got {limit}")
+        if record_limit is not None and record_limit < 0:
+            raise ValueError(f"record budget must be >= 0, got {record_limit}")
         self.limit = limit
         self.used = 0
+        self.record_limit = record_limit
+        self.records = 0
+
+    def total_records(self) -> int:
+        """The record limit."""
+        return MAX_DECOMPRESSED_RECORDS if self.record_limit is None else self.record_limit
+
+    def records_left(self) -> int:
+        """Records that compressed legacy messages may still expand to."""
+        return max(self.total_records() - self.records, 0)
+
+    def too_many_records(self, count: int) -> DecompressionLimitError:
+        """The error for a compressed message of at least ``count`` records that does not
+        fit."""
+        return DecompressionLimitError(
+            f"compressed message of {count}+ records: the record set's compressed legacy "
+            f"messages are limited to {self.total_records()} records together "
+            f"(kafka_fast.compression.MAX_DECOMPRESSED_RECORDS) and {self.records} are used")
 
     def total(self) -> int:
         """The limit in bytes."""
@@ -210,7 +237,8 @@ class DecompressionBudget:
         return max(self.total() - self.used, 0)
 
     def __repr__(self) -> str:
-        return f"DecompressionBudget(used={self.used}, limit={self.total()})"
+        return (f"DecompressionBudget(used={self.used}, limit={self.total()}, "
+                f"records={self.records}, record_limit={self.total_records()})")
 
 
 def _corrupt(codec: int, what: str) -> CorruptRecordError:

@@ -17,7 +17,7 @@ import numpy as np
 
 from kafka_fast import compression
 from kafka_fast.crc import crc32c as _crc32c
-from kafka_fast.errors import CorruptRecordError
+from kafka_fast.errors import CorruptRecordError, DecompressionLimitError
 from kafka_fast.message import (
     TIMESTAMP_CREATE_TIME,
     TIMESTAMP_LOG_APPEND_TIME,
@@ -840,22 +840,30 @@ class LegacyRecordBatch:
                 self.compression, value, legacy_lz4=magic == 0, budget=budget)
         except CorruptRecordError as exc:
             raise type(exc)(exc.args[0].str(), pos) from None
+        if budget is None:
+            budget = compression.DecompressionBudget()
+        room = budget.records_left()
         with lease:
             inner = lease.view
             msgs = []
             p = 0
             try:
                 while p < len(inner):
+                    if len(msgs) == room:  # decoding stops here, not after the last record
+                        raise budget.too_many_records(room + 1)
                     msg, p = _legacy_message(inner, p, len(inner), verify_crc)
                     if msg[2] & ATTR_COMPRESSION_MASK:
                         raise CorruptRecordError("nested compressed message", p)
                     msgs.append(msg)
+            except DecompressionLimitError as exc:
+                raise DecompressionLimitError(exc.args[0].str(), pos) from None
             except CorruptRecordError as exc:
                 raise CorruptRecordError(
                     f"{exc.args[0].str()} inside a compressed message", pos
                 ) from None
         if not msgs:
             raise CorruptRecordError("compressed message holds no messages", pos)
+        budget.records += len(msgs)
         # magic 1: inner offsets are relative to the wrapper's (the last record's) offset; a
         # wrapper offset below that (as some producers send) leaves them as they are, as in Kafka.
         shift = wrapper_offset - msgs[-1][0] if magic >= 1 else 0

@@ -9,7 +9,9 @@ import argparse
 import logging
 import os
 import sys
+import warnings
 from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
 
 from .._version import __version__
 from ..errors import KafkaException
@@ -48,7 +50,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     try:
-        return args.run(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _Notes(args.command).show
+            return args.run(args)
     except BrokenPipeError:
         _quiet_closed_stdout()
         return 0
@@ -65,10 +69,26 @@ def main(argv: list[str] | None = None) -> int:
         return fail("timed out waiting for the cluster")
     except KeyboardInterrupt:
         return 130
-    except (OSError, ValueError, TypeError) as exc:
+    except (OSError, ValueError, TypeError, OverflowError) as exc:
         return fail(str(exc))
     finally:
         client_log.removeHandler(last)
+
+
+class _Notes:
+    """Shows the client's warnings (a -X property that has no effect, say) as one line each,
+    ``kafka-fast COMMAND: note: ...``, once, without the warning's file and line."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.shown: set[str] = set()
+
+    def show(self, message: Warning | str, category: type[Warning], filename: str,
+             lineno: int, file: Any = None, line: str | None = None) -> None:
+        text = str(message)
+        if text not in self.shown:
+            self.shown.add(text)
+            print(f"kafka-fast {self.command}: note: {text}", file=sys.stderr)
 
 
 def _quiet_closed_stdout() -> None:

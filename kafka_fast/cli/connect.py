@@ -11,6 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import KafkaError, KafkaException
+from .options import seconds
 from .output import status
 
 if TYPE_CHECKING:
@@ -51,7 +52,9 @@ class ClientLog(logging.Handler):
 
 
 def connect_config(conf: dict[str, Any], timeout_s: float) -> None:
-    """Bound one connection attempt by ``CONNECT_TIMEOUT_MS`` (or the command's timeout)."""
+    """Bound one connection attempt by ``CONNECT_TIMEOUT_MS`` (or the command's timeout,
+    checked here for every command: UsageError naming --timeout)."""
+    seconds(timeout_s)
     conf.setdefault("socket.connection.setup.timeout.ms",
                     max(1, min(CONNECT_TIMEOUT_MS, int(timeout_s * 1000))))
 

@@ -16,7 +16,16 @@ from .connect import connect, connect_config
 from .jsonrecord import encode_record
 from .kcatfmt import KcatFormat, kcat_envelope, parse_format, unescape
 from .logend import log_end_offsets
-from .options import UsageError, add_common, client_config, want_progress
+from .options import (
+    INT32_MAX,
+    INT64_MAX,
+    UsageError,
+    add_common,
+    client_config,
+    in_range,
+    seconds,
+    want_progress,
+)
 from .output import emit_summary, status
 from .progress import Progress
 from .serdes import DeserializeError, add_serdes_option, parse_serdes
@@ -79,7 +88,7 @@ class Offsets:
         starts = 0
         for text in items or ["beginning"]:
             if text.startswith("e@"):
-                self.stop_ts = _number(text[2:], text)
+                self.stop_ts = _number(text[2:], text, "-o e@TIMESTAMP_MS")
                 continue
             starts += 1
             self.kind, self.number = parse_offset(text)
@@ -87,11 +96,17 @@ class Offsets:
             raise UsageError("-o: give at most one start offset (and optionally e@TIMESTAMP)")
 
 
-def _number(text: str, whole: str) -> int:
+def _number(text: str, whole: str, what: str) -> int:
+    """The number of an -o option; UsageError naming it (``what``) when it is not one or is
+    out of Kafka's 64-bit range."""
     try:
-        return int(text)
+        number = int(text)
     except ValueError:
         raise UsageError(f"-o expects {OFFSET_HELP.split(';')[0]}, got {whole!r}") from None
+    if not -INT64_MAX <= number <= INT64_MAX or (number < 0 and what != "-o OFFSET"):
+        raise UsageError(f"{what} must be between {0 if what != '-o OFFSET' else -INT64_MAX} "
+                         f"and {INT64_MAX}, got {whole!r}")
+    return number
 
 
 def parse_offset(text: str) -> tuple[str, int]:
@@ -99,8 +114,8 @@ def parse_offset(text: str) -> tuple[str, int]:
     if text in ("beginning", "end", "stored"):
         return text, 0
     if text.startswith("s@"):
-        return "time", _number(text[2:], text)
-    number = _number(text, text)
+        return "time", _number(text[2:], text, "-o s@TIMESTAMP_MS")
+    number = _number(text, text, "-o OFFSET")
     return ("last", -number) if number < 0 else ("absolute", number)
 
 
@@ -268,6 +283,9 @@ class GroupJoin:
 
 
 def _check(args: argparse.Namespace, offsets: Offsets) -> None:
+    in_range(args.partition, "-p", 0, INT32_MAX)
+    in_range(args.count, "-c", 0, INT64_MAX)
+    seconds(args.timeout)
     if args.group and args.partition is not None:
         raise UsageError("-p cannot be combined with -G (the group assigns partitions)")
     if args.group and offsets.kind not in ("beginning", "end", "stored"):

@@ -8,7 +8,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from .options import UsageError
+from .options import UsageError, arg_bytes
 
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[ntr0\\])")
 _SIMPLE = {"n": b"\n", "t": b"\t", "r": b"\r", "0": b"\0", "\\": b"\\"}
@@ -18,15 +18,17 @@ Deserializer = Callable[[bytes], bytes]
 
 
 def unescape(text: str) -> bytes:
-    """kcat's delimiter/format escapes: ``\\n \\r \\t \\0 \\\\ \\xNN``; the rest as UTF-8."""
+    """kcat's delimiter/format escapes: ``\\n \\r \\t \\0 \\\\ \\xNN``; the rest as the bytes
+    it was given as on the command line (``os.fsencode``: UTF-8, and any other bytes as they
+    are)."""
     out = bytearray()
     pos = 0
     for m in _ESCAPE.finditer(text):
-        out += text[pos:m.start()].encode()
+        out += arg_bytes(text[pos:m.start()])
         esc = m.group(1)
         out += bytes([int(esc[1:], 16)]) if esc[0] == "x" else _SIMPLE[esc]
         pos = m.end()
-    out += text[pos:].encode()
+    out += arg_bytes(text[pos:])
     return bytes(out)
 
 

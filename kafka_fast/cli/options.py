@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from typing import Any
+
+#: The largest offset or timestamp Kafka stores (a signed 64-bit integer).
+INT64_MAX = (1 << 63) - 1
+#: The largest partition number (a signed 32-bit integer).
+INT32_MAX = (1 << 31) - 1
 
 
 class UsageError(Exception):
@@ -26,6 +33,27 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true",
                         help="reports and summaries as JSON (records themselves: see "
                              "--format), no progress bars")
+
+
+def in_range(value: int | None, option: str, low: int, high: int) -> int | None:
+    """``value`` if it is None or within ``[low, high]``, else UsageError naming ``option``."""
+    if value is not None and not low <= value <= high:
+        raise UsageError(f"{option} must be between {low} and {high}, got {value}")
+    return value
+
+
+def seconds(value: float, option: str = "--timeout") -> float:
+    """A positive, finite number of seconds, else UsageError naming ``option``."""
+    if not math.isfinite(value) or value <= 0 or value > INT32_MAX / 1000:
+        raise UsageError(f"{option} must be a positive number of seconds up to "
+                         f"{INT32_MAX // 1000}, got {value:g}")
+    return value
+
+
+def arg_bytes(text: str) -> bytes:
+    """A command-line argument as the bytes it was given as (kcat takes argv bytes): the
+    interpreter decodes argv with surrogateescape, and this is its inverse."""
+    return os.fsencode(text)
 
 
 def parse_properties(text: str, source: str) -> dict[str, str]:

@@ -11,16 +11,25 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from .connect import connect, connect_config
 from .jsonrecord import RecordError, decode_record
 from .kcatfmt import unescape
-from .options import UsageError, add_common, client_config, want_progress
+from .options import (
+    INT64_MAX,
+    UsageError,
+    add_common,
+    arg_bytes,
+    client_config,
+    in_range,
+    seconds,
+    want_progress,
+)
 from .output import emit_summary
 from .progress import Progress
+from .splitter import Oversize, split_records
 
 if TYPE_CHECKING:
     from ..producer import Producer
 
 Headers = list[tuple[str, bytes | None]]
 Record = tuple[bytes | None, bytes | None, Headers]
-CHUNK = 1 << 16
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -73,32 +82,28 @@ def _static_headers(items: list[str]) -> Headers:
         name, sep, value = item.partition("=")
         if not sep or not name:
             raise UsageError(f"-H expects NAME=VALUE, got {item!r}")
-        headers.append((name, value.encode()))
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError(f"-H: a header name is text (UTF-8), got {arg_bytes(name)!r}"
+                             ) from None
+        headers.append((name, arg_bytes(value)))
     return headers
 
 
-def split_records(stream: BinaryIO, delim: bytes) -> Iterator[bytes]:
-    """The records of ``stream`` separated by ``delim``, empty ones skipped (as kcat)."""
-    if delim == b"\n":
-        for line in stream:
-            line = line[:-1] if line.endswith(b"\n") else line
-            if line:
-                yield line
-        return
-    rest = b""
-    while True:
-        chunk = stream.read(CHUNK)
-        if not chunk:
-            break
-        parts = (rest + chunk).split(delim)
-        rest = parts.pop()
-        yield from (p for p in parts if p)
-    if rest:
-        yield rest
+class TooLarge:
+    """An input record over ``message.max.bytes``, skipped without being held: ``size`` is
+    its size as produce() counts it (key + value + headers)."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size: int) -> None:
+        self.size = size
 
 
 class Reader:
-    """Turns the input into records by the command's options."""
+    """Turns the input into records by the command's options. A record longer than ``limit``
+    (the producer's ``message.max.bytes``) is never held whole: it comes as ``TooLarge``."""
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
@@ -106,28 +111,37 @@ class Reader:
         self.delim = unescape(args.delimiter)
         if not self.delim:
             raise UsageError("-D must not be empty")
-        self.fixed_key = args.fixed_key.encode() if args.fixed_key is not None else None
+        self.fixed_key = arg_bytes(args.fixed_key) if args.fixed_key is not None else None
         self.static = _static_headers(args.headers)
+        self.static_size = sum(len(name) + len(value or b"") for name, value in self.static)
         if args.lines and len(args.file) != 1:
             raise UsageError("-l reads exactly one FILE")
 
-    def records(self) -> Iterator[Record]:
-        """Every record of the input, in order; BadInput names a record that is not one."""
+    def records(self, limit: int) -> Iterator[Record | TooLarge]:
+        """Every record of the input, in order; BadInput names a record that is not one.
+        A text record whose size as produce() counts it would exceed ``limit`` comes as
+        ``TooLarge``."""
         args = self.args
         if not args.file:
-            yield from self._split(sys.stdin.buffer, "stdin")
+            yield from self._split(sys.stdin.buffer, "stdin", self.delim, limit)
             return
         for path in args.file:
             with _open(path) as stream:
                 if args.lines or args.format == "json":
-                    yield from self._split(stream, path)
-                else:
-                    yield self._text(stream.read())
+                    yield from self._split(stream, path, self.delim, limit)
+                else:  # the whole file is one record, even an empty one
+                    yield next(self._split(stream, path, None, limit), self._text(b""))
 
-    def _split(self, stream: BinaryIO, name: str) -> Iterator[Record]:
+    def _split(self, stream: BinaryIO, name: str, delim: bytes | None, limit: int
+               ) -> Iterator[Record | TooLarge]:
         if self.args.format != "json":
-            for raw in split_records(stream, self.delim):
-                yield self._text(raw)
+            # Over this, a record fails produce()'s size check whatever -K takes off it.
+            limit += len(self.key_delim or b"")
+            for raw in split_records(stream, delim, limit, self.key_delim):
+                if isinstance(raw, Oversize):
+                    yield TooLarge(self._size(raw))
+                else:
+                    yield self._text(raw)
             return
         for number, line in enumerate(stream, 1):
             if not line.strip():
@@ -137,6 +151,12 @@ class Reader:
             except RecordError as exc:
                 raise BadInput(f"{name} line {number}", str(exc)) from None
             yield key, value, self.static + headers
+
+    def _size(self, skipped: Oversize) -> int:
+        """The key + value + headers size of a skipped record, as produce() counts it."""
+        if self.key_delim is not None and skipped.key_split:
+            return skipped.length - len(self.key_delim) + self.static_size
+        return skipped.length + len(self.fixed_key or b"") + self.static_size
 
     def _text(self, raw: bytes) -> Record:
         key = self.fixed_key
@@ -152,71 +172,135 @@ class Reader:
         return key, value, self.static
 
 
-def run(args: argparse.Namespace) -> int:
-    """Produce every input record; exit 1 if any delivery failed or an input was bad."""
-    from .. import Producer
+class Tally:
+    """What became of the records: read, handed to the producer, delivered, failed. Each
+    record is counted once: delivered, failed by its delivery report, failed by produce()
+    itself, or (after close) failed for having no report at all."""
 
+    def __init__(self) -> None:
+        self.records = 0     # input records, skipped ones included
+        self.bytes = 0       # key + value bytes handed to produce()
+        self.queued = 0      # records produce() took
+        self.delivered = 0
+        self.failed = 0
+        self.reported_failed = 0
+        self.first_error: str | None = None
+
+    def on_delivery(self, err: Any, msg: Any) -> None:
+        if err is None:
+            self.delivered += 1
+        else:
+            self.reported_failed += 1
+            self.fail(str(err))
+
+    def fail(self, error: str) -> None:
+        """One record failed with ``error``."""
+        self.failed += 1
+        if self.first_error is None:
+            self.first_error = error
+
+    def settle(self, why: str) -> None:
+        """Count the records that got no report as failed (``why``); call after close."""
+        unreported = self.queued - self.delivered - self.reported_failed
+        if unreported > 0:
+            self.failed += unreported
+            self.reported_failed += unreported
+            self.first_error = self.first_error or f"{unreported} records {why}"
+
+    def summary(self) -> dict[str, Any]:
+        return {"records": self.records, "bytes": self.bytes, "delivered": self.delivered,
+                "failed": self.failed, "first_error": self.first_error}
+
+
+def _check(args: argparse.Namespace) -> None:
+    seconds(args.timeout)
+    in_range(args.count, "-c", 0, INT64_MAX)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Produce every input record; exit 1 if any record failed or an input was bad."""
+    from .. import KafkaError, Producer
+    from ..config import make_config
+
+    _check(args)
     reader = Reader(args)
     conf = client_config(args)
     connect_config(conf, args.timeout)
     if args.compression:
         conf["compression.type"] = args.compression
     conf.setdefault("message.timeout.ms", int(args.timeout * 1000))
-    stats: dict[str, Any] = {"records": 0, "bytes": 0, "delivered": 0, "failed": 0,
-                             "first_error": None}
-
-    def on_delivery(err: Any, msg: Any) -> None:
-        if err is None:
-            stats["delivered"] += 1
-        else:
-            stats["failed"] += 1
-            if stats["first_error"] is None:
-                stats["first_error"] = str(err)
-
+    limit = make_config(conf, "producer")["message.max.bytes"]
+    tally = Tally()
     producer = Producer(conf)
     bad: BadInput | None = None
-    remaining = 0
     try:
         connect(producer, args, conf, args.topic)
         with Progress(f"producing to {args.topic}", args.count,
                       want_progress(args)) as progress:
             try:
-                for key, value, headers in reader.records():
-                    _produce(producer, args, key, value, headers, on_delivery)
-                    stats["records"] += 1
-                    stats["bytes"] += len(value or b"") + len(key or b"")
+                for record in reader.records(limit) if args.count != 0 else ():
+                    tally.records += 1
+                    if isinstance(record, TooLarge):
+                        _too_large(tally, KafkaError(
+                            KafkaError.MSG_SIZE_TOO_LARGE,
+                            f"Broker: Message size too large: record of {record.size} bytes "
+                            f"exceeds message.max.bytes={limit}"))
+                    else:
+                        _produce(producer, args, record, tally)
                     progress.advance()
-                    if args.count is not None and stats["records"] >= args.count:
+                    if args.count is not None and tally.records >= args.count:
                         break
             except BadInput as exc:
                 bad = exc
             remaining = producer.flush(args.timeout)
+            if remaining:
+                tally.first_error = tally.first_error or (
+                    f"{remaining} records not delivered within {args.timeout:g}s")
     finally:
-        producer.close()
-    if remaining:
-        stats["failed"] += remaining
-        stats["first_error"] = stats["first_error"] or f"{remaining} records not delivered in time"
+        producer.close(0)
+    tally.settle("got no delivery report")
+    stats = tally.summary()
     if bad is not None:
         stats["bad_input"] = bad.where
     emit_summary(args, "produced", stats, sys.stdout if args.json else sys.stderr)
     if bad is not None:
-        print(f"kafka-fast produce: stopped at {bad}; {stats['delivered']} of the "
-              f"{stats['records']} records before it were delivered"
-              + (f", {stats['failed']} failed" if stats["failed"] else ""), file=sys.stderr)
+        print(f"kafka-fast produce: stopped at {bad}; {tally.delivered} of the "
+              f"{tally.records} records before it were delivered"
+              + (f", {tally.failed} failed" if tally.failed else ""), file=sys.stderr)
         return 1
-    return 1 if stats["failed"] else 0
+    return 1 if tally.failed else 0
 
 
-def _produce(producer: Producer, args: argparse.Namespace, key: bytes | None,
-             value: bytes | None, headers: Headers, on_delivery: Any) -> None:
+def _produce(producer: Producer, args: argparse.Namespace, record: Record,
+             tally: Tally) -> None:
+    """Hand one record to produce() (its checks decide); a record over message.max.bytes
+    fails alone, as a skipped one does, and the input goes on."""
+    from .. import KafkaError, KafkaException
+
+    key, value, headers = record
     while True:
         try:
             producer.produce(args.topic, value=value, key=key, partition=args.partition,
-                             headers=headers or None, on_delivery=on_delivery)
+                             headers=headers or None, on_delivery=tally.on_delivery)
             break
         except BufferError:
             producer.poll(0.1)
+        except KafkaException as exc:
+            err = exc.args[0]
+            if err.code() != KafkaError.MSG_SIZE_TOO_LARGE:
+                raise
+            _too_large(tally, err)
+            return
+    tally.queued += 1
+    tally.bytes += len(value or b"") + len(key or b"")
     producer.poll(0)
+
+
+def _too_large(tally: Tally, err: Any) -> None:
+    """The current record is over message.max.bytes: said on stderr, counted as failed."""
+    print(f"kafka-fast produce: {err.name()}: {err.str()} (input record {tally.records}, "
+          "skipped)", file=sys.stderr)
+    tally.fail(str(err))
 
 
 def _open(path: str) -> BinaryIO:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import KafkaException
 from .connect import connect, connect_config
-from .options import UsageError, add_common, client_config
+from .options import INT32_MAX, UsageError, add_common, client_config, in_range
 
 if TYPE_CHECKING:
     from ..admin import AdminClient, ClusterMetadata
@@ -95,6 +95,11 @@ def run_topics(args: argparse.Namespace) -> int:
     """Run one ``topics`` action."""
     from ..admin import NewTopic
 
+    if args.action == "create":
+        for value, option, high in ((args.partitions, "-P", INT32_MAX),
+                                    (args.replication_factor, "-R", (1 << 15) - 1)):
+            if value != -1:  # -1: the broker's default
+                in_range(value, option, 1, high)
     admin, md = _admin(args)
     try:
         if args.action == "list":

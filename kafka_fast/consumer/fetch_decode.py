@@ -69,9 +69,10 @@ def decode_partition(
     where the bad batch starts and ``error`` the ``CorruptRecordError``.
 
     Decompression of all batches together is bounded by ``budget`` (a new
-    ``DecompressionBudget()``, i.e. ``MAX_DECOMPRESSED_SIZE``, if None). When it runs out after
-    some batches were decoded, decoding stops there without an error (the next fetch starts at
-    that batch); only a first batch that alone exceeds it is an error.
+    ``DecompressionBudget()``, i.e. ``MAX_DECOMPRESSED_SIZE`` bytes and, for compressed legacy
+    messages, ``MAX_DECOMPRESSED_RECORDS`` records, if None). When it runs out after some
+    batches were decoded, decoding stops there without an error (the next fetch starts at that
+    batch); only a first batch that alone exceeds it is an error.
     """
     next_offset = fetch_offset
     last_epoch = -1
@@ -128,12 +129,13 @@ def _decode_batches(records, verify_crc: bool,
                     budget: DecompressionBudget) -> tuple[list, CorruptRecordError | None]:
     """The batches of ``records``; on malformed data, those before the bad batch and the
     error."""
-    used = budget.used
+    used, decoded = budget.used, budget.records
     try:
         return decode_batches(records, verify_crc=verify_crc, budget=budget), None
     except CorruptRecordError as exc:
         error = exc
-    budget.used = used  # the batches are decoded again below, charged as the first time
+    # the batches are decoded again below, charged as the first time
+    budget.used, budget.records = used, decoded
     good: list = []
     view = memoryview(records).cast("B")
     pos = 0

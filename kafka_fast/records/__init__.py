@@ -55,7 +55,9 @@ fault in ``data`` (for faults inside compressed records: the position of their b
 Decompressed sizes are capped by ``kafka_fast.compression.MAX_DECOMPRESSED_SIZE``, per batch and
 for all batches of one ``decode_batches`` call together (its ``budget``, a
 ``compression.DecompressionBudget``, may be shared by several calls); above it
-``DecompressionLimitError``, a ``CorruptRecordError``, names the limit.
+``DecompressionLimitError``, a ``CorruptRecordError``, names the limit. The same budget caps the
+records that compressed legacy messages expand to (``compression.MAX_DECOMPRESSED_RECORDS``
+for all of one call together): they are decoded at once, one object per record.
 """
 
 from __future__ import annotations

@@ -179,3 +179,112 @@ def test_decode_partition_v2_batches_share_the_budget(rec, monkeypatch):
     assert isinstance(d.error, DecompressionLimitError)  # the first batch alone is too big
     assert d.next_offset == 0 and d.count == 0
     assert "limited to 400000 bytes" in str(d.error)
+
+
+# ---------------------------------------------------------------------------------------------
+# legacy compressed messages of tiny records: the records of one record set share one cap too
+
+
+def tiny_wrapper(offset, count):
+    """A gzip wrapper of `count` empty 34-byte magic 1 messages (all at inner offset 0)."""
+    return legacy_message(offset, 1, None,
+                          gzip.compress(legacy_message(0, 0, None, b"") * count, mtime=0))
+
+
+def test_legacy_records_share_one_cap(rec, monkeypatch):
+    monkeypatch.setattr(C, "MAX_DECOMPRESSED_RECORDS", 1000)
+    two = tiny_wrapper(399, 400) + tiny_wrapper(799, 400)
+    budget = C.DecompressionBudget()
+    assert [len(b) for b in rec.decode_batches(two, budget=budget)] == [400, 400]
+    assert budget.records == 800
+    third = tiny_wrapper(1199, 400)
+    budget = C.DecompressionBudget()
+    with pytest.raises(DecompressionLimitError,
+                       match=r"compressed message of 201\+ records: .* limited to 1000 records "
+                             r"together \(kafka_fast.compression.MAX_DECOMPRESSED_RECORDS\) "
+                             rf"and 800 are used \(at byte {len(two)}\)"):
+        rec.decode_batches(two + third, budget=budget)
+    assert budget.records == 800
+    # one message alone over the cap
+    with pytest.raises(DecompressionLimitError, match=r"of 1001\+ records: .* 0 are used"):
+        rec.decode_batches(tiny_wrapper(1499, 1500))
+    # the cap is the budget's own when it has one
+    assert len(rec.decode_batches(tiny_wrapper(1499, 1500),
+                                  budget=C.DecompressionBudget(record_limit=1500))[0]) == 1500
+
+
+def test_decode_partition_stops_at_the_record_cap_and_resumes(rec, monkeypatch):
+    monkeypatch.setattr(fetch_decode, "decode_batches", rec.decode_batches)
+    sets = [gzip_wrapper(w * 300, 300, 8) for w in range(10)]
+    starts = [w * 300 for w in range(10)]
+    values, offset, rounds = [], 0, 0
+    while offset < 3000:
+        rounds += 1
+        data = b"".join(sets[starts.index(offset):])
+        d = fetch_decode.decode_partition(data, offset,
+                                          budget=C.DecompressionBudget(record_limit=1000))
+        assert d.error is None and d.next_offset > offset
+        for seg in d.segments:
+            values += seg.cols.value_list()[seg.start:seg.stop]
+        offset = d.next_offset
+    assert values == [b"%08d" % i for i in range(3000)]
+    assert rounds == 4  # three wrappers (900 records) a round
+    # a first message alone over the cap is the error, reported at its offset
+    d = fetch_decode.decode_partition(tiny_wrapper(1499, 1500) + sets[0], 0,
+                                      budget=C.DecompressionBudget(record_limit=1000))
+    assert isinstance(d.error, DecompressionLimitError) and d.count == 0
+    assert d.next_offset == 0
+
+
+DECODE_TINY_RECORDS = """
+import gzip, struct, sys, zlib
+from kafka_fast import compression as C
+from kafka_fast.errors import DecompressionLimitError
+import kafka_fast.{module} as rec
+
+def legacy_message(offset, attrs, value):
+    body = struct.pack(">bbq", 1, attrs, 7) + struct.pack(">i", -1)
+    body += struct.pack(">i", len(value)) + value
+    msg = struct.pack(">I", zlib.crc32(body)) + body
+    return struct.pack(">qi", offset, len(msg)) + msg
+
+per = (32 << 20) // 34                       # 32 MiB of empty messages in each wrapper
+inner = gzip.compress(legacy_message(0, 0, b"") * per, compresslevel=9, mtime=0)
+data = b"".join(legacy_message((w + 1) * per - 1, 1, inner) for w in range(8))
+print(len(data), per * 8, flush=True)
+budget = C.DecompressionBudget()
+try:
+    batches = rec.decode_batches(data, budget=budget)
+    print("decoded", sum(len(b) for b in batches))
+except DecompressionLimitError as exc:
+    print("limit", budget.records, exc)
+"""
+
+
+def test_a_small_legacy_set_of_tiny_records_stops_at_the_record_cap(rec):
+    """0.8 MB of gzip wrappers under the 256 MiB size cap, 7.9M records in all: decoding
+    stops at MAX_DECOMPRESSED_RECORDS, in bounded memory (it decoded all 7.9M)."""
+    import os
+    import subprocess
+    import sys
+
+    code = DECODE_TINY_RECORDS.format(module=rec.__name__.removeprefix("kafka_fast."))
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    deadline = time.monotonic() + 300
+    while (waited := os.wait4(proc.pid, os.WNOHANG))[0] != proc.pid:
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError("decoding did not end within 300 s")
+        time.sleep(0.05)
+    _pid, status, usage = waited
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 0, out
+    size_line, result = out.splitlines()
+    size, records = map(int, size_line.split())
+    assert size < 1_200_000 and records > 7_800_000 and records * 34 < C.MAX_DECOMPRESSED_SIZE
+    # the first wrapper alone is over the cap, and decoding stops at the cap inside it
+    assert result.startswith("limit 0 ") and "message of 262145+ records" in result, result
+    assert "limited to 262144 records together" in result
+    assert usage.ru_maxrss < 200 * 1024, f"peak RSS {usage.ru_maxrss // 1024} MiB"
