@@ -1,0 +1,266 @@
+"""TLS as enterprises deploy it, against Apache Kafka, side by side with confluent-kafka.
+
+One Apache Kafka node serves four SSL listeners, each with a server certificate from the
+same CA and ``ssl.client.auth=required`` (mutual TLS): MTLS (a good certificate), BADNAME
+(SAN ``kafka.invalid`` only), EXPIRED (expired) and REVOKED (listed in the CA's CRL).
+Clients identify themselves with PEM files, in-memory PEMs (key encrypted or not) or
+PKCS#12; records produced with one client are read back exactly with the other.
+"""
+
+from __future__ import annotations
+
+import time
+
+import confluent_kafka
+import pytest
+from harness.apache_kafka import (
+    COMMON_SETTINGS,
+    ApacheKafka,
+    ApacheKafkaView,
+    KafkaNode,
+    kafka_libs,
+    kafka_version,
+    new_cluster_id,
+    require_apache_kafka,
+)
+from harness.certs import MtlsFiles, make_mtls_files
+from harness.ports import LOOPBACK, free_port
+from harness.reference_client import Record, consume, produce
+from harness.topics import create_topic, unique_topic
+
+from kafka_fast import Consumer, Producer, TopicPartition
+from kafka_fast.errors import ConfigError, KafkaError, KafkaException
+from kafka_fast.topic_partition import OFFSET_BEGINNING
+
+pytestmark = [pytest.mark.apache, pytest.mark.timeout(120)]
+
+E = KafkaError
+TLS_LISTENERS = {"MTLS": "server", "BADNAME": "bad_name_server", "EXPIRED": "expired_server",
+                 "REVOKED": "revoked_server"}
+
+
+class TlsCluster:
+    def __init__(self, cluster: ApacheKafka, ports: dict[str, int], files: MtlsFiles) -> None:
+        self.cluster = cluster
+        self.ports = ports
+        self.files = files
+
+    def view(self, listener: str) -> ApacheKafkaView:
+        return ApacheKafkaView(self.cluster, f"{LOOPBACK}:{self.ports[listener]}",
+                               security_protocol="SSL")
+
+
+@pytest.fixture(scope="module")
+def tls_kafka(tmp_path_factory) -> TlsCluster:
+    require_apache_kafka()
+    workdir = tmp_path_factory.mktemp("tls-kafka")
+    files = make_mtls_files(workdir / "certs")
+    names = ["PLAINTEXT", "CONTROLLER", *TLS_LISTENERS]
+    ports = {n: free_port() for n in names}
+    settings = {
+        "process.roles": "broker,controller", "node.id": "1",
+        "controller.quorum.voters": f"1@{LOOPBACK}:{ports['CONTROLLER']}",
+        "listeners": ",".join(f"{n}://{LOOPBACK}:{ports[n]}" for n in names),
+        "advertised.listeners": ",".join(f"{n}://{LOOPBACK}:{ports[n]}" for n in names
+                                         if n != "CONTROLLER"),
+        "listener.security.protocol.map": ",".join(
+            f"{n}:{'PLAINTEXT' if n in ('PLAINTEXT', 'CONTROLLER') else 'SSL'}" for n in names),
+        "controller.listener.names": "CONTROLLER", "inter.broker.listener.name": "PLAINTEXT",
+        "log.dirs": str(workdir / "data"),
+        **COMMON_SETTINGS,
+        "offsets.topic.replication.factor": "1", "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+    }
+    for listener, attr in TLS_LISTENERS.items():
+        prefix = f"listener.name.{listener.lower()}."
+        settings.update({
+            prefix + "ssl.keystore.type": "PEM",
+            prefix + "ssl.keystore.location": str(getattr(files, attr)),
+            prefix + "ssl.truststore.type": "PEM",
+            prefix + "ssl.truststore.location": str(files.ca),
+            prefix + "ssl.client.auth": "required",
+        })
+    node = KafkaNode(1, workdir / "node1", ports, settings, kafka_libs(kafka_version()))
+    cluster = ApacheKafka({1: node}, kafka_version())
+    node.format(new_cluster_id())
+    node.start()
+    try:
+        node.wait_ready()
+        cluster.wait_for_brokers()
+    except BaseException:
+        cluster.discard()
+        raise
+    yield TlsCluster(cluster, ports, files)
+    cluster.discard()
+
+
+def _pem_files(f: MtlsFiles) -> dict[str, str]:
+    return {"ssl.ca.location": str(f.ca), "ssl.certificate.location": str(f.client_cert),
+            "ssl.key.location": str(f.client_key)}
+
+
+def _in_memory(f: MtlsFiles, encrypted: bool) -> dict[str, str]:
+    key = f.client_key_encrypted if encrypted else f.client_key
+    conf = {"ssl.ca.pem": f.ca.read_text(), "ssl.certificate.pem": f.client_cert.read_text(),
+            "ssl.key.pem": key.read_text()}
+    if encrypted:
+        conf["ssl.key.password"] = f.key_password
+    return conf
+
+
+def _pkcs12(f: MtlsFiles) -> dict[str, str]:
+    return {"ssl.ca.location": str(f.ca), "ssl.keystore.location": str(f.client_p12),
+            "ssl.keystore.password": f.keystore_password}
+
+
+def _items(n: int, tag: str) -> list[tuple[int, bytes, bytes]]:
+    return [(i % 2, b"k%d" % i, f"{tag}-{i}".encode()) for i in range(n)]
+
+
+def _produce_ours(view, topic: str, items, extra: dict) -> list[Record]:
+    acked: list[Record] = []
+    failed: list = []
+
+    def report(err, msg):
+        if err is not None:
+            failed.append(err)
+        else:
+            acked.append(Record(msg.partition(), msg.offset(), msg.key(), msg.value()))
+
+    with Producer(view.client_config({"linger.ms": 5, **extra})) as p:
+        for partition, key, value in items:
+            p.produce(topic, value, key, partition=partition, on_delivery=report)
+        assert p.flush(30) == 0
+    assert not failed, failed
+    return sorted(acked)
+
+
+def _read_ours(view, topic: str, count: int, extra: dict) -> list[Record]:
+    conf = view.client_config({"group.id": f"reader-{topic}", "enable.auto.commit": False,
+                               "fetch.wait.max.ms": 100, **extra})
+    got: list[Record] = []
+    with Consumer(conf) as c:
+        c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(2)])
+        deadline = time.monotonic() + 30
+        while len(got) < count and time.monotonic() < deadline:
+            for msg in c.consume(1000, 0.2):
+                assert msg.error() is None, msg.error()
+                got.append(Record(msg.partition(), msg.offset(), msg.key(), msg.value()))
+    return sorted(got)
+
+
+def _round_trips(tls: TlsCluster, listener: str, ours: dict, theirs: dict,
+                 tag: str) -> None:
+    """kafka_fast produces, confluent-kafka reads; then the other way round."""
+    view = tls.view(listener)
+    for direction in ("ours-to-theirs", "theirs-to-ours"):
+        topic = unique_topic(f"tls-{tag}")
+        create_topic(tls.cluster, topic, 2)
+        items = _items(20, f"{tag}-{direction}")
+        if direction == "ours-to-theirs":
+            acked = _produce_ours(view, topic, items, ours)
+            got = consume(view, topic, 2, len(items), extra=theirs)
+        else:
+            acked = sorted(produce(view, topic, items, extra=theirs))
+            got = _read_ours(view, topic, len(items), ours)
+        assert [(r.partition, r.offset) for r in acked] == sorted(
+            (p, o) for p in range(2) for o in range(10))
+        assert got == acked, direction
+
+
+def _our_error(view, conf: dict, timeout: float = 8.0) -> KafkaError:
+    """The error kafka_fast reports connecting with ``conf`` (the test fails if it got in)."""
+    errors: list = []
+    with Producer(view.client_config({"error_cb": errors.append, **conf})) as p:
+        with pytest.raises(KafkaException) as info:
+            p.list_topics(timeout=timeout)
+        p.poll(0.5)
+    return errors[0] if errors else info.value.args[0]
+
+
+def _their_error(view, conf: dict, timeout: float = 8.0) -> str:
+    errors: list = []
+    p = confluent_kafka.Producer(view.client_config({"error_cb": errors.append, **conf}))
+    with pytest.raises(confluent_kafka.KafkaException):
+        p.list_topics(timeout=timeout)
+    p.poll(0.5)
+    return " ".join(str(e) for e in errors)
+
+
+# -- mutual TLS: each way to give the client its identity -------------------------------------
+
+def test_mutual_tls_with_pem_files(tls_kafka):
+    conf = _pem_files(tls_kafka.files)
+    _round_trips(tls_kafka, "MTLS", conf, conf, "pem-files")
+
+
+@pytest.mark.parametrize("encrypted", [False, True], ids=["plain-key", "encrypted-key"])
+def test_mutual_tls_with_in_memory_pems(tls_kafka, encrypted):
+    conf = _in_memory(tls_kafka.files, encrypted)
+    _round_trips(tls_kafka, "MTLS", conf, conf, f"pem-mem-{encrypted}")
+
+
+def test_mutual_tls_with_a_pkcs12_keystore(tls_kafka):
+    conf = _pkcs12(tls_kafka.files)
+    _round_trips(tls_kafka, "MTLS", conf, conf, "pkcs12")
+
+
+def test_broker_requiring_a_client_certificate_refuses_a_client_without_one(tls_kafka):
+    err = _our_error(tls_kafka.view("MTLS"), {"ssl.ca.location": str(tls_kafka.files.ca)})
+    assert err.code() in (E._SSL, E._TRANSPORT), err
+
+
+def test_wrong_key_password_is_a_clear_config_error(tls_kafka):
+    conf = {**_in_memory(tls_kafka.files, True), "ssl.key.password": "not-the-password"}
+    with pytest.raises(KafkaException) as info:
+        Producer(tls_kafka.view("MTLS").client_config(conf))
+    assert isinstance(info.value, ConfigError)
+    assert "ssl.certificate.pem" in str(info.value) and "ssl.key.password" in str(info.value)
+    conf = {**_pkcs12(tls_kafka.files), "ssl.keystore.password": "not-the-password"}
+    with pytest.raises(ConfigError, match="ssl.keystore.password"):
+        Producer(tls_kafka.view("MTLS").client_config(conf))
+
+
+# -- what must be refused ---------------------------------------------------------------------
+
+def test_host_name_check_refuses_a_certificate_for_another_name(tls_kafka):
+    view = tls_kafka.view("BADNAME")
+    conf = _pem_files(tls_kafka.files)
+    err = _our_error(view, {**conf, "ssl.endpoint.identification.algorithm": "https"})
+    assert err.code() == E._SSL and "not valid for '127.0.0.1'" in err.str(), err
+    theirs = _their_error(view, {**conf, "ssl.endpoint.identification.algorithm": "https"})
+    assert "certificate verify failed" in theirs.lower() or "ssl" in theirs.lower(), theirs
+    # With the check off the same listener is used (the chain is still verified).
+    off = {**conf, "ssl.endpoint.identification.algorithm": "none"}
+    _round_trips(tls_kafka, "BADNAME", off, off, "no-hostname-check")
+
+
+def test_expired_server_certificate_is_refused(tls_kafka):
+    view = tls_kafka.view("EXPIRED")
+    conf = _pem_files(tls_kafka.files)
+    err = _our_error(view, conf)
+    assert err.code() == E._SSL and "expired" in err.str(), err
+    # librdkafka refuses it too, without saying why.
+    assert "certificate verify failed" in _their_error(view, conf)
+
+
+def test_expired_client_certificate_is_refused_with_a_clear_error(tls_kafka):
+    f = tls_kafka.files
+    conf = {"ssl.ca.location": str(f.ca), "ssl.certificate.location": str(f.expired_client_cert),
+            "ssl.key.location": str(f.expired_client_key)}
+    with pytest.raises(ConfigError, match=r"client certificate \(\"ssl.certificate.location\"\) "
+                                          r"expired on"):
+        Producer(tls_kafka.view("MTLS").client_config(conf))
+    # librdkafka loads it and the broker refuses the handshake.
+    assert _their_error(tls_kafka.view("MTLS"), conf)
+
+
+def test_crl_refuses_a_revoked_server_certificate(tls_kafka):
+    conf = {**_pem_files(tls_kafka.files), "ssl.crl.location": str(tls_kafka.files.crl)}
+    err = _our_error(tls_kafka.view("REVOKED"), conf)
+    assert err.code() == E._SSL and "revoked" in err.str(), err
+    assert "certificate verify failed" in _their_error(tls_kafka.view("REVOKED"), conf)
+    # The same CRL lets a certificate it does not list through; without it, REVOKED is used.
+    _round_trips(tls_kafka, "MTLS", conf, conf, "crl")
+    plain = _pem_files(tls_kafka.files)
+    _round_trips(tls_kafka, "REVOKED", plain, plain, "no-crl")
