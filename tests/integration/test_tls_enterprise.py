@@ -264,3 +264,85 @@ def test_crl_refuses_a_revoked_server_certificate(tls_kafka):
     _round_trips(tls_kafka, "MTLS", conf, conf, "crl")
     plain = _pem_files(tls_kafka.files)
     _round_trips(tls_kafka, "REVOKED", plain, plain, "no-crl")
+
+
+# -- secrets stay secret ----------------------------------------------------------------------
+
+def _secrets(f: MtlsFiles) -> list[str]:
+    """The passwords and every base64 line of the private keys (plain and encrypted)."""
+    out = [f.key_password, f.keystore_password]
+    for path in (f.client_key, f.client_key_encrypted):
+        out += [line for line in path.read_text().splitlines()
+                if line and not line.startswith("-----")]
+    return out
+
+
+def test_secrets_never_reach_logs_reprs_errors_statistics_or_the_cli(tls_kafka, tmp_path):
+    import io
+    import json
+    import logging
+    import subprocess
+    import sys
+
+    f = tls_kafka.files
+    view = tls_kafka.view("MTLS")
+    seen: list[str] = []
+
+    def note(err) -> None:
+        seen.append(str(err))
+
+    stream = io.StringIO()
+    logger = logging.getLogger(f"tls-secrets-{unique_topic('log')}")
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    logger.addHandler(logging.StreamHandler(stream))
+    topic = unique_topic("tls-secrets")
+    create_topic(tls_kafka.cluster, topic, 2)
+    stats: list[str] = []
+    for conf in (_in_memory(f, True), _pkcs12(f)):
+        full = view.client_config({**conf, "logger": logger,
+                                   "statistics.interval.ms": 100, "stats_cb": stats.append,
+                                   "error_cb": note})
+        with Producer(full) as p:
+            seen.append(repr(p))
+            p.produce(topic, b"v", partition=0)
+            assert p.flush(30) == 0
+            deadline = time.monotonic() + 5
+            while not stats and time.monotonic() < deadline:
+                p.poll(0.1)
+        c = Consumer({**full, "group.id": f"g-{topic}"})
+        try:
+            seen.append(repr(c))
+            c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+            msgs = c.consume(1, 15)
+            assert [m.value() for m in msgs] == [b"v"] * len(msgs)
+            seen.append(repr(c.consumer_group_metadata()))
+        finally:
+            c.close()
+    assert stats and all(json.loads(s) for s in stats)
+    seen.extend(stats)
+    # Failed logins: a wrong key password, a wrong keystore password, an unknown CA.
+    for bad in ({**_in_memory(f, True), "ssl.key.password": "wrong-" + f.key_password[:4]},
+                {**_pkcs12(f), "ssl.keystore.password": "wrong"},
+                {**_in_memory(f, True), "ssl.ca.pem": f.client_cert.read_text()}):
+        try:
+            with Producer(view.client_config({**bad, "logger": logger,
+                                              "error_cb": note})) as p:
+                p.list_topics(timeout=3)
+        except KafkaException as exc:
+            seen.extend([str(exc), repr(exc)])
+    # The command line: the same keys through -X, a read, then a refused one.
+    props = [item for k, v in _in_memory(f, True).items() for item in ("-X", f"{k}={v}")]
+    for extra in ([], ["-X", "ssl.key.password=wrong"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "kafka_fast", "consume", "-b", view.bootstrap,
+             "-X", "security.protocol=SSL", *props, *extra, "-t", topic, "-p", "0",
+             "-o", "beginning", "-c", "1", "-e"],
+            capture_output=True, text=True, timeout=60, check=False)
+        seen.extend([done.stdout, done.stderr])
+    assert "v" in seen[-4].split()  # the first run printed the record
+    seen.append(stream.getvalue())
+    everything = "\n".join(seen)
+    assert "TLS handshake" in everything or "_SSL" in everything  # errors were captured
+    leaked = [s for s in _secrets(f) if s in everything]
+    assert leaked == [], f"{len(leaked)} secrets in the output"
