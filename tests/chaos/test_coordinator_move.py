@@ -1,11 +1,14 @@
 """The group coordinator's broker is SIGKILLed under a steady stream (3-broker Apache Kafka):
 the member finds the new coordinator and carries on in its generation.
 
-One classic-protocol member (and, side by side, a confluent-kafka member) reads a topic
-that a paced idempotent producer writes, committing synchronously every ``COMMIT_EVERY``
-records. Checked: the member keeps its generation and its single assignment (no revocation,
-no loss), a synchronous commit made after the move succeeds, and every record is read
-exactly once at the offset its delivery report gave.
+One member (classic protocol, then KIP-848) reads a topic that a paced idempotent producer
+writes, committing synchronously every ``COMMIT_EVERY`` records. Checked for kafka_fast: the
+member keeps its generation and its single assignment (no revocation, no loss), every
+synchronous commit succeeds, also after the move, and every record is read exactly once at
+the offset its delivery report gave. confluent-kafka runs the same scenario beside it as the
+reference: nothing may be lost; whether it kept its generation is printed, not asserted
+(librdkafka gives its partitions up when no heartbeat succeeded for session.timeout.ms,
+which a coordinator move can take). CHAOS_RUNS repeats each client's run.
 """
 
 from __future__ import annotations
@@ -122,7 +125,8 @@ def _member_run(cluster, kind: str, topic: str, group: str) -> dict:
         kill_at = time.monotonic() + KILL_AFTER
         since_commit = 0
         deadline = time.monotonic() + RECORDS / RATE + 90
-        while sum(map(len, got.values())) < RECORDS and time.monotonic() < deadline:
+        read: set[tuple[int, int]] = set()
+        while len(read) < RECORDS and time.monotonic() < deadline:
             if killed is None and time.monotonic() >= kill_at:
                 killed = _coordinator(admin, group)
                 cluster.stop_node(killed, signal.SIGKILL)
@@ -131,6 +135,7 @@ def _member_run(cluster, kind: str, topic: str, group: str) -> dict:
                     commit_errors.append(f"consume: {msg.error()}")
                     continue
                 got[msg.partition()].append((msg.offset(), msg.value()))
+                read.add((msg.partition(), msg.offset()))
                 since_commit += 1
             if since_commit >= COMMIT_EVERY:
                 since_commit = 0
@@ -172,21 +177,26 @@ def test_member_keeps_its_generation_when_the_coordinator_dies(apache_cluster, k
           f"generations {run['generations']}; events {[e[0] for e in run['events']]}; "
           f"commit errors {run['commit_errors']}", flush=True)
     assert run["moved_to"] != run["killed"]
-    # One assignment, never revoked or lost, and the same generation before and after.
-    assert [e[0] for e in run["events"]] == ["assign"], run["events"]
-    assert run["generations"][0] == run["generations"][1] > 0, run["generations"]
-    assert run["commit_errors"] == []
-    assert run["commits_after_move"], "no synchronous commit after the move"
-    # Every record delivered once, read exactly once at the offset its report gave.
     reports = run["reports"]
     assert len(reports) == RECORDS
     want: dict[int, list[tuple[int, bytes]]] = {q: [] for q in range(PARTITIONS)}
     for value, [(err, partition, offset)] in sorted(reports.items()):
         assert err is None, (value, err)
         want[partition].append((offset, value))
+    end = [(q, RECORDS // PARTITIONS) for q in range(PARTITIONS)]
     for q in range(PARTITIONS):
         assert [o for o, _ in want[q]] == list(range(RECORDS // PARTITIONS))
-        assert run["got"][q] == want[q], f"partition {q}"
-    end = [(q, RECORDS // PARTITIONS) for q in range(PARTITIONS)]
+        # Nothing lost, whichever client (each record at the offset its report gave).
+        assert sorted(set(run["got"][q])) == want[q], f"partition {q}"
     assert run["final"] == end
     assert run["committed"] == end
+    if CLIENTS[kind][0] is not kafka_fast:
+        return  # the reference client's membership is printed above, for comparison
+    # One assignment, never revoked or lost, and the same generation before and after.
+    assert [e[0] for e in run["events"]] == ["assign"], run["events"]
+    assert run["generations"][0] == run["generations"][1] > 0, run["generations"]
+    assert run["commit_errors"] == []
+    assert run["commits_after_move"], "no synchronous commit after the move"
+    # Every record read exactly once.
+    for q in range(PARTITIONS):
+        assert run["got"][q] == want[q], f"partition {q}"

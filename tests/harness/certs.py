@@ -64,24 +64,8 @@ def _ca(common_name: str) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]
 def _server(
     ca_cert: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey
 ) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
-    key = _key()
-    san = x509.SubjectAlternativeName(
-        [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
-    )
-    builder = (
-        x509.CertificateBuilder()
-        .subject_name(_name("127.0.0.1"))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(san, critical=False)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(
-            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
-        )
-    )
-    return _validity(builder).sign(ca_key, hashes.SHA256()), key
+    san = [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
+    return _leaf(ca_cert, ca_key, "127.0.0.1", san, ExtendedKeyUsageOID.SERVER_AUTH)
 
 
 def _write_cert(path: Path, cert: x509.Certificate) -> Path:
@@ -90,15 +74,7 @@ def _write_cert(path: Path, cert: x509.Certificate) -> Path:
 
 
 def _write_key(path: Path, key: ec.EllipticCurvePrivateKey) -> Path:
-    path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    path.chmod(0o600)
-    return path
+    return _secret_file(path, _key_pem(key))
 
 
 def make_tls_files(directory: Path) -> TlsFiles:

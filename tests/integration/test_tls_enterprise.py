@@ -25,9 +25,10 @@ from harness.apache_kafka import (
 )
 from harness.certs import MtlsFiles, make_mtls_files
 from harness.ports import LOOPBACK, free_port
-from harness.reference_client import Record, consume, produce
+from harness.reference_client import consume, produce
 from harness.topics import create_topic, unique_topic
 
+from integration.test_apache_kafka import produce_ours, read_ours
 from kafka_fast import Consumer, Producer, TopicPartition
 from kafka_fast.errors import ConfigError, KafkaError, KafkaException
 from kafka_fast.topic_partition import OFFSET_BEGINNING
@@ -117,38 +118,6 @@ def _items(n: int, tag: str) -> list[tuple[int, bytes, bytes]]:
     return [(i % 2, b"k%d" % i, f"{tag}-{i}".encode()) for i in range(n)]
 
 
-def _produce_ours(view, topic: str, items, extra: dict) -> list[Record]:
-    acked: list[Record] = []
-    failed: list = []
-
-    def report(err, msg):
-        if err is not None:
-            failed.append(err)
-        else:
-            acked.append(Record(msg.partition(), msg.offset(), msg.key(), msg.value()))
-
-    with Producer(view.client_config({"linger.ms": 5, **extra})) as p:
-        for partition, key, value in items:
-            p.produce(topic, value, key, partition=partition, on_delivery=report)
-        assert p.flush(30) == 0
-    assert not failed, failed
-    return sorted(acked)
-
-
-def _read_ours(view, topic: str, count: int, extra: dict) -> list[Record]:
-    conf = view.client_config({"group.id": f"reader-{topic}", "enable.auto.commit": False,
-                               "fetch.wait.max.ms": 100, **extra})
-    got: list[Record] = []
-    with Consumer(conf) as c:
-        c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(2)])
-        deadline = time.monotonic() + 30
-        while len(got) < count and time.monotonic() < deadline:
-            for msg in c.consume(1000, 0.2):
-                assert msg.error() is None, msg.error()
-                got.append(Record(msg.partition(), msg.offset(), msg.key(), msg.value()))
-    return sorted(got)
-
-
 def _round_trips(tls: TlsCluster, listener: str, ours: dict, theirs: dict,
                  tag: str) -> None:
     """kafka_fast produces, confluent-kafka reads; then the other way round."""
@@ -158,11 +127,11 @@ def _round_trips(tls: TlsCluster, listener: str, ours: dict, theirs: dict,
         create_topic(tls.cluster, topic, 2)
         items = _items(20, f"{tag}-{direction}")
         if direction == "ours-to-theirs":
-            acked = _produce_ours(view, topic, items, ours)
+            acked = produce_ours(view, topic, items, **ours)
             got = consume(view, topic, 2, len(items), extra=theirs)
         else:
             acked = sorted(produce(view, topic, items, extra=theirs))
-            got = _read_ours(view, topic, len(items), ours)
+            got = read_ours(view, topic, 2, len(items), **ours)
         assert [(r.partition, r.offset) for r in acked] == sorted(
             (p, o) for p in range(2) for o in range(10))
         assert got == acked, direction
