@@ -300,6 +300,12 @@ def test_secrets_never_reach_logs_reprs_errors_statistics_or_the_cli(tls_kafka, 
                 p.list_topics(timeout=3)
         except KafkaException as exc:
             seen.extend([str(exc), repr(exc)])
+    # Secrets given with the wrong type (bytes where text is expected).
+    for key in ("ssl.key.pem", "ssl.key.password", "ssl.keystore.password"):
+        secret = f.client_key.read_bytes() if key == "ssl.key.pem" else f.key_password.encode()
+        with pytest.raises(ConfigError, match=f'"{key}": expected a string') as info:
+            Producer(view.client_config({key: secret}))
+        seen.extend([str(info.value), repr(info.value)])
     # The command line: the same keys through -X, a read, then a refused one.
     props = [item for k, v in _in_memory(f, True).items() for item in ("-X", f"{k}={v}")]
     for extra in ([], ["-X", "ssl.key.password=wrong"]):
