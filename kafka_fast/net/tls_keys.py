@@ -91,11 +91,16 @@ def _load_chain(ctx: ssl.SSLContext, load, key: str) -> None:
         load()
     except FileNotFoundError as exc:
         raise ConfigError(f'"{key}": {exc.strerror}: {exc.filename}') from None
-    except (OSError, ssl.SSLError) as exc:
-        reason = getattr(exc, "reason", None) or exc.__class__.__name__
-        raise ConfigError(f'cannot load the client certificate and key ("{key}"): {reason} '
-                          f"(a wrong ssl.key.password, or a key that does not match the "
-                          f"certificate)") from None
+    except ssl.SSLError as exc:
+        if exc.reason == "KEY_VALUES_MISMATCH":
+            why = "the private key does not match the certificate"
+        else:
+            why = "the private key cannot be read (a wrong or missing ssl.key.password?)"
+        raise ConfigError(f'cannot load the client certificate and key ("{key}"): {why}') \
+            from None
+    except OSError as exc:
+        raise ConfigError(f'cannot load the client certificate and key ("{key}"): '
+                          f"{exc.strerror or exc}") from None
 
 
 def _load_from_memory(ctx: ssl.SSLContext, pem: bytes, password: str | None,

@@ -179,12 +179,16 @@ def test_broker_requiring_a_client_certificate_refuses_a_client_without_one(tls_
     assert err.code() in (E._SSL, E._TRANSPORT), err
 
 
-def test_wrong_key_password_is_a_clear_config_error(tls_kafka):
+def test_wrong_key_password_or_key_is_a_clear_config_error(tls_kafka):
     conf = {**_in_memory(tls_kafka.files, True), "ssl.key.password": "not-the-password"}
     with pytest.raises(KafkaException) as info:
         Producer(tls_kafka.view("MTLS").client_config(conf))
     assert isinstance(info.value, ConfigError)
     assert "ssl.certificate.pem" in str(info.value) and "ssl.key.password" in str(info.value)
+    mismatch = {**_pem_files(tls_kafka.files),
+                "ssl.key.location": str(tls_kafka.files.expired_client_key)}
+    with pytest.raises(ConfigError, match="private key does not match the certificate"):
+        Producer(tls_kafka.view("MTLS").client_config(mismatch))
     conf = {**_pkcs12(tls_kafka.files), "ssl.keystore.password": "not-the-password"}
     with pytest.raises(ConfigError, match="ssl.keystore.password"):
         Producer(tls_kafka.view("MTLS").client_config(conf))
