@@ -72,8 +72,9 @@ class Key:
             else:
                 out = value
         except (TypeError, ValueError) as exc:
+            given = "(hidden)" if kind == "password" else repr(value)  # never echo a secret
             raise ConfigError(
-                f'Invalid value {value!r} for configuration property "{shown}": {exc}'
+                f'Invalid value {given} for configuration property "{shown}": {exc}'
             ) from None
         if kind in ("int", "float"):
             if self.minimum is not None and out < self.minimum:

@@ -8,15 +8,15 @@ cooperative protocol it keeps what it owns, revokes only what the new assignment
 and rejoins once more when it gave something up (KIP-429).
 
 Errors follow the client design's table: ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID /
-REBALANCE_IN_PROGRESS rejoin; NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE find the
-coordinator again; COORDINATOR_LOAD_IN_PROGRESS backs off; FENCED_INSTANCE_ID is fatal.
+REBALANCE_IN_PROGRESS rejoin; NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE (and a heartbeat
+left without an answer) find the coordinator again and keep the generation;
+COORDINATOR_LOAD_IN_PROGRESS backs off; FENCED_INSTANCE_ID is fatal.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import time
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
@@ -83,7 +83,6 @@ class ClassicGroup:
         self.literal: list[str] = []
         self.coordinator: int | None = None
         self.heartbeat_timer = None
-        self.last_heartbeat_ok = time.monotonic()
         self.joined_partitions: dict[str, int] = {}
         self.rejoin_needed = False
         self.fatal: KafkaError | None = None
@@ -304,7 +303,6 @@ class ClassicGroup:
             return
         self.state = STABLE
         self.rejoin_needed = False
-        self.last_heartbeat_ok = time.monotonic()
         if self.cooperative:
             old = {(t, p) for t, ps in self.owned.items() for p in ps}
             new = {(t, p) for t, ps in assigned.items() for p in ps}
@@ -368,35 +366,57 @@ class ClassicGroup:
             return
         exc = f.exception()
         if exc is not None:
-            err = error_of(exc)
-            self.client.invalidate_coordinator(GROUP, self.group_id)
-            if time.monotonic() - self.last_heartbeat_ok > self.session_timeout_ms / 1000:
-                self._lost()
-                self._retry_join(err)
-                return
-            self._find_coordinator(self._schedule_heartbeat)
+            # No answer (the coordinator's broker may be gone): the membership stands.
+            self.client.log.debug("Heartbeat to coordinator %s failed: %s", self.coordinator,
+                                  exc)
+            self._rediscover(epoch)
             return
         code = f.result().error_code
         if code == 0:
-            self.last_heartbeat_ok = time.monotonic()
             self._schedule_heartbeat()
             return
-        if code in REDISCOVER or code == E.COORDINATOR_LOAD_IN_PROGRESS:
-            # The membership stands: find the coordinator (or wait for it) and heartbeat on.
-            if time.monotonic() - self.last_heartbeat_ok > self.session_timeout_ms / 1000:
-                self._lost()
-                self._retry_join(None)
-                return
-            if code in REDISCOVER:
-                self.client.invalidate_coordinator(GROUP, self.group_id)
-                self._find_coordinator(self._schedule_heartbeat)
-            else:
-                self._schedule_heartbeat()
+        if code in REDISCOVER:
+            self._rediscover(epoch)
+            return
+        if code == E.COORDINATOR_LOAD_IN_PROGRESS:
+            self._schedule_heartbeat()
             return
         self.handle_group_error(code, "Heartbeat")
 
+    def _rediscover(self, epoch: int) -> None:
+        """Find the coordinator again and heartbeat on in the same generation.
+
+        Only the coordinator's answers end a membership (UNKNOWN_MEMBER_ID,
+        ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS, FENCED_INSTANCE_ID): the broker that
+        takes a group over restarts every member's session when it loads the group, and a
+        live coordinator that expired the member says so at the next heartbeat that reaches
+        it. So a failed look-up is retried, never turned into a join.
+        """
+        if self.state != STABLE or epoch != self.epoch:
+            return
+        self.client.invalidate_coordinator(GROUP, self.group_id)
+        f = self.client.coordinator(GROUP, self.group_id)
+
+        def done(f: Future) -> None:
+            if self.state != STABLE or epoch != self.epoch:
+                return
+            if f.exception() is not None:
+                self.client.call_later(self.backoff, lambda: self._rediscover(epoch))
+                return
+            node = f.result()
+            if node == self.coordinator:
+                self._schedule_heartbeat()  # not moved (yet): try it again in a while
+                return
+            self.client.log.info("group %s: coordinator moved from %s to %s", self.group_id,
+                                 self.coordinator, node)
+            self.coordinator = node
+            self._heartbeat(epoch)
+
+        f.add_done_callback(done)
+
     def handle_group_error(self, code: int, api: str) -> None:
         err = KafkaError(code, f"{api}: {KafkaError(code)}")
+        self.client.log.debug("group %s: %s", self.group_id, err.str())
         if code == E.FENCED_INSTANCE_ID:
             self.fatal = KafkaError(E._FENCED, f"{api}: {KafkaError(code)} (group.instance.id "
                                                f"{self.instance_id} is used by another member)",

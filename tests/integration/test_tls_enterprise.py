@@ -1,0 +1,327 @@
+"""TLS as enterprises deploy it, against Apache Kafka, side by side with confluent-kafka.
+
+One Apache Kafka node serves four SSL listeners, each with a server certificate from the
+same CA and ``ssl.client.auth=required`` (mutual TLS): MTLS (a good certificate), BADNAME
+(SAN ``kafka.invalid`` only), EXPIRED (expired) and REVOKED (listed in the CA's CRL).
+Clients identify themselves with PEM files, in-memory PEMs (key encrypted or not) or
+PKCS#12; records produced with one client are read back exactly with the other.
+"""
+
+from __future__ import annotations
+
+import time
+
+import confluent_kafka
+import pytest
+from harness.apache_kafka import (
+    COMMON_SETTINGS,
+    ApacheKafka,
+    ApacheKafkaView,
+    KafkaNode,
+    kafka_libs,
+    kafka_version,
+    new_cluster_id,
+    require_apache_kafka,
+)
+from harness.certs import MtlsFiles, make_mtls_files
+from harness.ports import LOOPBACK, free_port
+from harness.reference_client import consume, produce
+from harness.topics import create_topic, unique_topic
+
+from integration.test_apache_kafka import produce_ours, read_ours
+from kafka_fast import Consumer, Producer, TopicPartition
+from kafka_fast.errors import ConfigError, KafkaError, KafkaException
+from kafka_fast.topic_partition import OFFSET_BEGINNING
+
+pytestmark = [pytest.mark.apache, pytest.mark.timeout(120)]
+
+E = KafkaError
+TLS_LISTENERS = {"MTLS": "server", "BADNAME": "bad_name_server", "EXPIRED": "expired_server",
+                 "REVOKED": "revoked_server"}
+
+
+class TlsCluster:
+    def __init__(self, cluster: ApacheKafka, ports: dict[str, int], files: MtlsFiles) -> None:
+        self.cluster = cluster
+        self.ports = ports
+        self.files = files
+
+    def view(self, listener: str) -> ApacheKafkaView:
+        return ApacheKafkaView(self.cluster, f"{LOOPBACK}:{self.ports[listener]}",
+                               security_protocol="SSL")
+
+
+@pytest.fixture(scope="module")
+def tls_kafka(tmp_path_factory) -> TlsCluster:
+    require_apache_kafka()
+    workdir = tmp_path_factory.mktemp("tls-kafka")
+    files = make_mtls_files(workdir / "certs")
+    names = ["PLAINTEXT", "CONTROLLER", *TLS_LISTENERS]
+    ports = {n: free_port() for n in names}
+    settings = {
+        "process.roles": "broker,controller", "node.id": "1",
+        "controller.quorum.voters": f"1@{LOOPBACK}:{ports['CONTROLLER']}",
+        "listeners": ",".join(f"{n}://{LOOPBACK}:{ports[n]}" for n in names),
+        "advertised.listeners": ",".join(f"{n}://{LOOPBACK}:{ports[n]}" for n in names
+                                         if n != "CONTROLLER"),
+        "listener.security.protocol.map": ",".join(
+            f"{n}:{'PLAINTEXT' if n in ('PLAINTEXT', 'CONTROLLER') else 'SSL'}" for n in names),
+        "controller.listener.names": "CONTROLLER", "inter.broker.listener.name": "PLAINTEXT",
+        "log.dirs": str(workdir / "data"),
+        **COMMON_SETTINGS,
+        "offsets.topic.replication.factor": "1", "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+    }
+    for listener, attr in TLS_LISTENERS.items():
+        prefix = f"listener.name.{listener.lower()}."
+        settings.update({
+            prefix + "ssl.keystore.type": "PEM",
+            prefix + "ssl.keystore.location": str(getattr(files, attr)),
+            prefix + "ssl.truststore.type": "PEM",
+            prefix + "ssl.truststore.location": str(files.ca),
+            prefix + "ssl.client.auth": "required",
+        })
+    node = KafkaNode(1, workdir / "node1", ports, settings, kafka_libs(kafka_version()))
+    cluster = ApacheKafka({1: node}, kafka_version())
+    node.format(new_cluster_id())
+    node.start()
+    try:
+        node.wait_ready()
+        cluster.wait_for_brokers()
+    except BaseException:
+        cluster.discard()
+        raise
+    yield TlsCluster(cluster, ports, files)
+    cluster.discard()
+
+
+def _pem_files(f: MtlsFiles) -> dict[str, str]:
+    return {"ssl.ca.location": str(f.ca), "ssl.certificate.location": str(f.client_cert),
+            "ssl.key.location": str(f.client_key)}
+
+
+def _in_memory(f: MtlsFiles, encrypted: bool) -> dict[str, str]:
+    key = f.client_key_encrypted if encrypted else f.client_key
+    conf = {"ssl.ca.pem": f.ca.read_text(), "ssl.certificate.pem": f.client_cert.read_text(),
+            "ssl.key.pem": key.read_text()}
+    if encrypted:
+        conf["ssl.key.password"] = f.key_password
+    return conf
+
+
+def _pkcs12(f: MtlsFiles) -> dict[str, str]:
+    return {"ssl.ca.location": str(f.ca), "ssl.keystore.location": str(f.client_p12),
+            "ssl.keystore.password": f.keystore_password}
+
+
+def _items(n: int, tag: str) -> list[tuple[int, bytes, bytes]]:
+    return [(i % 2, b"k%d" % i, f"{tag}-{i}".encode()) for i in range(n)]
+
+
+def _round_trips(tls: TlsCluster, listener: str, ours: dict, theirs: dict,
+                 tag: str) -> None:
+    """kafka_fast produces, confluent-kafka reads; then the other way round."""
+    view = tls.view(listener)
+    for direction in ("ours-to-theirs", "theirs-to-ours"):
+        topic = unique_topic(f"tls-{tag}")
+        create_topic(tls.cluster, topic, 2)
+        items = _items(20, f"{tag}-{direction}")
+        if direction == "ours-to-theirs":
+            acked = produce_ours(view, topic, items, **ours)
+            got = consume(view, topic, 2, len(items), extra=theirs)
+        else:
+            acked = sorted(produce(view, topic, items, extra=theirs))
+            got = read_ours(view, topic, 2, len(items), **ours)
+        assert [(r.partition, r.offset) for r in acked] == sorted(
+            (p, o) for p in range(2) for o in range(10))
+        assert got == acked, direction
+
+
+def _our_error(view, conf: dict, timeout: float = 8.0) -> KafkaError:
+    """The error kafka_fast reports connecting with ``conf`` (the test fails if it got in)."""
+    errors: list = []
+    with Producer(view.client_config({"error_cb": errors.append, **conf})) as p:
+        with pytest.raises(KafkaException) as info:
+            p.list_topics(timeout=timeout)
+        p.poll(0.5)
+    return errors[0] if errors else info.value.args[0]
+
+
+def _their_error(view, conf: dict, timeout: float = 8.0) -> str:
+    errors: list = []
+    p = confluent_kafka.Producer(view.client_config({"error_cb": errors.append, **conf}))
+    with pytest.raises(confluent_kafka.KafkaException):
+        p.list_topics(timeout=timeout)
+    p.poll(0.5)
+    return " ".join(str(e) for e in errors)
+
+
+# -- mutual TLS: each way to give the client its identity -------------------------------------
+
+def test_mutual_tls_with_pem_files(tls_kafka):
+    conf = _pem_files(tls_kafka.files)
+    _round_trips(tls_kafka, "MTLS", conf, conf, "pem-files")
+
+
+@pytest.mark.parametrize("encrypted", [False, True], ids=["plain-key", "encrypted-key"])
+def test_mutual_tls_with_in_memory_pems(tls_kafka, encrypted):
+    conf = _in_memory(tls_kafka.files, encrypted)
+    _round_trips(tls_kafka, "MTLS", conf, conf, f"pem-mem-{encrypted}")
+
+
+def test_mutual_tls_with_a_pkcs12_keystore(tls_kafka):
+    conf = _pkcs12(tls_kafka.files)
+    _round_trips(tls_kafka, "MTLS", conf, conf, "pkcs12")
+
+
+def test_broker_requiring_a_client_certificate_refuses_a_client_without_one(tls_kafka):
+    err = _our_error(tls_kafka.view("MTLS"), {"ssl.ca.location": str(tls_kafka.files.ca)})
+    assert err.code() in (E._SSL, E._TRANSPORT), err
+
+
+def test_wrong_key_password_or_key_is_a_clear_config_error(tls_kafka):
+    conf = {**_in_memory(tls_kafka.files, True), "ssl.key.password": "not-the-password"}
+    with pytest.raises(KafkaException) as info:
+        Producer(tls_kafka.view("MTLS").client_config(conf))
+    assert isinstance(info.value, ConfigError)
+    assert "ssl.certificate.pem" in str(info.value) and "ssl.key.password" in str(info.value)
+    mismatch = {**_pem_files(tls_kafka.files),
+                "ssl.key.location": str(tls_kafka.files.expired_client_key)}
+    with pytest.raises(ConfigError, match="private key does not match the certificate"):
+        Producer(tls_kafka.view("MTLS").client_config(mismatch))
+    conf = {**_pkcs12(tls_kafka.files), "ssl.keystore.password": "not-the-password"}
+    with pytest.raises(ConfigError, match="ssl.keystore.password"):
+        Producer(tls_kafka.view("MTLS").client_config(conf))
+
+
+# -- what must be refused ---------------------------------------------------------------------
+
+def test_host_name_check_refuses_a_certificate_for_another_name(tls_kafka):
+    view = tls_kafka.view("BADNAME")
+    conf = _pem_files(tls_kafka.files)
+    err = _our_error(view, {**conf, "ssl.endpoint.identification.algorithm": "https"})
+    assert err.code() == E._SSL and "not valid for '127.0.0.1'" in err.str(), err
+    theirs = _their_error(view, {**conf, "ssl.endpoint.identification.algorithm": "https"})
+    assert "certificate verify failed" in theirs.lower() or "ssl" in theirs.lower(), theirs
+    # With the check off the same listener is used (the chain is still verified).
+    off = {**conf, "ssl.endpoint.identification.algorithm": "none"}
+    _round_trips(tls_kafka, "BADNAME", off, off, "no-hostname-check")
+
+
+def test_expired_server_certificate_is_refused(tls_kafka):
+    view = tls_kafka.view("EXPIRED")
+    conf = _pem_files(tls_kafka.files)
+    err = _our_error(view, conf)
+    assert err.code() == E._SSL and "expired" in err.str(), err
+    # librdkafka refuses it too, without saying why.
+    assert "certificate verify failed" in _their_error(view, conf)
+
+
+def test_expired_client_certificate_is_refused_with_a_clear_error(tls_kafka):
+    f = tls_kafka.files
+    conf = {"ssl.ca.location": str(f.ca), "ssl.certificate.location": str(f.expired_client_cert),
+            "ssl.key.location": str(f.expired_client_key)}
+    with pytest.raises(ConfigError, match=r"client certificate \(\"ssl.certificate.location\"\) "
+                                          r"expired on"):
+        Producer(tls_kafka.view("MTLS").client_config(conf))
+    # librdkafka loads it and the broker refuses the handshake.
+    assert _their_error(tls_kafka.view("MTLS"), conf)
+
+
+def test_crl_refuses_a_revoked_server_certificate(tls_kafka):
+    conf = {**_pem_files(tls_kafka.files), "ssl.crl.location": str(tls_kafka.files.crl)}
+    err = _our_error(tls_kafka.view("REVOKED"), conf)
+    assert err.code() == E._SSL and "revoked" in err.str(), err
+    assert "certificate verify failed" in _their_error(tls_kafka.view("REVOKED"), conf)
+    # The same CRL lets a certificate it does not list through; without it, REVOKED is used.
+    _round_trips(tls_kafka, "MTLS", conf, conf, "crl")
+    plain = _pem_files(tls_kafka.files)
+    _round_trips(tls_kafka, "REVOKED", plain, plain, "no-crl")
+
+
+# -- secrets stay secret ----------------------------------------------------------------------
+
+def _secrets(f: MtlsFiles) -> list[str]:
+    """The passwords and every base64 line of the private keys (plain and encrypted)."""
+    out = [f.key_password, f.keystore_password]
+    for path in (f.client_key, f.client_key_encrypted):
+        out += [line for line in path.read_text().splitlines()
+                if line and not line.startswith("-----")]
+    return out
+
+
+def test_secrets_never_reach_logs_reprs_errors_statistics_or_the_cli(tls_kafka, tmp_path):
+    import io
+    import json
+    import logging
+    import subprocess
+    import sys
+
+    f = tls_kafka.files
+    view = tls_kafka.view("MTLS")
+    seen: list[str] = []
+
+    def note(err) -> None:
+        seen.append(str(err))
+
+    stream = io.StringIO()
+    logger = logging.getLogger(f"tls-secrets-{unique_topic('log')}")
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    logger.addHandler(logging.StreamHandler(stream))
+    topic = unique_topic("tls-secrets")
+    create_topic(tls_kafka.cluster, topic, 2)
+    stats: list[str] = []
+    for conf in (_in_memory(f, True), _pkcs12(f)):
+        full = view.client_config({**conf, "logger": logger,
+                                   "statistics.interval.ms": 100, "stats_cb": stats.append,
+                                   "error_cb": note})
+        with Producer(full) as p:
+            seen.append(repr(p))
+            p.produce(topic, b"v", partition=0)
+            assert p.flush(30) == 0
+            deadline = time.monotonic() + 5
+            while not stats and time.monotonic() < deadline:
+                p.poll(0.1)
+        c = Consumer({**full, "group.id": f"g-{topic}"})
+        try:
+            seen.append(repr(c))
+            c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+            msgs = c.consume(1, 15)
+            assert [m.value() for m in msgs] == [b"v"] * len(msgs)
+            seen.append(repr(c.consumer_group_metadata()))
+        finally:
+            c.close()
+    assert stats and all(json.loads(s) for s in stats)
+    seen.extend(stats)
+    # Failed logins: a wrong key password, a wrong keystore password, an unknown CA.
+    for bad in ({**_in_memory(f, True), "ssl.key.password": "wrong-" + f.key_password[:4]},
+                {**_pkcs12(f), "ssl.keystore.password": "wrong"},
+                {**_in_memory(f, True), "ssl.ca.pem": f.client_cert.read_text()}):
+        try:
+            with Producer(view.client_config({**bad, "logger": logger,
+                                              "error_cb": note})) as p:
+                p.list_topics(timeout=3)
+        except KafkaException as exc:
+            seen.extend([str(exc), repr(exc)])
+    # Secrets given with the wrong type (bytes where text is expected).
+    for key in ("ssl.key.pem", "ssl.key.password", "ssl.keystore.password"):
+        secret = f.client_key.read_bytes() if key == "ssl.key.pem" else f.key_password.encode()
+        with pytest.raises(ConfigError, match=f'"{key}": expected a string') as info:
+            Producer(view.client_config({key: secret}))
+        seen.extend([str(info.value), repr(info.value)])
+    # The command line: the same keys through -X, a read, then a refused one.
+    props = [item for k, v in _in_memory(f, True).items() for item in ("-X", f"{k}={v}")]
+    for extra in ([], ["-X", "ssl.key.password=wrong"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "kafka_fast", "consume", "-b", view.bootstrap,
+             "-X", "security.protocol=SSL", *props, *extra, "-t", topic, "-p", "0",
+             "-o", "beginning", "-c", "1", "-e"],
+            capture_output=True, text=True, timeout=60, check=False)
+        seen.extend([done.stdout, done.stderr])
+    assert "v" in seen[-4].split()  # the first run printed the record
+    seen.append(stream.getvalue())
+    everything = "\n".join(seen)
+    assert "TLS handshake" in everything or "_SSL" in everything  # errors were captured
+    leaked = [s for s in _secrets(f) if s in everything]
+    assert leaked == [], f"{len(leaked)} secrets in the output"
