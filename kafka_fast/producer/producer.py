@@ -31,7 +31,7 @@ from .arguments import (
     as_topic,
 )
 from .bulk import BatchProducer, produce_dicts
-from .delivery import DeliveryQueue, raise_failures, serve_batch
+from .delivery import DeliveryQueue, Rest, raise_failures, report_failures, serve_batch
 from .partitioner import ProduceRouter, algorithm_id, partition_key
 from .sender import MAX_IDEMPOTENT_IN_FLIGHT, Sender
 
@@ -277,34 +277,47 @@ class Producer(ProduceRouter):
         return served
 
     def _serve(self) -> int:
-        reports = self._reports.done
-        served = self._client.serve_events()
+        """Serve reports and client events; a raising callback's exception propagates and
+        what it left unserved is served first by the next call (``DeliveryQueue.rest``)."""
+        queue = self._reports
+        served = queue.serve_rest() if queue.rest else 0
+        reports = queue.done
+        served += self._client.serve_events()
         if not reports:
             return served
         failures: list[KafkaError] = []
         acc = self._acc
         default_cb = self._default_cb
         only_errors = self._only_errors
-        while reports:
-            batch = reports.popleft()
-            with acc.lock:
-                acc.count -= batch.count
-                acc.bytes -= batch.size
-                if acc.count_limit == 0:
-                    acc.refresh_limit(not self._closed and self._sender.fatal_error is None)
-            served += batch.count
-            serve_batch(batch, default_cb, only_errors, failures)
-        if failures:
+        rest = queue.rest
+        try:
+            while reports:
+                batch = reports.popleft()
+                with acc.lock:
+                    acc.count -= batch.count
+                    acc.bytes -= batch.size
+                    if acc.count_limit == 0:
+                        acc.refresh_limit(not self._closed and self._sender.fatal_error is None)
+                served += batch.count
+                serve_batch(batch, default_cb, only_errors, failures, rest)
+        finally:
             # Records the application purged itself are not news to it.
             failures = [f for f in failures if f.code() not in _PURGED]
             if failures:
-                self._report_failures(failures)
+                if reports or rest:  # a callback raised: reported after what it left
+                    rest.append(Rest(self._report_each, (), iter((failures,)), False))
+                else:
+                    self._report_failures(failures)
         return served
 
+    def _report_each(self, it: Any) -> None:
+        for failures in it:
+            self._report_failures(failures)
+
     def _report_failures(self, failures: list[KafkaError]) -> None:
-        if self._config["error_cb"] is not None:
-            for err in failures:
-                self._config["error_cb"](err)
+        error_cb = self._config["error_cb"]
+        if error_cb is not None:
+            report_failures(error_cb, self._reports.rest, iter(failures))
             return
         raise_failures(failures)
 
@@ -340,7 +353,7 @@ class Producer(ProduceRouter):
 
     def __len__(self) -> int:
         """Records queued, in flight, or waiting for their delivery report to be served."""
-        return self._acc.count
+        return self._acc.count + self._reports.unserved()
 
     def __bool__(self) -> bool:
         return True
