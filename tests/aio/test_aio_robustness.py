@@ -127,3 +127,91 @@ def test_clients_dropped_without_close_release_threads_and_sockets(kafka, drop, 
     threads, fds = _settled(base)
     assert threads <= base[0] and fds <= base[1], (
         base, (threads, fds), [t.name for t in threading.enumerate()])
+
+
+def _values(result) -> list[bytes]:
+    """The record values of what a read returned (a Message, None, a list or a view)."""
+    if result is None:
+        return []
+    if isinstance(result, kafka_fast.Message):
+        return [result.value()] if result.error() is None else []
+    return [m.value() for m in result if m.error() is None]
+
+
+def test_a_cancelled_read_loses_no_record(kafka):
+    """Reads cancelled at every stage (before, while and after their worker call gets a record)
+    lose nothing: every record comes out exactly once, in order."""
+    topic = unique_topic("aio-cancel")
+    create_topic(kafka, topic, 1)
+    count = 36
+
+    async def main():
+        producer = kafka_fast.Producer(kafka.client_config())
+        consumer = AIOConsumer(kafka.client_config({"group.id": unique_topic("g")}))
+        await consumer.assign([kafka_fast.TopicPartition(topic, 0, 0)])
+        reads = [lambda: consumer.poll(10), lambda: consumer.consume(5, 10),
+                 lambda: consumer.consume_batch(5, 10)]
+        got: list[bytes] = []
+        cancelled = 0
+        for i in range(count):
+            if i % 2:  # the read waits, then its record arrives while the loop is blocked
+                task = asyncio.ensure_future(reads[i % 3]())
+                await asyncio.sleep((i // 2 % 3) * 0.1)
+                producer.produce(topic, b"%d" % i)
+                assert producer.flush(30) == 0
+                time.sleep(0.05)
+            else:  # the record is there before the read starts
+                producer.produce(topic, b"%d" % i)
+                assert producer.flush(30) == 0
+                task = asyncio.ensure_future(reads[i % 3]())
+                await asyncio.sleep((i // 2 % 3) * 0.1)
+            if task.done():
+                got += _values(task.result())
+            else:
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+                cancelled += 1
+        deadline = time.monotonic() + 30
+        while len(got) < count and time.monotonic() < deadline:
+            got += _values(await consumer.consume(count, 1.0))
+        extra = _values(await consumer.poll(1.0))
+        await consumer.close()
+        producer.close()
+        return got, extra, cancelled
+
+    got, extra, cancelled = asyncio.run(main())
+    assert cancelled >= count // 4
+    assert got == [b"%d" % i for i in range(count)]
+    assert extra == []
+
+
+@pytest.mark.parametrize("read, empty", [
+    (lambda c: c.poll(20), None),
+    (lambda c: c.consume(10, 20), []),
+    (lambda c: c.consume_batch(10, 20), 0),
+], ids=["poll", "consume", "consume_batch"])
+def test_close_while_a_read_is_in_flight_is_bounded(kafka, read, empty):
+    topic = unique_topic("aio-close")
+    create_topic(kafka, topic, 1)
+
+    async def main():
+        consumer = AIOConsumer(kafka.client_config({"group.id": unique_topic("g")}))
+        await consumer.assign([kafka_fast.TopicPartition(topic, 0, 0)])
+        task = asyncio.ensure_future(read(consumer))
+        await asyncio.sleep(1.0)  # the read waits on an empty partition
+        assert not task.done()
+        start = time.monotonic()
+        await asyncio.wait_for(consumer.close(), 10)
+        took = time.monotonic() - start
+        result = await asyncio.wait_for(task, 1)
+        with pytest.raises(RuntimeError, match="Consumer closed"):
+            await consumer.poll(0)
+        return took, result
+
+    took, result = asyncio.run(main())
+    assert took < 3.0
+    if empty == 0:
+        assert len(result) == 0
+    else:
+        assert result == empty
