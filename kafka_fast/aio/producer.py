@@ -185,9 +185,9 @@ class AIOProducer:
         self._owns_executor = executor is None
         self.executor = executor or concurrent.futures.ThreadPoolExecutor(
             max_workers=max_workers, thread_name_prefix="kafka_fast-aio")
-        # Callbacks are owned by a token, not by self: the producer's configuration (kept
-        # alive by the delivery thread) must not keep this object alive.
-        self._producer = Producer(wrap_config(self._loop, producer_conf, object()))
+        # error_cb/throttle_cb/stats_cb start on the loop without holding up the delivery
+        # thread (nor keeping this object alive: the thread keeps the configuration).
+        self._producer = Producer(wrap_config(self._loop, producer_conf, None, wait=False))
         self._reports = _Reports(self._loop, self._producer)
         self._done = self._reports.done
         self._space = self._reports.space

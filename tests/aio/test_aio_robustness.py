@@ -215,3 +215,44 @@ def test_close_while_a_read_is_in_flight_is_bounded(kafka, read, empty):
         assert len(result) == 0
     else:
         assert result == empty
+
+
+def test_producer_callbacks_never_hold_up_delivery_reports(kafka):
+    """A stats_cb coroutine that awaits a delivery (the delivery thread used to wait for the
+    callback, which waited for the delivery thread: no report was ever served again) and a
+    slow one (every report waited for it)."""
+    topic = unique_topic("aio-stats")
+    create_topic(kafka, topic, 1)
+    from_stats: list = []
+    slow: list = []
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        producer = None
+
+        async def stats_cb(json_str):
+            if not from_stats:
+                from_stats.append(None)
+                delivered = await asyncio.wait_for(
+                    await producer.produce(topic, b"from stats_cb"), 30)
+                from_stats[0] = delivered.offset()
+            elif not slow:
+                slow.append(loop.time())
+                await asyncio.sleep(5)
+
+        producer = AIOProducer(kafka.client_config({"statistics.interval.ms": 200,
+                                                    "stats_cb": stats_cb}))
+        deadline = loop.time() + 30
+        while (not slow or from_stats[0] is None) and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        # The slow callback sleeps now; a record produced meanwhile is reported at once.
+        start = loop.time()
+        msg = await asyncio.wait_for(await producer.produce(topic, b"meanwhile"), 30)
+        took = loop.time() - start
+        await producer.close()
+        return msg, took
+
+    msg, took = asyncio.run(main())
+    assert from_stats == [0]
+    assert (msg.value(), msg.offset()) == (b"meanwhile", 1)
+    assert took < 3.0
