@@ -256,3 +256,35 @@ def test_producer_callbacks_never_hold_up_delivery_reports(kafka):
     assert from_stats == [0]
     assert (msg.value(), msg.offset()) == (b"meanwhile", 1)
     assert took < 3.0
+
+
+def test_a_raising_stats_cb_goes_to_the_exception_handler_and_reports_go_on(kafka):
+    topic = unique_topic("aio-stats-raise")
+    create_topic(kafka, topic, 1)
+    calls: list = []
+
+    def stats_cb(json_str):
+        calls.append(json_str)
+        raise ValueError("stats")
+
+    async def main():
+        handled: list = []
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda loop, ctx: handled.append(ctx))
+        producer = AIOProducer(kafka.client_config({"statistics.interval.ms": 100,
+                                                    "stats_cb": stats_cb}))
+        msgs = []
+        for i in range(10):
+            msgs.append(await asyncio.wait_for(await producer.produce(topic, b"%d" % i), 30))
+            await asyncio.sleep(0.05)
+        deadline = loop.time() + 10
+        while len(calls) < 3 and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        await producer.close()
+        return msgs, handled
+
+    msgs, handled = asyncio.run(main())
+    assert [(m.value(), m.offset()) for m in msgs] == [(b"%d" % i, i) for i in range(10)]
+    assert len(calls) >= 3
+    assert len(handled) == len(calls)
+    assert all(isinstance(ctx["exception"], ValueError) for ctx in handled)

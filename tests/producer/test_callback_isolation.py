@@ -20,6 +20,18 @@ class Boom(Exception):
     pass
 
 
+def _raises(serve, seen: list, want: int, timeout: float = 30.0) -> int:
+    """Call ``serve()`` until ``want`` callbacks were seen; how many times it raised Boom."""
+    raised = 0
+    deadline = time.monotonic() + timeout
+    while len(seen) < want and time.monotonic() < deadline:
+        try:
+            serve()
+        except Boom:
+            raised += 1
+    return raised
+
+
 def _serve_all(p, seen: list, want: int, timeout: float = 30.0) -> list:
     """poll() until ``want`` reports were seen; what each call did, in order."""
     log = []
@@ -114,13 +126,7 @@ def test_a_raising_default_on_delivery_loses_no_report(kafka):
                                                   "on_delivery": on_delivery})) as p:
         for i in range(30):
             p.produce(topic, b"%d" % i)
-        raised = 0
-        deadline = time.monotonic() + 30
-        while len(seen) < 30 and time.monotonic() < deadline:
-            try:
-                p.flush(10)
-            except Boom:
-                raised += 1
+        raised = _raises(lambda: p.flush(10), seen, 30)
         assert p.flush(10) == 0
     assert raised == 3
     assert seen == [(None, i) for i in range(30)]
@@ -146,13 +152,7 @@ def test_a_raising_error_cb_loses_no_failure_report(kafka):
     with kafka_fast.Producer(conf) as p:
         for q in range(3):  # over the topic's limit: refused by the broker
             p.produce(topic, b"x" * 20_000, partition=q)
-        raised = 0
-        deadline = time.monotonic() + 30
-        while len(failures) < 3 and time.monotonic() < deadline:
-            try:
-                p.poll(1.0)
-            except Boom:
-                raised += 1
+        raised = _raises(lambda: p.poll(1.0), failures, 3)
     assert raised == 1
     too_large = [f for f in failures if f.code() == KafkaError.MSG_SIZE_TOO_LARGE]
     assert len(too_large) == 3, failures
