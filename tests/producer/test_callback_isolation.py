@@ -66,8 +66,7 @@ def test_a_raising_on_delivery_costs_no_other_record_its_report(kafka, client):
     assert seen == [(None, b"%d" % i, i) for i in range(20)]
     assert len(p) == 0
     assert p.flush(10) == 0
-    if client is kafka_fast:
-        p.close()
+    p.close()
 
 
 def test_records_whose_reports_wait_count_in_len_and_flush_serves_them(kafka):
