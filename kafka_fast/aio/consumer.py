@@ -25,7 +25,8 @@ class AIOConsumer:
     they await (``await consumer.assign(...)``) run at once inside the call that invoked them.
 
     A cancelled ``poll()``/``consume()``/``consume_batch()`` loses nothing: what its worker
-    call still gets is handed out by the next read. ``close()`` while a read is in flight
+    call still gets is handed out by the next read (unless ``assign``, ``seek``, ... moved
+    that partition's position first). ``close()`` while a read is in flight
     stops that read within ``reads.SLICE`` seconds (it returns what it has: None, an empty
     list or an empty view) and then closes.
     """
@@ -103,6 +104,11 @@ class AIOConsumer:
             finally:
                 self._stop_read = None
 
+    def _put_back(self, msgs: list) -> None:
+        """Messages read but not handed out (a subclass's processing was cancelled or failed
+        part-way): the next read returns them first."""
+        self._held.put_back(msgs)
+
     # -- consuming -------------------------------------------------------------------------------
     async def poll(self, timeout: float | None = -1) -> Any:
         """The next message or event, or None after ``timeout`` seconds (-1: wait)."""
@@ -154,21 +160,26 @@ class AIOConsumer:
         wrapped = [None if cb is None else on_loop(self._loop, cb, self, first_arg=self)
                    for cb in (on_assign, on_revoke, on_lost)]
         await self._call(self._consumer.subscribe, topics, *wrapped)
+        self._held.drop()
 
     async def unsubscribe(self) -> None:
         await self._call(self._consumer.unsubscribe)
+        self._held.drop()
 
     async def assign(self, partitions: list) -> None:
         await self._call(self._consumer.assign, partitions)
+        self._held.drop()
 
     async def unassign(self) -> None:
         await self._call(self._consumer.unassign)
+        self._held.drop()
 
     async def incremental_assign(self, partitions: list) -> None:
         await self._call(self._consumer.incremental_assign, partitions)
 
     async def incremental_unassign(self, partitions: list) -> None:
         await self._call(self._consumer.incremental_unassign, partitions)
+        self._held.drop(partitions)
 
     async def assignment(self) -> list:
         return await self._call(self._consumer.assignment)
@@ -187,6 +198,7 @@ class AIOConsumer:
 
     async def seek(self, partition: Any) -> None:
         await self._call(self._consumer.seek, partition)
+        self._held.drop([partition])
 
     async def pause(self, partitions: list) -> None:
         await self._call(self._consumer.pause, partitions)

@@ -70,6 +70,21 @@ class Held:
             self._spill()
             self.messages.extend(result)
 
+    def put_back(self, msgs: list[Message]) -> None:
+        """Messages a read took but could not hand out: the next read starts with them."""
+        self._spill()
+        self.messages[:0] = msgs
+
+    def drop(self, partitions: list | None = None) -> None:
+        """Forget what is held (of ``partitions``' topic and partition only, when given): the
+        application moved those positions (assign, seek, ...)."""
+        if partitions is None:
+            self.messages, self.view = [], None
+            return
+        self._spill()
+        gone = {(tp.topic, tp.partition) for tp in partitions}
+        self.messages = [m for m in self.messages if (m.topic(), m.partition()) not in gone]
+
     def keep_error(self, exc: BaseException) -> None:
         if self.error is None:
             self.error = exc

@@ -288,3 +288,78 @@ def test_a_raising_stats_cb_goes_to_the_exception_handler_and_reports_go_on(kafk
     assert len(calls) >= 3
     assert len(handled) == len(calls)
     assert all(isinstance(ctx["exception"], ValueError) for ctx in handled)
+
+
+def _write(kafka, topic: str, values: list[bytes]) -> None:
+    with kafka_fast.Producer(kafka.client_config()) as p:
+        for v in values:
+            p.produce(topic, v, partition=0)
+        assert p.flush(30) == 0
+
+
+def test_a_read_cancelled_while_deserializing_loses_no_record(kafka):
+    from kafka_fast.aio import AsyncDeserializingConsumer
+
+    topic = unique_topic("aio-deser-cancel")
+    create_topic(kafka, topic, 1)
+    _write(kafka, topic, [b"%d" % i for i in range(6)])
+    gate = asyncio.Event()
+
+    async def value_deserializer(data, ctx):  # waits while the gate is shut
+        await gate.wait()
+        return int(data)
+
+    async def main():
+        conf = kafka.client_config({"group.id": unique_topic("g"),
+                                    "value.deserializer": value_deserializer})
+        async with await AsyncDeserializingConsumer(conf) as consumer:
+            await consumer.assign([kafka_fast.TopicPartition(topic, 0, 0)])
+            for read in (lambda: consumer.consume(3, 10), lambda: consumer.poll(10)):
+                task = asyncio.ensure_future(read())
+                await asyncio.sleep(1.0)  # the read has its records and waits on the gate
+                assert not task.done()
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+            gate.set()
+            got: list = []
+            deadline = time.monotonic() + 30
+            while len(got) < 6 and time.monotonic() < deadline:
+                got += await consumer.consume(6, 1.0)
+            return [(m.offset(), m.value()) for m in got]
+
+    assert asyncio.run(main()) == [(i, i) for i in range(6)]
+
+
+def test_a_failing_deserializer_in_consume_loses_no_record(kafka):
+    from kafka_fast.aio import AsyncDeserializingConsumer
+    from kafka_fast.error import ValueDeserializationError
+
+    topic = unique_topic("aio-deser-fail")
+    create_topic(kafka, topic, 1)
+    _write(kafka, topic, [b"0", b"1", b"bad", b"3", b"4"])
+
+    async def main():
+        conf = kafka.client_config({"group.id": unique_topic("g"),
+                                    "value.deserializer": lambda data, ctx: int(data)})
+        async with await AsyncDeserializingConsumer(conf) as consumer:
+            await consumer.assign([kafka_fast.TopicPartition(topic, 0, 0)])
+            outcomes: list = []
+            deadline = time.monotonic() + 30
+            while sum(len(o) if isinstance(o, list) else 1 for o in outcomes) < 5 \
+                    and time.monotonic() < deadline:
+                try:
+                    msgs = await consumer.consume(5, 1.0)
+                except ValueDeserializationError as exc:
+                    msg = exc.kafka_message
+                    outcomes.append(("failed", msg.offset(), msg.value()))
+                else:
+                    if msgs:
+                        outcomes.append([(m.offset(), m.value()) for m in msgs])
+            return outcomes
+
+    outcomes = asyncio.run(main())
+    # Whatever the fetches bring at once: the records before the bad one, then the failure,
+    # then the rest, each exactly once.
+    flat = [x for o in outcomes for x in (o if isinstance(o, list) else [o])]
+    assert flat == [(0, 0), (1, 1), ("failed", 2, b"bad"), (3, 3), (4, 4)]
