@@ -479,21 +479,23 @@ class Producer(ProduceRouter):
 
     def close(self, timeout: float | None = None) -> None:
         """Flush (up to ``timeout`` seconds), fail what is left with _PURGE_QUEUE, serve the
-        remaining reports and stop the network thread. Idempotent."""
+        remaining reports and stop the network thread. Idempotent. A callback that raises
+        meanwhile does not stop it: every report is still served, and the first such exception
+        is raised once the producer is closed."""
         if self._closed:
             return
+        wait = as_timeout(timeout)
+        deadline = None if wait is None else time.monotonic() + wait
+        raised: list[Exception] = []
         try:
-            try:
-                remaining = self.flush(timeout)
-            except KafkaException as exc:
-                log.warning("records failed before close: %s", exc)
+            remaining = self._serving(lambda: self.flush(
+                None if deadline is None else max(0.0, deadline - time.monotonic())),
+                raised, "records failed before close: %s")
+            if remaining is None:
                 remaining = len(self)
             if remaining:
                 self.purge()
-                try:
-                    self._serve()
-                except KafkaException as exc:
-                    log.warning("records failed at close: %s", exc)
+                self._serving(self._serve, raised, "records failed at close: %s")
         finally:
             self._closed = True
             self._acc.count_limit = 0
@@ -501,6 +503,23 @@ class Producer(ProduceRouter):
             self._client.close()
             switch_interval.release(self.__dict__.pop("_switch", None))
             self._bulk.close()
+        if raised:
+            raise raised[0]
+
+    @staticmethod
+    def _serving(call: Any, raised: list[Exception], failed: str) -> Any:
+        """``call()`` again while a user callback raises from it (each time serving at least
+        the report it raised on; the first exception kept in ``raised``); None when it raised
+        unreported failures (logged with ``failed``)."""
+        while True:
+            try:
+                return call()
+            except KafkaException as exc:
+                log.warning(failed, exc)
+                return None
+            except Exception as exc:
+                if not raised:
+                    raised.append(exc)
 
     def __enter__(self) -> Producer:
         return self

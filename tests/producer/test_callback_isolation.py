@@ -184,3 +184,24 @@ def test_a_raising_stats_cb_propagates_and_reports_go_on(kafka):
     assert raised == 1
     assert len(stats) >= 3
     assert seen == list(range(5))
+
+
+def test_close_serves_every_report_and_then_raises_the_first_callback_exception(kafka):
+    topic = unique_topic("cb-close")
+    create_topic(kafka, topic, 1)
+    seen: list = []
+
+    def on_delivery(err, msg):
+        seen.append((err, msg.offset()))
+        if len(seen) in (2, 5):
+            raise Boom(f"raised at {len(seen)}")
+
+    p = kafka_fast.Producer(kafka.client_config({"linger.ms": 50}))
+    for i in range(10):
+        p.produce(topic, b"%d" % i, on_delivery=on_delivery)
+    with pytest.raises(Boom, match="raised at 2"):
+        p.close(30)
+    assert seen == [(None, i) for i in range(10)]
+    with pytest.raises(RuntimeError, match="closed"):
+        p.produce(topic, b"after")
+    p.close()  # closed: nothing left to do
