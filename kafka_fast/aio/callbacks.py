@@ -4,6 +4,10 @@ A callback the client invokes on one of its threads (a rebalance callback inside
 ``error_cb``, ...) runs on the event loop while that thread waits. Client calls the callback
 awaits are handed back to the waiting thread (``reentrant_call``), as the synchronous clients
 run them on the thread of their callback.
+
+The AIOProducer's callbacks (``error_cb``, ``throttle_cb``, ``stats_cb``) are ``detached``
+instead: handed to the loop without waiting, so a slow callback, or one that awaits a delivery,
+never holds up the thread that serves delivery reports.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import logging
 import queue
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +24,8 @@ from typing import Any
 CONFIG_CALLBACKS = ("error_cb", "throttle_cb", "stats_cb", "on_commit")
 
 _DONE = object()
+
+log = logging.getLogger("kafka_fast.aio")
 
 
 class _Session:
@@ -98,13 +105,46 @@ def reentrant_call(owner: object, loop: asyncio.AbstractEventLoop, fn: Callable[
     return future
 
 
+def detached(loop: asyncio.AbstractEventLoop, callback: Callable[..., Any]
+             ) -> Callable[..., None]:
+    """A plain function for a client thread: starts ``callback`` (a coroutine function or a
+    plain one) on ``loop`` and returns at once. What it raises goes to the loop's exception
+    handler."""
+
+    def report(exc: BaseException) -> None:
+        loop.call_exception_handler({"message": f"kafka_fast callback {callback!r} raised",
+                                     "exception": exc})
+
+    def finished(task: asyncio.Future) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            report(task.exception())  # type: ignore[arg-type]
+
+    def start(args: tuple) -> None:
+        try:
+            result = callback(*args)
+        except Exception as exc:
+            report(exc)
+            return
+        if inspect.isawaitable(result):
+            asyncio.ensure_future(result).add_done_callback(finished)
+
+    def run(*args: Any) -> None:
+        try:
+            loop.call_soon_threadsafe(start, args)
+        except RuntimeError:  # the loop is closed: nobody is left to tell
+            log.debug("event loop closed: %r not called", callback)
+
+    return run
+
+
 def wrap_config(loop: asyncio.AbstractEventLoop, conf: dict[str, Any],
-                owner: object) -> dict[str, Any]:
-    """A copy of ``conf`` whose callbacks run on ``loop``."""
+                owner: object, wait: bool = True) -> dict[str, Any]:
+    """A copy of ``conf`` whose callbacks run on ``loop``: the calling thread waits for each
+    (serving ``owner``'s re-entrant calls), or with ``wait=False`` they are ``detached``."""
     if not isinstance(conf, dict):
         raise TypeError(f"configuration must be a dict, not {type(conf).__name__}")
     out = dict(conf)
     for name in CONFIG_CALLBACKS:
         if out.get(name) is not None:
-            out[name] = on_loop(loop, out[name], owner)
+            out[name] = on_loop(loop, out[name], owner) if wait else detached(loop, out[name])
     return out

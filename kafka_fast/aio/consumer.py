@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
-from ..consumer import Consumer
+from ..consumer import Consumer, RecordBatchView
 from .callbacks import on_loop, reentrant_call, wrap_config
+from .reads import Held, run_read
 
 _Self = TypeVar("_Self", bound="AIOConsumer")
 
@@ -21,6 +23,12 @@ class AIOConsumer:
     configuration; ``on_assign``/``on_revoke``/``on_lost`` of ``subscribe``, which receive
     this AIOConsumer) may be coroutine functions; they run on the loop, and consumer calls
     they await (``await consumer.assign(...)``) run at once inside the call that invoked them.
+
+    A cancelled ``poll()``/``consume()``/``consume_batch()`` loses nothing: what its worker
+    call still gets is handed out by the next read (unless ``assign``, ``seek``, ... moved
+    that partition's position first). ``close()`` while a read is in flight
+    stops that read within ``reads.SLICE`` seconds (it returns what it has: None, an empty
+    list or an empty view) and then closes.
     """
 
     def __init__(self, consumer_conf: dict[str, Any], max_workers: int = 2,
@@ -33,6 +41,12 @@ class AIOConsumer:
             max_workers=max_workers, thread_name_prefix="kafka_fast-aio-consumer")
         self._lock = asyncio.Lock()
         self._closed = False
+        self._closing = False
+        # What cancelled reads got (handed out by the next read), the read a cancelled task
+        # left running, and the stop flag of the read in flight.
+        self._held = Held()
+        self._orphan: asyncio.Future | None = None
+        self._stop_read: threading.Event | None = None
         self._consumer = Consumer(wrap_config(self._loop, consumer_conf, self))
 
     # -- plumbing ------------------------------------------------------------------------------
@@ -40,30 +54,100 @@ class AIOConsumer:
         inner = reentrant_call(self, self._loop, fn, args)
         if inner is not None:
             return await inner
-        if self._closed:
-            raise RuntimeError("Consumer closed")
+        self._check_open()
         async with self._lock:
+            await self._adopt_orphan()
+            self._check_open()
             return await self._loop.run_in_executor(self.executor, fn, *args)
+
+    def _check_open(self) -> None:
+        if self._closed or self._closing:
+            raise RuntimeError("Consumer closed")
+
+    async def _adopt_orphan(self) -> None:
+        """Wait for the read a cancelled task left running (it ends within one slice) and
+        keep what it got (lock held). Cancelled meanwhile, the read stays the orphan."""
+        orphan = self._orphan
+        if orphan is None:
+            return
+        if not orphan.cancelled():
+            try:
+                self._held.keep(await asyncio.shield(orphan))
+            except asyncio.CancelledError:
+                if not orphan.cancelled():
+                    raise
+            except Exception as exc:
+                self._held.keep_error(exc)
+        self._orphan = None
+
+    async def _read(self, call: Callable[[float], Any], timeout: float | None,
+                    take: Callable[[Held], Any]) -> Any:
+        """A read: what cancelled reads left first (``take``), else ``call`` in slices on
+        the executor."""
+        inner = reentrant_call(self, self._loop, run_read, (call, timeout, threading.Event()))
+        if inner is not None:
+            return await inner
+        self._check_open()
+        async with self._lock:
+            await self._adopt_orphan()
+            if self._held:
+                return take(self._held)
+            self._check_open()
+            stop = self._stop_read = threading.Event()
+            job = self._loop.run_in_executor(self.executor, run_read, call, timeout, stop)
+            try:
+                return await asyncio.shield(job)
+            except asyncio.CancelledError:
+                stop.set()
+                self._orphan = job  # its result goes to the next read
+                raise
+            finally:
+                self._stop_read = None
+
+    def _put_back(self, msgs: list) -> None:
+        """Messages read but not handed out (a subclass's processing was cancelled or failed
+        part-way): the next read returns them first."""
+        self._held.put_back(msgs)
 
     # -- consuming -------------------------------------------------------------------------------
     async def poll(self, timeout: float | None = -1) -> Any:
         """The next message or event, or None after ``timeout`` seconds (-1: wait)."""
-        return await self._call(self._consumer.poll, timeout)
+        poll = self._consumer.poll
+
+        def take(held: Held) -> Any:
+            msgs = held.take_messages(1)
+            return msgs[0] if msgs else None
+
+        return await self._read(poll, timeout, take)
 
     async def consume(self, num_messages: int = 1, timeout: float | None = -1) -> list:
         """Up to ``num_messages`` messages; the way to read many records per call."""
-        return await self._call(self._consumer.consume, num_messages, timeout)
+        consume = self._consumer.consume
+        if not isinstance(num_messages, int) or not 0 <= num_messages <= 1_000_000:
+            raise ValueError("num_messages must be between 0 and 1000000 (1M)")
+        return await self._read(lambda t: consume(num_messages, t), timeout,
+                                lambda held: held.take_messages(num_messages))
 
     async def consume_batch(self, max_records: int = 100_000, timeout: float | None = 1.0,
                             headers: bool = False) -> Any:
         """Up to ``max_records`` records as one columnar ``RecordBatchView``."""
-        return await self._call(self._consumer.consume_batch, max_records, timeout, headers)
+        consume_batch = self._consumer.consume_batch
+        if isinstance(max_records, bool) or not isinstance(max_records, int):
+            raise TypeError(f"max_records must be an int, not {type(max_records).__name__}")
+        if max_records < 1:
+            raise ValueError("max_records must be at least 1")
+
+        def take(held: Held) -> Any:
+            view = held.take_view(max_records, headers)
+            return view if view is not None else RecordBatchView([], [], headers)
+
+        return await self._read(lambda t: consume_batch(max_records, t, headers), timeout, take)
 
     async def batches(self, max_records: int = 100_000, timeout: float | None = 1.0,
                       headers: bool = False) -> AsyncIterator[Any]:
         """``RecordBatchView``s as records arrive (empty views are skipped), until the
         consumer is closed or the iterating task stops."""
-        while not self._closed:
+        while not (self._closed or self._closing):
             view = await self.consume_batch(max_records, timeout, headers)
             if len(view):
                 yield view
@@ -76,21 +160,26 @@ class AIOConsumer:
         wrapped = [None if cb is None else on_loop(self._loop, cb, self, first_arg=self)
                    for cb in (on_assign, on_revoke, on_lost)]
         await self._call(self._consumer.subscribe, topics, *wrapped)
+        self._held.drop()
 
     async def unsubscribe(self) -> None:
         await self._call(self._consumer.unsubscribe)
+        self._held.drop()
 
     async def assign(self, partitions: list) -> None:
         await self._call(self._consumer.assign, partitions)
+        self._held.drop()
 
     async def unassign(self) -> None:
         await self._call(self._consumer.unassign)
+        self._held.drop()
 
     async def incremental_assign(self, partitions: list) -> None:
         await self._call(self._consumer.incremental_assign, partitions)
 
     async def incremental_unassign(self, partitions: list) -> None:
         await self._call(self._consumer.incremental_unassign, partitions)
+        self._held.drop(partitions)
 
     async def assignment(self) -> list:
         return await self._call(self._consumer.assignment)
@@ -109,6 +198,7 @@ class AIOConsumer:
 
     async def seek(self, partition: Any) -> None:
         await self._call(self._consumer.seek, partition)
+        self._held.drop([partition])
 
     async def pause(self, partitions: list) -> None:
         await self._call(self._consumer.pause, partitions)
@@ -143,11 +233,21 @@ class AIOConsumer:
 
     # -- lifecycle ------------------------------------------------------------------------------
     async def close(self) -> None:
-        """Leave the group (committing if auto commit is on) and release the consumer."""
-        if self._closed:
+        """Leave the group (committing if auto commit is on) and release the consumer.
+
+        A read in flight ends within ``reads.SLICE`` seconds, returning what it has; reads
+        and calls made from now on raise ``RuntimeError("Consumer closed")``.
+        """
+        if self._closed or self._closing:
             return
+        self._closing = True
+        stop = self._stop_read
+        if stop is not None:
+            stop.set()
         try:
-            await self._call(self._consumer.close)
+            async with self._lock:
+                await self._adopt_orphan()
+                await self._loop.run_in_executor(self.executor, self._consumer.close)
         finally:
             self._closed = True
             if self._owns_executor:

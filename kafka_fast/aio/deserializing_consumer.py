@@ -4,6 +4,7 @@ and values into objects with deserializers, as confluent-kafka's
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Mapping
 from typing import Any
@@ -56,16 +57,39 @@ class AsyncDeserializingConsumer(AwaitedInit, AIOConsumer):
         if msg is None:
             return None
         check_event(msg)
-        return await self._deserialize(msg)
+        return (await self._deserialized([msg]))[0]
 
     async def consume(self, num_messages: int = 1, timeout: float | None = -1) -> list:
         """Up to ``num_messages`` messages, deserialized; error events are returned as they
-        are (check ``error()``), so the rest of the batch is not lost."""
-        msgs = await super().consume(num_messages, timeout)
-        return [msg if msg.error() is not None else await self._deserialize(msg)
-                for msg in msgs]
+        are (check ``error()``), so the rest of the batch is not lost. When a message fails to
+        deserialize, the ones before it are returned, and the next call starts with it."""
+        return await self._deserialized(await super().consume(num_messages, timeout))
 
-    async def _deserialize(self, msg: Message) -> Message:
+    async def _deserialized(self, msgs: list[Message]) -> list[Message]:
+        """``msgs`` with deserialized keys and values. Cancelled meanwhile, the messages go
+        back to the consumer (the next read returns them); a failure is raised for the first
+        message (the others go back) or ends the list before the failing one."""
+        fields: list[tuple[Any, Any] | None] = []
+        try:
+            for msg in msgs:
+                fields.append(None if msg.error() is not None else await self._fields(msg))
+        except asyncio.CancelledError:
+            self._put_back(msgs)
+            raise
+        except Exception:
+            failed = len(fields)
+            if failed == 0:
+                self._put_back(msgs[1:])
+                raise
+            self._put_back(msgs[failed:])
+            msgs = msgs[:failed]
+        for msg, kv in zip(msgs, fields, strict=True):
+            if kv is not None:
+                msg.set_key(kv[0])
+                msg.set_value(kv[1])
+        return msgs
+
+    async def _fields(self, msg: Message) -> tuple[Any, Any]:
         ctx = key_context(msg)
         key: Any = msg.key()
         if self._key_deserializer is not None:
@@ -80,6 +104,4 @@ class AsyncDeserializingConsumer(AwaitedInit, AIOConsumer):
                 value = await maybe_await(self._value_deserializer(value, ctx))
             except Exception as exc:
                 raise ValueDeserializationError(exc, kafka_message=msg) from exc
-        msg.set_key(key)
-        msg.set_value(value)
-        return msg
+        return key, value

@@ -7,6 +7,7 @@ import concurrent.futures
 import functools
 import logging
 import threading
+import weakref
 from collections import deque
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -85,15 +86,97 @@ class _BatchWaiter:
                 self.future.set_exception(KafkaException(self.error))
 
 
+class _Reports:
+    """The delivery thread and the loop side of delivery reports.
+
+    Owns what both sides share and nothing of the ``AIOProducer``: the thread keeps this
+    object and the ``Producer`` alive, never the ``AIOProducer``, so an ``AIOProducer`` dropped
+    without ``close()`` is collected, and its finalizer (``stop``) ends the thread once the
+    records it queued are reported.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, producer: Producer) -> None:
+        self.loop = loop
+        self.producer = producer
+        # Reports in the order they were served (by the delivery thread, or by flush() on an
+        # executor thread); deque appends and pops are atomic, so no lock is needed.
+        # Each item is a _Delivery, a (produce_batch waiter, None, None) tuple when a call's
+        # last record was reported, or (None, exception, None) for a failure without a
+        # callback.
+        self.done: deque[Any] = deque()
+        self.space = asyncio.Event()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.serve, daemon=True,
+                                       name="kafka_fast-aio-reports")
+
+    # -- the delivery thread ------------------------------------------------------------------
+    def serve(self) -> None:
+        producer = self.producer
+        while not self.stop.is_set() or len(producer):
+            try:
+                producer.poll(POLL_INTERVAL)
+            except Exception as exc:  # raised failures without a callback: to the loop
+                self.hand_over([(None, exc, None)])
+                continue
+            if self.done:
+                self.hand_over(self.take_done())
+        if self.done:
+            self.hand_over(self.take_done())
+
+    def take_done(self) -> list[Any]:
+        done = self.done
+        return [done.popleft() for _ in range(len(done))]
+
+    def hand_over(self, batch: list) -> None:
+        try:
+            self.loop.call_soon_threadsafe(self.resolve, batch)
+        except RuntimeError:  # the loop is closed: nobody is left to tell
+            log.debug("event loop closed: %d delivery results dropped", len(batch),
+                      exc_info=True)
+
+    # -- the loop -----------------------------------------------------------------------------
+    def resolve(self, batch: list) -> None:
+        for item in batch:
+            if item.__class__ is _Delivery:
+                self.settle(item)
+                continue
+            target, err, msg = item
+            if target is None:
+                self.loop.call_exception_handler(
+                    {"message": "kafka_fast AIOProducer delivery failure", "exception": err})
+                continue
+            target.finish()  # a produce_batch call's last report
+        self.space.set()
+
+    def settle(self, future: _Delivery) -> None:
+        err, msg = future.err, future.msg
+        future.msg = None
+        if future.user_cb is not None:
+            try:
+                future.user_cb(err, msg)
+            except Exception as exc:  # one callback's failure costs no other record its report
+                self.loop.call_exception_handler(
+                    {"message": "kafka_fast AIOProducer on_delivery callback raised",
+                     "exception": exc, "future": future})
+        if not future.done():
+            if err is None:
+                future.set_result(msg)
+            else:
+                future.set_exception(KafkaException(err))
+
+
 class AIOProducer:
     """A ``Producer`` driven from asyncio; create it inside a running event loop.
 
     ``produce()`` never blocks the loop: the record is queued at once, and a delivery thread
     serves reports, handing each batch of completions to the loop with one
     ``call_soon_threadsafe``. A cancelled delivery future does not cancel the record: it is
-    still sent, and ``on_delivery`` (if given) still sees its report. ``batch_size`` and
-    ``buffer_timeout`` are accepted for compatibility with confluent-kafka's AIOProducer and
-    have no effect (records are never held back in an asyncio-side buffer).
+    still sent, and ``on_delivery`` (if given) still sees its report. An ``on_delivery`` that
+    raises goes to the loop's exception handler; the other records' futures and callbacks are
+    served as usual. ``batch_size`` and ``buffer_timeout`` are accepted for compatibility with
+    confluent-kafka's AIOProducer and have no effect (records are never held back in an
+    asyncio-side buffer). An AIOProducer dropped without ``close()`` stops its delivery thread
+    once the records it queued are reported, and its producer's threads and sockets go with it.
     """
 
     def __init__(self, producer_conf: dict[str, Any], max_workers: int = 4,
@@ -103,66 +186,16 @@ class AIOProducer:
         self._owns_executor = executor is None
         self.executor = executor or concurrent.futures.ThreadPoolExecutor(
             max_workers=max_workers, thread_name_prefix="kafka_fast-aio")
-        self._producer = Producer(wrap_config(self._loop, producer_conf, self))
-        # Reports in the order they were served (by the delivery thread, or by flush() on an
-        # executor thread); deque appends and pops are atomic, so no lock is needed.
-        # Each item is a _Delivery, a (produce_batch waiter, None, None) tuple when a call's last
-        # record was reported, or (None, exception, None) for a failure without a callback.
-        self._done: deque[Any] = deque()
-        self._space = asyncio.Event()
+        # error_cb/throttle_cb/stats_cb start on the loop without holding up the delivery
+        # thread (nor keeping this object alive: the thread keeps the configuration).
+        self._producer = Producer(wrap_config(self._loop, producer_conf, None, wait=False))
+        self._reports = _Reports(self._loop, self._producer)
+        self._done = self._reports.done
+        self._space = self._reports.space
         self._closed = False
-        self._stop = threading.Event()
-        self._reporter = threading.Thread(target=self._serve_reports, daemon=True,
-                                          name="kafka_fast-aio-reports")
-        self._reporter.start()
-
-    # -- delivery reports (reporter thread -> loop) -----------------------------------------
-    def _serve_reports(self) -> None:
-        producer = self._producer
-        while not self._stop.is_set() or len(producer):
-            try:
-                producer.poll(POLL_INTERVAL)
-            except Exception as exc:  # raised failures without a callback: to the loop
-                self._hand_over([(None, exc, None)])
-                continue
-            if self._done:
-                self._hand_over(self._take_done())
-
-    def _take_done(self) -> list[Any]:
-        done = self._done
-        return [done.popleft() for _ in range(len(done))]
-
-    def _hand_over(self, batch: list) -> None:
-        try:
-            self._loop.call_soon_threadsafe(self._resolve, batch)
-        except RuntimeError:  # the loop is closed: nobody is left to tell
-            log.debug("event loop closed: %d delivery results dropped", len(batch),
-                      exc_info=True)
-
-    def _resolve(self, batch: list) -> None:
-        for item in batch:
-            if item.__class__ is _Delivery:
-                self._settle(item)
-                continue
-            target, err, msg = item
-            if target is None:
-                self._loop.call_exception_handler(
-                    {"message": "kafka_fast AIOProducer delivery failure", "exception": err})
-                continue
-            target.finish()  # a produce_batch call's last report
-        self._space.set()
-
-    @staticmethod
-    def _settle(future: _Delivery) -> None:
-        err, msg = future.err, future.msg
-        future.msg = None
-        if future.user_cb is not None:
-            future.user_cb(err, msg)
-        if not future.done():
-            if err is None:
-                future.set_result(msg)
-            else:
-                future.set_exception(KafkaException(err))
+        self._reports.thread.start()
+        weakref.finalize(self, _dropped, self._reports.stop, self.executor
+                         if self._owns_executor else None)
 
     # -- producing ----------------------------------------------------------------------------
     async def produce(self, topic: str, value: Any = None, key: Any = None, partition: int = -1,
@@ -242,8 +275,8 @@ class AIOProducer:
         """Wait until the reports already taken from the producer reached the loop."""
         marker = _Delivery.make(self._loop, None, self._done)
         self._done.append(marker)
-        if not self._reporter.is_alive():
-            self._resolve(self._take_done())
+        if not self._reports.thread.is_alive():
+            self._reports.resolve(self._reports.take_done())
         await marker
 
     async def purge(self, in_queue: bool = True, in_flight: bool = True,
@@ -297,10 +330,10 @@ class AIOProducer:
             return
         await self.flush()
         self._closed = True
-        self._stop.set()
-        await self._loop.run_in_executor(None, self._reporter.join)
+        self._reports.stop.set()
+        await self._loop.run_in_executor(None, self._reports.thread.join)
         await self._loop.run_in_executor(None, self._producer.close)
-        self._resolve(self._take_done())
+        self._reports.resolve(self._reports.take_done())
         if self._owns_executor:
             await self._loop.run_in_executor(None, self.executor.shutdown, True)
 
@@ -309,6 +342,15 @@ class AIOProducer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+def _dropped(stop: threading.Event, executor: concurrent.futures.Executor | None) -> None:
+    """Finalizer of an AIOProducer dropped without close(): the delivery thread ends once
+    what was queued is reported (the Producer is released with it); the executor's idle
+    threads end now."""
+    stop.set()
+    if executor is not None:
+        executor.shutdown(wait=False)
 
 
 def _record_count(values: Any) -> int:

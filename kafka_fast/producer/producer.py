@@ -32,7 +32,7 @@ from .arguments import (
 )
 from .bulk import BatchProducer, produce_dicts
 from .contract import check_partition
-from .delivery import DeliveryQueue, raise_failures, serve_batch
+from .delivery import DeliveryQueue, Rest, raise_failures, report_failures, serve_batch
 from .partitioner import ProduceRouter, algorithm_id, partition_key
 from .sender import MAX_IDEMPOTENT_IN_FLIGHT, Sender
 
@@ -276,34 +276,47 @@ class Producer(ProduceRouter):
         return served
 
     def _serve(self) -> int:
-        reports = self._reports.done
-        served = self._client.serve_events()
+        """Serve reports and client events; a raising callback's exception propagates and
+        what it left unserved is served first by the next call (``DeliveryQueue.rest``)."""
+        queue = self._reports
+        served = queue.serve_rest() if queue.rest else 0
+        reports = queue.done
+        served += self._client.serve_events()
         if not reports:
             return served
         failures: list[KafkaError] = []
         acc = self._acc
         default_cb = self._default_cb
         only_errors = self._only_errors
-        while reports:
-            batch = reports.popleft()
-            with acc.lock:
-                acc.count -= batch.count
-                acc.bytes -= batch.size
-                if acc.count_limit == 0:
-                    acc.refresh_limit(not self._closed and self._sender.fatal_error is None)
-            served += batch.count
-            serve_batch(batch, default_cb, only_errors, failures)
-        if failures:
+        rest = queue.rest
+        try:
+            while reports:
+                batch = reports.popleft()
+                with acc.lock:
+                    acc.count -= batch.count
+                    acc.bytes -= batch.size
+                    if acc.count_limit == 0:
+                        acc.refresh_limit(not self._closed and self._sender.fatal_error is None)
+                served += batch.count
+                serve_batch(batch, default_cb, only_errors, failures, rest)
+        finally:
             # Records the application purged itself are not news to it.
             failures = [f for f in failures if f.code() not in _PURGED]
             if failures:
-                self._report_failures(failures)
+                if reports or rest:  # a callback raised: reported after what it left
+                    rest.append(Rest(self._report_each, (), iter((failures,)), False))
+                else:
+                    self._report_failures(failures)
         return served
 
+    def _report_each(self, it: Any) -> None:
+        for failures in it:
+            self._report_failures(failures)
+
     def _report_failures(self, failures: list[KafkaError]) -> None:
-        if self._config["error_cb"] is not None:
-            for err in failures:
-                self._config["error_cb"](err)
+        error_cb = self._config["error_cb"]
+        if error_cb is not None:
+            report_failures(error_cb, self._reports.rest, iter(failures))
             return
         raise_failures(failures)
 
@@ -339,7 +352,7 @@ class Producer(ProduceRouter):
 
     def __len__(self) -> int:
         """Records queued, in flight, or waiting for their delivery report to be served."""
-        return self._acc.count
+        return self._acc.count + self._reports.unserved()
 
     def __bool__(self) -> bool:
         return True
@@ -465,21 +478,23 @@ class Producer(ProduceRouter):
 
     def close(self, timeout: float | None = None) -> None:
         """Flush (up to ``timeout`` seconds), fail what is left with _PURGE_QUEUE, serve the
-        remaining reports and stop the network thread. Idempotent."""
+        remaining reports and stop the network thread. Idempotent. A callback that raises
+        meanwhile does not stop it: every report is still served, and the first such exception
+        is raised once the producer is closed."""
         if self._closed:
             return
+        wait = as_timeout(timeout)
+        deadline = None if wait is None else time.monotonic() + wait
+        raised: list[Exception] = []
         try:
-            try:
-                remaining = self.flush(timeout)
-            except KafkaException as exc:
-                log.warning("records failed before close: %s", exc)
+            remaining = self._serving(lambda: self.flush(
+                None if deadline is None else max(0.0, deadline - time.monotonic())),
+                raised, "records failed before close: %s")
+            if remaining is None:
                 remaining = len(self)
             if remaining:
                 self.purge()
-                try:
-                    self._serve()
-                except KafkaException as exc:
-                    log.warning("records failed at close: %s", exc)
+                self._serving(self._serve, raised, "records failed at close: %s")
         finally:
             self._closed = True
             self._acc.count_limit = 0
@@ -487,6 +502,23 @@ class Producer(ProduceRouter):
             self._client.close()
             switch_interval.release(self.__dict__.pop("_switch", None))
             self._bulk.close()
+        if raised:
+            raise raised[0]
+
+    @staticmethod
+    def _serving(call: Any, raised: list[Exception], failed: str) -> Any:
+        """``call()`` again while a user callback raises from it (each time serving at least
+        the report it raised on; the first exception kept in ``raised``); None when it raised
+        unreported failures (logged with ``failed``)."""
+        while True:
+            try:
+                return call()
+            except KafkaException as exc:
+                log.warning(failed, exc)
+                return None
+            except Exception as exc:
+                if not raised:
+                    raised.append(exc)
 
     def __enter__(self) -> Producer:
         return self
