@@ -62,9 +62,11 @@ KEYS = [
     Key("sasl.username", "str", "", "SASL user name."),
     Key("sasl.password", "password", "", "SASL password."),
     Key("oauth_cb", "callable", None,
-        "OAUTHBEARER token source: called (on the I/O thread) with sasl.oauthbearer.config, "
-        "returns (token, expiry seconds since the epoch) or (token, expiry, principal, "
-        "extensions); called again once 80% of the token's lifetime has passed.",
+        "OAUTHBEARER token source: called (on a worker thread, while the login waits) with "
+        "sasl.oauthbearer.config, returns (token, expiry seconds since the epoch) or (token, "
+        "expiry, principal, extensions); called again once 80% of the token's lifetime has "
+        "passed. An exception or an unusable expiry (NaN, infinite, past, not a number) fails "
+        "the login with _AUTHENTICATION through error_cb; the next attempt calls it again.",
         java=False),
     Key("sasl.oauthbearer.config", "str", "",
         "Passed to oauth_cb; for the unsecured JWT: principal=NAME [lifeSeconds=N] "
