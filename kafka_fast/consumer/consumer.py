@@ -16,12 +16,12 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
 from typing import Any
 
-from ..config import make_config
+from ..config import client_config
 from ..errors import ConfigError, KafkaError, KafkaException
 from ..message import Message
 from ..net import KafkaClient
@@ -84,10 +84,8 @@ def _after(message: Message, verb: str) -> TopicPartition:
 class Consumer:
     """A Kafka consumer with confluent-kafka's API plus the columnar ``consume_batch``."""
 
-    def __init__(self, conf: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        conf = dict(conf or {})
-        conf.update(kwargs)
-        self._conf = make_config(conf, "consumer")
+    def __init__(self, conf: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        self._conf = client_config(conf, kwargs, "consumer")
         self._conf.require("bootstrap.servers")
         try:
             self._assignors = make_assignors(self._conf["partition.assignment.strategy"])
@@ -669,12 +667,9 @@ class Consumer:
     def list_topics(self, topic: str | None = None, timeout: float = -1):
         """Cluster metadata in confluent-kafka's ClusterMetadata shape."""
         self._check_open()
-        from ..admin.metadata import cluster_metadata
+        from ..admin.metadata import fetch_cluster_metadata
 
-        wait = _timeout_s(timeout)
-        fut = self._client.request_metadata([topic] if topic else None, all_topics=not topic)
-        view = wait_for(fut, wait, "list_topics()")
-        return cluster_metadata(view, [topic] if topic else None)
+        return fetch_cluster_metadata(self._client, topic, _timeout_s(timeout))
 
     def memberid(self) -> str | None:
         """The group member id (None before the first join)."""
