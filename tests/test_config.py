@@ -37,7 +37,7 @@ def test_unknown_key_names_the_key():
     "conf, fragment",
     [
         ({"request.timeout.ms": "soon"}, '"request.timeout.ms"'),
-        ({"request.timeout.ms": 0}, "below the minimum"),
+        ({"request.timeout.ms": 0}, "outside allowed range 1..900000"),
         ({"security.protocol": "CARRIER_PIGEON"}, "one of PLAINTEXT"),
         ({"socket.nagle.disable": "maybe"}, "true or false"),
         ({"error_cb": 5}, "callable"),
@@ -120,3 +120,86 @@ def test_socket_keepalive_enable_sets_so_keepalive(kafka):
     with_keepalive, without = timers(True), timers(False)
     assert with_keepalive and all("timer:(keepalive" in line for line in with_keepalive)
     assert without and not any("keepalive" in line for line in without)
+
+
+#: Where kafka_fast's range knowingly differs from librdkafka's, and why.
+RANGE_DIFFERENCES = {
+    # the CLI bounds one connection attempt by a shorter --timeout; the Java client has no
+    # lower bound either
+    "socket.connection.setup.timeout.ms": (1, 2147483647),
+    # zstd's levels go to 22 (librdkafka stops at lz4's 12)
+    "compression.level": (-1, 22),
+    # read as request.timeout.ms (librdkafka's is a property of its own, 10..300000)
+    "socket.timeout.ms": (1, 900000),
+}
+
+
+#: Keys librdkafka 2.16 checks against a wide range when set and against its documented range
+#: when the client is created ("fetch.min.bytes ... outside allowed range 1..100000000").
+TWO_STAGE_CHECKS = {"fetch.min.bytes"}
+
+
+def test_numeric_keys_have_librdkafkas_ranges():
+    """Every numeric key librdkafka also has refuses a value out of range exactly as
+    confluent-kafka (librdkafka 2.16) does: the same range in the same words, e.g.
+    'Configuration property "statistics.interval.ms" value -1000000 is outside allowed range
+    0..86400000' (RANGE_DIFFERENCES lists the deliberate exceptions)."""
+    import warnings
+
+    import confluent_kafka
+
+    probe = -1_000_000
+    checked = []
+    for key in REGISTRY.keys.values():
+        if key.kind not in ("int", "float") or not key.librdkafka:
+            continue
+        for name in (key.name, *key.aliases):
+            conf = {name: probe}
+            if "producer" not in key.roles:
+                conf["group.id"] = "g"
+            client_class = (confluent_kafka.Producer if "producer" in key.roles
+                            else confluent_kafka.Consumer)
+            with pytest.raises(confluent_kafka.KafkaException) as theirs:
+                client_class(conf)
+            text = theirs.value.args[0].str().strip()
+            if "No such configuration property" in text:
+                continue  # a Java name librdkafka does not know
+            with warnings.catch_warnings(), pytest.raises(ConfigError) as ours:
+                warnings.simplefilter("ignore")
+                make_config(conf, "producer" if "producer" in key.roles else "consumer")
+            our_text = ours.value.args[0].str()
+            if name in RANGE_DIFFERENCES:
+                low, high = RANGE_DIFFERENCES[name]
+                assert our_text == (f'Configuration property "{name}" value {probe} is outside '
+                                    f"allowed range {low}..{high}")
+                assert text != our_text
+            elif our_text.split(" value ")[1] != text.split(" value ")[1]:
+                # librdkafka checks some keys twice: a wide range when the property is set,
+                # the documented one when the client is created; both ends of ours are refused
+                assert key.name in TWO_STAGE_CHECKS, (name, text, our_text)
+                for outside in (key.minimum - 1, key.maximum + 1):
+                    with pytest.raises(confluent_kafka.KafkaException):
+                        client_class({**conf, name: outside})
+            else:
+                # librdkafka names an alias's property; kafka_fast the name as written
+                assert our_text.startswith(f'Configuration property "{name}"'), our_text
+            checked.append(name)
+    assert {"statistics.interval.ms", "log_level", "retry.backoff.ms", "metadata.max.age.ms",
+            "socket.send.buffer.bytes", "linger.ms", "queue.buffering.max.ms",
+            "fetch.wait.max.ms", "request.timeout.ms"} <= set(checked)
+
+
+def test_statistics_interval_above_a_day_is_refused_like_librdkafka():
+    import confluent_kafka
+
+    conf = {"statistics.interval.ms": 86_400_001}
+    with pytest.raises(confluent_kafka.KafkaException) as theirs:
+        confluent_kafka.Producer(conf)
+    with pytest.raises(ConfigError) as ours:
+        make_config(conf, "producer")
+    assert ours.value.args[0].code() == theirs.value.args[0].code() == KafkaError._INVALID_ARG
+    assert ours.value.args[0].str() == theirs.value.args[0].str().strip() == (
+        'Configuration property "statistics.interval.ms" value 86400001 is outside allowed '
+        "range 0..86400000")
+    assert make_config({"statistics.interval.ms": 86_400_000}, "producer")[
+        "statistics.interval.ms"] == 86_400_000

@@ -4,7 +4,9 @@ installed confluent-kafka: version functions, the group.id requirement, Message 
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 from pathlib import Path
 
 import confluent_kafka
@@ -136,3 +138,78 @@ def test_calls_after_close_raise_runtime_error_as_in_confluent_kafka():
                  lambda: consumer.consume_batch(1, 0), lambda: consumer.commit()):
         with pytest.raises(RuntimeError, match="Consumer closed"):
             call()
+
+
+# -- construction and list_topics() errors ---------------------------------------------------
+
+def _closed_port_address() -> str:
+    return f"127.0.0.1:{free_port()}"
+
+
+@pytest.mark.parametrize("kind", ["Producer", "Consumer", "AdminClient"])
+def test_list_topics_of_an_unreachable_cluster_ends_in_transport_like_confluent(kind):
+    """Nothing listens at the address: after the time-out both clients raise _TRANSPORT
+    "Failed to get metadata: Local: Broker transport failure", for one topic and for all."""
+    from confluent_kafka.admin import AdminClient as TheirAdmin
+
+    from kafka_fast.admin import AdminClient as OurAdmin
+
+    classes = {"Producer": (confluent_kafka.Producer, kafka_fast.Producer),
+               "Consumer": (confluent_kafka.Consumer, kafka_fast.Consumer),
+               "AdminClient": (TheirAdmin, OurAdmin)}[kind]
+    conf = {"bootstrap.servers": _closed_port_address()}
+    if kind == "Consumer":
+        conf["group.id"] = "g"
+    seen = []
+    for client_class in classes:
+        client = client_class(dict(conf))
+        try:
+            for topic in (None, "some-topic"):
+                started = time.monotonic()
+                with pytest.raises((confluent_kafka.KafkaException,
+                                    kafka_fast.KafkaException)) as info:
+                    client.list_topics(topic, timeout=0.5)
+                took = time.monotonic() - started
+                err = info.value.args[0]
+                seen.append((err.code(), err.str()))
+                assert 0.4 <= took < 3.0, took
+        finally:
+            if kind == "Consumer":
+                client.close()
+    assert seen == [(kafka_fast.KafkaError._TRANSPORT,
+                     "Failed to get metadata: Local: Broker transport failure")] * 4
+
+
+@pytest.mark.parametrize("conf", ["bootstrap.servers=127.0.0.1:9", ["bootstrap.servers"], 9],
+                         ids=["str", "list", "int"])
+def test_a_configuration_that_is_not_a_dict_raises_type_error_like_confluent(conf):
+    """confluent-kafka's Producer, Consumer and AdminClient raise TypeError; so do all of
+    kafka_fast's clients (confluent's serializing ones fail with AttributeError instead)."""
+    from confluent_kafka.admin import AdminClient as TheirAdmin
+
+    from kafka_fast.admin import AdminClient as OurAdmin
+
+    for client_class in (confluent_kafka.Producer, confluent_kafka.Consumer, TheirAdmin):
+        with pytest.raises(TypeError, match="expected configuration dict"):
+            client_class(conf)
+    for client_class in (kafka_fast.Producer, kafka_fast.Consumer, OurAdmin):
+        with pytest.raises(TypeError, match=f"expected configuration dict, got "
+                                            f"{type(conf).__name__}"):
+            client_class(conf)
+    for client_class in (kafka_fast.SerializingProducer, kafka_fast.DeserializingConsumer):
+        with pytest.raises(TypeError, match="configuration must be a dict"):
+            client_class(conf)
+
+
+@pytest.mark.parametrize("name", ["AIOProducer", "AIOConsumer", "AsyncSerializingProducer",
+                                  "AsyncDeserializingConsumer"])
+def test_aio_clients_refuse_a_configuration_that_is_not_a_dict(name):
+    import kafka_fast.aio
+
+    client_class = getattr(kafka_fast.aio, name)
+
+    async def build() -> None:
+        await client_class("bootstrap.servers=127.0.0.1:9")
+
+    with pytest.raises(TypeError, match="configuration must be a dict, not str"):
+        asyncio.run(build())

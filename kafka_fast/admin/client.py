@@ -10,10 +10,9 @@ import warnings
 import weakref
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
-from ..config import make_config
+from ..config import client_config
 from ..errors import KafkaError, KafkaException
 from ..net.client import KafkaClient
 from ..net.request import settle_all
@@ -23,7 +22,7 @@ from . import cluster, configs, groups, offsets, records, scram
 from . import topics as topic_ops
 from .acls import AclBinding, AclBindingFilter
 from .events import EventServer
-from .metadata import ClusterMetadata, GroupMetadata, cluster_metadata
+from .metadata import ClusterMetadata, GroupMetadata, fetch_cluster_metadata
 from .model import (
     ConsumerGroupState,
     ConsumerGroupTopicPartitions,
@@ -113,9 +112,9 @@ class AdminClient:
     """
 
     def __init__(self, conf: dict[str, Any], **kwargs: Any) -> None:
-        if not isinstance(conf, dict):
-            raise TypeError(f"expected configuration dict, got {type(conf).__name__}")
-        self._config = make_config({**conf, **kwargs}, "admin")
+        if conf is None:  # confluent-kafka's AdminClient needs its dict
+            raise TypeError("expected configuration dict, got NoneType")
+        self._config = client_config(conf, kwargs, "admin")
         self._client = KafkaClient(self._config).start()
         self._events = EventServer(self._client, self._client.name)
         self._closed = False
@@ -178,21 +177,11 @@ class AdminClient:
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
         """Cluster brokers and topics (one ``topic`` or all), fresh from a broker.
 
-        Raises KafkaException(_TIMED_OUT) if no broker answers within ``timeout`` seconds
-        (-1: ``request.timeout.ms``).
+        Raises KafkaException(_TRANSPORT) if no broker is reachable within ``timeout``
+        seconds (-1: ``request.timeout.ms``), _TIMED_OUT if one is but does not answer.
         """
         self._check_open()
-        wait = self._timeout(timeout)
-        if topic is None:
-            fut = self._client.request_metadata(all_topics=True)
-        else:
-            fut = self._client.request_metadata([topic])
-        try:
-            view = fut.result(wait)
-        except FutureTimeout:
-            raise KafkaException(KafkaError(
-                KafkaError._TIMED_OUT, f"no metadata within {wait:g}s")) from None
-        return cluster_metadata(view, None if topic is None else [topic])
+        return fetch_cluster_metadata(self._client, topic, self._timeout(timeout))
 
     def cluster_id(self, timeout: float = -1) -> str:
         """The cluster id from metadata; KafkaException(_TIMED_OUT) if none arrives within

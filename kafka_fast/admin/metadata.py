@@ -1,10 +1,19 @@
 """list_topics() and list_groups() results, shaped like confluent-kafka's ClusterMetadata,
-GroupMetadata and friends."""
+GroupMetadata and friends, and the one ``list_topics()`` every client shares."""
 
 from __future__ import annotations
 
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import TYPE_CHECKING
+
 from ..cluster.view import ClusterView
-from ..errors import KafkaError
+from ..errors import KafkaError, KafkaException
+
+if TYPE_CHECKING:
+    from ..net import KafkaClient
+
+#: ``KafkaClient.broker_views()`` state of a connected, usable broker.
+_UP = "UP"
 
 
 class BrokerMetadata:
@@ -131,3 +140,21 @@ def cluster_metadata(view: ClusterView, topics: list[str] | None) -> ClusterMeta
                 tm.partitions[p.partition] = pm
         md.topics[name] = tm
     return md
+
+
+def fetch_cluster_metadata(client: KafkaClient, topic: str | None,
+                           wait: float | None) -> ClusterMetadata:
+    """Cluster metadata for one ``topic`` (or all), fresh from a broker within ``wait``
+    seconds (None: no limit). As librdkafka: when the time runs out with no broker connected,
+    KafkaException ``_TRANSPORT`` ("Failed to get metadata: Local: Broker transport
+    failure"); with one connected but no answer, ``_TIMED_OUT``."""
+    fut = client.request_metadata([topic] if topic else None, all_topics=not topic)
+    try:
+        view = fut.result(wait)
+    except FutureTimeout:
+        if any(b.state == _UP for b in client.broker_views()):
+            code, text = KafkaError._TIMED_OUT, "Local: Timed out"
+        else:
+            code, text = KafkaError._TRANSPORT, "Local: Broker transport failure"
+        raise KafkaException(KafkaError(code, f"Failed to get metadata: {text}")) from None
+    return cluster_metadata(view, [topic] if topic else None)

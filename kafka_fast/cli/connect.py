@@ -91,7 +91,8 @@ def connect(client: MetadataSource, args: argparse.Namespace, conf: dict[str, An
         try:
             return client.list_topics(topic, timeout=max(0.01, min(0.25, remaining)))
         except KafkaException as exc:
-            if exc.args[0].code() != KafkaError._TIMED_OUT:
+            # no broker connected yet (_TRANSPORT) or no answer yet (_TIMED_OUT): keep waiting
+            if exc.args[0].code() not in (KafkaError._TIMED_OUT, KafkaError._TRANSPORT):
                 raise
         if log.all_down:
             why = f": {log.message}" if log.message else ""

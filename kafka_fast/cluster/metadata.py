@@ -8,6 +8,7 @@ one. Topics asked for are remembered and refreshed every ``metadata.max.age.ms``
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from ..config import Config
 
 #: Topic errors after which the topic is asked for again soon (leader elections and the like).
-_RETRY_TOPIC_ERRORS = frozenset({
+RETRY_TOPIC_ERRORS = frozenset({
     KafkaError.LEADER_NOT_AVAILABLE, KafkaError.REPLICA_NOT_AVAILABLE,
     KafkaError.NOT_LEADER_OR_FOLLOWER, KafkaError.FENCED_LEADER_EPOCH,
     KafkaError.UNKNOWN_LEADER_EPOCH,
@@ -59,6 +60,9 @@ class MetadataManager:
         self._next: _Batch | None = None
         self._periodic: Timer | None = None
         self._retry_timer: Timer | None = None
+        #: Called on the I/O thread after every answered refresh with the new view and the
+        #: topics the answer covers (None: every topic of the cluster).
+        self.listeners: list[Callable[[ClusterView, frozenset[str] | None], object]] = []
 
     # -- entry points -----------------------------------------------------------------------
     def request(self, topics: list[str] | None, all_topics: bool) -> Future:
@@ -143,6 +147,9 @@ class MetadataManager:
         view = self.link.cluster.merge(resp, None if batch.all else batch.topics, node)
         self.link.set_cluster(view)
         self._inflight = None
+        covered = None if batch.all else frozenset(batch.topics)
+        for listener in list(self.listeners):
+            listener(view, covered)
         settle_all(batch.futures, view)
         self._follow_up(view, batch)
         self._arm_periodic()
@@ -161,7 +168,7 @@ class MetadataManager:
             if info is None:
                 continue
             if info.error is not None:
-                if info.error.code() in _RETRY_TOPIC_ERRORS:
+                if info.error.code() in RETRY_TOPIC_ERRORS:
                     again.add(name)
             elif any(p.leader < 0 for p in info.partitions.values()):
                 again.add(name)

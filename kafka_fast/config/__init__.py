@@ -16,4 +16,13 @@ def make_config(conf: Mapping[str, Any] | None, role: str) -> Config:
     return Config(REGISTRY, conf, role)
 
 
-__all__ = ["Config", "Key", "REGISTRY", "make_config"]
+def client_config(conf: Any, kwargs: Mapping[str, Any], role: str) -> Config:
+    """A client constructor's configuration: the ``conf`` dict (or None) updated with its
+    keyword arguments. Anything but a dict raises TypeError, as confluent-kafka's clients do
+    (a string such as "bootstrap.servers=..." is not read as one)."""
+    if conf is not None and not isinstance(conf, Mapping):
+        raise TypeError(f"expected configuration dict, got {type(conf).__name__}")
+    return make_config({**(conf or {}), **kwargs}, role)
+
+
+__all__ = ["Config", "Key", "REGISTRY", "client_config", "make_config"]

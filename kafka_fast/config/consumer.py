@@ -45,8 +45,8 @@ KEYS = [
         minimum=1, maximum=3600000, roles=_C),
     Key("coordinator.query.interval.ms", "int", 600000,
         "Accepted for compatibility, no effect: the coordinator is looked up again when it "
-        "answers NOT_COORDINATOR or its connection fails.", minimum=1, roles=_C, java=False,
-        ignored=True),
+        "answers NOT_COORDINATOR or its connection fails.", minimum=1, maximum=3600000, roles=_C,
+        java=False, ignored=True),
     Key("max.poll.interval.ms", "int", 300000,
         "Leave the group when the application does not call poll/consume for this long.",
         minimum=1, maximum=86400000, roles=_C),

@@ -76,18 +76,20 @@ class Key:
             raise ConfigError(
                 f'Invalid value {given} for configuration property "{shown}": {exc}'
             ) from None
-        if kind in ("int", "float"):
-            if self.minimum is not None and out < self.minimum:
-                raise ConfigError(
-                    f'Configuration property "{shown}" value {out} is below the minimum '
-                    f"{self.minimum:g}"
-                )
-            if self.maximum is not None and out > self.maximum:
-                raise ConfigError(
-                    f'Configuration property "{shown}" value {out} is above the maximum '
-                    f"{self.maximum:g}"
-                )
+        if kind in ("int", "float") and (
+                (self.minimum is not None and out < self.minimum)
+                or (self.maximum is not None and out > self.maximum)):
+            shown_value = f"{out:g}" if kind == "float" else str(out)  # as librdkafka prints
+            raise ConfigError(f'Configuration property "{shown}" value {shown_value} is outside '
+                              f"allowed range {_bound(self.minimum)}..{_bound(self.maximum)}")
         return out
+
+
+def _bound(limit: float | None) -> str:
+    """A range bound as librdkafka prints it (integers without a decimal point)."""
+    if limit is None:
+        return ""
+    return str(int(limit)) if float(limit).is_integer() else f"{limit:g}"
 
 
 def _parse_bool(value: Any) -> bool:

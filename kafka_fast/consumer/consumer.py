@@ -14,15 +14,14 @@ events. This module assigns partitions, runs rebalance callbacks and closes.
 from __future__ import annotations
 
 import logging
-import re
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
 from typing import Any
 
-from ..config import make_config
+from ..config import client_config
 from ..errors import ConfigError, KafkaError, KafkaException
 from ..message import Message
 from ..net import KafkaClient
@@ -45,6 +44,7 @@ from .group_stats import GroupStats
 from .membership import GroupMember
 from .offsets import OffsetClient
 from .state import NEED_COMMITTED, NEED_NONE, NEED_RESET, PartitionState
+from .subscription import SubscriptionWatch, check_subscription
 
 E = KafkaError
 log = logging.getLogger("kafka_fast.consumer")
@@ -81,24 +81,11 @@ def _after(message: Message, verb: str) -> TopicPartition:
     return TopicPartition(topic, partition, offset + 1, leader_epoch=message.leader_epoch())
 
 
-def _check_patterns(topics: list[str]) -> None:
-    """Raise _INVALID_ARG for a ``^regex`` subscription that does not compile."""
-    for t in topics:
-        if t.startswith("^"):
-            try:
-                re.compile(t)
-            except re.error as exc:
-                raise KafkaException(KafkaError(
-                    E._INVALID_ARG, f"invalid subscription regex {t!r}: {exc}")) from None
-
-
 class Consumer:
     """A Kafka consumer with confluent-kafka's API plus the columnar ``consume_batch``."""
 
-    def __init__(self, conf: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        conf = dict(conf or {})
-        conf.update(kwargs)
-        self._conf = make_config(conf, "consumer")
+    def __init__(self, conf: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        self._conf = client_config(conf, kwargs, "consumer")
         self._conf.require("bootstrap.servers")
         try:
             self._assignors = make_assignors(self._conf["partition.assignment.strategy"])
@@ -119,6 +106,7 @@ class Consumer:
         self._callbacks: dict[str, Callable | None] = {}
         self._assign_called = False
         self._group: GroupMember | None = None
+        self._subscription_watch: SubscriptionWatch | None = None
 
         self._state = state = FetchState()
         self._client = KafkaClient(self._conf, name=self._conf["client.id"],
@@ -240,12 +228,10 @@ class Consumer:
                   on_revoke: Callable | None = None, on_lost: Callable | None = None) -> None:
         """Join the group (``group.id``) for ``topics`` (names, or regexes starting with ^)."""
         self._check_open()
-        if isinstance(topics, str) or not all(isinstance(t, str) and t for t in topics):
-            raise TypeError("subscribe() expects a list of topic names")
+        topics = check_subscription(topics)
         for cb in (on_assign, on_revoke, on_lost):
             if cb is not None and not callable(cb):
                 raise TypeError("rebalance callbacks must be callable")
-        _check_patterns(topics)
         self._callbacks = {"assign": on_assign, "revoke": on_revoke, "lost": on_lost}
         self._subscription = list(topics)
         if self._group is None:
@@ -257,6 +243,13 @@ class Consumer:
         group = self._group
         self._group_stats.member = group
         self._client.call_soon(lambda: group.subscribe(list(topics)))
+        if self._conf["group.protocol"] != "consumer":
+            # As librdkafka: topics the cluster lacks come back from poll() as errors (the
+            # KIP-848 protocol reports none).
+            if self._subscription_watch is None:
+                self._subscription_watch = SubscriptionWatch(self._client, self._state.post)
+            watch = self._subscription_watch
+            self._client.call_soon(lambda: watch.watch(topics))
 
     def _leave(self, group: GroupMember) -> None:
         """Leave the group (best effort, bounded)."""
@@ -283,6 +276,9 @@ class Consumer:
         self._subscription = None
         self._group = None
         self._group_stats.member = None
+        watch = self._subscription_watch
+        if watch is not None:
+            self._client.call_soon(watch.stop)
         self._leave(group)
 
     # -- events (poll thread) --------------------------------------------------------------------
@@ -295,6 +291,9 @@ class Consumer:
             kind = ev[0]
             if kind == "error":
                 return Message(error=ev[1])
+            if kind == "message":  # an error event with its topic (SubscriptionWatch)
+                msg: Message = ev[1]
+                return msg
             if kind == "commit":
                 cb = self._on_commit
                 if cb is not None:
@@ -668,12 +667,9 @@ class Consumer:
     def list_topics(self, topic: str | None = None, timeout: float = -1):
         """Cluster metadata in confluent-kafka's ClusterMetadata shape."""
         self._check_open()
-        from ..admin.metadata import cluster_metadata
+        from ..admin.metadata import fetch_cluster_metadata
 
-        wait = _timeout_s(timeout)
-        fut = self._client.request_metadata([topic] if topic else None, all_topics=not topic)
-        view = wait_for(fut, wait, "list_topics()")
-        return cluster_metadata(view, [topic] if topic else None)
+        return fetch_cluster_metadata(self._client, topic, _timeout_s(timeout))
 
     def memberid(self) -> str | None:
         """The group member id (None before the first join)."""

@@ -23,7 +23,8 @@ from .state import PartitionState
 
 #: What the polling thread is told, as tuples: ("error", KafkaError), ("commit", error,
 #: offsets[, "raised"]), ("assign", partitions, epoch), ("revoke"|"lost", owned, epoch),
-#: ("incremental", added, revoked, epoch), ("call", fn returning KafkaError | None).
+#: ("incremental", added, revoked, epoch), ("call", fn returning KafkaError | None),
+#: ("message", Message) (an error event with its topic, handed out as it is).
 Event = tuple
 
 

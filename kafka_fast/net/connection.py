@@ -397,7 +397,8 @@ class BrokerConnection:
         self.state = State.AUTH
         tokens = self.settings.oauth_tokens
         if tokens is not None and tokens.blocking:
-            # A token endpoint: fetched on a worker thread while this connection waits.
+            # oauth_cb or a token endpoint: fetched on a worker thread while this connection
+            # waits (the I/O thread goes on with other connections and timers).
             sock, loop = self.sock, self.loop
             tokens.token_async(lambda result: loop.call_soon(
                 lambda: self._token_ready(sock, result)))
@@ -408,7 +409,7 @@ class BrokerConnection:
         if self.sock is not sock or sock is None or self.state != State.AUTH:
             return  # closed (or reconnected) meanwhile
         if isinstance(result, BaseException):
-            self._auth_failed(f"OAUTHBEARER: {result}")
+            self._auth_failed(f"Failed to acquire SASL OAUTHBEARER token: {result}")
             return
         self._begin_sasl(result)
 

@@ -11,16 +11,22 @@ endpoint with the client-credentials grant (librdkafka's keys: ``sasl.oauthbeare
 per client caches the token and fetches a new one once 80% of its lifetime has passed, so new
 connections (and re-authentications) log in with a fresh token.
 
-Tokens from a token endpoint are fetched on a short-lived worker thread (``token_async``):
-the connection waits in its AUTH state, the I/O thread goes on serving other connections,
-and the result comes back through ``IOLoop.call_soon``. The HTTP request (urllib) is bounded
-by a timeout; concurrent connections share one fetch.
+Tokens from ``oauth_cb`` and from a token endpoint are fetched on a short-lived worker thread
+(``token_async``): the connection waits in its AUTH state, the I/O thread goes on serving
+other connections and keeping deadlines (a record's ``message.timeout.ms`` among them), and
+the result comes back through ``IOLoop.call_soon``. The HTTP request (urllib) is bounded by a
+timeout; concurrent connections share one fetch. A callback that raises or returns something
+unusable (an expiry that is NaN, infinite, already past or not a number) gives no token: the
+login fails with ``_AUTHENTICATION`` (reported through ``error_cb``) and the callback is called
+again on the next connection attempt.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import math
+import numbers
 import threading
 import time
 import urllib.error
@@ -95,12 +101,30 @@ def _from_callback(result: Any) -> OAuthToken:
     token, expiry = result[0], result[1]
     if not isinstance(token, str) or not token:
         raise OAuthError("oauth_cb returned an empty or non-str token")
-    try:
-        expiry = float(expiry)
-    except (TypeError, ValueError):
-        raise OAuthError(f"oauth_cb returned a bad expiry {expiry!r}") from None
+    if isinstance(expiry, bool) or not isinstance(expiry, numbers.Real) \
+            or not math.isfinite(expiry):
+        raise OAuthError("oauth_cb returned an expiry that is not a finite number of seconds "
+                         f"since the epoch: {expiry!r}")
     principal, extensions = (result[2], result[3]) if len(result) == 4 else ("", {})
-    return OAuthToken(token, expiry, principal or "", dict(extensions or {}))
+    if principal is not None and not isinstance(principal, str):
+        raise OAuthError(f"oauth_cb returned a principal that is not a str: {principal!r}")
+    if extensions is not None and not (
+            isinstance(extensions, Mapping)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in extensions.items())):
+        raise OAuthError("oauth_cb returned extensions that are not a dict of str to str: "
+                         f"{extensions!r}")
+    return OAuthToken(token, float(expiry), principal or "", dict(extensions or {}))
+
+
+def _callback_fetch(callback: Callable[[str], Any], settings: str) -> Callable[[], OAuthToken]:
+    """The token fetch of an application's ``oauth_cb``: its exceptions become OAuthErrors."""
+    def fetch() -> OAuthToken:
+        try:
+            result = callback(settings)
+        except Exception as exc:
+            raise OAuthError(f"oauth_cb raised {exc!r}") from None
+        return _from_callback(result)
+    return fetch
 
 
 def _parse_extensions(text: str) -> dict[str, str]:
@@ -230,8 +254,9 @@ TokenResult = OAuthToken | OAuthError
 class TokenSource:
     """The current token of one client, fetched again once 80% of its lifetime passed.
 
-    ``blocking`` sources (a token endpoint) are meant to be used through ``token_async``,
-    which fetches on a worker thread; the others are called where they are needed.
+    ``blocking`` sources (application code: ``oauth_cb``; a token endpoint) are meant to be
+    used through ``token_async``, which fetches on a worker thread; the others (an unsecured
+    JWT built locally) are called where they are needed.
     """
 
     def __init__(self, fetch: Callable[[], OAuthToken],
@@ -252,7 +277,7 @@ class TokenSource:
         settings = config["sasl.oauthbearer.config"]
         callback = config["oauth_cb"]
         if callback is not None:
-            return cls(lambda: _from_callback(callback(settings)))
+            return cls(_callback_fetch(callback, settings), blocking=True)
         if config.get("sasl.oauthbearer.method", "default") == "oidc":
             return cls(OidcClientCredentials.from_config(config), blocking=True)
         if config["enable.sasl.oauthbearer.unsecure.jwt"]:

@@ -13,8 +13,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from ..admin.metadata import ClusterMetadata, cluster_metadata
-from ..config import make_config
+from ..admin.metadata import ClusterMetadata, fetch_cluster_metadata
+from ..config import client_config
 from ..config.producer import ACKS
 from ..errors import ConfigError, KafkaError, KafkaException
 from ..net import KafkaClient, switch_interval
@@ -75,9 +75,7 @@ class Producer(ProduceRouter):
     _acc: Accumulator
 
     def __init__(self, conf: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
-        merged = dict(conf or {})
-        merged.update(kwargs)
-        config = make_config(merged, "producer")
+        config = client_config(conf, kwargs, "producer")
         self._config = config
         self._idempotent, acks = _resolve_idempotence(config)
         self._default_cb = config["on_delivery"]
@@ -371,14 +369,8 @@ class Producer(ProduceRouter):
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
         """Cluster metadata (confluent-kafka's ClusterMetadata shape), for one topic or all."""
         self._check_open()
-        wait = None if timeout is None or timeout < 0 else timeout
-        fut = self._client.request_metadata([topic] if topic else None, all_topics=not topic)
-        try:
-            view = fut.result(wait)
-        except TimeoutError:
-            raise KafkaException(KafkaError(KafkaError._TIMED_OUT,
-                                            "Local: Timed out fetching metadata")) from None
-        return cluster_metadata(view, [topic] if topic else None)
+        return fetch_cluster_metadata(self._client, topic,
+                           None if timeout is None or timeout < 0 else timeout)
 
     def purge(self, in_queue: bool = True, in_flight: bool = True, blocking: bool = True
               ) -> None:
