@@ -224,6 +224,9 @@ class AIOProducer:
         self._check_open()
         count = _record_count(values)
         if count == 0:
+            # Nothing to wait for: the synchronous call still checks every argument.
+            self._producer.produce_batch(topic, values, partition, keys=keys,
+                                         timestamps=timestamps, headers=headers)
             return
         waiter = _BatchWaiter(self._loop.create_future(), count)
         done = self._done

@@ -223,3 +223,24 @@ def test_tuples_hold_records_in_the_sync_and_the_asyncio_call(kafka):
     asyncio.run(aio())
     got = read_confluent(kafka, topic, 1, 8)
     assert [g.value for g in got] == [b"x", b"y", b"a", None] * 2
+
+
+def test_an_empty_asyncio_call_checks_its_arguments_as_the_sync_call(kafka):
+    """With no records the asyncio call returned at once, before checking the partition or
+    the topic; it now refuses what the synchronous call refuses."""
+    topic = unique_topic("bc-empty")
+    create_topic(kafka, topic, 1)
+    with Producer(kafka.client_config()) as p:
+        with pytest.raises(TypeError, match="partition"):
+            p.produce_batch(topic, [], partition="0")
+        assert p.produce_batch(topic, [], partition=0) == 0
+
+    async def aio():
+        async with AIOProducer(kafka.client_config()) as producer:
+            with pytest.raises(TypeError, match="partition"):
+                await producer.produce_batch(topic, [], partition="0")
+            with pytest.raises(TypeError, match="topic"):
+                await producer.produce_batch(None, [])
+            await producer.produce_batch(topic, [], partition=0)
+
+    asyncio.run(aio())
