@@ -268,6 +268,7 @@ def test_offset_look_ups_are_retried(both, kafka):
         assert [(r.key, r.value) for r in rows] == [(b"k", b"late")], fmt
 
 
+@covers(".schema(...)", "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay")
 def test_user_schema_and_streaming_only_options_in_a_batch(both, kafka, topic):
     same(both, kafka, {"subscribe": topic}, schema="key binary, value binary",
          refused="schema")
@@ -364,11 +365,14 @@ def test_stream_min_offsets_per_trigger_and_max_trigger_delay(both, kafka, tmp_p
     assert results[("kafka_fast", "3s")] == results[("kafka", "3s")]
 
 
+@covers("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp")
 def test_stream_refuses_ending_offsets(both, kafka, topic, tmp_path):
-    for fmt in ("kafka", "kafka_fast"):
-        with pytest.raises(Exception, match="(?i)ending"):
-            Stream(both, fmt, kafka, {"subscribe": topic, "endingOffsets": "latest"},
-                   str(tmp_path / fmt), availableNow=True).finish()
+    for option, value in (("endingOffsets", "latest"), ("endingTimestamp", "1"),
+                          ("endingOffsetsByTimestamp", json.dumps({topic: {"0": 1}}))):
+        for fmt in ("kafka", "kafka_fast"):
+            with pytest.raises(Exception, match="(?i)ending"):
+                Stream(both, fmt, kafka, {"subscribe": topic, option: value},
+                       str(tmp_path / f"{fmt}-{option}"), availableNow=True).finish()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -434,6 +438,7 @@ def test_sink_keys_choose_the_partition_as_java_does(both, kafka):
     assert Counter(r[2:] for r in nulls["kafka_fast"]) == Counter(r[2:] for r in nulls["kafka"])
 
 
+@covers("mode", "kafka.*", "value", "topic")
 def test_sink_refusals(both, kafka):
     name = unique_topic("par-w-refuse")
     create_topic(kafka, name, 1)
@@ -454,3 +459,14 @@ def test_sink_refusals(both, kafka):
             with pytest.raises(Exception, match=f"(?i){named}"):
                 writer.mode(mode).save()
     assert written(both, kafka, name) == []
+
+
+def test_option_table_is_generated_from_these_tests():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tool = Path(__file__).resolve().parents[2] / "tools" / "gen_spark_options.py"
+    done = subprocess.run([sys.executable, str(tool), "--check"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
