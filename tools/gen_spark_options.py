@@ -70,7 +70,7 @@ OPTIONS = [
      "", "passed to the kafka_fast client without the prefix; the ones Spark refuses "
      "(`auto.offset.reset`, `key/value.deserializer`, `enable.auto.commit`, "
      "`interceptor.classes`, `key/value.serializer`) are refused"),
-    (".schema(...)", "source", "", "refused: the schema is fixed"),
+    (".schema(...)", "source", "", "refused: the schema is fixed (one equal to it is accepted)"),
     ("topic", "sink", "", "the topic of every row (wins over a `topic` column)"),
     ("key", "sink column", "", "binary or string; null keys allowed; partition by murmur2"),
     ("value", "sink column", "required", "binary or string"),
