@@ -40,9 +40,12 @@ OPTIONS = [
      '`earliest`, `latest` (not in a batch) or JSON `{"t": {"0": 23, "1": -2}}`'),
     ("endingTimestamp", "source", "",
      "batch: every partition ends before its first record at or after it (its end if none); "
-     "wins over the next two"),
-    ("endingOffsetsByTimestamp", "source", "", "batch: the same per partition, as JSON"),
-    ("endingOffsets", "source", "`latest`", "batch: `latest` or JSON (exclusive ends)"),
+     "wins over the next two; refused in a stream (Spark's connector accepts it there and "
+     "does not use it)"),
+    ("endingOffsetsByTimestamp", "source", "",
+     "batch: the same per partition, as JSON; refused in a stream"),
+    ("endingOffsets", "source", "`latest`",
+     "batch: `latest` or JSON (exclusive ends); refused in a stream"),
     ("failOnDataLoss", "source", "`true`",
      "a range whose records were deleted fails; `false` reads what is left"),
     ("kafkaConsumer.pollTimeoutMs", "source", "120000",
