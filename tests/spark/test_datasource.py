@@ -4,7 +4,6 @@ Spark and the real Apache Kafka broker, checked record by record."""
 from __future__ import annotations
 
 import datetime as dt
-import io
 import json
 import os
 import subprocess
@@ -372,21 +371,3 @@ def test_example_streaming_pipeline(spark, kafka, tmp_path):
     got = read_committed(kafka, target, 2)
     assert Counter((k, v) for _, _, k, v in got) == want
     assert sum(want.values()) > 100
-
-
-def test_pyspark_finds_the_entry_point_module():
-    from pyspark.serializers import read_int
-    from pyspark.sql.datasource import DataSource
-    from pyspark.sql.worker import lookup_data_sources
-
-    import pyspark_kafka_fast
-
-    assert issubclass(pyspark_kafka_fast.DefaultSource, DataSource)
-    out = io.BytesIO()
-    lookup_data_sources._main(io.BytesIO(), out)  # what Spark runs to find data sources
-    out.seek(0)
-    names = []
-    for _ in range(read_int(out)):
-        names.append(out.read(read_int(out)).decode())
-        out.read(read_int(out))  # the pickled class
-    assert "kafka_fast" in names
