@@ -88,18 +88,19 @@ def _positive_int(options: Mapping[str, str], name: str, *, minimum: int = 1) ->
     return value
 
 
-_DURATION_UNITS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000,
-                   "d": 86_400_000}
+_DURATION_UNITS = {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000,
+                   "h": 3_600_000, "d": 86_400_000}
 
 
 def duration_ms(raw: str, name: str) -> int:
-    """A Spark duration (``"15m"``, ``"500ms"``, ``"2 s"``; a bare number is seconds) in ms."""
+    """A Spark duration (``"15m"``, ``"500ms"``, ``"2 s"``; a bare number is milliseconds, as
+    Spark's ``timeStringAsMs``) in ms."""
     match = re.fullmatch(r"\s*(\d+)\s*([a-z]*)\s*", str(raw).lower())
     unit = match.group(2) if match else ""
     if match is None or (unit and unit not in _DURATION_UNITS):
         raise ValueError(f"option '{name}' must be a duration like '15m', '30s' or '500ms', "
                          f"got {raw!r}")
-    return int(match.group(1)) * _DURATION_UNITS[unit or "s"]
+    return int(int(match.group(1)) * _DURATION_UNITS[unit or "ms"])
 
 
 def _timestamp(options: Mapping[str, str], name: str) -> int | None:
