@@ -9,7 +9,8 @@ receive Arrow batches (``DataSourceArrowWriter``) for ``Producer.produce_batch``
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,7 @@ from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
     ReadLimit,
     ReadMaxRows,
+    ReadMinRows,
     SupportsTriggerAvailableNow,
 )
 from pyspark.sql.types import (
@@ -39,7 +41,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from .offsets import OffsetRange, split_ranges
+from .offsets import OffsetRange, spark_ranges
 from .reader import RangeReader
 from .sink import (
     SinkOptions,
@@ -95,14 +97,32 @@ class SinkCommit(WriterCommitMessage):
 
 
 def _partitions(ranges: Sequence[OffsetRange], opts: SourceOptions) -> list[RangesPartition]:
-    return [RangesPartition((r,)) for r in split_ranges(ranges, opts.min_partitions)]
+    # one empty task when there is nothing to read: Spark plans a read of no partition as
+    # one task that gets a plain InputPartition
+    pieces = spark_ranges(ranges, opts.min_partitions, opts.max_records_per_partition)
+    return [RangesPartition((r,)) for r in pieces] or [RangesPartition(())]
 
 
-def _read(opts: SourceOptions, partition: RangesPartition) -> Iterator[Any]:
-    reader = RangeReader(opts.conf, include_headers=opts.include_headers,
-                         fail_on_data_loss=opts.fail_on_data_loss,
-                         poll_timeout_ms=opts.poll_timeout_ms)
+def _range_reader(opts: SourceOptions) -> RangeReader:
+    """Made on the driver: every task of the source then names its consumer alike, so a
+    worker's cached consumer serves all of them."""
+    return RangeReader(opts.conf, include_headers=opts.include_headers,
+                       fail_on_data_loss=opts.fail_on_data_loss,
+                       poll_timeout_ms=opts.poll_timeout_ms, group_prefix=opts.group_id_prefix)
+
+
+def _read(reader: RangeReader, partition: InputPartition) -> Iterator[Any]:
+    if not isinstance(partition, RangesPartition):
+        raise TypeError(f"kafka_fast: a task got {partition!r}, not its offset ranges")
     return reader.read_ranges(partition.ranges)
+
+
+def check_user_schema(schema: StructType, options: Mapping[str, str]) -> None:
+    """Refuse a schema given with ``.schema(...)`` (Spark's Kafka source has a fixed one)."""
+    raw = str({k.lower(): v for k, v in options.items()}.get("includeheaders", "false"))
+    if schema != kafka_schema(raw.strip().lower() == "true"):
+        raise ValueError("the kafka_fast source has a fixed schema and cannot be set with a "
+                         f"custom one (got {schema.simpleString()})")
 
 
 class KafkaDataSource(DataSource):
@@ -117,12 +137,17 @@ class KafkaDataSource(DataSource):
         return kafka_schema(raw == "true")
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        check_user_schema(schema, self.options)
         return KafkaBatchReader(parse_source_options(self.options, streaming=False))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        check_user_schema(schema, self.options)
         return KafkaStreamReader(parse_source_options(self.options, streaming=True))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
+        if overwrite:
+            raise ValueError("save mode 'overwrite' is not allowed for Kafka: records cannot "
+                             "be replaced (use mode('append'))")
         opts = parse_sink_options(self.options, streaming=False)
         check_sink_schema(schema, opts)
         return KafkaBatchWriter(opts)
@@ -138,6 +163,7 @@ class KafkaBatchReader(DataSourceReader):
 
     def __init__(self, opts: SourceOptions) -> None:
         self.opts = opts
+        self.range_reader = _range_reader(opts)
 
     def partitions(self) -> Sequence[InputPartition]:
         resolver = Resolver(self.opts)
@@ -148,20 +174,26 @@ class KafkaBatchReader(DataSourceReader):
         return _partitions(ranges, self.opts)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        assert isinstance(partition, RangesPartition)
-        return _read(self.opts, partition)
+        return _read(self.range_reader, partition)
 
 
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """Offsets are ``{"topic": {"partition": next offset}}``, as Spark's Kafka source's."""
+    """Offsets are ``{"topic": {"partition": next offset}}``, as Spark's Kafka source's.
+
+    ``minOffsetsPerTrigger``: a trigger that finds fewer new records than that plans no
+    batch, unless ``maxTriggerDelay`` has passed since the last batch was planned (the
+    first trigger always plans one), as Spark's source."""
 
     def __init__(self, opts: SourceOptions) -> None:
         self.opts = opts
+        self.range_reader = _range_reader(opts)
         self._resolver: Resolver | None = None
         self._target: dict[TP, int] | None = None
+        self._last_trigger = 0.0
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"opts": self.opts, "_resolver": None, "_target": None}
+        return {"opts": self.opts, "range_reader": self.range_reader, "_resolver": None,
+                "_target": None, "_last_trigger": 0.0}
 
     @property
     def resolver(self) -> Resolver:
@@ -181,6 +213,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def getDefaultReadLimit(self) -> ReadLimit:
         if self.opts.max_offsets_per_trigger is not None:
             return ReadMaxRows(self.opts.max_offsets_per_trigger)
+        if self.opts.min_offsets_per_trigger is not None:
+            return ReadMinRows(self.opts.min_offsets_per_trigger)
         return ReadAllAvailable()
 
     def prepareForTriggerAvailableNow(self) -> None:
@@ -193,12 +227,31 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         ends = {tp: max(end, begin.get(tp, 0)) for tp, end in ends.items()}
         for tp, off in begin.items():
             ends.setdefault(tp, off)
+        if isinstance(limit, ReadAllAvailable):
+            return to_json_offsets(ends)
+        if self._delay_batch(begin, ends):
+            return to_json_offsets(begin)
         if isinstance(limit, ReadMaxRows):
             new = [tp for tp in ends if tp not in begin]
             lows = self.resolver.bounds(new, exact_end=False) if new else {}
             first = {**{tp: lows[tp][0] for tp in new}, **begin}
             ends = rate_limit(first, ends, limit.max_rows)
         return to_json_offsets(ends)
+
+    def _delay_batch(self, begin: dict[TP, int], ends: dict[TP, int]) -> bool:
+        """``minOffsetsPerTrigger``: True to plan no batch now (Spark's ``delayBatch``: new
+        records counted from offset 0 for a partition new since ``begin``)."""
+        least = self.opts.min_offsets_per_trigger
+        if least is None:
+            return False
+        now = time.monotonic()
+        if self._last_trigger and (now - self._last_trigger) * 1000 < \
+                self.opts.max_trigger_delay_ms:
+            new = sum(end - begin.get(tp, 0) for tp, end in ends.items())
+            if new < least:
+                return True
+        self._last_trigger = now
+        return False
 
     def reportLatestOffset(self) -> dict | None:
         return to_json_offsets(self._log_ends())
@@ -208,8 +261,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return _partitions(ranges, self.opts)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        assert isinstance(partition, RangesPartition)
-        return _read(self.opts, partition)
+        return _read(self.range_reader, partition)
 
     def commit(self, end: dict) -> None:
         """Nothing to do: the checkpoint holds the offsets; nothing is committed to Kafka."""

@@ -281,3 +281,51 @@ def read_log_ends(
     finally:
         consumer.unassign()
     return ends
+
+
+def spark_ranges(ranges: Iterable[OffsetRange], min_partitions: int | None,
+                 max_records: int | None = None) -> list[OffsetRange]:
+    """The Spark partitions Spark's Kafka source makes of ``ranges`` (its
+    ``KafkaOffsetRangeCalculator``), so a data source read has the same tasks.
+
+    Empty ranges are dropped. ``max_records`` (``maxRecordsPerPartition``) first cuts every
+    range into ``ceil(size / max_records)`` pieces. Then, with fewer pieces than
+    ``min_partitions``, each range gets ``max(round(size / total * min_partitions), 1)``
+    pieces, the share computed among the ranges that get more than one.
+    """
+    if min_partitions is not None and min_partitions < 1:
+        raise ValueError(f"min_partitions must be >= 1, got {min_partitions}")
+    if max_records is not None and max_records < 1:
+        raise ValueError(f"max_records must be >= 1, got {max_records}")
+    pieces = [r for r in ranges if r.size > 0]
+    if max_records is not None:
+        pieces = [p for r in pieces for p in _divide(r, -(-r.size // max_records))]
+    if min_partitions is None or len(pieces) >= min_partitions:
+        return pieces
+    total = sum(r.size for r in pieces)
+    whole = [r for r in pieces if _part_count(r.size, total, min_partitions) == 1]
+    split_total = total - sum(r.size for r in whole)
+    split_min = max(min_partitions - len(whole), 1)
+    keep = {(r.topic, r.partition) for r in whole}
+    return [p for r in pieces
+            for p in ([r] if (r.topic, r.partition) in keep
+                      else _divide(r, _part_count(r.size, split_total, split_min)))]
+
+
+def _part_count(size: int, total: int, parts: int) -> int:
+    # Java's Math.round: half up
+    return max(int(size / total * parts + 0.5), 1)
+
+
+def _divide(r: OffsetRange, parts: int) -> list[OffsetRange]:
+    """``r`` in ``parts`` pieces in offset order, the later ones taking the remainder."""
+    out = []
+    remaining, start = r.size, r.start
+    for part in range(parts):
+        this = remaining // (parts - part)
+        remaining -= this
+        end = min(start + this, r.end)
+        if end > start:
+            out.append(OffsetRange(r.topic, r.partition, start, end))
+        start = end
+    return out

@@ -46,12 +46,16 @@ BATCH_RECORDS = 100_000
 _SPARK_TIMESTAMP_TYPES = np.array([-1, 0, 1], dtype=np.int32)
 
 
-def reader_config(conf: Mapping[str, Any], *, fail_on_data_loss: bool = True) -> dict[str, Any]:
+def reader_config(conf: Mapping[str, Any], *, fail_on_data_loss: bool = True,
+                  group_prefix: str | None = None) -> dict[str, Any]:
     """Consumer settings for range reads: never commit, never store offsets, and report an
-    out-of-range start (deleted records) as an error unless data loss is tolerated."""
+    out-of-range start (deleted records) as an error unless data loss is tolerated.
+    Without a ``group.id`` the consumer is named ``<group_prefix>-<random>`` (as Spark's
+    ``groupIdPrefix``; default ``kafka-fast-range-reader``)."""
     out = dict(conf)
     # A consumer needs a group id; range reads never join the group nor commit to it.
-    out.setdefault("group.id", f"kafka-fast-range-reader-{uuid.uuid4().hex[:12]}")
+    out.setdefault("group.id",
+                   f"{group_prefix or 'kafka-fast-range-reader'}-{uuid.uuid4().hex[:12]}")
     out.update({
         "enable.auto.commit": False,
         "enable.auto.offset.store": False,
@@ -148,8 +152,10 @@ class RangeReader:
     """``f(range_batches)`` for ``mapInArrow``: reads every range row into Kafka-schema batches."""
 
     def __init__(self, conf: Mapping[str, Any], *, include_headers: bool = False,
-                 fail_on_data_loss: bool = True, poll_timeout_ms: int = 120_000) -> None:
-        self.conf = reader_config(conf, fail_on_data_loss=fail_on_data_loss)
+                 fail_on_data_loss: bool = True, poll_timeout_ms: int = 120_000,
+                 group_prefix: str | None = None) -> None:
+        self.conf = reader_config(conf, fail_on_data_loss=fail_on_data_loss,
+                                  group_prefix=group_prefix)
         self.include_headers = include_headers
         self.fail_on_data_loss = fail_on_data_loss
         self.poll_timeout = poll_timeout_ms / 1000.0

@@ -10,11 +10,14 @@ Errors name the option at fault.
 from __future__ import annotations
 
 import json
+import math
 import re
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+from ..errors import KafkaException
 from ..topic_partition import TopicPartition
 from .offsets import (
     EARLIEST,
@@ -30,19 +33,26 @@ from .offsets import (
 )
 
 TP = tuple[str, int]
+R = TypeVar("R")
 #: Options the source knows, lower case (Spark hands them over case-insensitively).
 SOURCE_OPTIONS = {
     "subscribe", "subscribepattern", "assign", "startingoffsets", "endingoffsets",
-    "startingtimestamp", "startingoffsetsbytimestamp", "failondataloss", "includeheaders",
-    "minpartitions", "maxoffsetspertrigger", "polltimeoutms", "kafkaconsumer.polltimeoutms",
-    "path",
+    "startingtimestamp", "startingoffsetsbytimestamp", "startingoffsetsbytimestampstrategy",
+    "endingtimestamp", "endingoffsetsbytimestamp", "failondataloss", "includeheaders",
+    "minpartitions", "maxrecordsperpartition", "maxoffsetspertrigger", "minoffsetspertrigger", "maxtriggerdelay",
+    "groupidprefix", "fetchoffset.numretries", "fetchoffset.retryintervalms",
+    "polltimeoutms", "kafkaconsumer.polltimeoutms", "path",
 }
-#: Spark's Kafka source options this source accepts and ignores (they tune its JVM client).
-IGNORED_OPTIONS = {
-    "fetchoffset.numretries", "fetchoffset.retryintervalms", "groupidprefix",
-    "maxtriggerdelay", "minoffsetspertrigger", "startingoffsetsbytimestampstrategy",
-    "endingtimestamp", "endingoffsetsbytimestamp",
+#: ``kafka.*`` options Spark's Kafka source refuses (the source manages them), with the reason.
+REFUSED_KAFKA_OPTIONS = {
+    "auto.offset.reset": "set the source option 'startingOffsets' instead",
+    "key.deserializer": "keys are always read as bytes",
+    "value.deserializer": "values are always read as bytes",
+    "enable.auto.commit": "the source commits no offset",
+    "interceptor.classes": "the source reads raw bytes",
 }
+#: Where ``startingOffsetsByTimestamp`` / ``startingTimestamp`` match no record.
+TIMESTAMP_STRATEGIES = ("error", "latest")
 
 
 def kafka_conf(options: Mapping[str, str]) -> dict[str, str]:
@@ -64,17 +74,55 @@ def _bool(options: Mapping[str, str], name: str, default: bool) -> bool:
     return text == "true"
 
 
-def _positive_int(options: Mapping[str, str], name: str) -> int | None:
+def _positive_int(options: Mapping[str, str], name: str, *, minimum: int = 1) -> int | None:
     raw = options.get(name.lower(), options.get(name))
     if raw is None:
         return None
     try:
         value = int(str(raw).strip())
     except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError(f"option '{name}' must be a positive integer, got {raw!r}")
+        value = minimum - 1
+    if value < minimum:
+        what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise ValueError(f"option '{name}' must be {what}, got {raw!r}")
     return value
+
+
+_DURATION_UNITS = {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000,
+                   "h": 3_600_000, "d": 86_400_000}
+
+
+def duration_ms(raw: str, name: str) -> int:
+    """A Spark duration (``"15m"``, ``"500ms"``, ``"2 s"``; a bare number is milliseconds, as
+    Spark's ``timeStringAsMs``) in ms."""
+    match = re.fullmatch(r"\s*(\d+)\s*([a-z]*)\s*", str(raw).lower())
+    unit = match.group(2) if match else ""
+    if match is None or (unit and unit not in _DURATION_UNITS):
+        raise ValueError(f"option '{name}' must be a duration like '15m', '30s' or '500ms', "
+                         f"got {raw!r}")
+    return int(int(match.group(1)) * _DURATION_UNITS[unit or "ms"])
+
+
+def _timestamp(options: Mapping[str, str], name: str) -> int | None:
+    raw = options.get(name.lower())
+    if raw is None:
+        return None
+    try:
+        return int(str(raw).strip())
+    except ValueError:
+        raise ValueError(f"option '{name}' must be epoch milliseconds, got {raw!r}") from None
+
+
+def java_pattern(pattern: str) -> re.Pattern[str]:
+    """A ``subscribePattern`` (a Java regular expression) as a Python one; a construct Python
+    cannot match the same way is refused naming the option."""
+    text = re.sub(r"\(\?<([A-Za-z][A-Za-z0-9]*)>", r"(?P<\1>", pattern)  # named groups
+    text = re.sub(r"(?<!\\)((?:\\\\)*)\\z", r"\1\\Z", text)  # Java's end of input
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise ValueError(f"option 'subscribePattern' is not a regular expression kafka_fast "
+                         f"can match like Java: {exc} (pattern {pattern!r})") from None
 
 
 @dataclass(frozen=True)
@@ -89,22 +137,33 @@ class SourceOptions:
     ending: Any = "latest"
     starting_timestamp: int | None = None
     starting_by_timestamp: dict[TP, int] = field(default_factory=dict)
+    ending_timestamp: int | None = None
+    ending_by_timestamp: dict[TP, int] = field(default_factory=dict)
+    timestamp_strategy: str = "error"
     fail_on_data_loss: bool = True
     include_headers: bool = False
     min_partitions: int | None = None
+    max_records_per_partition: int | None = None
     max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_ms: int = 15 * 60_000
+    group_id_prefix: str | None = None
+    fetch_attempts: int = 3
+    fetch_retry_interval_ms: int = 1000
     poll_timeout_ms: int = 120_000
 
 
 def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
     """Check and parse the reader's options; raises ``ValueError`` naming the bad option."""
     lowered = {str(k).lower(): v for k, v in options.items()}
-    unknown = sorted(k for k in lowered if not k.startswith("kafka.")
-                     and k not in SOURCE_OPTIONS and k not in IGNORED_OPTIONS)
+    unknown = sorted(k for k in lowered if not k.startswith("kafka.") and k not in SOURCE_OPTIONS)
     if unknown:
         raise ValueError(f"unknown option(s) {unknown} for the kafka_fast source")
     conf = kafka_conf(lowered)
-    chosen = [k for k in ("subscribe", "subscribepattern", "assign") if lowered.get(k)]
+    for key, why in REFUSED_KAFKA_OPTIONS.items():
+        if key in {k.lower() for k in conf}:
+            raise ValueError(f"Kafka option 'kafka.{key}' is not supported: {why}")
+    chosen = [k for k in ("subscribe", "subscribepattern", "assign") if k in lowered]
     if len(chosen) != 1:
         raise ValueError("exactly one of the options 'subscribe', 'subscribePattern', 'assign' "
                          f"must be set, got {chosen or 'none'}")
@@ -117,15 +176,16 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
             raise ValueError("option 'subscribe' must name at least one topic")
     elif chosen[0] == "subscribepattern":
         pattern = lowered["subscribepattern"]
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"option 'subscribePattern' is not a regular expression: {exc}"
-                             ) from None
+        if not pattern.strip():
+            raise ValueError("option 'subscribePattern' must not be empty")
+        java_pattern(pattern)
     else:
         assign = _parse_assign(lowered["assign"])
-    if streaming and "endingoffsets" in lowered:
-        raise ValueError("option 'endingOffsets' is not valid in streaming queries")
+    ending_set = [k for k in ("endingoffsets", "endingtimestamp", "endingoffsetsbytimestamp")
+                  if k in lowered]
+    if streaming and ending_set:
+        raise ValueError(f"option {ending_set} (ending offsets) is not valid in streaming "
+                         "queries")
     starting = lowered.get("startingoffsets", "latest" if streaming else "earliest")
     ending = lowered.get("endingoffsets", "latest")
     parse_offsets(starting, name="startingOffsets")
@@ -133,26 +193,42 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
     if not streaming:
         check_specs(parse_offsets(starting, name="startingOffsets"),
                     parse_offsets(ending, name="endingOffsets"))
-    ts = lowered.get("startingtimestamp")
-    starting_timestamp = None
-    if ts is not None:
-        try:
-            starting_timestamp = int(ts)
-        except ValueError:
-            raise ValueError(f"option 'startingTimestamp' must be epoch milliseconds, got {ts!r}"
-                             ) from None
-    by_ts = {}
-    if lowered.get("startingoffsetsbytimestamp"):
-        by_ts = _parse_timestamps(lowered["startingoffsetsbytimestamp"])
+    strategy = str(lowered.get("startingoffsetsbytimestampstrategy", "error")).strip().lower()
+    if strategy not in TIMESTAMP_STRATEGIES:
+        raise ValueError("option 'startingOffsetsByTimestampStrategy' must be 'error' or "
+                         f"'latest', got {lowered['startingoffsetsbytimestampstrategy']!r}")
+    attempts = _positive_int(lowered, "fetchOffset.numRetries", minimum=0)
+    interval = _positive_int(lowered, "fetchOffset.retryIntervalMs", minimum=0)
     poll = lowered.get("kafkaconsumer.polltimeoutms", lowered.get("polltimeoutms"))
+    delay = lowered.get("maxtriggerdelay")
+    prefix = lowered.get("groupidprefix")
+    if prefix is not None and not str(prefix).strip():
+        raise ValueError("option 'groupIdPrefix' must not be empty")
+    least = _positive_int(lowered, "minOffsetsPerTrigger")
+    most = _positive_int(lowered, "maxOffsetsPerTrigger")
+    if least is not None and most is not None and least > most:
+        raise ValueError(f"The value of minOffsetPerTrigger({least}) is higher than the "
+                         f"maxOffsetsPerTrigger({most}) (options 'minOffsetsPerTrigger', "
+                         "'maxOffsetsPerTrigger')")
     return SourceOptions(
         conf=conf, subscribe=subscribe, pattern=pattern, assign=assign,
-        starting=starting, ending=ending, starting_timestamp=starting_timestamp,
-        starting_by_timestamp=by_ts,
+        starting=starting, ending=ending,
+        starting_timestamp=_timestamp(lowered, "startingTimestamp"),
+        starting_by_timestamp=_parse_timestamps(lowered, "startingOffsetsByTimestamp"),
+        ending_timestamp=_timestamp(lowered, "endingTimestamp"),
+        ending_by_timestamp=_parse_timestamps(lowered, "endingOffsetsByTimestamp"),
+        timestamp_strategy=strategy,
         fail_on_data_loss=_bool(lowered, "failOnDataLoss", True),
         include_headers=_bool(lowered, "includeHeaders", False),
         min_partitions=_positive_int(lowered, "minPartitions"),
-        max_offsets_per_trigger=_positive_int(lowered, "maxOffsetsPerTrigger"),
+        max_records_per_partition=_positive_int(lowered, "maxRecordsPerPartition"),
+        max_offsets_per_trigger=most,
+        min_offsets_per_trigger=least,
+        max_trigger_delay_ms=(15 * 60_000 if delay is None
+                              else duration_ms(delay, "maxTriggerDelay")),
+        group_id_prefix=prefix,
+        fetch_attempts=3 if attempts is None else max(1, attempts),
+        fetch_retry_interval_ms=1000 if interval is None else interval,
         poll_timeout_ms=_positive_int({"pollTimeoutMs": poll} if poll is not None else {},
                                       "pollTimeoutMs") or 120_000,
     )
@@ -167,19 +243,26 @@ def _json_option(text: str, name: str) -> Any:
 
 def _parse_assign(text: str) -> tuple[TP, ...]:
     spec = _json_option(text, "assign")
-    if not isinstance(spec, Mapping) or not all(
-            isinstance(ps, list) and all(isinstance(p, int) for p in ps) for ps in spec.values()):
-        raise ValueError(f"option 'assign' must be JSON like {{\"topicA\": [0, 1]}}, got {text!r}")
+    if not isinstance(spec, Mapping) or not spec or not all(
+            isinstance(ps, list) and all(type(p) is int for p in ps) for ps in spec.values()):
+        raise ValueError("option 'assign' must be JSON like {\"topicA\":[0,1],\"topicB\":[0,1]}, "
+                         f"got {text!r}")
     return tuple(sorted((t, p) for t, ps in spec.items() for p in ps))
 
 
-def _parse_timestamps(text: str) -> dict[TP, int]:
-    spec = _json_option(text, "startingOffsetsByTimestamp")
+def _parse_timestamps(options: Mapping[str, str], name: str) -> dict[TP, int]:
+    text = options.get(name.lower())
+    if text is None:
+        return {}
+    spec = _json_option(text, name)
     try:
-        return {(t, int(p)): int(ts) for t, ps in spec.items() for p, ts in ps.items()}
+        out = {(t, int(p)): ts for t, ps in spec.items() for p, ts in ps.items()}
     except (AttributeError, TypeError, ValueError):
-        raise ValueError("option 'startingOffsetsByTimestamp' must be JSON like "
-                         f"{{\"topic\": {{\"0\": 1700000000000}}}}, got {text!r}") from None
+        out = {}
+    if not out or not all(type(ts) is int for ts in out.values()):
+        raise ValueError(f"option '{name}' must be JSON like "
+                         f"{{\"topic\": {{\"0\": 1700000000000}}}}, got {text!r}")
+    return out
 
 
 def to_json_offsets(offsets: Mapping[TP, int]) -> dict[str, dict[str, int]]:
@@ -196,26 +279,32 @@ def from_json_offsets(offsets: Mapping[str, Mapping[str, int]]) -> dict[TP, int]
 
 
 def rate_limit(start: Mapping[TP, int], end: Mapping[TP, int], limit: int) -> dict[TP, int]:
-    """Ends moved back so at most ``limit`` records are read in total, shared in proportion to
-    what each partition has (as Spark's ``maxOffsetsPerTrigger``); always makes progress."""
-    sizes = {tp: max(0, end[tp] - start.get(tp, end[tp])) for tp in end}
+    """Ends moved back so about ``limit`` records are read in total, as Spark's
+    ``maxOffsetsPerTrigger``: each partition gets ``floor(limit * size / total)`` of its
+    ``size`` new records (at least 1 where it has any), so every batch makes progress."""
+    sizes = {tp: end[tp] - start.get(tp, end[tp]) for tp in end}
+    sizes = {tp: n for tp, n in sizes.items() if n > 0}
     total = sum(sizes.values())
-    if total <= limit:
+    if total < 1:
         return dict(end)
-    out = {tp: start.get(tp, end[tp]) + sizes[tp] * limit // total for tp in end}
-    left = limit - sum(out[tp] - start.get(tp, end[tp]) for tp in end)
-    for tp in sorted(end, key=lambda tp: -sizes[tp]):
-        if left <= 0:
-            break
-        if out[tp] < end[tp]:
-            out[tp] += 1
-            left -= 1
+    out = dict(end)
+    for tp, size in sizes.items():
+        share = limit * (size / total)
+        out[tp] = min(end[tp], start[tp] + (math.ceil(share) if share < 1 else math.floor(share)))
     return out
+
+
+#: Topics the broker keeps for itself; a pattern never matches them (Spark lists topics
+#: without the internal ones).
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state",
+                             "__share_group_state", "__remote_log_metadata"})
 
 
 class Resolver:
     """Driver-side look-ups for one source: which partitions, where their logs start and end,
-    and what the offset options mean in offsets. Holds one probe consumer until ``close``."""
+    and what the offset options mean in offsets. Holds one probe consumer until ``close``.
+    A failed look-up is tried again (``fetchOffset.numRetries`` attempts in all,
+    ``fetchOffset.retryIntervalMs`` apart), as Spark's source does."""
 
     def __init__(self, opts: SourceOptions, timeout: float = 30.0) -> None:
         self.opts = opts
@@ -228,7 +317,8 @@ class Resolver:
             from .reader import reader_config
 
             # the end of each partition is found by reading until an empty fetch reports it
-            self._consumer = Consumer({**reader_config(self.opts.conf),
+            self._consumer = Consumer({**reader_config(self.opts.conf,
+                                                       group_prefix=self.opts.group_id_prefix),
                                        "enable.partition.eof": True, "fetch.wait.max.ms": 10})
         return self._consumer
 
@@ -237,52 +327,93 @@ class Resolver:
             self._consumer.close()
             self._consumer = None
 
+    def retried(self, look_up: Callable[[], R]) -> R:
+        """``look_up()``, tried up to ``fetch_attempts`` times on a Kafka error."""
+        for attempt in range(1, self.opts.fetch_attempts + 1):
+            try:
+                return look_up()
+            except KafkaException:
+                if attempt == self.opts.fetch_attempts:
+                    raise
+                time.sleep(self.opts.fetch_retry_interval_ms / 1000.0)
+        raise AssertionError("unreachable")
+
     def partitions(self) -> list[TP]:
-        """The partitions the source reads now (a pattern is matched against every topic)."""
+        """The partitions the source reads now (a pattern is searched for in every topic
+        name, as Java's ``Matcher.find``)."""
         if self.opts.assign:
             return list(self.opts.assign)
         if self.opts.subscribe:
-            return topic_partitions(self.consumer(), self.opts.subscribe, self.timeout)
-        md = self.consumer().list_topics(timeout=self.timeout)
-        regex = re.compile(self.opts.pattern or "")
-        return sorted((t, p) for t, info in md.topics.items() if regex.fullmatch(t)
+            return self.retried(lambda: topic_partitions(self.consumer(), self.opts.subscribe,
+                                                         self.timeout))
+        md = self.retried(lambda: self.consumer().list_topics(timeout=self.timeout))
+        regex = java_pattern(self.opts.pattern or "")
+        return sorted((t, p) for t, info in md.topics.items()
+                      if t not in INTERNAL_TOPICS and regex.search(t)
                       for p in info.partitions)
 
     def bounds(self, parts: list[TP], *, exact_end: bool = True) -> dict[TP, tuple[int, int]]:
         """``{(topic, partition): (log start, offset after the last record)}``."""
-        return log_bounds(self.consumer(), parts, self.timeout, exact_end=exact_end)
+        return self.retried(lambda: log_bounds(self.consumer(), parts, self.timeout,
+                                               exact_end=exact_end))
+
+    def by_timestamp(self, wanted: Mapping[TP, int], bounds: Mapping[TP, tuple[int, int]], *,
+                     starting: bool) -> dict[TP, int]:
+        """The first offset at or after each timestamp. Where no record is that late: the
+        log end for an end; for a start, an error (strategy ``error``) or the log end
+        (``latest``)."""
+        found = self.retried(lambda: self.consumer().offsets_for_times(
+            [TopicPartition(t, p, ts) for (t, p), ts in wanted.items()], timeout=self.timeout))
+        out = {}
+        for tp in found:
+            key = (tp.topic, tp.partition)
+            if tp.offset >= 0:
+                out[key] = tp.offset
+                continue
+            if starting and self.opts.timestamp_strategy == "error":
+                raise ValueError(
+                    f"no offset matched timestamp {wanted[key]} in {tp.topic}-{tp.partition} "
+                    "(startingOffsetsByTimestampStrategy=error; set it to 'latest' to start "
+                    "such partitions at their end)")
+            out[key] = bounds[key][1]
+        return out
 
     def starts(self, parts: list[TP], bounds: Mapping[TP, tuple[int, int]]) -> dict[TP, int]:
-        """Concrete start offsets from ``startingOffsetsByTimestamp`` / ``startingTimestamp``
-        (first record at or after it; the log end if none) or ``startingOffsets``."""
+        """Concrete start offsets from ``startingTimestamp``, else
+        ``startingOffsetsByTimestamp``, else ``startingOffsets`` (Spark's precedence)."""
         opts = self.opts
-        if opts.starting_by_timestamp or opts.starting_timestamp is not None:
-            if opts.starting_by_timestamp:
-                wanted = spec_for(opts.starting_by_timestamp, parts,
-                                  name="startingOffsetsByTimestamp")
-            else:
-                at = opts.starting_timestamp
-                assert at is not None
-                wanted = dict.fromkeys(parts, at)
-            found = self.consumer().offsets_for_times(
-                [TopicPartition(t, p, ts) for (t, p), ts in wanted.items()],
-                timeout=self.timeout)
-            return {(tp.topic, tp.partition): tp.offset if tp.offset >= 0
-                    else bounds[(tp.topic, tp.partition)][1] for tp in found}
+        if opts.starting_timestamp is not None:
+            return self.by_timestamp(dict.fromkeys(parts, opts.starting_timestamp), bounds,
+                                     starting=True)
+        if opts.starting_by_timestamp:
+            wanted = spec_for(opts.starting_by_timestamp, parts,
+                              name="startingOffsetsByTimestamp")
+            return self.by_timestamp(wanted, bounds, starting=True)
         spec = spec_for(parse_offsets(opts.starting, name="startingOffsets"), parts,
                         name="startingOffsets")
         return {tp: bounds[tp][0] if off == EARLIEST else bounds[tp][1] if off == LATEST
                 else off for tp, off in spec.items()}
 
+    def ends(self, parts: list[TP], bounds: Mapping[TP, tuple[int, int]]) -> dict[TP, int]:
+        """Batch ends from ``endingTimestamp``, else ``endingOffsetsByTimestamp``, else
+        ``endingOffsets`` (``LATEST`` stays symbolic: ``make_ranges`` resolves it)."""
+        opts = self.opts
+        if opts.ending_timestamp is not None:
+            return self.by_timestamp(dict.fromkeys(parts, opts.ending_timestamp), bounds,
+                                     starting=False)
+        if opts.ending_by_timestamp:
+            wanted = spec_for(opts.ending_by_timestamp, parts, name="endingOffsetsByTimestamp")
+            return self.by_timestamp(wanted, bounds, starting=False)
+        return spec_for(parse_offsets(opts.ending, name="endingOffsets"), parts,
+                        name="endingOffsets")
+
     def batch_ranges(self) -> list[OffsetRange]:
-        """The ranges of a batch read (``startingOffsets`` .. ``endingOffsets``)."""
+        """The ranges of a batch read (the starting options .. the ending options)."""
         parts = self.partitions()
         bounds = self.bounds(parts)
         starts = self.starts(parts, bounds)
-        ends = spec_for(parse_offsets(self.opts.ending, name="endingOffsets"), parts,
-                        name="endingOffsets")
+        ends = self.ends(parts, bounds)
         return make_ranges(starts, ends, bounds, fail_on_data_loss=self.opts.fail_on_data_loss)
-
     def stream_ranges(self, start: Mapping[TP, int], end: Mapping[TP, int]) -> list[OffsetRange]:
         """The ranges of one micro-batch; a partition new since ``start`` is read from its log
         start. A start before the log start (deleted records) raises ``DataLossError`` unless

@@ -8,6 +8,8 @@ import sys
 import pytest
 from harness.peers import require_java
 
+from .builtin_connector import package
+
 _PANDAS_WARNING = "ignore:PySpark does not yet fully support pandas:FutureWarning"
 
 
@@ -21,16 +23,29 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def spark():
-    """A ``local[2]`` SparkSession whose Python workers run this interpreter (skips, one
-    line, without Java; fails under CI=true)."""
+def builtin_package() -> str | None:
+    """The Maven coordinate of Spark's own Kafka connector, or None when it is unavailable."""
+    if os.environ.get("KAFKA_FAST_SPARK_BUILTIN", "1") == "0":
+        return None
+    return package()
+
+
+@pytest.fixture(scope="session")
+def spark(builtin_package):
+    """A ``local[2]`` SparkSession whose Python workers run this interpreter, with Spark's
+    own Kafka connector when it can be resolved (one session for every Spark test: a JVM
+    cannot load the connector after it started). Skips, one line, without Java; fails
+    under CI=true."""
     require_java()
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
+    builder = SparkSession.builder
+    if builtin_package is not None:
+        builder = builder.config("spark.jars.packages", builtin_package)
     session = (
-        SparkSession.builder.master("local[2]")
+        builder.master("local[2]")
         .appName("kafka_fast-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")

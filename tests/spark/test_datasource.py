@@ -4,7 +4,6 @@ Spark and the real Apache Kafka broker, checked record by record."""
 from __future__ import annotations
 
 import datetime as dt
-import io
 import json
 import os
 import subprocess
@@ -374,19 +373,40 @@ def test_example_streaming_pipeline(spark, kafka, tmp_path):
     assert sum(want.values()) > 100
 
 
-def test_pyspark_finds_the_entry_point_module():
-    from pyspark.serializers import read_int
-    from pyspark.sql.datasource import DataSource
-    from pyspark.sql.worker import lookup_data_sources
+QUIET_READS = """
+import os, sys
+os.environ["PYSPARK_PYTHON"] = sys.executable
+from pyspark.sql import SparkSession
+import kafka_fast.spark as ks
+bootstrap, topic = sys.argv[1:]
+spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+         .config("spark.ui.showConsoleProgress", "false").config("spark.log.level", "ERROR")
+         .getOrCreate())
+ks.register(spark)
+counts = []
+for options in ({"subscribe": topic}, {"subscribePattern": topic[:7]},
+                {"subscribe": topic, "startingTimestamp": "0"},
+                {"subscribe": topic, "startingTimestamp": "9999999999999",
+                 "startingOffsetsByTimestampStrategy": "latest"},
+                {"subscribe": topic, "minPartitions": "5"}):
+    df = (spark.read.format("kafka_fast").option("kafka.bootstrap.servers", bootstrap)
+          .options(**options).load())
+    counts.append(len(df.collect()))
+spark.stop()
+print(counts)
+"""
 
-    import pyspark_kafka_fast
 
-    assert issubclass(pyspark_kafka_fast.DefaultSource, DataSource)
-    out = io.BytesIO()
-    lookup_data_sources._main(io.BytesIO(), out)  # what Spark runs to find data sources
-    out.seek(0)
-    names = []
-    for _ in range(read_int(out)):
-        names.append(out.read(read_int(out)).decode())
-        out.read(read_int(out))  # the pickled class
-    assert "kafka_fast" in names
+def test_reads_print_nothing_to_stderr(kafka, tmp_path):
+    """Planning and reading (in Spark's own Python processes, whose log records go to stderr
+    rather than to pytest) print no traceback, e.g. none from a closed client's I/O thread."""
+    topic = unique_topic("ds-quiet")
+    create_topic(kafka, topic, 3)
+    produce_exact(kafka, topic, [(i % 3, None, b"q%d" % i, BASE_TS + i) for i in range(90)])
+    env = {k: v for k, v in os.environ.items() if k != "PYSPARK_SUBMIT_ARGS"}
+    done = subprocess.run([sys.executable, "-c", QUIET_READS, kafka.bootstrap, topic],
+                          capture_output=True, text=True, timeout=280, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "[90, 90, 90, 0, 90]"
+    assert "Traceback" not in done.stderr, done.stderr[-4000:]
+    assert "client is closed" not in done.stderr, done.stderr[-4000:]

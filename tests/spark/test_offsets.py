@@ -14,6 +14,7 @@ from kafka_fast.spark.offsets import (
     check_specs,
     make_ranges,
     parse_offsets,
+    spark_ranges,
     spec_for,
     split_ranges,
 )
@@ -157,3 +158,25 @@ def test_split_counts(sizes, k):
 def test_split_rejects_nonpositive_min_partitions():
     with pytest.raises(ValueError, match="min_partitions must be >= 1"):
         split_ranges([OffsetRange("a", 0, 0, 5), OffsetRange("a", 1, 0, 5)], 0)
+
+
+def test_spark_ranges_are_spark_kafka_source_tasks():
+    # values from Spark's KafkaOffsetRangeCalculatorSuite
+    ranges = [OffsetRange("t1", 1, 1, 5), OffsetRange("t2", 1, 1, 5)]
+    assert spark_ranges(ranges, 2) == ranges  # already as many as asked: unchanged
+    assert len(spark_ranges(ranges, 3)) == 4  # round(4 / 8 * 3) = 2 pieces each
+    one = [OffsetRange("t1", 1, 1, 5)]
+    assert spark_ranges(one, 3) == [OffsetRange("t1", 1, 1, 2), OffsetRange("t1", 1, 2, 3),
+                                    OffsetRange("t1", 1, 3, 5)]
+    uneven = [OffsetRange("t1", 1, 1, 5), OffsetRange("t2", 1, 1, 21)]
+    # the small range stays whole; the rest is shared among the ranges that get split
+    assert spark_ranges(uneven, 4) == [OffsetRange("t1", 1, 1, 5), OffsetRange("t2", 1, 1, 7),
+                                       OffsetRange("t2", 1, 7, 14),
+                                       OffsetRange("t2", 1, 14, 21)]
+    three = [OffsetRange("t", p, 0, 20) for p in range(3)]
+    assert [len([r for r in spark_ranges(three, 7) if r.partition == p]) for p in range(3)
+            ] == [2, 2, 2]  # round(20 / 60 * 7) each
+    assert spark_ranges([OffsetRange("t", 0, 0, 0)], 4) == []
+    assert spark_ranges([OffsetRange("t", 0, 0, 20)], None, 6) == [
+        OffsetRange("t", 0, 0, 5), OffsetRange("t", 0, 5, 10), OffsetRange("t", 0, 10, 15),
+        OffsetRange("t", 0, 15, 20)]
