@@ -14,6 +14,7 @@ import time
 import pytest
 from clirun import ROOT, base, kf, need_kcat
 from harness import create_topic, unique_topic
+from harness.memory import wait_with_peak_rss
 from readback import read_confluent
 
 from kafka_fast.cli.splitter import Oversize, split_records
@@ -158,34 +159,20 @@ GENERATOR = (f"import sys\nw = sys.stdout.buffer\nw.write(b'before\\n')\n"
              f"w.write(b'\\nafter-1\\nafter-2\\n')\n")
 
 
-def _wait_with_rusage(proc: subprocess.Popen, timeout: float) -> tuple[int, int]:
-    """(exit code, peak RSS in KiB) of ``proc``, reaped here with wait4."""
-    deadline = time.monotonic() + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid == proc.pid:
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            return proc.returncode, usage.ru_maxrss
-        if time.monotonic() > deadline:
-            proc.kill()
-            raise AssertionError(f"produce still running after {timeout}s")
-        time.sleep(0.05)
-
-
 def test_a_huge_stdin_line_is_skipped_in_bounded_memory(kafka, tmp_path):
     topic = unique_topic("cli-huge-line")
     create_topic(kafka, topic, 1)
     gen = subprocess.Popen([sys.executable, "-c", GENERATOR], stdout=subprocess.PIPE)
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    err = tmp_path / "stderr"
-    with open(err, "wb") as errfile:
+    err, outfile = tmp_path / "stderr", tmp_path / "stdout"
+    with open(err, "wb") as errfile, open(outfile, "wb") as outf:
         cli = subprocess.Popen([sys.executable, "-m", "kafka_fast", "produce", *base(kafka),
                                 "-t", topic, "--json"], stdin=gen.stdout,
-                               stdout=subprocess.PIPE, stderr=errfile, env=env)
-        assert gen.stdout is not None and cli.stdout is not None
+                               stdout=outf, stderr=errfile, env=env)
+        assert gen.stdout is not None
         gen.stdout.close()
-        out = cli.stdout.read()  # the summary only: a few hundred bytes
-        code, peak_kib = _wait_with_rusage(cli, 300)
+        code, peak_kib = wait_with_peak_rss(cli, 300)
+    out = outfile.read_bytes()  # the summary only: a few hundred bytes
     assert gen.wait(60) == 0
     said = err.read_bytes().decode()
     assert code == 1, said
