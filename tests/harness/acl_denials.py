@@ -374,3 +374,29 @@ class Actions:
             _drop(self.lib, producer)
         err = reports[0] if reports else None
         return self._outcome("committed", None if err is None else _name(err))
+
+    def offsets_for_times(self, topic: str) -> Outcome:
+        consumer = self.lib.Consumer(self._conf({"group.id": "acl-times"}))
+        try:
+            (tp,) = consumer.offsets_for_times([self.lib.TopicPartition(topic, 0, 0)],
+                                               timeout=BOUND)
+        except self.lib.KafkaException as exc:
+            return self._outcome("raised", _name(exc.args[0]))
+        finally:
+            consumer.close()
+        return self._outcome("partition", None if tp.error is None else _name(tp.error))
+
+    def list_offsets(self, topic: str) -> Outcome:
+        a = self.admin_lib
+        (fut,) = self._admin().list_offsets(
+            {self.lib.TopicPartition(topic, 0): a.OffsetSpec.latest()}).values()
+        return self._future(fut)
+
+    def describe_topic(self, topic: str) -> Outcome:
+        (fut,) = self._admin().describe_topics(
+            self.lib.TopicCollection([topic])).values()
+        return self._future(fut)
+
+    def delete_records(self, topic: str) -> Outcome:
+        (fut,) = self._admin().delete_records([self.lib.TopicPartition(topic, 0, 1)]).values()
+        return self._future(fut)

@@ -11,6 +11,9 @@ and the comment says why ours is kept.
 
 from __future__ import annotations
 
+import logging
+import time
+
 import confluent_kafka
 import confluent_kafka.admin
 import pytest
@@ -58,6 +61,8 @@ class World:
             "describe-configs-topic": Denial(f"dc{suffix}", "DESCRIBE_CONFIGS", (topic,)),
             "alter-configs-cluster": Denial(f"ak{suffix}", "ALTER_CONFIGS", (cluster_res,)),
             "describe-cluster": Denial(f"dk{suffix}", "DESCRIBE", (cluster_res,)),
+            # Delete on the cluster allows deleting any topic: deny both.
+            "delete-topic": Denial(f"de{suffix}", "DELETE", (topic, cluster_res)),
         }
         both = self.denials["idempotent-write+write"]
         set_up_denials(cluster, list(self.denials.values()))
@@ -96,6 +101,14 @@ CASES = [
     ("describe-topic", "subscribe", ("T", "G-own"), ("poll", TAF), SAME),
     # confluent-kafka's assign()ed consumer waits for ever without a word: ours reports it.
     ("describe-topic", "assign", ("T", "G-own"), ("poll", TAF), ("hang", None)),
+    # Offsets of a topic the user may not describe: confluent-kafka answers
+    # _UNKNOWN_PARTITION (_NOENT from the admin client); ours gives the broker's reason.
+    ("describe-topic", "watermarks", ("T",), ("raised", TAF), ("raised", "_UNKNOWN_PARTITION")),
+    ("describe-topic", "offsets_for_times", ("T",), ("raised", TAF),
+     ("raised", "_UNKNOWN_PARTITION")),
+    ("describe-topic", "list_offsets", ("T",), ("future", TAF), ("future", "_NOENT")),
+    ("describe-topic", "committed", ("T", "G-own"), ("partition", TAF), SAME),
+    ("describe-topic", "describe_topic", ("T",), ("future", TAF), SAME),
     # A record of a transaction that never reached the broker: confluent-kafka fails the
     # commit with _INCONSISTENT; ours names the cause.
     ("describe-topic", "transaction", ("X-own", "T"), ("raised-abortable", TAF),
@@ -142,6 +155,9 @@ CASES = [
     ("alter-configs-topic", "alter_topic_config", ("T",), ("future", TAF), SAME),
     ("describe-configs-topic", "describe_topic_config", ("T",), ("future", TAF), SAME),
     ("alter-configs-cluster", "alter_broker_config", (), ("future", CAF), SAME),
+    # Delete on the topic (and the cluster).
+    ("delete-topic", "delete_records", ("T",), ("future", TAF), SAME),
+    ("delete-topic", "delete_topic", ("T",), ("future", TAF), SAME),
     # Describe on the cluster: DescribeAcls. The broker answers CLUSTER_AUTHORIZATION_FAILED;
     # confluent-kafka's future succeeds (with no bindings) and hides it.
     ("describe-cluster", "describe_acls", (), ("future", CAF), ("ok", None)),
@@ -164,3 +180,22 @@ def test_idempotent_producer_denied_tells_error_cb(world):
     got = _run(world, "ours", "idempotent-write+write", "produce", ("T", IDEMPOTENT))
     assert got.key() == ("delivery", CAF)
     assert got.error_cb == [CAF]
+
+
+def test_consumer_closed_while_offsets_lookup_retries_logs_no_error(apache_kafka, caplog):
+    """A watermark look-up that timed out while retrying (an unknown topic) leaves a metadata
+    refresh scheduled; when it runs after close() it fails its waiters quietly (it raised in
+    the I/O thread: logged as an error and passed to error_cb)."""
+    errors: list = []
+    caplog.set_level(logging.ERROR, logger="kafka_fast")
+    for i in range(5):
+        consumer = kafka_fast.Consumer(apache_kafka.client_config(
+            {"group.id": "acl-closed", "error_cb": errors.append}))
+        with pytest.raises(kafka_fast.KafkaException) as raised:
+            consumer.get_watermark_offsets(
+                kafka_fast.TopicPartition(unique_topic(f"acl-none{i}"), 0), timeout=0.5)
+        assert raised.value.args[0].code() == kafka_fast.KafkaError._TIMED_OUT
+        consumer.close()
+    time.sleep(0.5)
+    assert [r.getMessage() for r in caplog.records] == []
+    assert errors == []
