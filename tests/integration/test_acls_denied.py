@@ -175,11 +175,36 @@ def test_denied_operation_reported_like_confluent(world, denial, action, args, o
         assert reference.key() == (ours if theirs is SAME else theirs), reference
 
 
-def test_idempotent_producer_denied_tells_error_cb(world):
-    """The fatal InitProducerId denial reaches error_cb as well as the delivery report."""
-    got = _run(world, "ours", "idempotent-write+write", "produce", ("T", IDEMPOTENT))
-    assert got.key() == ("delivery", CAF)
-    assert got.error_cb == [CAF]
+def _fatal_sequence(world: World, lib) -> list[tuple]:
+    """What an idempotent producer refused InitProducerId reports, in order: error_cb,
+    poll() raising, the delivery report, then produce() raising (name, fatal)."""
+    events: list[tuple] = []
+    view = user_view(world.cluster, world.denials["idempotent-write+write"].user)
+    producer = lib.Producer(view.client_config({
+        **IDEMPOTENT, "error_cb": lambda e: events.append(("error_cb", e.name(), e.fatal()))}))
+    producer.produce(world.topic, b"x", on_delivery=lambda err, msg: events.append(
+        ("delivery", err.name(), err.fatal())))
+    deadline = time.monotonic() + 10
+    while not any(e[0] == "delivery" for e in events) and time.monotonic() < deadline:
+        try:
+            producer.poll(0.2)
+        except lib.KafkaException as exc:
+            events.append(("poll", exc.args[0].name(), exc.args[0].fatal()))
+    with pytest.raises(lib.KafkaException) as raised:
+        producer.produce(world.topic, b"y")
+    events.append(("produce", raised.value.args[0].name(), raised.value.args[0].fatal()))
+    assert producer.flush(5) == 0
+    return events
+
+
+def test_idempotent_producer_denied_side_by_side(world):
+    """confluent-kafka raises the fatal error once from poll(), then reports the record as
+    _PURGE_QUEUE and raises _FATAL from produce(); ours tells error_cb (fatal), fails the
+    record with the cause and raises the cause from produce(): the cause is never lost."""
+    assert _fatal_sequence(world, kafka_fast) == [
+        ("error_cb", CAF, True), ("delivery", CAF, True), ("produce", CAF, True)]
+    assert _fatal_sequence(world, confluent_kafka) == [
+        ("poll", CAF, True), ("delivery", "_PURGE_QUEUE", False), ("produce", "_FATAL", False)]
 
 
 def test_consumer_closed_while_offsets_lookup_retries_logs_no_error(apache_kafka, caplog):
