@@ -141,14 +141,7 @@ class GssapiKafka:
 
 def start_gssapi_kafka(workdir: Path) -> GssapiKafka:
     """A KDC, the broker's and a client's keytabs, and one Apache Kafka node using them."""
-    from harness.apache_kafka import (
-        COMMON_SETTINGS,
-        ApacheKafka,
-        KafkaNode,
-        kafka_libs,
-        kafka_version,
-        new_cluster_id,
-    )
+    from harness.apache_kafka import COMMON_SETTINGS, start_single_node
 
     kdc = Kdc(workdir / "kdc")
     try:
@@ -178,17 +171,8 @@ def start_gssapi_kafka(workdir: Path) -> GssapiKafka:
                 "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true "
                 f'storeKey=true keyTab="{server_keytab}" principal="kafka/localhost@{REALM}";',
         }
-        node = KafkaNode(1, workdir / "node1", ports, settings, kafka_libs(kafka_version()),
-                         (f"-Djava.security.krb5.conf={kdc.krb5_conf}",))
-        cluster = ApacheKafka({1: node}, kafka_version())
-        node.format(new_cluster_id())
-        node.start()
-        try:
-            node.wait_ready()
-            cluster.wait_for_brokers()
-        except BaseException:
-            cluster.discard()
-            raise
+        cluster = start_single_node(workdir, ports, settings,
+                                    (f"-Djava.security.krb5.conf={kdc.krb5_conf}",))
     except BaseException:
         kdc.stop()
         raise
