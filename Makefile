@@ -25,6 +25,7 @@ $(PY):
 	$(PIP) install -q --upgrade pip setuptools wheel
 
 $(STAMP): $(PY) pyproject.toml setup.py
+	bash tools/install_system_deps.sh  # first: the gssapi package builds against libkrb5-dev
 	$(PIP) install -q "cython>=3.0" "numpy>=1.24"
 	$(PIP) install -q --no-build-isolation -e ".[test,demo,spark]"
 	touch $(STAMP)

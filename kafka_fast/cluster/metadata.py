@@ -120,7 +120,12 @@ class MetadataManager:
             topics = [MetadataRequest.MetadataRequestTopic(name=t) for t in sorted(batch.topics)]
         req = MetadataRequest(topics=topics, allow_auto_topic_creation=self.auto_create)
         remaining_ms = max(1, int((batch.deadline - time.monotonic()) * 1000))
-        fut = self.link.send_any(req, timeout_ms=remaining_ms)
+        try:
+            fut = self.link.send_any(req, timeout_ms=remaining_ms)
+        except KafkaException as exc:  # the client closed: fail the waiters, not the loop
+            self._inflight = None
+            settle_all(batch.futures, error=exc)
+            return
         fut.add_done_callback(lambda f: self.link.loop.call_soon(
             lambda: self._on_done(batch, f)))
 

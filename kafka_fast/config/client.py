@@ -5,7 +5,7 @@ from __future__ import annotations
 from .table import Key
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI")
 
 KEYS = [
     Key("bootstrap.servers", "list", [], "Initial host:port list used to discover the cluster.",
@@ -64,6 +64,23 @@ KEYS = [
         choices=SASL_MECHANISMS,
         aliases=("sasl.mechanisms",)),
     Key("sasl.username", "str", "", "SASL user name."),
+    Key("sasl.kerberos.service.name", "str", "kafka",
+        "GSSAPI: the brokers' Kerberos service name (their principal is NAME/broker-host)."),
+    Key("sasl.kerberos.principal", "str", "kafkaclient",
+        "GSSAPI: the client's principal, whose credentials come from sasl.kerberos.keytab.",
+        java=False),
+    Key("sasl.kerberos.keytab", "str", "",
+        "GSSAPI: keytab of sasl.kerberos.principal; credentials are acquired from it at each "
+        "login into a memory credential cache (needs the gssapi package). Empty: the "
+        "default credential cache (KRB5CCNAME, filled by kinit).", java=False),
+    Key("sasl.kerberos.kinit.cmd", "str",
+        'kinit -R -t "%{sasl.kerberos.keytab}" -k %{sasl.kerberos.principal} || '
+        'kinit -t "%{sasl.kerberos.keytab}" -k %{sasl.kerberos.principal}',
+        "Accepted and not run: credentials come from the keytab directly.", java=False,
+        ignored=True),
+    Key("sasl.kerberos.min.time.before.relogin", "int", 60000,
+        "Accepted; every login acquires fresh credentials from the keytab, so no periodic "
+        "relogin is needed.", minimum=0, maximum=86400000, ignored=True),
     Key("sasl.password", "password", "", "SASL password."),
     Key("oauth_cb", "callable", None,
         "OAUTHBEARER token source: called (on a worker thread, while the login waits) with "

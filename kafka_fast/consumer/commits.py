@@ -131,13 +131,19 @@ class Committer:
 
     def committed(self, partitions: list[TopicPartition],
                   timeout: float | None) -> list[TopicPartition]:
-        """The group's committed offsets for ``partitions`` (OFFSET_INVALID where none)."""
+        """The group's committed offsets for ``partitions`` (OFFSET_INVALID where none; a
+        partition the broker refused has its ``error`` set, as in confluent-kafka)."""
         fut = self.offsets.fetch_committed([(tp.topic, tp.partition) for tp in partitions],
-                                           timeout if timeout is not None else 30.0)
+                                           timeout if timeout is not None else 30.0,
+                                           partition_errors=True)
         found = wait_for(fut, timeout, "committed()")
         out = []
         for tp in partitions:
-            offset, metadata, epoch = found.get((tp.topic, tp.partition), (-1, None, -1))
+            value = found.get((tp.topic, tp.partition), (-1, None, -1))
+            if isinstance(value, KafkaError):
+                out.append(TopicPartition(tp.topic, tp.partition, OFFSET_INVALID, error=value))
+                continue
+            offset, metadata, epoch = value
             out.append(TopicPartition(tp.topic, tp.partition,
                                       offset if offset >= 0 else OFFSET_INVALID,
                                       metadata or None, epoch if epoch >= 0 else None))

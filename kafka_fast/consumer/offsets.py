@@ -45,6 +45,17 @@ def error_of(exc: BaseException) -> KafkaError:
     return KafkaError(E._FAIL, f"{type(exc).__name__}: {exc}")
 
 
+def _refused_topic(view: Any, tps: list[tuple[str, int]]) -> KafkaError | None:
+    """The first error the cluster's metadata (``view``) gives for one of ``tps``' topics
+    that retrying cannot clear (TOPIC_AUTHORIZATION_FAILED, ...), else None."""
+    for topic in sorted({t for t, _ in tps}):
+        info = view.topics.get(topic) if view is not None else None
+        err = info.error if info is not None else None
+        if err is not None and not err.retriable():
+            return KafkaError(err.code(), f"topic {topic}: {err.str()}")
+    return None
+
+
 class _Retry:
     """Deadline and exponential backoff of one logical request."""
 
@@ -119,6 +130,10 @@ class OffsetClient:
                 else:
                     by_leader[node].append(tp)
             if unknown:
+                refused = _refused_topic(self.client.cluster, unknown)
+                if refused is not None:  # e.g. TOPIC_AUTHORIZATION_FAILED: no retry helps
+                    finish_error(refused)
+                    return
                 self.client.request_metadata(sorted({t for t, _ in unknown}))
                 if not by_leader:
                     again(KafkaError(E.LEADER_NOT_AVAILABLE,
@@ -251,8 +266,10 @@ class OffsetClient:
         return fut
 
     def fetch_committed(self, tps: list[tuple[str, int]], timeout: float,
-                        require_stable: bool = True) -> Future:
-        """Committed offsets: ``{tp: (offset, metadata, leader_epoch)}`` (offset -1: none)."""
+                        require_stable: bool = True, partition_errors: bool = False) -> Future:
+        """Committed offsets: ``{tp: (offset, metadata, leader_epoch)}`` (offset -1: none).
+        A partition's error fails the Future, or with ``partition_errors`` is that
+        partition's value (a KafkaError, e.g. TOPIC_AUTHORIZATION_FAILED)."""
         topics: dict[str, list[int]] = defaultdict(list)
         for t, p in tps:
             topics[t].append(p)
@@ -288,7 +305,10 @@ class OffsetClient:
                         if p.error_code == E.UNSTABLE_OFFSET_COMMIT:
                             raise KafkaException(KafkaError(
                                 E.COORDINATOR_LOAD_IN_PROGRESS, "unstable offset commit"))
-                        raise KafkaException(KafkaError(p.error_code))
+                        if not partition_errors:
+                            raise KafkaException(KafkaError(p.error_code))
+                        out[(topic.name, p.partition_index)] = KafkaError(p.error_code)
+                        continue
                     out[(topic.name, p.partition_index)] = (
                         p.committed_offset, p.metadata, p.committed_leader_epoch)
             return out

@@ -415,7 +415,8 @@ class BrokerConnection:
 
     def _begin_sasl(self, token: OAuthToken | None) -> None:
         try:
-            self._sasl = make_mechanism(self.settings.config, self.settings.oauth_tokens, token)
+            self._sasl = make_mechanism(self.settings.config, self.settings.oauth_tokens, token,
+                                         self.host)
         except SaslError as exc:
             self._auth_failed(str(exc))
             return

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .gssapi import GssapiError, GssapiMechanism
 from .oauthbearer import OAuthError, OAuthToken, TokenSource
 from .scram import ScramClient, ScramError
 
@@ -79,15 +80,22 @@ class OAuthBearerMechanism:
 
 
 #: A SASL exchange in progress.
-SaslMechanism = PlainMechanism | ScramMechanism | OAuthBearerMechanism
+SaslMechanism = PlainMechanism | ScramMechanism | OAuthBearerMechanism | GssapiMechanism
 
 
 def make_mechanism(config: Mapping[str, Any], tokens: TokenSource | None = None,
-                   token: OAuthToken | None = None
-                   ) -> PlainMechanism | ScramMechanism | OAuthBearerMechanism:
+                   token: OAuthToken | None = None, host: str = "") -> SaslMechanism:
     """A fresh mechanism instance for one connection, from ``sasl.*`` settings (and, for
-    OAUTHBEARER, ``token`` when it was fetched already, else the client's token source)."""
+    OAUTHBEARER, ``token`` when it was fetched already, else the client's token source;
+    for GSSAPI, ``host`` is the broker's host name)."""
     name = config["sasl.mechanism"]
+    if name == "GSSAPI":
+        try:
+            return GssapiMechanism(config["sasl.kerberos.service.name"], host,
+                                   config["sasl.kerberos.principal"],
+                                   config["sasl.kerberos.keytab"])
+        except GssapiError as exc:
+            raise SaslError(str(exc)) from None
     if name == "OAUTHBEARER":
         if token is not None:
             return OAuthBearerMechanism(token)

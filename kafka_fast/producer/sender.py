@@ -559,6 +559,8 @@ class Sender:
         batch = ProducerBatch(PartitionState(topic, partition), len(items), 0,
                               time.monotonic(), entries)
         batch.error = err
+        if self.txn_hook is not None:  # a record of the open transaction is lost
+            self.txn_hook.batch_failed(batch, err)
         self.reports.put(batch)
 
     def _fail_waiting(self, topic: str, waiting: list[tuple], err: KafkaError) -> None:

@@ -25,7 +25,7 @@ from ..errors import KafkaError, KafkaException
 from ..net.backoff import Backoff
 from ..net.lanes import Lane
 from ..net.request import settle_all
-from .state import retriable_error
+from .state import abortable_error, fatal_error, retriable_error
 
 #: First and largest delay between retries of a transactional request (milliseconds).
 RETRY_BACKOFF_MS = 20.0
@@ -37,6 +37,18 @@ _TRANSIENT_LOCAL = frozenset({
     KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError.NOT_COORDINATOR,
     KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
 })
+
+
+def _lookup_error(err: KafkaError) -> KafkaError:
+    """A failed coordinator lookup as the Java client and librdkafka classify it: a group
+    the user may not describe spoils only the open transaction (abortable); a transactional
+    id the user may not describe is fatal."""
+    reason = f"finding the coordinator failed: {err.str()}"
+    if err.code() == KafkaError.GROUP_AUTHORIZATION_FAILED:
+        return abortable_error(err.code(), reason)
+    if err.code() == KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+        return fatal_error(err.code(), reason)
+    return err
 
 
 class Outcome(NamedTuple):
@@ -117,7 +129,7 @@ class CoordinatorCall:
             if err.code() in _TRANSIENT_LOCAL or err.retriable():
                 self._again(err, rediscover=False)
             else:
-                self._settle(Outcome.fail(err))
+                self._settle(Outcome.fail(_lookup_error(err)))
             return
         node = fut.result()
         remaining = self.deadline - time.monotonic()

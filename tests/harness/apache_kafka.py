@@ -505,6 +505,24 @@ def start_apache_kafka(workdir: Path, brokers: int = 1, secure: bool = False,
     raise AssertionError("unreachable")
 
 
+def start_single_node(workdir: Path, ports: dict[str, int], settings: dict[str, str],
+                      jvm_options: tuple[str, ...] = ()) -> ApacheKafka:
+    """Format and start one node with exactly ``settings`` (listeners and all) and wait
+    until it answers; for tests that lay out their own listeners."""
+    node = KafkaNode(1, workdir / "node1", ports, settings, kafka_libs(kafka_version()),
+                     jvm_options)
+    cluster = ApacheKafka({1: node}, kafka_version())
+    node.format(new_cluster_id())
+    node.start()
+    try:
+        node.wait_ready()
+        cluster.wait_for_brokers()
+    except BaseException:
+        cluster.discard()
+        raise
+    return cluster
+
+
 class _PortTaken(RuntimeError):
     """A node could not bind one of its ports."""
 

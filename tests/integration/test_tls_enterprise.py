@@ -17,11 +17,8 @@ from harness.apache_kafka import (
     COMMON_SETTINGS,
     ApacheKafka,
     ApacheKafkaView,
-    KafkaNode,
-    kafka_libs,
-    kafka_version,
-    new_cluster_id,
     require_apache_kafka,
+    start_single_node,
 )
 from harness.certs import MtlsFiles, make_mtls_files
 from harness.ports import LOOPBACK, free_port
@@ -81,16 +78,7 @@ def tls_kafka(tmp_path_factory) -> TlsCluster:
             prefix + "ssl.truststore.location": str(files.ca),
             prefix + "ssl.client.auth": "required",
         })
-    node = KafkaNode(1, workdir / "node1", ports, settings, kafka_libs(kafka_version()))
-    cluster = ApacheKafka({1: node}, kafka_version())
-    node.format(new_cluster_id())
-    node.start()
-    try:
-        node.wait_ready()
-        cluster.wait_for_brokers()
-    except BaseException:
-        cluster.discard()
-        raise
+    cluster = start_single_node(workdir, ports, settings)
     yield TlsCluster(cluster, ports, files)
     cluster.discard()
 
