@@ -31,8 +31,8 @@ def _gssapi() -> Any:
         import gssapi
     except ImportError:
         raise GssapiError(
-            "sasl.mechanism=GSSAPI needs the 'gssapi' package (pip install gssapi; it builds "
-            "against the system's Kerberos, e.g. Debian's libkrb5-dev)") from None
+            "sasl.mechanism=GSSAPI needs the 'gssapi' package (the kerberos extra: pip install "
+            "gssapi; it builds against the system's Kerberos, e.g. Debian's libkrb5-dev)") from None
     return gssapi
 
 
