@@ -171,7 +171,7 @@ def test_newest_common_versions_against_apache_kafka(apache_kafka):
             assert newest[key] == min(broker[key][1], codec[key][1]), key
         if apache_kafka.version == "4.3.1":
             assert {k: newest[k] for k in (0, 1, 2, 3, 18, 60)} == {
-                0: 13, 1: 18, 2: 10, 3: 13, 18: 4, 60: 2}
+                0: 13, 1: 18, 2: 11, 3: 13, 18: 4, 60: 2}
 
         again = conn.call(ApiVersionsRequest(client_software_name="kafka-fast",
                                              client_software_version="1"), newest[18])
@@ -239,3 +239,21 @@ def test_newest_common_versions_against_apache_kafka(apache_kafka):
         assert (cluster.error_code, cluster.cluster_id) == (0, meta.cluster_id)
         assert sorted(b.broker_id for b in cluster.brokers) == sorted(
             b.node_id for b in meta.brokers)
+
+
+def test_error_codes_of_kafka_4_4():
+    from kafka_fast import KafkaError
+    from kafka_fast._error_codes import BROKER_ERRORS
+
+    newer = {99: "POSITION_OUT_OF_RANGE", 129: "REBOOTSTRAP_REQUIRED",
+             130: "STREAMS_INVALID_TOPOLOGY", 131: "STREAMS_INVALID_TOPOLOGY_EPOCH",
+             132: "STREAMS_TOPOLOGY_FENCED", 133: "SHARE_SESSION_LIMIT_REACHED",
+             134: "GROUP_DELETION_FAILED", 135: "STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED",
+             136: "CONTROLLER_ID_NOT_REGISTERED"}
+    assert {code: BROKER_ERRORS[code][0] for code in newer} == newer
+    assert max(BROKER_ERRORS) == 136
+    for code, name in newer.items():
+        assert KafkaError(code).name() == name and getattr(KafkaError, name) == code
+    assert KafkaError(133).retriable() and not KafkaError(129).retriable()
+    assert KafkaError(129).str() == ("Broker: Client metadata is stale. The client should "
+                                     "rebootstrap to obtain new metadata.")
