@@ -257,3 +257,13 @@ def test_error_codes_of_kafka_4_4():
     assert KafkaError(133).retriable() and not KafkaError(129).retriable()
     assert KafkaError(129).str() == ("Broker: Client metadata is stale. The client should "
                                      "rebootstrap to obtain new metadata.")
+
+
+def test_a_versioned_request_stops_at_the_client_version():
+    from kafka_fast.protocol.versioned import VersionedRequest
+
+    R = messages.TxnOffsetCommitRequest  # v6 names topics by ID, which the client does not fill
+    assert R.MAX_VERSION == 6
+    assert VersionedRequest(R, lambda v: R()).MAX_VERSION == 5
+    assert VersionedRequest(R, lambda v: R(), max_version=4).MAX_VERSION == 4
+    assert VersionedRequest(R, lambda v: R(), max_version=6).MAX_VERSION == 5
