@@ -90,17 +90,8 @@ LIBRDKAFKA_NAMES: dict[int, str] = {
     17: "TOPIC_EXCEPTION",
 }
 
-#: Broker error codes newer than the message schemas the codec is generated from, with
-#: Kafka's names and messages (``(name, retriable, message)`` as in ``_error_codes``).
-NEWER_BROKER_ERRORS: dict[int, tuple[str, bool, str]] = {
-    129: ("REBOOTSTRAP_REQUIRED", False,
-          "Client metadata is stale, client should rebootstrap to obtain new metadata"),
-    130: ("STREAMS_INVALID_TOPOLOGY", False, "The supplied topology is invalid"),
-    131: ("STREAMS_INVALID_TOPOLOGY_EPOCH", False, "The supplied topology epoch is invalid"),
-    132: ("STREAMS_TOPOLOGY_FENCED", False, "The supplied topology epoch is outdated"),
-    133: ("SHARE_SESSION_LIMIT_REACHED", True, "The limit of share sessions has been reached"),
-}
-BROKER_ERRORS = {**NEWER_BROKER_ERRORS, **_GENERATED_BROKER_ERRORS}
+#: Broker error codes (Apache Kafka 4.4.0's, generated): ``code -> (name, retriable, message)``.
+BROKER_ERRORS = dict(_GENERATED_BROKER_ERRORS)
 
 #: Extra aliases librdkafka and confluent-kafka users know.
 EXTRA_ALIASES: dict[str, int] = {

@@ -1,9 +1,10 @@
 """Check that generated code matches a fresh run of its generators.
 
-Usage: python tools/check_generated.py [KAFKA_PROTOCOL_DIR]
+Usage: python tools/check_generated.py [KAFKA_PROTOCOL_DIR [OLD_KAFKA_PROTOCOL_DIR]]
 
-KAFKA_PROTOCOL_DIR (default ../shared/kafka-protocol) holds message/*.json and
-error-codes.tsv. Runs tools/gen_protocol.py and tools/gen_errors.py into a temporary
+KAFKA_PROTOCOL_DIR (default ../shared/kafka-protocol-4.4, Apache Kafka 4.4.0's) holds
+message/*.json and error-codes.tsv; OLD_KAFKA_PROTOCOL_DIR (default: kafka-protocol beside it,
+Kafka 4.0.0's) the schemas of the versions tools/gen_protocol.py merges from there. Runs tools/gen_protocol.py and tools/gen_errors.py into a temporary
 directory and compares with the committed kafka_fast/protocol/messages and
 kafka_fast/_error_codes.py. Exits 1 with a summary of the differences, 0 when they match.
 When the schema folder is absent it exits 0 with a note, or 1 under CI=true (CI must check).
@@ -20,13 +21,17 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-DEFAULT_DIR = os.path.join(ROOT, "..", "shared", "kafka-protocol")
+DEFAULT_DIR = os.path.join(ROOT, "..", "shared", "kafka-protocol-4.4")
 MESSAGES = os.path.join(ROOT, "kafka_fast", "protocol", "messages")
 ERROR_CODES = os.path.join(ROOT, "kafka_fast", "_error_codes.py")
 
 
-def _run(args: list[str]) -> None:
-    subprocess.run([sys.executable, *args], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+def _run(args: list[str]) -> str | None:
+    """Run a generator; its error output when it fails, else None."""
+    result = subprocess.run([sys.executable, *args], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    return (result.stderr.strip() or f"exit status {result.returncode}") if (
+        result.returncode) else None
 
 
 def _diff_summary(committed: str, fresh: str, label: str, limit: int = 20) -> list[str]:
@@ -60,6 +65,8 @@ def compare_dirs(committed: str, fresh: str) -> list[str]:
 
 def main(argv: list[str]) -> int:
     base = argv[1] if len(argv) > 1 else DEFAULT_DIR
+    old_base = argv[2] if len(argv) > 2 else os.path.join(
+        os.path.dirname(os.path.abspath(base)), "kafka-protocol")
     schemas = os.path.join(base, "message")
     tsv = os.path.join(base, "error-codes.tsv")
     if not os.path.isdir(schemas):
@@ -71,11 +78,18 @@ def main(argv: list[str]) -> int:
     problems = []
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "messages")
-        _run([os.path.join(HERE, "gen_protocol.py"), schemas, out])
+        failed = _run([os.path.join(HERE, "gen_protocol.py"), schemas, out,
+                       "--old", os.path.join(old_base, "message")])
+        if failed:
+            print(f"check_generated: FAILED, tools/gen_protocol.py: {failed}")
+            return 1
         problems += compare_dirs(MESSAGES, out)
         if os.path.isfile(tsv):
             fresh = os.path.join(tmp, "_error_codes.py")
-            _run([os.path.join(HERE, "gen_errors.py"), tsv, fresh])
+            failed = _run([os.path.join(HERE, "gen_errors.py"), tsv, fresh])
+            if failed:
+                print(f"check_generated: FAILED, tools/gen_errors.py: {failed}")
+                return 1
             if not os.path.isfile(ERROR_CODES):
                 problems.append("missing from the repository: kafka_fast/_error_codes.py")
             elif not filecmp.cmp(ERROR_CODES, fresh, shallow=False):

@@ -1,10 +1,20 @@
 """Generate the Kafka protocol codec from Apache Kafka's JSON message schemas.
 
-Usage: python tools/gen_protocol.py [SCHEMA_DIR] [OUTPUT_DIR]
+Usage: python tools/gen_protocol.py [SCHEMA_DIR] [OUTPUT_DIR] [--old OLD_SCHEMA_DIR]
+                                    [--apis APIS.json]
 
-SCHEMA_DIR defaults to ../shared/kafka-protocol/message relative to the repository root;
-OUTPUT_DIR defaults to kafka_fast/protocol/messages. One module is written per schema file
-(e.g. ``metadata_request.py``) plus ``__init__.py``, an index that imports them lazily.
+SCHEMA_DIR defaults to ../shared/kafka-protocol-4.4/message relative to the repository root
+(Apache Kafka 4.4.0's schemas); OUTPUT_DIR defaults to kafka_fast/protocol/messages. Only the
+messages of ``CLIENT_APIS`` (the APIs a client sends, with the highest version this client
+negotiates for each) and ``CLIENT_DATA`` are generated: one module per schema file (e.g.
+``metadata_request.py``) plus ``__init__.py``, an index that imports them lazily.
+
+Versions SCHEMA_DIR no longer has but a supported broker still speaks (``OLD_VERSIONS``) are
+merged in: the message's version range starts at OLD_SCHEMA_DIR's lowest version (default:
+``kafka-protocol/message`` beside SCHEMA_DIR's folder, Kafka 4.0.0's schemas), the code for
+those versions comes from SCHEMA_DIR's field definitions, and the generator stops unless that
+code has exactly the wire layout OLD_SCHEMA_DIR defines for them. ``--apis`` replaces the three
+tables with a JSON file ``{"apis": {domain: {name: version}}, "data": [...], "old": [...]}``.
 
 For every struct and version the generator emits straight-line decode and encode functions;
 versions with the same wire layout share one function. Runs of fixed-width fields are read and
@@ -24,8 +34,98 @@ from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-DEFAULT_SCHEMAS = os.path.join(ROOT, "..", "shared", "kafka-protocol", "message")
+DEFAULT_SCHEMAS = os.path.join(ROOT, "..", "shared", "kafka-protocol-4.4", "message")
 DEFAULT_OUT = os.path.join(ROOT, "kafka_fast", "protocol", "messages")
+
+#: The APIs a client sends, by domain: API name (the schema name without Request/Response) ->
+#: the highest version this client negotiates. The code fills every field up to that version;
+#: a newer schema version enters negotiation only when its number is raised here (with the
+#: code and tests for its new fields). Versions above it stay in the codec (encode/decode, and
+#: requests at an explicit version). Left out on purpose, as broker-internal: the KRaft quorum
+#: and broker-registration APIs (Vote, BeginQuorumEpoch, FetchSnapshot, BrokerHeartbeat,
+#: AlterPartition, Envelope, AllocateProducerIds, ...), the share-group state APIs a share
+#: coordinator sends its partition leaders (Initialize/Read/Write/DeleteShareGroupState,
+#: ReadShareGroupStateSummary), WriteTxnMarkers (transaction coordinator to leaders) and the
+#: ZooKeeper-era LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown.
+CLIENT_APIS: dict[str, dict[str, int]] = {
+    # Produce 13 names topics by ID (KIP-516), Fetch 18 adds the high watermark of KIP-1166,
+    # ListOffsets 11 the earliest pending upload (KIP-1023), Metadata 13 a top-level error
+    # code (KIP-1102): not filled or read by the client yet.
+    "produce, fetch, metadata": {
+        "Produce": 12, "Fetch": 17, "ListOffsets": 10, "Metadata": 12,
+        "OffsetForLeaderEpoch": 4, "DescribeTopicPartitions": 0,
+    },
+    # ApiVersions 5 sends ClusterId and NodeId (KIP-1242).
+    "connection set-up, SASL": {"ApiVersions": 4, "SaslHandshake": 1, "SaslAuthenticate": 2},
+    # OffsetCommit 10 and OffsetFetch 10 name topics by ID only.
+    "groups, classic protocol": {
+        "FindCoordinator": 6, "JoinGroup": 9, "SyncGroup": 5, "Heartbeat": 4,
+        "LeaveGroup": 5, "OffsetCommit": 9, "OffsetFetch": 9,
+    },
+    # ConsumerGroupDescribe 1 adds MemberType (KIP-1099).
+    "groups, KIP-848 consumer protocol": {"ConsumerGroupHeartbeat": 1, "ConsumerGroupDescribe": 0},
+    # The client speaks version 0 (Kafka 4.0's early access, merged from OLD_VERSIONS); Kafka
+    # 4.1+ serves version 1+ only.
+    "share groups (KIP-932)": {
+        "ShareGroupHeartbeat": 0, "ShareGroupDescribe": 0, "ShareFetch": 0, "ShareAcknowledge": 0,
+        "DescribeShareGroupOffsets": 1, "AlterShareGroupOffsets": 0, "DeleteShareGroupOffsets": 0,
+    },
+    "streams groups (KIP-1071)": {
+        "StreamsGroupHeartbeat": 1, "StreamsGroupDescribe": 1,
+        "StreamsGroupTopologyDescriptionUpdate": 0,
+    },
+    # InitProducerId 6 is two-phase commit (KIP-939), TxnOffsetCommit 6 names topics by ID.
+    "transactions": {
+        "InitProducerId": 5, "AddPartitionsToTxn": 5, "AddOffsetsToTxn": 4, "EndTxn": 5,
+        "TxnOffsetCommit": 5,
+    },
+    # DescribeGroups 6 and DeleteGroups 3 add error messages / codes (KIP-1043).
+    "admin: groups": {"DescribeGroups": 5, "ListGroups": 5, "DeleteGroups": 2, "OffsetDelete": 0},
+    # AlterPartitionReassignments 1 adds AllowReplicationFactorChange.
+    "admin: topics, partitions, records": {
+        "CreateTopics": 7, "DeleteTopics": 6, "CreatePartitions": 3, "DeleteRecords": 2,
+        "ElectLeaders": 2, "AlterPartitionReassignments": 0, "ListPartitionReassignments": 0,
+    },
+    # ListConfigResources 0 is the former ListClientMetricsResources; 1 adds ResourceTypes.
+    "admin: configs": {
+        "DescribeConfigs": 4, "AlterConfigs": 2, "IncrementalAlterConfigs": 1,
+        "ListConfigResources": 0,
+    },
+    "admin: ACLs": {"DescribeAcls": 3, "CreateAcls": 3, "DeleteAcls": 3},
+    "admin: SCRAM, delegation tokens": {
+        "DescribeUserScramCredentials": 0, "AlterUserScramCredentials": 0,
+        "CreateDelegationToken": 3, "RenewDelegationToken": 2, "ExpireDelegationToken": 2,
+        "DescribeDelegationToken": 3,
+    },
+    "admin: client quotas": {"DescribeClientQuotas": 1, "AlterClientQuotas": 1},
+    # ListTransactions 2 adds TransactionalIdPattern (KIP-1152).
+    "admin: transactions": {"DescribeTransactions": 0, "ListTransactions": 1, "DescribeProducers": 0},
+    # DescribeCluster 2 adds IncludeFencedBrokers, DescribeLogDirs 5 only new response fields,
+    # AddRaftVoter 1 AckWhenCommitted.
+    "admin: cluster, log dirs, quorum, features": {
+        "DescribeCluster": 1, "DescribeLogDirs": 4, "AlterReplicaLogDirs": 2, "DescribeQuorum": 2,
+        "UpdateFeatures": 2, "UnregisterBroker": 0, "UnregisterController": 0,
+        "AddRaftVoter": 0, "RemoveRaftVoter": 0,
+    },
+    "client telemetry (KIP-714)": {"GetTelemetrySubscriptions": 0, "PushTelemetry": 0},
+}
+
+#: Messages without an API key a client writes or reads: the headers, and the classic consumer
+#: group protocol's subscription and assignment (inside JoinGroup and SyncGroup). Control
+#: records (ControlRecordTypeSchema, EndTxnMarker) are read by the record engine.
+CLIENT_DATA: tuple[str, ...] = (
+    "RequestHeader", "ResponseHeader", "ConsumerProtocolSubscription", "ConsumerProtocolAssignment",
+)
+
+#: APIs whose versions below the schema folder's range are merged from the old folder: Apache
+#: Kafka 4.0.x serves version 0 of the share-group APIs only (early access, dropped by 4.1),
+#: and kafka_fast's share consumer speaks that version. Nothing else is needed from there:
+#: every Kafka 2.1+ broker (all of 3.x) serves the lowest versions 4.4 kept (KIP-896),
+#: negotiation picks the highest common version, and the record engine writes only magic-2
+#: batches, which need Produce v3+.
+OLD_VERSIONS: tuple[str, ...] = (
+    "ShareGroupHeartbeat", "ShareGroupDescribe", "ShareFetch", "ShareAcknowledge",
+)
 
 OPEN = 0x7FFF
 FIXED = {
@@ -137,18 +237,7 @@ class MessageDef:
     structs: dict[str, StructDef]
     source: str
     listeners: tuple[str, ...] = ()
-
-
-#: Versions newer than the schema folder's whose wire layout is the version before them: only
-#: the number is new, and it tells the broker what the client does (Apache Kafka 4.0+'s
-#: schemas: "Version 12 is the same as version 11 (KIP-890)" for Produce, "Version 5 is the same
-#: as version 4 (KIP-890)" for TxnOffsetCommit; with them, a transactions-v2 broker adds the
-#: partition or group to the transaction itself). Applied only to a schema whose last version
-#: is the one just below, so newer schema folders are read as they are.
-LAYOUT_ONLY_VERSIONS = {
-    "ProduceRequest": 12, "ProduceResponse": 12,
-    "TxnOffsetCommitRequest": 5, "TxnOffsetCommitResponse": 5,
-}
+    client_max: int | None = None    # highest version the client negotiates (API messages)
 
 
 def load_message(path: str) -> MessageDef:
@@ -195,14 +284,12 @@ def load_message(path: str) -> MessageDef:
     for cs in doc.get("commonStructs", []):
         structs[cs["name"]].fields = make_fields(cs["fields"], [name, cs["name"]])
     root = StructDef(name, [], [])
-    root.fields = make_fields(doc["fields"], [name])
+    root.fields = make_fields(doc.get("fields", []), [name])
     for sd in [root, *structs.values()]:
         for f in sd.fields:
             if f.struct and f.struct not in structs:
                 raise ValueError(f"{path}: unknown struct type {f.struct}")
     valid = parse_versions(doc["validVersions"])
-    if valid is not None and LAYOUT_ONLY_VERSIONS.get(name) == valid[1] + 1:
-        valid = (valid[0], valid[1] + 1)
     return MessageDef(
         name=name,
         kind=doc["type"],
@@ -838,7 +925,8 @@ def render_index(messages: list[MessageDef], source: str = "") -> str:
     lines.append("}")
     lines.append("")
     lines.append("#: API key -> (request class name, response class name, request flexible min,")
-    lines.append("#: response flexible min, min version, max version)")
+    lines.append("#: response flexible min, min version, max version the codec speaks, max version")
+    lines.append("#: the client negotiates)")
     lines.append("API_INDEX = {")
     by_key: dict[int, dict[str, MessageDef]] = {}
     for m in messages:
@@ -852,8 +940,10 @@ def render_index(messages: list[MessageDef], source: str = "") -> str:
         req, resp = pair["request"], pair["response"]
         rf = req.flexible[0] if req.flexible else None
         sf = resp.flexible[0] if resp.flexible else None
+        if req.valid != resp.valid:
+            raise ValueError(f"API key {key}: {req.name} and {resp.name} differ in versions")
         lines.append(f"    {key}: ({req.name!r}, {resp.name!r}, {rf!r}, {sf!r}, "
-                     f"{req.valid[0]}, {req.valid[1]}),")
+                     f"{req.valid[0]}, {req.valid[1]}, {req.client_max}),")
     lines.append("}")
     lines.append("")
     lines.append("__all__ = sorted(MODULES)")
@@ -873,14 +963,80 @@ def render_index(messages: list[MessageDef], source: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def client_facing(messages: list[MessageDef]) -> list[MessageDef]:
-    """The messages a client sends or reads: APIs whose request a broker listener serves,
-    plus the schemas without an API key (headers, embedded data such as group protocols).
+def api_name(msg: MessageDef) -> str:
+    """The API a request or response schema belongs to: 'FetchRequest' -> 'Fetch'."""
+    return re.sub(r"(Request|Response)$", "", msg.name)
 
-    Controller-only and ZooKeeper-era inter-broker APIs (LeaderAndIsr, Vote, ...) are left out.
-    """
-    served = {m.api_key for m in messages if m.kind == "request" and "broker" in m.listeners}
-    return [m for m in messages if m.api_key is None or m.api_key in served]
+
+def client_messages(messages: list[MessageDef], apis: dict[str, dict[str, int]],
+                    data: tuple[str, ...]) -> list[MessageDef]:
+    """The messages of the listed APIs and data schemas; every listed name must exist, and
+    each listed API needs one request and one response schema."""
+    caps = {name: cap for domain in apis.values() for name, cap in domain.items()}
+    chosen = [m for m in messages
+              if (m.api_key is not None and api_name(m) in caps) or m.name in data]
+    found_apis = {api_name(m) for m in chosen if m.api_key is not None}
+    found_data = {m.name for m in chosen if m.api_key is None}
+    missing = sorted(set(caps) - found_apis) + sorted(set(data) - found_data)
+    if missing:
+        raise ValueError(f"listed but not in the schema folder: {', '.join(missing)}")
+    for m in chosen:
+        if m.api_key is not None:
+            m.client_max = caps[api_name(m)]
+    return chosen
+
+
+def check_client_versions(messages: list[MessageDef]) -> None:
+    """Each API's client version is one the codec speaks."""
+    for m in messages:
+        if m.client_max is not None and not m.valid[0] <= m.client_max <= m.valid[1]:
+            raise ValueError(f"{m.name}: client version {m.client_max} outside the codec's "
+                             f"{m.valid[0]}-{m.valid[1]}")
+
+
+def wire_layout(msg: MessageDef, version: int) -> tuple:
+    """The bytes' layout of ``msg`` at ``version``: fields in order, with their wire kinds and
+    nested structs expanded (the sendability checks of absent fields left out)."""
+    planner = Planner(msg)
+
+    def expand(value):
+        if isinstance(value, tuple):
+            if len(value) >= 2 and value[0] == "struct" and isinstance(value[1], str):
+                return ("struct", expand_fid(value[1]), *value[2:])
+            return tuple(expand(x) for x in value)
+        return value
+
+    def expand_fid(fid: str) -> tuple:
+        items = planner.by_id[fid][2]
+        return tuple(expand(item) for item in items if item[0] != "absent")
+
+    return expand_fid(planner.plan(msg.root, version))
+
+
+def merge_old_versions(messages: list[MessageDef], old_dir: str | None,
+                       names: tuple[str, ...]) -> None:
+    """Extend the listed APIs' version ranges down to the old schema folder's lowest version,
+    after checking that the new schemas' field definitions give those versions exactly the
+    wire layout the old schemas define."""
+    targets = [m for m in messages if m.api_key is not None and api_name(m) in names]
+    if not targets:
+        return
+    if old_dir is None or not os.path.isdir(old_dir):
+        raise ValueError(f"old schema folder not found: {old_dir} (needed for the versions "
+                         f"of {', '.join(sorted(names))} the schema folder dropped)")
+    for msg in targets:
+        path = os.path.join(old_dir, msg.source)
+        if not os.path.isfile(path):
+            raise ValueError(f"{msg.name}: {path} not found")
+        old = load_message(path)
+        if old.valid[0] >= msg.valid[0]:
+            continue
+        for v in range(old.valid[0], msg.valid[0]):
+            widened = MessageDef(**{**msg.__dict__, "valid": (v, msg.valid[1])})
+            if wire_layout(widened, v) != wire_layout(old, v):
+                raise ValueError(f"{msg.name} v{v}: the new schema's fields do not give the "
+                                 f"wire layout of {path}")
+        msg.valid = (old.valid[0], msg.valid[1])
 
 
 def schema_version(schema_dir: str) -> str:
@@ -892,18 +1048,35 @@ def schema_version(schema_dir: str) -> str:
         return " ".join(fh.read().split())
 
 
-def generate(schema_dir: str) -> dict[str, str]:
+def default_old_dir(schema_dir: str) -> str:
+    """``kafka-protocol/message`` beside the folder holding ``schema_dir``."""
+    base = os.path.dirname(os.path.dirname(os.path.abspath(schema_dir)))
+    return os.path.join(base, "kafka-protocol", "message")
+
+
+def generate(schema_dir: str, old_dir: str | None = None,
+             apis: dict[str, dict[str, int]] | None = None, data: tuple[str, ...] | None = None,
+             old: tuple[str, ...] | None = None) -> dict[str, str]:
     """Return {file name: text} for the whole messages package."""
+    apis = CLIENT_APIS if apis is None else apis
+    data = CLIENT_DATA if data is None else data
+    old = OLD_VERSIONS if old is None else old
     messages = []
     for fn in sorted(os.listdir(schema_dir)):
         if fn.endswith(".json"):
             messages.append(load_message(os.path.join(schema_dir, fn)))
-    messages = client_facing(messages)
+    messages = client_messages(messages, apis, data)
+    merge_old_versions(messages, old_dir, old)
+    check_client_versions(messages)
     files = {}
     for msg in messages:
         mod, text = ModuleWriter(msg).render()
         files[f"{mod}.py"] = text
-    files["__init__.py"] = render_index(messages, schema_version(schema_dir))
+    source = schema_version(schema_dir)
+    if old and old_dir:
+        source += (f" Older versions of {', '.join(old)} checked against: "
+                   f"{schema_version(old_dir)}")
+    files["__init__.py"] = render_index(messages, source)
     return files
 
 
@@ -919,12 +1092,33 @@ def write(files: dict[str, str], out_dir: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    schema_dir = argv[1] if len(argv) > 1 else DEFAULT_SCHEMAS
-    out_dir = argv[2] if len(argv) > 2 else DEFAULT_OUT
+    args = list(argv[1:])
+    options: dict[str, str] = {}
+    for flag in ("--old", "--apis"):
+        if flag in args:
+            i = args.index(flag)
+            if i + 1 >= len(args):
+                print(f"{flag} needs a value", file=sys.stderr)
+                return 2
+            options[flag] = args[i + 1]
+            del args[i:i + 2]
+    schema_dir = args[0] if args else DEFAULT_SCHEMAS
+    out_dir = args[1] if len(args) > 1 else DEFAULT_OUT
     if not os.path.isdir(schema_dir):
         print(f"schema folder not found: {schema_dir}", file=sys.stderr)
         return 2
-    files = generate(schema_dir)
+    old_dir = options.get("--old") or default_old_dir(schema_dir)
+    tables: dict = {}
+    if "--apis" in options:
+        with open(options["--apis"], encoding="utf-8") as fh:
+            given = json.load(fh)
+        tables = {"apis": given.get("apis", {}), "data": tuple(given.get("data", ())),
+                  "old": tuple(given.get("old", ()))}
+    try:
+        files = generate(schema_dir, old_dir, **tables)
+    except ValueError as exc:
+        print(f"gen_protocol: {exc}", file=sys.stderr)
+        return 1
     write(files, out_dir)
     print(f"wrote {len(files)} files to {os.path.relpath(out_dir)}")
     return 0

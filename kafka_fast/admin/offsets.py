@@ -88,7 +88,7 @@ def commit_offsets(client: KafkaClient, request: ConsumerGroupTopicPartitions,
                          partition_index=tp.partition, committed_offset=tp.offset,
                          committed_leader_epoch=-1 if tp.leader_epoch is None
                          else tp.leader_epoch,
-                         commit_timestamp=-1, committed_metadata=tp.metadata)
+                         committed_metadata=tp.metadata)
                          for tp in ps]) for t, ps in _by_topic(tps).items()])
 
     def parse(resp: Any, _node: int) -> Any:

@@ -144,7 +144,7 @@ class OffsetClient:
                 topics: dict[str, list] = defaultdict(list)
                 for t, p in tps:
                     topics[t].append(m.ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(
-                        partition_index=p, timestamp=pending[(t, p)], max_num_offsets=1))
+                        partition_index=p, timestamp=pending[(t, p)]))
                 req = versioned(m.ListOffsetsRequest, partial(
                     _list_offsets_request, topics, isolation_level, retry.remaining_ms))
                 f = self.client.send(node, req)
@@ -170,10 +170,7 @@ class OffsetClient:
                             continue
                         code = p.error_code
                         if code == 0:
-                            offset = p.offset
-                            if getattr(f, "api_version", None) == 0 and p.old_style_offsets:
-                                offset = p.old_style_offsets[0]
-                            results[tp] = (offset, p.leader_epoch, p.timestamp)
+                            results[tp] = (p.offset, p.leader_epoch, p.timestamp)
                             del state.pending[tp]
                         elif code in LEADER_ERRORS:
                             outstanding["retry"] = True

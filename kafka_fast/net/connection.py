@@ -343,7 +343,7 @@ class BrokerConnection:
         if not self.settings.api_version_request:
             self._versions_done({k: (low, low) for k, (low, _) in API_VERSIONS.items()})
             return
-        self._send_api_versions(ApiVersionsRequest.MAX_VERSION)
+        self._send_api_versions(API_VERSIONS[_API_VERSIONS][1])
 
     def _send_api_versions(self, version: int) -> None:
         s = self.settings

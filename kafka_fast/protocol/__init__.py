@@ -40,10 +40,12 @@ class _ApiKeys(Mapping):
 
 API_KEYS: Mapping[int, tuple[type[Message], type[Message]]] = _ApiKeys()
 
-#: API key -> (lowest, highest) request version this client speaks, without importing the
-#: message classes (version negotiation needs only these).
+#: API key -> (lowest, highest) request version this client negotiates, without importing the
+#: message classes (version negotiation needs only these). The highest is the one the client's
+#: code fills every field of (tools/gen_protocol.py's CLIENT_APIS); the classes encode and
+#: decode up to their MAX_VERSION, the newest the schemas define.
 API_VERSIONS: Mapping[int, tuple[int, int]] = {
-    key: (entry[4], entry[5]) for key, entry in messages.API_INDEX.items()}
+    key: (entry[4], entry[6]) for key, entry in messages.API_INDEX.items()}
 
 
 def by_name(name: str) -> type:

@@ -154,8 +154,8 @@ def txn_offset_commit(transactional_id: str, producer_id: int, epoch: int, group
             committed_leader_epoch=epoch_hint, committed_metadata=tp.metadata))
     request = TxnOffsetCommitRequest(
         transactional_id=transactional_id, group_id=group.group_id, producer_id=producer_id,
-        producer_epoch=epoch, generation_id=group.generation_id, member_id=group.member_id,
-        group_instance_id=group.group_instance_id,
+        producer_epoch=epoch, generation_id_or_member_epoch=group.generation_id,
+        member_id=group.member_id, group_instance_id=group.group_instance_id,
         topics=[topic_cls(name=t, partitions=ps) for t, ps in by_topic.items()])
     return VersionedRequest(TxnOffsetCommitRequest, lambda _v: request,
                             None if tv2 else TXN_OFFSET_COMMIT_V2_MIN_VERSION - 1)

@@ -22,8 +22,9 @@ from kafka_fast.protocol.messages import (
 
 
 def test_class_constants():
-    assert (ProduceRequest.API_KEY, ProduceRequest.MIN_VERSION) == (0, 0)
-    assert ProduceRequest.MAX_VERSION >= 11
+    # Kafka 4 dropped Produce v0-2 (KIP-896); 4.4's schemas go to v13.
+    assert (ProduceRequest.API_KEY, ProduceRequest.MIN_VERSION) == (0, 3)
+    assert ProduceRequest.MAX_VERSION >= 13
     assert ProduceRequest.FLEXIBLE_MIN == 9
     assert MetadataResponse.FLEXIBLE_MIN == 9
     assert RequestHeader.API_KEY is None and RequestHeader.FLEXIBLE_MIN == 2

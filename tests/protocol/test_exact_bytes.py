@@ -181,7 +181,7 @@ def test_by_name_and_api_keys():
     assert by_name("FetchResponse") is FetchResponse
     assert API_KEYS[3] == (MetadataRequest, by_name("MetadataResponse"))
     assert 18 in API_KEYS and 9999 not in API_KEYS
-    assert len(API_KEYS) == 72
+    assert len(API_KEYS) == 73
     for key, (req, resp) in API_KEYS.items():
         assert req.API_KEY == resp.API_KEY == key
     with pytest.raises(KeyError):

@@ -144,8 +144,8 @@ def test_request_encoding():
     assert (commit.MAX_VERSION, rq.txn_offset_commit("tid", 7, 2, group, [], False).MAX_VERSION
             ) == (5, 4)  # v5 only in a transactions-v2 transaction
     wire = TxnOffsetCommitRequest.decode(commit.build(3).encode(3), 3)
-    assert (wire.group_id, wire.generation_id, wire.member_id, wire.group_instance_id) == (
-        "g", 5, "member-1", "static-1")
+    assert (wire.group_id, wire.generation_id_or_member_epoch, wire.member_id,
+            wire.group_instance_id) == ("g", 5, "member-1", "static-1")
     assert [(t.name, [(p.partition_index, p.committed_offset, p.committed_leader_epoch,
                        p.committed_metadata) for p in t.partitions]) for t in wire.topics] == [
         ("in", [(0, 10, -1, None), (1, 20, 4, None)]), ("other", [(0, 1, -1, "m")])]

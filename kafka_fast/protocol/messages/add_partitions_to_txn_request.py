@@ -36,7 +36,7 @@ class AddPartitionsToTxnTopic(Struct):
         name (string, v0+)
             The name of the topic.
         partitions ([]int32, v0+)
-            The partition indexes to add to the transaction
+            The partition indexes to add to the transaction.
     """
 
     __qualname__ = 'AddPartitionsToTxnRequest.AddPartitionsToTxnTopic'

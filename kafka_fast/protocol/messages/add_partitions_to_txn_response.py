@@ -59,7 +59,7 @@ class AddPartitionsToTxnTopicResult(Struct):
         name (string, v0+)
             The topic name.
         results_by_partition ([]AddPartitionsToTxnPartitionResult, v0+)
-            The results for each partition
+            The results for each partition.
     """
 
     __qualname__ = 'AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult'

@@ -18,6 +18,9 @@ from kafka_fast.protocol.primitives import (
     write_tags,
 )
 
+_s_x = _S('>?')
+_u_x = _s_x.unpack_from
+_p_x = _s_x.pack
 _s_H = _S('>H')
 _u_H = _s_H.unpack_from
 _p_H = _s_H.pack
@@ -31,11 +34,11 @@ class Listener(Struct):
 
     Fields:
         name (string, v0+)
-            The name of the endpoint
+            The name of the endpoint.
         host (string, v0+)
-            The hostname
+            The hostname.
         port (uint16, v0+)
-            The port
+            The port.
     """
 
     __qualname__ = 'AddRaftVoterRequest.Listener'
@@ -56,24 +59,28 @@ class Listener(Struct):
 
 
 class AddRaftVoterRequest(Message):
-    """Kafka AddRaftVoterRequest request (API key 80), versions 0-0.
+    """Kafka AddRaftVoterRequest request (API key 80), versions 0-1.
 
     Fields:
         cluster_id (string, v0+, nullable v0+)
+            The cluster id.
         timeout_ms (int32, v0+)
+            The maximum time to wait for the request to complete before returning.
         voter_id (int32, v0+)
-            The replica id of the voter getting added to the topic partition
+            The replica id of the voter getting added to the topic partition.
         voter_directory_id (uuid, v0+)
-            The directory id of the voter getting added to the topic partition
+            The directory id of the voter getting added to the topic partition.
         listeners ([]Listener, v0+)
-            The endpoints that can be used to communicate with the voter
+            The endpoints that can be used to communicate with the voter.
+        ack_when_committed (bool, v1+)
+            When true, return a response after the new voter set is committed. Otherwise, return after the leader writes the changes locally.
     """
 
-    __slots__ = ('cluster_id', 'timeout_ms', 'voter_id', 'voter_directory_id', 'listeners')
+    __slots__ = ('cluster_id', 'timeout_ms', 'voter_id', 'voter_directory_id', 'listeners', 'ack_when_committed')
     NAME = 'AddRaftVoterRequest'
     API_KEY = 80
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 1
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
     Listener = Listener
@@ -83,21 +90,23 @@ class AddRaftVoterRequest(Message):
         Field('voter_id', 'VoterId', 'int32', (0, 32767), None, None, None, False, 0, None),
         Field('voter_directory_id', 'VoterDirectoryId', 'uuid', (0, 32767), None, None, None, False, ZERO_UUID, None),
         Field('listeners', 'Listeners', '[]Listener', (0, 32767), None, None, None, False, list, Listener),
+        Field('ack_when_committed', 'AckWhenCommitted', 'bool', (1, 32767), None, None, None, False, True, None),
     )
-    _DEFAULTS = {'cluster_id': '', 'timeout_ms': 0, 'voter_id': 0, 'voter_directory_id': ZERO_UUID, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'cluster_id': '', 'timeout_ms': 0, 'voter_id': 0, 'voter_directory_id': ZERO_UUID, 'ack_when_committed': True, 'unknown_tagged_fields': None}
     _FACTORIES = {'listeners': list}
 
-    def __init__(self, *, cluster_id='', timeout_ms=0, voter_id=0, voter_directory_id=ZERO_UUID, listeners=DEFAULT):
+    def __init__(self, *, cluster_id='', timeout_ms=0, voter_id=0, voter_directory_id=ZERO_UUID, listeners=DEFAULT, ack_when_committed=True):
         self.cluster_id = cluster_id
         self.timeout_ms = timeout_ms
         self.voter_id = voter_id
         self.voter_directory_id = voter_directory_id
         self.listeners = [] if listeners is DEFAULT else listeners
+        self.ack_when_committed = ack_when_committed
         self.unknown_tagged_fields = None
 
 
 def _dec_Listener_v0(mv, pos):
-    """Listener, version 0."""
+    """Listener, versions 0-1."""
     o = new(Listener)
     o.name, pos = read_compact_string(mv, pos)
     o.host, pos = read_compact_string(mv, pos)
@@ -111,7 +120,7 @@ def _dec_Listener_v0(mv, pos):
 
 
 def _enc_Listener_v0(out, blobs, o):
-    """Listener, version 0."""
+    """Listener, versions 0-1."""
     write_compact_string(out, blobs, o.name)
     write_compact_string(out, blobs, o.host)
     out += _p_H(o.port)
@@ -138,6 +147,8 @@ def _dec_AddRaftVoterRequest_v0(mv, pos):
 
 def _enc_AddRaftVoterRequest_v0(out, blobs, o):
     """AddRaftVoterRequest, version 0."""
+    if o.ack_when_committed != True:
+        raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
     write_compact_nullable_string(out, blobs, o.cluster_id)
     out += _p_ii(o.timeout_ms, o.voter_id)
     out += o.voter_directory_id.bytes
@@ -148,29 +159,74 @@ def _enc_AddRaftVoterRequest_v0(out, blobs, o):
         out.append(0)
 
 
-AddRaftVoterRequest._DECODERS = (_dec_AddRaftVoterRequest_v0,)
-AddRaftVoterRequest._ENCODERS = (_enc_AddRaftVoterRequest_v0,)
+def _dec_AddRaftVoterRequest_v1(mv, pos):
+    """AddRaftVoterRequest, version 1."""
+    o = new(AddRaftVoterRequest)
+    o.cluster_id, pos = read_compact_nullable_string(mv, pos)
+    o.timeout_ms, o.voter_id = _u_ii(mv, pos)
+    pos += 8
+    o.voter_directory_id, pos = read_uuid(mv, pos)
+    o.listeners, pos = read_compact_array(mv, pos, _dec_Listener_v0)
+    o.ack_when_committed, = _u_x(mv, pos)
+    pos += 1
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_AddRaftVoterRequest_v1(out, blobs, o):
+    """AddRaftVoterRequest, version 1."""
+    write_compact_nullable_string(out, blobs, o.cluster_id)
+    out += _p_ii(o.timeout_ms, o.voter_id)
+    out += o.voter_directory_id.bytes
+    write_compact_array(out, blobs, o.listeners, _enc_Listener_v0)
+    out += _p_x(o.ack_when_committed)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+AddRaftVoterRequest._DECODERS = (_dec_AddRaftVoterRequest_v0, _dec_AddRaftVoterRequest_v1,)
+AddRaftVoterRequest._ENCODERS = (_enc_AddRaftVoterRequest_v0, _enc_AddRaftVoterRequest_v1,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    102: 'Listener.name',
-    103: 'Listener.host',
-    104: 'Listener.port',
-    106: 'Listener.<tagged fields>',
-    107: 'Listener.<tagged fields>',
-    115: 'Listener.name',
-    116: 'Listener.host',
-    117: 'Listener.port',
-    119: 'Listener.<tagged fields>',
-    127: 'AddRaftVoterRequest.cluster_id',
-    128: 'AddRaftVoterRequest.timeout_ms, voter_id',
-    130: 'AddRaftVoterRequest.voter_directory_id',
-    131: 'AddRaftVoterRequest.listeners',
-    132: 'AddRaftVoterRequest.<tagged fields>',
-    133: 'AddRaftVoterRequest.<tagged fields>',
-    141: 'AddRaftVoterRequest.cluster_id',
-    142: 'AddRaftVoterRequest.timeout_ms, voter_id',
-    143: 'AddRaftVoterRequest.voter_directory_id',
-    144: 'AddRaftVoterRequest.listeners',
-    146: 'AddRaftVoterRequest.<tagged fields>',
+    111: 'Listener.name',
+    112: 'Listener.host',
+    113: 'Listener.port',
+    115: 'Listener.<tagged fields>',
+    116: 'Listener.<tagged fields>',
+    124: 'Listener.name',
+    125: 'Listener.host',
+    126: 'Listener.port',
+    128: 'Listener.<tagged fields>',
+    136: 'AddRaftVoterRequest.cluster_id',
+    137: 'AddRaftVoterRequest.timeout_ms, voter_id',
+    139: 'AddRaftVoterRequest.voter_directory_id',
+    140: 'AddRaftVoterRequest.listeners',
+    141: 'AddRaftVoterRequest.<tagged fields>',
+    142: 'AddRaftVoterRequest.<tagged fields>',
+    150: 'AddRaftVoterRequest.ack_when_committed',
+    151: 'AddRaftVoterRequest.ack_when_committed',
+    152: 'AddRaftVoterRequest.cluster_id',
+    153: 'AddRaftVoterRequest.timeout_ms, voter_id',
+    154: 'AddRaftVoterRequest.voter_directory_id',
+    155: 'AddRaftVoterRequest.listeners',
+    157: 'AddRaftVoterRequest.<tagged fields>',
+    165: 'AddRaftVoterRequest.cluster_id',
+    166: 'AddRaftVoterRequest.timeout_ms, voter_id',
+    168: 'AddRaftVoterRequest.voter_directory_id',
+    169: 'AddRaftVoterRequest.listeners',
+    170: 'AddRaftVoterRequest.ack_when_committed',
+    172: 'AddRaftVoterRequest.<tagged fields>',
+    173: 'AddRaftVoterRequest.<tagged fields>',
+    181: 'AddRaftVoterRequest.cluster_id',
+    182: 'AddRaftVoterRequest.timeout_ms, voter_id',
+    183: 'AddRaftVoterRequest.voter_directory_id',
+    184: 'AddRaftVoterRequest.listeners',
+    185: 'AddRaftVoterRequest.ack_when_committed',
+    187: 'AddRaftVoterRequest.<tagged fields>',
 }

@@ -19,13 +19,13 @@ _p_ih = _s_ih.pack
 
 
 class AddRaftVoterResponse(Message):
-    """Kafka AddRaftVoterResponse response (API key 80), versions 0-0.
+    """Kafka AddRaftVoterResponse response (API key 80), versions 0-1.
 
     Fields:
         throttle_time_ms (int32, v0+)
             The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         error_code (int16, v0+)
-            The error code, or 0 if there was no error
+            The error code, or 0 if there was no error.
         error_message (string, v0+, nullable v0+)
             The error message, or null if there was no error.
     """
@@ -34,7 +34,7 @@ class AddRaftVoterResponse(Message):
     NAME = 'AddRaftVoterResponse'
     API_KEY = 80
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 1
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
     FIELDS = (
@@ -53,7 +53,7 @@ class AddRaftVoterResponse(Message):
 
 
 def _dec_AddRaftVoterResponse_v0(mv, pos):
-    """AddRaftVoterResponse, version 0."""
+    """AddRaftVoterResponse, versions 0-1."""
     o = new(AddRaftVoterResponse)
     o.throttle_time_ms, o.error_code = _u_ih(mv, pos)
     pos += 6
@@ -66,7 +66,7 @@ def _dec_AddRaftVoterResponse_v0(mv, pos):
 
 
 def _enc_AddRaftVoterResponse_v0(out, blobs, o):
-    """AddRaftVoterResponse, version 0."""
+    """AddRaftVoterResponse, versions 0-1."""
     out += _p_ih(o.throttle_time_ms, o.error_code)
     write_compact_nullable_string(out, blobs, o.error_message)
     if o.unknown_tagged_fields:
@@ -75,8 +75,8 @@ def _enc_AddRaftVoterResponse_v0(out, blobs, o):
         out.append(0)
 
 
-AddRaftVoterResponse._DECODERS = (_dec_AddRaftVoterResponse_v0,)
-AddRaftVoterResponse._ENCODERS = (_enc_AddRaftVoterResponse_v0,)
+AddRaftVoterResponse._DECODERS = (_dec_AddRaftVoterResponse_v0, _dec_AddRaftVoterResponse_v0,)
+AddRaftVoterResponse._ENCODERS = (_enc_AddRaftVoterResponse_v0, _enc_AddRaftVoterResponse_v0,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

@@ -21,6 +21,9 @@ from kafka_fast.protocol.primitives import (
 _s_i = _S('>i')
 _u_i = _s_i.unpack_from
 _p_i = _s_i.pack
+_s_ix = _S('>i?')
+_u_ix = _s_ix.unpack_from
+_p_ix = _s_ix.pack
 _INT32 = Fixed('i', 4)
 
 
@@ -76,39 +79,43 @@ class ReassignableTopic(Struct):
 
 
 class AlterPartitionReassignmentsRequest(Message):
-    """Kafka AlterPartitionReassignmentsRequest request (API key 45), versions 0-0.
+    """Kafka AlterPartitionReassignmentsRequest request (API key 45), versions 0-1.
 
     Fields:
         timeout_ms (int32, v0+)
             The time in ms to wait for the request to complete.
+        allow_replication_factor_change (bool, v1+)
+            The option indicating whether changing the replication factor of any given partition as part of this request is a valid move.
         topics ([]ReassignableTopic, v0+)
             The topics to reassign.
     """
 
-    __slots__ = ('timeout_ms', 'topics')
+    __slots__ = ('timeout_ms', 'allow_replication_factor_change', 'topics')
     NAME = 'AlterPartitionReassignmentsRequest'
     API_KEY = 45
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 1
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
     ReassignableTopic = ReassignableTopic
     ReassignablePartition = ReassignablePartition
     FIELDS = (
         Field('timeout_ms', 'TimeoutMs', 'int32', (0, 32767), None, None, None, False, 60000, None),
+        Field('allow_replication_factor_change', 'AllowReplicationFactorChange', 'bool', (1, 32767), None, None, None, False, True, None),
         Field('topics', 'Topics', '[]ReassignableTopic', (0, 32767), None, None, None, False, list, ReassignableTopic),
     )
-    _DEFAULTS = {'timeout_ms': 60000, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'timeout_ms': 60000, 'allow_replication_factor_change': True, 'unknown_tagged_fields': None}
     _FACTORIES = {'topics': list}
 
-    def __init__(self, *, timeout_ms=60000, topics=DEFAULT):
+    def __init__(self, *, timeout_ms=60000, allow_replication_factor_change=True, topics=DEFAULT):
         self.timeout_ms = timeout_ms
+        self.allow_replication_factor_change = allow_replication_factor_change
         self.topics = [] if topics is DEFAULT else topics
         self.unknown_tagged_fields = None
 
 
 def _dec_ReassignablePartition_v0(mv, pos):
-    """ReassignablePartition, version 0."""
+    """ReassignablePartition, versions 0-1."""
     o = new(ReassignablePartition)
     o.partition_index, = _u_i(mv, pos)
     pos += 4
@@ -121,7 +128,7 @@ def _dec_ReassignablePartition_v0(mv, pos):
 
 
 def _enc_ReassignablePartition_v0(out, blobs, o):
-    """ReassignablePartition, version 0."""
+    """ReassignablePartition, versions 0-1."""
     out += _p_i(o.partition_index)
     write_compact_nullable_array(out, blobs, o.replicas, _INT32)
     if o.unknown_tagged_fields:
@@ -131,7 +138,7 @@ def _enc_ReassignablePartition_v0(out, blobs, o):
 
 
 def _dec_ReassignableTopic_v0(mv, pos):
-    """ReassignableTopic, version 0."""
+    """ReassignableTopic, versions 0-1."""
     o = new(ReassignableTopic)
     o.name, pos = read_compact_string(mv, pos)
     o.partitions, pos = read_compact_array(mv, pos, _dec_ReassignablePartition_v0)
@@ -143,7 +150,7 @@ def _dec_ReassignableTopic_v0(mv, pos):
 
 
 def _enc_ReassignableTopic_v0(out, blobs, o):
-    """ReassignableTopic, version 0."""
+    """ReassignableTopic, versions 0-1."""
     write_compact_string(out, blobs, o.name)
     write_compact_array(out, blobs, o.partitions, _enc_ReassignablePartition_v0)
     if o.unknown_tagged_fields:
@@ -167,6 +174,8 @@ def _dec_AlterPartitionReassignmentsRequest_v0(mv, pos):
 
 def _enc_AlterPartitionReassignmentsRequest_v0(out, blobs, o):
     """AlterPartitionReassignmentsRequest, version 0."""
+    if o.allow_replication_factor_change != True:
+        raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
     out += _p_i(o.timeout_ms)
     write_compact_array(out, blobs, o.topics, _enc_ReassignableTopic_v0)
     if o.unknown_tagged_fields:
@@ -175,30 +184,62 @@ def _enc_AlterPartitionReassignmentsRequest_v0(out, blobs, o):
         out.append(0)
 
 
-AlterPartitionReassignmentsRequest._DECODERS = (_dec_AlterPartitionReassignmentsRequest_v0,)
-AlterPartitionReassignmentsRequest._ENCODERS = (_enc_AlterPartitionReassignmentsRequest_v0,)
+def _dec_AlterPartitionReassignmentsRequest_v1(mv, pos):
+    """AlterPartitionReassignmentsRequest, version 1."""
+    o = new(AlterPartitionReassignmentsRequest)
+    o.timeout_ms, o.allow_replication_factor_change = _u_ix(mv, pos)
+    pos += 5
+    o.topics, pos = read_compact_array(mv, pos, _dec_ReassignableTopic_v0)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_AlterPartitionReassignmentsRequest_v1(out, blobs, o):
+    """AlterPartitionReassignmentsRequest, version 1."""
+    out += _p_ix(o.timeout_ms, o.allow_replication_factor_change)
+    write_compact_array(out, blobs, o.topics, _enc_ReassignableTopic_v0)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+AlterPartitionReassignmentsRequest._DECODERS = (_dec_AlterPartitionReassignmentsRequest_v0, _dec_AlterPartitionReassignmentsRequest_v1,)
+AlterPartitionReassignmentsRequest._ENCODERS = (_enc_AlterPartitionReassignmentsRequest_v0, _enc_AlterPartitionReassignmentsRequest_v1,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    113: 'ReassignablePartition.partition_index',
-    115: 'ReassignablePartition.replicas',
-    116: 'ReassignablePartition.<tagged fields>',
-    117: 'ReassignablePartition.<tagged fields>',
-    125: 'ReassignablePartition.partition_index',
-    126: 'ReassignablePartition.replicas',
-    128: 'ReassignablePartition.<tagged fields>',
-    136: 'ReassignableTopic.name',
-    137: 'ReassignableTopic.partitions',
-    138: 'ReassignableTopic.<tagged fields>',
-    139: 'ReassignableTopic.<tagged fields>',
-    147: 'ReassignableTopic.name',
-    148: 'ReassignableTopic.partitions',
-    150: 'ReassignableTopic.<tagged fields>',
-    158: 'AlterPartitionReassignmentsRequest.timeout_ms',
-    160: 'AlterPartitionReassignmentsRequest.topics',
-    161: 'AlterPartitionReassignmentsRequest.<tagged fields>',
-    162: 'AlterPartitionReassignmentsRequest.<tagged fields>',
-    170: 'AlterPartitionReassignmentsRequest.timeout_ms',
-    171: 'AlterPartitionReassignmentsRequest.topics',
-    173: 'AlterPartitionReassignmentsRequest.<tagged fields>',
+    120: 'ReassignablePartition.partition_index',
+    122: 'ReassignablePartition.replicas',
+    123: 'ReassignablePartition.<tagged fields>',
+    124: 'ReassignablePartition.<tagged fields>',
+    132: 'ReassignablePartition.partition_index',
+    133: 'ReassignablePartition.replicas',
+    135: 'ReassignablePartition.<tagged fields>',
+    143: 'ReassignableTopic.name',
+    144: 'ReassignableTopic.partitions',
+    145: 'ReassignableTopic.<tagged fields>',
+    146: 'ReassignableTopic.<tagged fields>',
+    154: 'ReassignableTopic.name',
+    155: 'ReassignableTopic.partitions',
+    157: 'ReassignableTopic.<tagged fields>',
+    165: 'AlterPartitionReassignmentsRequest.timeout_ms',
+    167: 'AlterPartitionReassignmentsRequest.topics',
+    168: 'AlterPartitionReassignmentsRequest.<tagged fields>',
+    169: 'AlterPartitionReassignmentsRequest.<tagged fields>',
+    177: 'AlterPartitionReassignmentsRequest.allow_replication_factor_change',
+    178: 'AlterPartitionReassignmentsRequest.allow_replication_factor_change',
+    179: 'AlterPartitionReassignmentsRequest.timeout_ms',
+    180: 'AlterPartitionReassignmentsRequest.topics',
+    182: 'AlterPartitionReassignmentsRequest.<tagged fields>',
+    190: 'AlterPartitionReassignmentsRequest.timeout_ms, allow_replication_factor_change',
+    192: 'AlterPartitionReassignmentsRequest.topics',
+    193: 'AlterPartitionReassignmentsRequest.<tagged fields>',
+    194: 'AlterPartitionReassignmentsRequest.<tagged fields>',
+    202: 'AlterPartitionReassignmentsRequest.timeout_ms, allow_replication_factor_change',
+    203: 'AlterPartitionReassignmentsRequest.topics',
+    205: 'AlterPartitionReassignmentsRequest.<tagged fields>',
 }

@@ -17,6 +17,9 @@ from kafka_fast.protocol.primitives import (
     write_tags,
 )
 
+_s_ixh = _S('>i?h')
+_u_ixh = _s_ixh.unpack_from
+_p_ixh = _s_ixh.pack
 _s_ih = _S('>ih')
 _u_ih = _s_ih.unpack_from
 _p_ih = _s_ih.pack
@@ -56,9 +59,9 @@ class ReassignableTopicResponse(Struct):
 
     Fields:
         name (string, v0+)
-            The topic name
+            The topic name.
         partitions ([]ReassignablePartitionResponse, v0+)
-            The responses to partitions to reassign
+            The responses to partitions to reassign.
     """
 
     __qualname__ = 'AlterPartitionReassignmentsResponse.ReassignableTopicResponse'
@@ -78,11 +81,13 @@ class ReassignableTopicResponse(Struct):
 
 
 class AlterPartitionReassignmentsResponse(Message):
-    """Kafka AlterPartitionReassignmentsResponse response (API key 45), versions 0-0.
+    """Kafka AlterPartitionReassignmentsResponse response (API key 45), versions 0-1.
 
     Fields:
         throttle_time_ms (int32, v0+)
             The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
+        allow_replication_factor_change (bool, v1+)
+            The option indicating whether changing the replication factor of any given partition as part of the request was allowed.
         error_code (int16, v0+)
             The top-level error code, or 0 if there was no error.
         error_message (string, v0+, nullable v0+)
@@ -91,26 +96,28 @@ class AlterPartitionReassignmentsResponse(Message):
             The responses to topics to reassign.
     """
 
-    __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'responses')
+    __slots__ = ('throttle_time_ms', 'allow_replication_factor_change', 'error_code', 'error_message', 'responses')
     NAME = 'AlterPartitionReassignmentsResponse'
     API_KEY = 45
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 1
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
     ReassignableTopicResponse = ReassignableTopicResponse
     ReassignablePartitionResponse = ReassignablePartitionResponse
     FIELDS = (
         Field('throttle_time_ms', 'ThrottleTimeMs', 'int32', (0, 32767), None, None, None, False, 0, None),
+        Field('allow_replication_factor_change', 'AllowReplicationFactorChange', 'bool', (1, 32767), None, None, None, True, True, None),
         Field('error_code', 'ErrorCode', 'int16', (0, 32767), None, None, None, False, 0, None),
         Field('error_message', 'ErrorMessage', 'string', (0, 32767), (0, 32767), None, None, False, '', None),
         Field('responses', 'Responses', '[]ReassignableTopicResponse', (0, 32767), None, None, None, False, list, ReassignableTopicResponse),
     )
-    _DEFAULTS = {'throttle_time_ms': 0, 'error_code': 0, 'error_message': '', 'unknown_tagged_fields': None}
+    _DEFAULTS = {'throttle_time_ms': 0, 'allow_replication_factor_change': True, 'error_code': 0, 'error_message': '', 'unknown_tagged_fields': None}
     _FACTORIES = {'responses': list}
 
-    def __init__(self, *, throttle_time_ms=0, error_code=0, error_message='', responses=DEFAULT):
+    def __init__(self, *, throttle_time_ms=0, allow_replication_factor_change=True, error_code=0, error_message='', responses=DEFAULT):
         self.throttle_time_ms = throttle_time_ms
+        self.allow_replication_factor_change = allow_replication_factor_change
         self.error_code = error_code
         self.error_message = error_message
         self.responses = [] if responses is DEFAULT else responses
@@ -118,7 +125,7 @@ class AlterPartitionReassignmentsResponse(Message):
 
 
 def _dec_ReassignablePartitionResponse_v0(mv, pos):
-    """ReassignablePartitionResponse, version 0."""
+    """ReassignablePartitionResponse, versions 0-1."""
     o = new(ReassignablePartitionResponse)
     o.partition_index, o.error_code = _u_ih(mv, pos)
     pos += 6
@@ -131,7 +138,7 @@ def _dec_ReassignablePartitionResponse_v0(mv, pos):
 
 
 def _enc_ReassignablePartitionResponse_v0(out, blobs, o):
-    """ReassignablePartitionResponse, version 0."""
+    """ReassignablePartitionResponse, versions 0-1."""
     out += _p_ih(o.partition_index, o.error_code)
     write_compact_nullable_string(out, blobs, o.error_message)
     if o.unknown_tagged_fields:
@@ -141,7 +148,7 @@ def _enc_ReassignablePartitionResponse_v0(out, blobs, o):
 
 
 def _dec_ReassignableTopicResponse_v0(mv, pos):
-    """ReassignableTopicResponse, version 0."""
+    """ReassignableTopicResponse, versions 0-1."""
     o = new(ReassignableTopicResponse)
     o.name, pos = read_compact_string(mv, pos)
     o.partitions, pos = read_compact_array(mv, pos, _dec_ReassignablePartitionResponse_v0)
@@ -153,7 +160,7 @@ def _dec_ReassignableTopicResponse_v0(mv, pos):
 
 
 def _enc_ReassignableTopicResponse_v0(out, blobs, o):
-    """ReassignableTopicResponse, version 0."""
+    """ReassignableTopicResponse, versions 0-1."""
     write_compact_string(out, blobs, o.name)
     write_compact_array(out, blobs, o.partitions, _enc_ReassignablePartitionResponse_v0)
     if o.unknown_tagged_fields:
@@ -187,32 +194,66 @@ def _enc_AlterPartitionReassignmentsResponse_v0(out, blobs, o):
         out.append(0)
 
 
-AlterPartitionReassignmentsResponse._DECODERS = (_dec_AlterPartitionReassignmentsResponse_v0,)
-AlterPartitionReassignmentsResponse._ENCODERS = (_enc_AlterPartitionReassignmentsResponse_v0,)
+def _dec_AlterPartitionReassignmentsResponse_v1(mv, pos):
+    """AlterPartitionReassignmentsResponse, version 1."""
+    o = new(AlterPartitionReassignmentsResponse)
+    o.throttle_time_ms, o.allow_replication_factor_change, o.error_code = _u_ixh(mv, pos)
+    pos += 7
+    o.error_message, pos = read_compact_nullable_string(mv, pos)
+    o.responses, pos = read_compact_array(mv, pos, _dec_ReassignableTopicResponse_v0)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_AlterPartitionReassignmentsResponse_v1(out, blobs, o):
+    """AlterPartitionReassignmentsResponse, version 1."""
+    out += _p_ixh(o.throttle_time_ms, o.allow_replication_factor_change, o.error_code)
+    write_compact_nullable_string(out, blobs, o.error_message)
+    write_compact_array(out, blobs, o.responses, _enc_ReassignableTopicResponse_v0)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+AlterPartitionReassignmentsResponse._DECODERS = (_dec_AlterPartitionReassignmentsResponse_v0, _dec_AlterPartitionReassignmentsResponse_v1,)
+AlterPartitionReassignmentsResponse._ENCODERS = (_enc_AlterPartitionReassignmentsResponse_v0, _enc_AlterPartitionReassignmentsResponse_v1,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    123: 'ReassignablePartitionResponse.partition_index, error_code',
-    125: 'ReassignablePartitionResponse.error_message',
-    126: 'ReassignablePartitionResponse.<tagged fields>',
-    127: 'ReassignablePartitionResponse.<tagged fields>',
-    135: 'ReassignablePartitionResponse.partition_index, error_code',
-    136: 'ReassignablePartitionResponse.error_message',
-    138: 'ReassignablePartitionResponse.<tagged fields>',
-    146: 'ReassignableTopicResponse.name',
-    147: 'ReassignableTopicResponse.partitions',
-    148: 'ReassignableTopicResponse.<tagged fields>',
-    149: 'ReassignableTopicResponse.<tagged fields>',
-    157: 'ReassignableTopicResponse.name',
-    158: 'ReassignableTopicResponse.partitions',
-    160: 'ReassignableTopicResponse.<tagged fields>',
-    168: 'AlterPartitionReassignmentsResponse.throttle_time_ms, error_code',
-    170: 'AlterPartitionReassignmentsResponse.error_message',
-    171: 'AlterPartitionReassignmentsResponse.responses',
-    172: 'AlterPartitionReassignmentsResponse.<tagged fields>',
-    173: 'AlterPartitionReassignmentsResponse.<tagged fields>',
-    181: 'AlterPartitionReassignmentsResponse.throttle_time_ms, error_code',
-    182: 'AlterPartitionReassignmentsResponse.error_message',
-    183: 'AlterPartitionReassignmentsResponse.responses',
-    185: 'AlterPartitionReassignmentsResponse.<tagged fields>',
+    130: 'ReassignablePartitionResponse.partition_index, error_code',
+    132: 'ReassignablePartitionResponse.error_message',
+    133: 'ReassignablePartitionResponse.<tagged fields>',
+    134: 'ReassignablePartitionResponse.<tagged fields>',
+    142: 'ReassignablePartitionResponse.partition_index, error_code',
+    143: 'ReassignablePartitionResponse.error_message',
+    145: 'ReassignablePartitionResponse.<tagged fields>',
+    153: 'ReassignableTopicResponse.name',
+    154: 'ReassignableTopicResponse.partitions',
+    155: 'ReassignableTopicResponse.<tagged fields>',
+    156: 'ReassignableTopicResponse.<tagged fields>',
+    164: 'ReassignableTopicResponse.name',
+    165: 'ReassignableTopicResponse.partitions',
+    167: 'ReassignableTopicResponse.<tagged fields>',
+    175: 'AlterPartitionReassignmentsResponse.throttle_time_ms, error_code',
+    177: 'AlterPartitionReassignmentsResponse.error_message',
+    178: 'AlterPartitionReassignmentsResponse.responses',
+    179: 'AlterPartitionReassignmentsResponse.<tagged fields>',
+    180: 'AlterPartitionReassignmentsResponse.<tagged fields>',
+    188: 'AlterPartitionReassignmentsResponse.throttle_time_ms, error_code',
+    189: 'AlterPartitionReassignmentsResponse.error_message',
+    190: 'AlterPartitionReassignmentsResponse.responses',
+    192: 'AlterPartitionReassignmentsResponse.<tagged fields>',
+    200: 'AlterPartitionReassignmentsResponse.throttle_time_ms, allow_replication_factor_change, error_code',
+    202: 'AlterPartitionReassignmentsResponse.error_message',
+    203: 'AlterPartitionReassignmentsResponse.responses',
+    204: 'AlterPartitionReassignmentsResponse.<tagged fields>',
+    205: 'AlterPartitionReassignmentsResponse.<tagged fields>',
+    213: 'AlterPartitionReassignmentsResponse.throttle_time_ms, allow_replication_factor_change, error_code',
+    214: 'AlterPartitionReassignmentsResponse.error_message',
+    215: 'AlterPartitionReassignmentsResponse.responses',
+    217: 'AlterPartitionReassignmentsResponse.<tagged fields>',
 }

@@ -75,7 +75,7 @@ class AlterReplicaLogDir(Struct):
 
 
 class AlterReplicaLogDirsRequest(Message):
-    """Kafka AlterReplicaLogDirsRequest request (API key 34), versions 0-2.
+    """Kafka AlterReplicaLogDirsRequest request (API key 34), versions 1-2.
 
     Fields:
         dirs ([]AlterReplicaLogDir, v0+)
@@ -85,7 +85,7 @@ class AlterReplicaLogDirsRequest(Message):
     __slots__ = ('dirs',)
     NAME = 'AlterReplicaLogDirsRequest'
     API_KEY = 34
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 2
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
@@ -102,44 +102,44 @@ class AlterReplicaLogDirsRequest(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_AlterReplicaLogDirTopic_v0(mv, pos):
-    """AlterReplicaLogDirTopic, versions 0-1."""
+def _dec_AlterReplicaLogDirTopic_v1(mv, pos):
+    """AlterReplicaLogDirTopic, version 1."""
     o = new(AlterReplicaLogDirTopic)
     o.name, pos = read_string(mv, pos)
     o.partitions, pos = read_array(mv, pos, _INT32)
     return o, pos
 
 
-def _enc_AlterReplicaLogDirTopic_v0(out, blobs, o):
-    """AlterReplicaLogDirTopic, versions 0-1."""
+def _enc_AlterReplicaLogDirTopic_v1(out, blobs, o):
+    """AlterReplicaLogDirTopic, version 1."""
     write_string(out, blobs, o.name)
     write_array(out, blobs, o.partitions, _INT32)
 
 
-def _dec_AlterReplicaLogDir_v0(mv, pos):
-    """AlterReplicaLogDir, versions 0-1."""
+def _dec_AlterReplicaLogDir_v1(mv, pos):
+    """AlterReplicaLogDir, version 1."""
     o = new(AlterReplicaLogDir)
     o.path, pos = read_string(mv, pos)
-    o.topics, pos = read_array(mv, pos, _dec_AlterReplicaLogDirTopic_v0)
+    o.topics, pos = read_array(mv, pos, _dec_AlterReplicaLogDirTopic_v1)
     return o, pos
 
 
-def _enc_AlterReplicaLogDir_v0(out, blobs, o):
-    """AlterReplicaLogDir, versions 0-1."""
+def _enc_AlterReplicaLogDir_v1(out, blobs, o):
+    """AlterReplicaLogDir, version 1."""
     write_string(out, blobs, o.path)
-    write_array(out, blobs, o.topics, _enc_AlterReplicaLogDirTopic_v0)
+    write_array(out, blobs, o.topics, _enc_AlterReplicaLogDirTopic_v1)
 
 
-def _dec_AlterReplicaLogDirsRequest_v0(mv, pos):
-    """AlterReplicaLogDirsRequest, versions 0-1."""
+def _dec_AlterReplicaLogDirsRequest_v1(mv, pos):
+    """AlterReplicaLogDirsRequest, version 1."""
     o = new(AlterReplicaLogDirsRequest)
-    o.dirs, pos = read_array(mv, pos, _dec_AlterReplicaLogDir_v0)
+    o.dirs, pos = read_array(mv, pos, _dec_AlterReplicaLogDir_v1)
     return o, pos
 
 
-def _enc_AlterReplicaLogDirsRequest_v0(out, blobs, o):
-    """AlterReplicaLogDirsRequest, versions 0-1."""
-    write_array(out, blobs, o.dirs, _enc_AlterReplicaLogDir_v0)
+def _enc_AlterReplicaLogDirsRequest_v1(out, blobs, o):
+    """AlterReplicaLogDirsRequest, version 1."""
+    write_array(out, blobs, o.dirs, _enc_AlterReplicaLogDir_v1)
 
 
 def _dec_AlterReplicaLogDirTopic_v2(mv, pos):
@@ -206,8 +206,8 @@ def _enc_AlterReplicaLogDirsRequest_v2(out, blobs, o):
         out.append(0)
 
 
-AlterReplicaLogDirsRequest._DECODERS = (_dec_AlterReplicaLogDirsRequest_v0, _dec_AlterReplicaLogDirsRequest_v0, _dec_AlterReplicaLogDirsRequest_v2,)
-AlterReplicaLogDirsRequest._ENCODERS = (_enc_AlterReplicaLogDirsRequest_v0, _enc_AlterReplicaLogDirsRequest_v0, _enc_AlterReplicaLogDirsRequest_v2,)
+AlterReplicaLogDirsRequest._DECODERS = (None, _dec_AlterReplicaLogDirsRequest_v1, _dec_AlterReplicaLogDirsRequest_v2,)
+AlterReplicaLogDirsRequest._ENCODERS = (None, _enc_AlterReplicaLogDirsRequest_v1, _enc_AlterReplicaLogDirsRequest_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

@@ -79,7 +79,7 @@ class AlterReplicaLogDirTopicResult(Struct):
 
 
 class AlterReplicaLogDirsResponse(Message):
-    """Kafka AlterReplicaLogDirsResponse response (API key 34), versions 0-2.
+    """Kafka AlterReplicaLogDirsResponse response (API key 34), versions 1-2.
 
     Fields:
         throttle_time_ms (int32, v0+)
@@ -91,7 +91,7 @@ class AlterReplicaLogDirsResponse(Message):
     __slots__ = ('throttle_time_ms', 'results')
     NAME = 'AlterReplicaLogDirsResponse'
     API_KEY = 34
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 2
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
@@ -110,46 +110,46 @@ class AlterReplicaLogDirsResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_AlterReplicaLogDirPartitionResult_v0(mv, pos):
-    """AlterReplicaLogDirPartitionResult, versions 0-1."""
+def _dec_AlterReplicaLogDirPartitionResult_v1(mv, pos):
+    """AlterReplicaLogDirPartitionResult, version 1."""
     o = new(AlterReplicaLogDirPartitionResult)
     o.partition_index, o.error_code = _u_ih(mv, pos)
     pos += 6
     return o, pos
 
 
-def _enc_AlterReplicaLogDirPartitionResult_v0(out, blobs, o):
-    """AlterReplicaLogDirPartitionResult, versions 0-1."""
+def _enc_AlterReplicaLogDirPartitionResult_v1(out, blobs, o):
+    """AlterReplicaLogDirPartitionResult, version 1."""
     out += _p_ih(o.partition_index, o.error_code)
 
 
-def _dec_AlterReplicaLogDirTopicResult_v0(mv, pos):
-    """AlterReplicaLogDirTopicResult, versions 0-1."""
+def _dec_AlterReplicaLogDirTopicResult_v1(mv, pos):
+    """AlterReplicaLogDirTopicResult, version 1."""
     o = new(AlterReplicaLogDirTopicResult)
     o.topic_name, pos = read_string(mv, pos)
-    o.partitions, pos = read_array(mv, pos, _dec_AlterReplicaLogDirPartitionResult_v0)
+    o.partitions, pos = read_array(mv, pos, _dec_AlterReplicaLogDirPartitionResult_v1)
     return o, pos
 
 
-def _enc_AlterReplicaLogDirTopicResult_v0(out, blobs, o):
-    """AlterReplicaLogDirTopicResult, versions 0-1."""
+def _enc_AlterReplicaLogDirTopicResult_v1(out, blobs, o):
+    """AlterReplicaLogDirTopicResult, version 1."""
     write_string(out, blobs, o.topic_name)
-    write_array(out, blobs, o.partitions, _enc_AlterReplicaLogDirPartitionResult_v0)
+    write_array(out, blobs, o.partitions, _enc_AlterReplicaLogDirPartitionResult_v1)
 
 
-def _dec_AlterReplicaLogDirsResponse_v0(mv, pos):
-    """AlterReplicaLogDirsResponse, versions 0-1."""
+def _dec_AlterReplicaLogDirsResponse_v1(mv, pos):
+    """AlterReplicaLogDirsResponse, version 1."""
     o = new(AlterReplicaLogDirsResponse)
     o.throttle_time_ms, = _u_i(mv, pos)
     pos += 4
-    o.results, pos = read_array(mv, pos, _dec_AlterReplicaLogDirTopicResult_v0)
+    o.results, pos = read_array(mv, pos, _dec_AlterReplicaLogDirTopicResult_v1)
     return o, pos
 
 
-def _enc_AlterReplicaLogDirsResponse_v0(out, blobs, o):
-    """AlterReplicaLogDirsResponse, versions 0-1."""
+def _enc_AlterReplicaLogDirsResponse_v1(out, blobs, o):
+    """AlterReplicaLogDirsResponse, version 1."""
     out += _p_i(o.throttle_time_ms)
-    write_array(out, blobs, o.results, _enc_AlterReplicaLogDirTopicResult_v0)
+    write_array(out, blobs, o.results, _enc_AlterReplicaLogDirTopicResult_v1)
 
 
 def _dec_AlterReplicaLogDirPartitionResult_v2(mv, pos):
@@ -218,8 +218,8 @@ def _enc_AlterReplicaLogDirsResponse_v2(out, blobs, o):
         out.append(0)
 
 
-AlterReplicaLogDirsResponse._DECODERS = (_dec_AlterReplicaLogDirsResponse_v0, _dec_AlterReplicaLogDirsResponse_v0, _dec_AlterReplicaLogDirsResponse_v2,)
-AlterReplicaLogDirsResponse._ENCODERS = (_enc_AlterReplicaLogDirsResponse_v0, _enc_AlterReplicaLogDirsResponse_v0, _enc_AlterReplicaLogDirsResponse_v2,)
+AlterReplicaLogDirsResponse._DECODERS = (None, _dec_AlterReplicaLogDirsResponse_v1, _dec_AlterReplicaLogDirsResponse_v2,)
+AlterReplicaLogDirsResponse._ENCODERS = (None, _enc_AlterReplicaLogDirsResponse_v1, _enc_AlterReplicaLogDirsResponse_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

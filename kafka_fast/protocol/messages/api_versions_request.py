@@ -7,41 +7,54 @@ from kafka_fast.protocol.base import DEFAULT, Field, Message, Struct, new
 from kafka_fast.protocol.primitives import (
     WireError,
     ZERO_UUID,
+    read_compact_nullable_string,
     read_compact_string,
     read_tags,
+    write_compact_nullable_string,
     write_compact_string,
     write_tags,
 )
 
+_s_i = _S('>i')
+_u_i = _s_i.unpack_from
+_p_i = _s_i.pack
 
 
 class ApiVersionsRequest(Message):
-    """Kafka ApiVersionsRequest request (API key 18), versions 0-4.
+    """Kafka ApiVersionsRequest request (API key 18), versions 0-5.
 
     Fields:
         client_software_name (string, v3+)
             The name of the client.
         client_software_version (string, v3+)
             The version of the client.
+        cluster_id (string, v5+, nullable v5+)
+            The cluster ID the client intends to connect to. Provide both ClusterId and NodeId, if known.
+        node_id (int32, v5+)
+            The node ID the client intends to connect to. Provide both ClusterId and NodeId, if known.
     """
 
-    __slots__ = ('client_software_name', 'client_software_version')
+    __slots__ = ('client_software_name', 'client_software_version', 'cluster_id', 'node_id')
     NAME = 'ApiVersionsRequest'
     API_KEY = 18
     MIN_VERSION = 0
-    MAX_VERSION = 4
+    MAX_VERSION = 5
     FLEXIBLE_MIN = 3
     LATEST_VERSION_UNSTABLE = False
     FIELDS = (
         Field('client_software_name', 'ClientSoftwareName', 'string', (3, 32767), None, None, None, True, '', None),
         Field('client_software_version', 'ClientSoftwareVersion', 'string', (3, 32767), None, None, None, True, '', None),
+        Field('cluster_id', 'ClusterId', 'string', (5, 32767), (5, 32767), None, None, True, None, None),
+        Field('node_id', 'NodeId', 'int32', (5, 32767), None, None, None, True, -1, None),
     )
-    _DEFAULTS = {'client_software_name': '', 'client_software_version': '', 'unknown_tagged_fields': None}
+    _DEFAULTS = {'client_software_name': '', 'client_software_version': '', 'cluster_id': None, 'node_id': -1, 'unknown_tagged_fields': None}
     _FACTORIES = {}
 
-    def __init__(self, *, client_software_name='', client_software_version=''):
+    def __init__(self, *, client_software_name='', client_software_version='', cluster_id=None, node_id=-1):
         self.client_software_name = client_software_name
         self.client_software_version = client_software_version
+        self.cluster_id = cluster_id
+        self.node_id = node_id
         self.unknown_tagged_fields = None
 
 
@@ -77,16 +90,54 @@ def _enc_ApiVersionsRequest_v3(out, blobs, o):
         out.append(0)
 
 
-ApiVersionsRequest._DECODERS = (_dec_ApiVersionsRequest_v0, _dec_ApiVersionsRequest_v0, _dec_ApiVersionsRequest_v0, _dec_ApiVersionsRequest_v3, _dec_ApiVersionsRequest_v3,)
-ApiVersionsRequest._ENCODERS = (_enc_ApiVersionsRequest_v0, _enc_ApiVersionsRequest_v0, _enc_ApiVersionsRequest_v0, _enc_ApiVersionsRequest_v3, _enc_ApiVersionsRequest_v3,)
+def _dec_ApiVersionsRequest_v5(mv, pos):
+    """ApiVersionsRequest, version 5."""
+    o = new(ApiVersionsRequest)
+    o.client_software_name, pos = read_compact_string(mv, pos)
+    o.client_software_version, pos = read_compact_string(mv, pos)
+    o.cluster_id, pos = read_compact_nullable_string(mv, pos)
+    o.node_id, = _u_i(mv, pos)
+    pos += 4
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_ApiVersionsRequest_v5(out, blobs, o):
+    """ApiVersionsRequest, version 5."""
+    write_compact_string(out, blobs, o.client_software_name)
+    write_compact_string(out, blobs, o.client_software_version)
+    write_compact_nullable_string(out, blobs, o.cluster_id)
+    out += _p_i(o.node_id)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+ApiVersionsRequest._DECODERS = (_dec_ApiVersionsRequest_v0, _dec_ApiVersionsRequest_v0, _dec_ApiVersionsRequest_v0, _dec_ApiVersionsRequest_v3, _dec_ApiVersionsRequest_v3, _dec_ApiVersionsRequest_v5,)
+ApiVersionsRequest._ENCODERS = (_enc_ApiVersionsRequest_v0, _enc_ApiVersionsRequest_v0, _enc_ApiVersionsRequest_v0, _enc_ApiVersionsRequest_v3, _enc_ApiVersionsRequest_v3, _enc_ApiVersionsRequest_v5,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    61: 'ApiVersionsRequest.client_software_name',
-    62: 'ApiVersionsRequest.client_software_version',
-    63: 'ApiVersionsRequest.<tagged fields>',
-    64: 'ApiVersionsRequest.<tagged fields>',
-    72: 'ApiVersionsRequest.client_software_name',
-    73: 'ApiVersionsRequest.client_software_version',
-    75: 'ApiVersionsRequest.<tagged fields>',
+    74: 'ApiVersionsRequest.client_software_name',
+    75: 'ApiVersionsRequest.client_software_version',
+    76: 'ApiVersionsRequest.<tagged fields>',
+    77: 'ApiVersionsRequest.<tagged fields>',
+    85: 'ApiVersionsRequest.client_software_name',
+    86: 'ApiVersionsRequest.client_software_version',
+    88: 'ApiVersionsRequest.<tagged fields>',
+    96: 'ApiVersionsRequest.client_software_name',
+    97: 'ApiVersionsRequest.client_software_version',
+    98: 'ApiVersionsRequest.cluster_id',
+    99: 'ApiVersionsRequest.node_id',
+    101: 'ApiVersionsRequest.<tagged fields>',
+    102: 'ApiVersionsRequest.<tagged fields>',
+    110: 'ApiVersionsRequest.client_software_name',
+    111: 'ApiVersionsRequest.client_software_version',
+    112: 'ApiVersionsRequest.cluster_id',
+    113: 'ApiVersionsRequest.node_id',
+    115: 'ApiVersionsRequest.<tagged fields>',
 }

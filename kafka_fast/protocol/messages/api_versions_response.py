@@ -125,7 +125,7 @@ class FinalizedFeatureKey(Struct):
 
 
 class ApiVersionsResponse(Message):
-    """Kafka ApiVersionsResponse response (API key 18), versions 0-4.
+    """Kafka ApiVersionsResponse response (API key 18), versions 0-5.
 
     Fields:
         error_code (int16, v0+)
@@ -141,14 +141,14 @@ class ApiVersionsResponse(Message):
         finalized_features ([]FinalizedFeatureKey, v3+, tag 2)
             List of cluster-wide finalized features. The information is valid only if FinalizedFeaturesEpoch >= 0.
         zk_migration_ready (bool, v3+, tag 3)
-            Set by a KRaft controller if the required configurations for ZK migration are present
+            Set by a KRaft controller if the required configurations for ZK migration are present.
     """
 
     __slots__ = ('error_code', 'api_keys', 'throttle_time_ms', 'supported_features', 'finalized_features_epoch', 'finalized_features', 'zk_migration_ready')
     NAME = 'ApiVersionsResponse'
     API_KEY = 18
     MIN_VERSION = 0
-    MAX_VERSION = 4
+    MAX_VERSION = 5
     FLEXIBLE_MIN = 3
     LATEST_VERSION_UNSTABLE = False
     ApiVersion = ApiVersion
@@ -224,7 +224,7 @@ def _enc_ApiVersionsResponse_v1(out, blobs, o):
 
 
 def _dec_ApiVersion_v3(mv, pos):
-    """ApiVersion, versions 3-4."""
+    """ApiVersion, versions 3-5."""
     o = new(ApiVersion)
     o.api_key, o.min_version, o.max_version = _u_hhh(mv, pos)
     pos += 6
@@ -236,7 +236,7 @@ def _dec_ApiVersion_v3(mv, pos):
 
 
 def _enc_ApiVersion_v3(out, blobs, o):
-    """ApiVersion, versions 3-4."""
+    """ApiVersion, versions 3-5."""
     out += _p_hhh(o.api_key, o.min_version, o.max_version)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -245,7 +245,7 @@ def _enc_ApiVersion_v3(out, blobs, o):
 
 
 def _dec_SupportedFeatureKey_v3(mv, pos):
-    """SupportedFeatureKey, versions 3-4."""
+    """SupportedFeatureKey, versions 3-5."""
     o = new(SupportedFeatureKey)
     o.name, pos = read_compact_string(mv, pos)
     o.min_version, o.max_version = _u_hh(mv, pos)
@@ -258,7 +258,7 @@ def _dec_SupportedFeatureKey_v3(mv, pos):
 
 
 def _enc_SupportedFeatureKey_v3(out, blobs, o):
-    """SupportedFeatureKey, versions 3-4."""
+    """SupportedFeatureKey, versions 3-5."""
     write_compact_string(out, blobs, o.name)
     out += _p_hh(o.min_version, o.max_version)
     if o.unknown_tagged_fields:
@@ -268,7 +268,7 @@ def _enc_SupportedFeatureKey_v3(out, blobs, o):
 
 
 def _dec_FinalizedFeatureKey_v3(mv, pos):
-    """FinalizedFeatureKey, versions 3-4."""
+    """FinalizedFeatureKey, versions 3-5."""
     o = new(FinalizedFeatureKey)
     o.name, pos = read_compact_string(mv, pos)
     o.max_version_level, o.min_version_level = _u_hh(mv, pos)
@@ -281,7 +281,7 @@ def _dec_FinalizedFeatureKey_v3(mv, pos):
 
 
 def _enc_FinalizedFeatureKey_v3(out, blobs, o):
-    """FinalizedFeatureKey, versions 3-4."""
+    """FinalizedFeatureKey, versions 3-5."""
     write_compact_string(out, blobs, o.name)
     out += _p_hh(o.max_version_level, o.min_version_level)
     if o.unknown_tagged_fields:
@@ -291,7 +291,7 @@ def _enc_FinalizedFeatureKey_v3(out, blobs, o):
 
 
 def _dec_ApiVersionsResponse_v3(mv, pos):
-    """ApiVersionsResponse, versions 3-4."""
+    """ApiVersionsResponse, versions 3-5."""
     o = new(ApiVersionsResponse)
     o.error_code, = _u_h(mv, pos)
     pos += 2
@@ -306,7 +306,7 @@ def _dec_ApiVersionsResponse_v3(mv, pos):
 
 
 def _enc_ApiVersionsResponse_v3(out, blobs, o):
-    """ApiVersionsResponse, versions 3-4."""
+    """ApiVersionsResponse, versions 3-5."""
     out += _p_h(o.error_code)
     write_compact_array(out, blobs, o.api_keys, _enc_ApiVersion_v3)
     out += _p_i(o.throttle_time_ms)
@@ -348,8 +348,8 @@ def _write_bool(out, blobs, value):
 _READ_TAGS_ApiVersionsResponse_v3 = {0: ('supported_features', _read_compact_array_of_SupportedFeatureKey_v3), 1: ('finalized_features_epoch', _read_int64), 2: ('finalized_features', _read_compact_array_of_FinalizedFeatureKey_v3), 3: ('zk_migration_ready', _read_bool)}
 _WRITE_TAGS_ApiVersionsResponse_v3: tuple = ((0, 'supported_features', [], _write_compact_array_of_SupportedFeatureKey_v3), (1, 'finalized_features_epoch', -1, _write_int64), (2, 'finalized_features', [], _write_compact_array_of_FinalizedFeatureKey_v3), (3, 'zk_migration_ready', False, _write_bool),)
 
-ApiVersionsResponse._DECODERS = (_dec_ApiVersionsResponse_v0, _dec_ApiVersionsResponse_v1, _dec_ApiVersionsResponse_v1, _dec_ApiVersionsResponse_v3, _dec_ApiVersionsResponse_v3,)
-ApiVersionsResponse._ENCODERS = (_enc_ApiVersionsResponse_v0, _enc_ApiVersionsResponse_v1, _enc_ApiVersionsResponse_v1, _enc_ApiVersionsResponse_v3, _enc_ApiVersionsResponse_v3,)
+ApiVersionsResponse._DECODERS = (_dec_ApiVersionsResponse_v0, _dec_ApiVersionsResponse_v1, _dec_ApiVersionsResponse_v1, _dec_ApiVersionsResponse_v3, _dec_ApiVersionsResponse_v3, _dec_ApiVersionsResponse_v3,)
+ApiVersionsResponse._ENCODERS = (_enc_ApiVersionsResponse_v0, _enc_ApiVersionsResponse_v1, _enc_ApiVersionsResponse_v1, _enc_ApiVersionsResponse_v3, _enc_ApiVersionsResponse_v3, _enc_ApiVersionsResponse_v3,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

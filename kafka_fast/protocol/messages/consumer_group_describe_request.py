@@ -21,11 +21,11 @@ _p_x = _s_x.pack
 
 
 class ConsumerGroupDescribeRequest(Message):
-    """Kafka ConsumerGroupDescribeRequest request (API key 69), versions 0-0.
+    """Kafka ConsumerGroupDescribeRequest request (API key 69), versions 0-1.
 
     Fields:
         group_ids ([]string, v0+)
-            The ids of the groups to describe
+            The ids of the groups to describe.
         include_authorized_operations (bool, v0+)
             Whether to include authorized operations.
     """
@@ -34,7 +34,7 @@ class ConsumerGroupDescribeRequest(Message):
     NAME = 'ConsumerGroupDescribeRequest'
     API_KEY = 69
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 1
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
     FIELDS = (
@@ -51,7 +51,7 @@ class ConsumerGroupDescribeRequest(Message):
 
 
 def _dec_ConsumerGroupDescribeRequest_v0(mv, pos):
-    """ConsumerGroupDescribeRequest, version 0."""
+    """ConsumerGroupDescribeRequest, versions 0-1."""
     o = new(ConsumerGroupDescribeRequest)
     o.group_ids, pos = read_compact_array(mv, pos, read_compact_string)
     o.include_authorized_operations, = _u_x(mv, pos)
@@ -64,7 +64,7 @@ def _dec_ConsumerGroupDescribeRequest_v0(mv, pos):
 
 
 def _enc_ConsumerGroupDescribeRequest_v0(out, blobs, o):
-    """ConsumerGroupDescribeRequest, version 0."""
+    """ConsumerGroupDescribeRequest, versions 0-1."""
     write_compact_array(out, blobs, o.group_ids, write_compact_string)
     out += _p_x(o.include_authorized_operations)
     if o.unknown_tagged_fields:
@@ -73,8 +73,8 @@ def _enc_ConsumerGroupDescribeRequest_v0(out, blobs, o):
         out.append(0)
 
 
-ConsumerGroupDescribeRequest._DECODERS = (_dec_ConsumerGroupDescribeRequest_v0,)
-ConsumerGroupDescribeRequest._ENCODERS = (_enc_ConsumerGroupDescribeRequest_v0,)
+ConsumerGroupDescribeRequest._DECODERS = (_dec_ConsumerGroupDescribeRequest_v0, _dec_ConsumerGroupDescribeRequest_v0,)
+ConsumerGroupDescribeRequest._ENCODERS = (_enc_ConsumerGroupDescribeRequest_v0, _enc_ConsumerGroupDescribeRequest_v0,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

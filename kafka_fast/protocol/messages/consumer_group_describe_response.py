@@ -19,6 +19,9 @@ from kafka_fast.protocol.primitives import (
     write_tags,
 )
 
+_s_b = _S('>b')
+_u_b = _s_b.unpack_from
+_p_b = _s_b.pack
 _s_h = _S('>h')
 _u_h = _s_h.unpack_from
 _p_h = _s_h.pack
@@ -105,10 +108,12 @@ class Member(Struct):
             The current assignment.
         target_assignment (Assignment, v0+)
             The target assignment.
+        member_type (int8, v1+)
+            -1 for unknown. 0 for classic member. +1 for consumer member.
     """
 
     __qualname__ = 'ConsumerGroupDescribeResponse.DescribedGroup.Member'
-    __slots__ = ('member_id', 'instance_id', 'rack_id', 'member_epoch', 'client_id', 'client_host', 'subscribed_topic_names', 'subscribed_topic_regex', 'assignment', 'target_assignment')
+    __slots__ = ('member_id', 'instance_id', 'rack_id', 'member_epoch', 'client_id', 'client_host', 'subscribed_topic_names', 'subscribed_topic_regex', 'assignment', 'target_assignment', 'member_type')
     FIELDS = (
         Field('member_id', 'MemberId', 'string', (0, 32767), None, None, None, False, '', None),
         Field('instance_id', 'InstanceId', 'string', (0, 32767), (0, 32767), None, None, False, None, None),
@@ -120,11 +125,12 @@ class Member(Struct):
         Field('subscribed_topic_regex', 'SubscribedTopicRegex', 'string', (0, 32767), (0, 32767), None, None, False, None, None),
         Field('assignment', 'Assignment', 'Assignment', (0, 32767), None, None, None, False, Assignment, Assignment),
         Field('target_assignment', 'TargetAssignment', 'Assignment', (0, 32767), None, None, None, False, Assignment, Assignment),
+        Field('member_type', 'MemberType', 'int8', (1, 32767), None, None, None, True, -1, None),
     )
-    _DEFAULTS = {'member_id': '', 'instance_id': None, 'rack_id': None, 'member_epoch': 0, 'client_id': '', 'client_host': '', 'subscribed_topic_regex': None, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'member_id': '', 'instance_id': None, 'rack_id': None, 'member_epoch': 0, 'client_id': '', 'client_host': '', 'subscribed_topic_regex': None, 'member_type': -1, 'unknown_tagged_fields': None}
     _FACTORIES = {'subscribed_topic_names': list, 'assignment': Assignment, 'target_assignment': Assignment}
 
-    def __init__(self, *, member_id='', instance_id=None, rack_id=None, member_epoch=0, client_id='', client_host='', subscribed_topic_names=DEFAULT, subscribed_topic_regex=None, assignment=DEFAULT, target_assignment=DEFAULT):
+    def __init__(self, *, member_id='', instance_id=None, rack_id=None, member_epoch=0, client_id='', client_host='', subscribed_topic_names=DEFAULT, subscribed_topic_regex=None, assignment=DEFAULT, target_assignment=DEFAULT, member_type=-1):
         self.member_id = member_id
         self.instance_id = instance_id
         self.rack_id = rack_id
@@ -135,6 +141,7 @@ class Member(Struct):
         self.subscribed_topic_regex = subscribed_topic_regex
         self.assignment = Assignment() if assignment is DEFAULT else assignment
         self.target_assignment = Assignment() if target_assignment is DEFAULT else target_assignment
+        self.member_type = member_type
         self.unknown_tagged_fields = None
 
 
@@ -193,7 +200,7 @@ class DescribedGroup(Struct):
 
 
 class ConsumerGroupDescribeResponse(Message):
-    """Kafka ConsumerGroupDescribeResponse response (API key 69), versions 0-0.
+    """Kafka ConsumerGroupDescribeResponse response (API key 69), versions 0-1.
 
     Fields:
         throttle_time_ms (int32, v0+)
@@ -206,7 +213,7 @@ class ConsumerGroupDescribeResponse(Message):
     NAME = 'ConsumerGroupDescribeResponse'
     API_KEY = 69
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 1
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
     TopicPartitions = TopicPartitions
@@ -227,7 +234,7 @@ class ConsumerGroupDescribeResponse(Message):
 
 
 def _dec_TopicPartitions_v0(mv, pos):
-    """TopicPartitions, version 0."""
+    """TopicPartitions, versions 0-1."""
     o = new(TopicPartitions)
     o.topic_id, pos = read_uuid(mv, pos)
     o.topic_name, pos = read_compact_string(mv, pos)
@@ -240,7 +247,7 @@ def _dec_TopicPartitions_v0(mv, pos):
 
 
 def _enc_TopicPartitions_v0(out, blobs, o):
-    """TopicPartitions, version 0."""
+    """TopicPartitions, versions 0-1."""
     out += o.topic_id.bytes
     write_compact_string(out, blobs, o.topic_name)
     write_compact_array(out, blobs, o.partitions, _INT32)
@@ -251,7 +258,7 @@ def _enc_TopicPartitions_v0(out, blobs, o):
 
 
 def _dec_Assignment_v0(mv, pos):
-    """Assignment, version 0."""
+    """Assignment, versions 0-1."""
     o = new(Assignment)
     o.topic_partitions, pos = read_compact_array(mv, pos, _dec_TopicPartitions_v0)
     if mv[pos]:
@@ -262,7 +269,7 @@ def _dec_Assignment_v0(mv, pos):
 
 
 def _enc_Assignment_v0(out, blobs, o):
-    """Assignment, version 0."""
+    """Assignment, versions 0-1."""
     write_compact_array(out, blobs, o.topic_partitions, _enc_TopicPartitions_v0)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -369,72 +376,225 @@ def _enc_ConsumerGroupDescribeResponse_v0(out, blobs, o):
         out.append(0)
 
 
-ConsumerGroupDescribeResponse._DECODERS = (_dec_ConsumerGroupDescribeResponse_v0,)
-ConsumerGroupDescribeResponse._ENCODERS = (_enc_ConsumerGroupDescribeResponse_v0,)
+def _dec_Member_v1(mv, pos):
+    """Member, version 1."""
+    o = new(Member)
+    o.member_id, pos = read_compact_string(mv, pos)
+    o.instance_id, pos = read_compact_nullable_string(mv, pos)
+    o.rack_id, pos = read_compact_nullable_string(mv, pos)
+    o.member_epoch, = _u_i(mv, pos)
+    pos += 4
+    o.client_id, pos = read_compact_string(mv, pos)
+    o.client_host, pos = read_compact_string(mv, pos)
+    o.subscribed_topic_names, pos = read_compact_array(mv, pos, read_compact_string)
+    o.subscribed_topic_regex, pos = read_compact_nullable_string(mv, pos)
+    o.assignment, pos = _dec_Assignment_v0(mv, pos)
+    o.target_assignment, pos = _dec_Assignment_v0(mv, pos)
+    o.member_type, = _u_b(mv, pos)
+    pos += 1
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_Member_v1(out, blobs, o):
+    """Member, version 1."""
+    write_compact_string(out, blobs, o.member_id)
+    write_compact_nullable_string(out, blobs, o.instance_id)
+    write_compact_nullable_string(out, blobs, o.rack_id)
+    out += _p_i(o.member_epoch)
+    write_compact_string(out, blobs, o.client_id)
+    write_compact_string(out, blobs, o.client_host)
+    write_compact_array(out, blobs, o.subscribed_topic_names, write_compact_string)
+    write_compact_nullable_string(out, blobs, o.subscribed_topic_regex)
+    _enc_Assignment_v0(out, blobs, o.assignment)
+    _enc_Assignment_v0(out, blobs, o.target_assignment)
+    out += _p_b(o.member_type)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_DescribedGroup_v1(mv, pos):
+    """DescribedGroup, version 1."""
+    o = new(DescribedGroup)
+    o.error_code, = _u_h(mv, pos)
+    pos += 2
+    o.error_message, pos = read_compact_nullable_string(mv, pos)
+    o.group_id, pos = read_compact_string(mv, pos)
+    o.group_state, pos = read_compact_string(mv, pos)
+    o.group_epoch, o.assignment_epoch = _u_ii(mv, pos)
+    pos += 8
+    o.assignor_name, pos = read_compact_string(mv, pos)
+    o.members, pos = read_compact_array(mv, pos, _dec_Member_v1)
+    o.authorized_operations, = _u_i(mv, pos)
+    pos += 4
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_DescribedGroup_v1(out, blobs, o):
+    """DescribedGroup, version 1."""
+    out += _p_h(o.error_code)
+    write_compact_nullable_string(out, blobs, o.error_message)
+    write_compact_string(out, blobs, o.group_id)
+    write_compact_string(out, blobs, o.group_state)
+    out += _p_ii(o.group_epoch, o.assignment_epoch)
+    write_compact_string(out, blobs, o.assignor_name)
+    write_compact_array(out, blobs, o.members, _enc_Member_v1)
+    out += _p_i(o.authorized_operations)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_ConsumerGroupDescribeResponse_v1(mv, pos):
+    """ConsumerGroupDescribeResponse, version 1."""
+    o = new(ConsumerGroupDescribeResponse)
+    o.throttle_time_ms, = _u_i(mv, pos)
+    pos += 4
+    o.groups, pos = read_compact_array(mv, pos, _dec_DescribedGroup_v1)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_ConsumerGroupDescribeResponse_v1(out, blobs, o):
+    """ConsumerGroupDescribeResponse, version 1."""
+    out += _p_i(o.throttle_time_ms)
+    write_compact_array(out, blobs, o.groups, _enc_DescribedGroup_v1)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+ConsumerGroupDescribeResponse._DECODERS = (_dec_ConsumerGroupDescribeResponse_v0, _dec_ConsumerGroupDescribeResponse_v1,)
+ConsumerGroupDescribeResponse._ENCODERS = (_enc_ConsumerGroupDescribeResponse_v0, _enc_ConsumerGroupDescribeResponse_v1,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    232: 'TopicPartitions.topic_id',
-    233: 'TopicPartitions.topic_name',
-    234: 'TopicPartitions.partitions',
-    235: 'TopicPartitions.<tagged fields>',
-    236: 'TopicPartitions.<tagged fields>',
-    244: 'TopicPartitions.topic_id',
-    245: 'TopicPartitions.topic_name',
-    246: 'TopicPartitions.partitions',
-    248: 'TopicPartitions.<tagged fields>',
-    256: 'Assignment.topic_partitions',
-    257: 'Assignment.<tagged fields>',
-    258: 'Assignment.<tagged fields>',
-    266: 'Assignment.topic_partitions',
-    268: 'Assignment.<tagged fields>',
-    276: 'Member.member_id',
-    277: 'Member.instance_id',
-    278: 'Member.rack_id',
-    279: 'Member.member_epoch',
-    281: 'Member.client_id',
-    282: 'Member.client_host',
-    283: 'Member.subscribed_topic_names',
-    284: 'Member.subscribed_topic_regex',
-    285: 'Member.assignment',
-    286: 'Member.target_assignment',
-    287: 'Member.<tagged fields>',
-    288: 'Member.<tagged fields>',
-    296: 'Member.member_id',
-    297: 'Member.instance_id',
-    298: 'Member.rack_id',
-    299: 'Member.member_epoch',
-    300: 'Member.client_id',
-    301: 'Member.client_host',
-    302: 'Member.subscribed_topic_names',
-    303: 'Member.subscribed_topic_regex',
-    304: 'Member.assignment',
-    305: 'Member.target_assignment',
-    307: 'Member.<tagged fields>',
-    315: 'DescribedGroup.error_code',
-    317: 'DescribedGroup.error_message',
-    318: 'DescribedGroup.group_id',
-    319: 'DescribedGroup.group_state',
-    320: 'DescribedGroup.group_epoch, assignment_epoch',
-    322: 'DescribedGroup.assignor_name',
-    323: 'DescribedGroup.members',
-    324: 'DescribedGroup.authorized_operations',
-    326: 'DescribedGroup.<tagged fields>',
-    327: 'DescribedGroup.<tagged fields>',
-    335: 'DescribedGroup.error_code',
-    336: 'DescribedGroup.error_message',
-    337: 'DescribedGroup.group_id',
-    338: 'DescribedGroup.group_state',
-    339: 'DescribedGroup.group_epoch, assignment_epoch',
-    340: 'DescribedGroup.assignor_name',
-    341: 'DescribedGroup.members',
-    342: 'DescribedGroup.authorized_operations',
-    344: 'DescribedGroup.<tagged fields>',
-    352: 'ConsumerGroupDescribeResponse.throttle_time_ms',
-    354: 'ConsumerGroupDescribeResponse.groups',
-    355: 'ConsumerGroupDescribeResponse.<tagged fields>',
-    356: 'ConsumerGroupDescribeResponse.<tagged fields>',
-    364: 'ConsumerGroupDescribeResponse.throttle_time_ms',
-    365: 'ConsumerGroupDescribeResponse.groups',
-    367: 'ConsumerGroupDescribeResponse.<tagged fields>',
+    239: 'TopicPartitions.topic_id',
+    240: 'TopicPartitions.topic_name',
+    241: 'TopicPartitions.partitions',
+    242: 'TopicPartitions.<tagged fields>',
+    243: 'TopicPartitions.<tagged fields>',
+    251: 'TopicPartitions.topic_id',
+    252: 'TopicPartitions.topic_name',
+    253: 'TopicPartitions.partitions',
+    255: 'TopicPartitions.<tagged fields>',
+    263: 'Assignment.topic_partitions',
+    264: 'Assignment.<tagged fields>',
+    265: 'Assignment.<tagged fields>',
+    273: 'Assignment.topic_partitions',
+    275: 'Assignment.<tagged fields>',
+    283: 'Member.member_id',
+    284: 'Member.instance_id',
+    285: 'Member.rack_id',
+    286: 'Member.member_epoch',
+    288: 'Member.client_id',
+    289: 'Member.client_host',
+    290: 'Member.subscribed_topic_names',
+    291: 'Member.subscribed_topic_regex',
+    292: 'Member.assignment',
+    293: 'Member.target_assignment',
+    294: 'Member.<tagged fields>',
+    295: 'Member.<tagged fields>',
+    303: 'Member.member_id',
+    304: 'Member.instance_id',
+    305: 'Member.rack_id',
+    306: 'Member.member_epoch',
+    307: 'Member.client_id',
+    308: 'Member.client_host',
+    309: 'Member.subscribed_topic_names',
+    310: 'Member.subscribed_topic_regex',
+    311: 'Member.assignment',
+    312: 'Member.target_assignment',
+    314: 'Member.<tagged fields>',
+    322: 'DescribedGroup.error_code',
+    324: 'DescribedGroup.error_message',
+    325: 'DescribedGroup.group_id',
+    326: 'DescribedGroup.group_state',
+    327: 'DescribedGroup.group_epoch, assignment_epoch',
+    329: 'DescribedGroup.assignor_name',
+    330: 'DescribedGroup.members',
+    331: 'DescribedGroup.authorized_operations',
+    333: 'DescribedGroup.<tagged fields>',
+    334: 'DescribedGroup.<tagged fields>',
+    342: 'DescribedGroup.error_code',
+    343: 'DescribedGroup.error_message',
+    344: 'DescribedGroup.group_id',
+    345: 'DescribedGroup.group_state',
+    346: 'DescribedGroup.group_epoch, assignment_epoch',
+    347: 'DescribedGroup.assignor_name',
+    348: 'DescribedGroup.members',
+    349: 'DescribedGroup.authorized_operations',
+    351: 'DescribedGroup.<tagged fields>',
+    359: 'ConsumerGroupDescribeResponse.throttle_time_ms',
+    361: 'ConsumerGroupDescribeResponse.groups',
+    362: 'ConsumerGroupDescribeResponse.<tagged fields>',
+    363: 'ConsumerGroupDescribeResponse.<tagged fields>',
+    371: 'ConsumerGroupDescribeResponse.throttle_time_ms',
+    372: 'ConsumerGroupDescribeResponse.groups',
+    374: 'ConsumerGroupDescribeResponse.<tagged fields>',
+    382: 'Member.member_id',
+    383: 'Member.instance_id',
+    384: 'Member.rack_id',
+    385: 'Member.member_epoch',
+    387: 'Member.client_id',
+    388: 'Member.client_host',
+    389: 'Member.subscribed_topic_names',
+    390: 'Member.subscribed_topic_regex',
+    391: 'Member.assignment',
+    392: 'Member.target_assignment',
+    393: 'Member.member_type',
+    395: 'Member.<tagged fields>',
+    396: 'Member.<tagged fields>',
+    404: 'Member.member_id',
+    405: 'Member.instance_id',
+    406: 'Member.rack_id',
+    407: 'Member.member_epoch',
+    408: 'Member.client_id',
+    409: 'Member.client_host',
+    410: 'Member.subscribed_topic_names',
+    411: 'Member.subscribed_topic_regex',
+    412: 'Member.assignment',
+    413: 'Member.target_assignment',
+    414: 'Member.member_type',
+    416: 'Member.<tagged fields>',
+    424: 'DescribedGroup.error_code',
+    426: 'DescribedGroup.error_message',
+    427: 'DescribedGroup.group_id',
+    428: 'DescribedGroup.group_state',
+    429: 'DescribedGroup.group_epoch, assignment_epoch',
+    431: 'DescribedGroup.assignor_name',
+    432: 'DescribedGroup.members',
+    433: 'DescribedGroup.authorized_operations',
+    435: 'DescribedGroup.<tagged fields>',
+    436: 'DescribedGroup.<tagged fields>',
+    444: 'DescribedGroup.error_code',
+    445: 'DescribedGroup.error_message',
+    446: 'DescribedGroup.group_id',
+    447: 'DescribedGroup.group_state',
+    448: 'DescribedGroup.group_epoch, assignment_epoch',
+    449: 'DescribedGroup.assignor_name',
+    450: 'DescribedGroup.members',
+    451: 'DescribedGroup.authorized_operations',
+    453: 'DescribedGroup.<tagged fields>',
+    461: 'ConsumerGroupDescribeResponse.throttle_time_ms',
+    463: 'ConsumerGroupDescribeResponse.groups',
+    464: 'ConsumerGroupDescribeResponse.<tagged fields>',
+    465: 'ConsumerGroupDescribeResponse.<tagged fields>',
+    473: 'ConsumerGroupDescribeResponse.throttle_time_ms',
+    474: 'ConsumerGroupDescribeResponse.groups',
+    476: 'ConsumerGroupDescribeResponse.<tagged fields>',
 }

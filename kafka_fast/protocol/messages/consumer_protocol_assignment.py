@@ -24,7 +24,9 @@ class TopicPartition(Struct):
 
     Fields:
         topic (string, v0+)
+            The topic name.
         partitions ([]int32, v0+)
+            The list of partitions assigned to this consumer.
     """
 
     __qualname__ = 'ConsumerProtocolAssignment.TopicPartition'
@@ -47,7 +49,9 @@ class ConsumerProtocolAssignment(Message):
 
     Fields:
         assigned_partitions ([]TopicPartition, v0+)
+            The list of topics and partitions assigned to this consumer.
         user_data (bytes, v0+, nullable v0+)
+            User data.
     """
 
     __slots__ = ('assigned_partitions', 'user_data')
@@ -104,12 +108,12 @@ ConsumerProtocolAssignment._ENCODERS = (_enc_ConsumerProtocolAssignment_v0, _enc
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    77: 'TopicPartition.topic',
-    78: 'TopicPartition.partitions',
-    84: 'TopicPartition.topic',
-    85: 'TopicPartition.partitions',
-    91: 'ConsumerProtocolAssignment.assigned_partitions',
-    92: 'ConsumerProtocolAssignment.user_data',
-    98: 'ConsumerProtocolAssignment.assigned_partitions',
-    99: 'ConsumerProtocolAssignment.user_data',
+    81: 'TopicPartition.topic',
+    82: 'TopicPartition.partitions',
+    88: 'TopicPartition.topic',
+    89: 'TopicPartition.partitions',
+    95: 'ConsumerProtocolAssignment.assigned_partitions',
+    96: 'ConsumerProtocolAssignment.user_data',
+    102: 'ConsumerProtocolAssignment.assigned_partitions',
+    103: 'ConsumerProtocolAssignment.user_data',
 }

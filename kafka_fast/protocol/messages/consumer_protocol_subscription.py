@@ -29,7 +29,9 @@ class TopicPartition(Struct):
 
     Fields:
         topic (string, v1+)
+            The topic name.
         partitions ([]int32, v1+)
+            The partition ids.
     """
 
     __qualname__ = 'ConsumerProtocolSubscription.TopicPartition'
@@ -52,10 +54,15 @@ class ConsumerProtocolSubscription(Message):
 
     Fields:
         topics ([]string, v0+)
+            The topics that the member wants to consume.
         user_data (bytes, v0+, nullable v0+)
+            User data that will be passed back to the consumer.
         owned_partitions ([]TopicPartition, v1+)
+            The partitions that the member owns.
         generation_id (int32, v2+)
+            The generation id of the member.
         rack_id (string, v3+, nullable v3+)
+            The rack id of the member.
     """
 
     __slots__ = ('topics', 'user_data', 'owned_partitions', 'generation_id', 'rack_id')
@@ -174,36 +181,36 @@ ConsumerProtocolSubscription._ENCODERS = (_enc_ConsumerProtocolSubscription_v0, 
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    91: 'ConsumerProtocolSubscription.topics',
-    92: 'ConsumerProtocolSubscription.user_data',
     98: 'ConsumerProtocolSubscription.topics',
     99: 'ConsumerProtocolSubscription.user_data',
-    105: 'TopicPartition.topic',
-    106: 'TopicPartition.partitions',
+    105: 'ConsumerProtocolSubscription.topics',
+    106: 'ConsumerProtocolSubscription.user_data',
     112: 'TopicPartition.topic',
     113: 'TopicPartition.partitions',
-    119: 'ConsumerProtocolSubscription.topics',
-    120: 'ConsumerProtocolSubscription.user_data',
-    121: 'ConsumerProtocolSubscription.owned_partitions',
-    127: 'ConsumerProtocolSubscription.topics',
-    128: 'ConsumerProtocolSubscription.user_data',
-    129: 'ConsumerProtocolSubscription.owned_partitions',
-    135: 'ConsumerProtocolSubscription.topics',
-    136: 'ConsumerProtocolSubscription.user_data',
-    137: 'ConsumerProtocolSubscription.owned_partitions',
-    138: 'ConsumerProtocolSubscription.generation_id',
-    145: 'ConsumerProtocolSubscription.topics',
-    146: 'ConsumerProtocolSubscription.user_data',
-    147: 'ConsumerProtocolSubscription.owned_partitions',
-    148: 'ConsumerProtocolSubscription.generation_id',
-    154: 'ConsumerProtocolSubscription.topics',
-    155: 'ConsumerProtocolSubscription.user_data',
-    156: 'ConsumerProtocolSubscription.owned_partitions',
-    157: 'ConsumerProtocolSubscription.generation_id',
-    159: 'ConsumerProtocolSubscription.rack_id',
-    165: 'ConsumerProtocolSubscription.topics',
-    166: 'ConsumerProtocolSubscription.user_data',
-    167: 'ConsumerProtocolSubscription.owned_partitions',
-    168: 'ConsumerProtocolSubscription.generation_id',
-    169: 'ConsumerProtocolSubscription.rack_id',
+    119: 'TopicPartition.topic',
+    120: 'TopicPartition.partitions',
+    126: 'ConsumerProtocolSubscription.topics',
+    127: 'ConsumerProtocolSubscription.user_data',
+    128: 'ConsumerProtocolSubscription.owned_partitions',
+    134: 'ConsumerProtocolSubscription.topics',
+    135: 'ConsumerProtocolSubscription.user_data',
+    136: 'ConsumerProtocolSubscription.owned_partitions',
+    142: 'ConsumerProtocolSubscription.topics',
+    143: 'ConsumerProtocolSubscription.user_data',
+    144: 'ConsumerProtocolSubscription.owned_partitions',
+    145: 'ConsumerProtocolSubscription.generation_id',
+    152: 'ConsumerProtocolSubscription.topics',
+    153: 'ConsumerProtocolSubscription.user_data',
+    154: 'ConsumerProtocolSubscription.owned_partitions',
+    155: 'ConsumerProtocolSubscription.generation_id',
+    161: 'ConsumerProtocolSubscription.topics',
+    162: 'ConsumerProtocolSubscription.user_data',
+    163: 'ConsumerProtocolSubscription.owned_partitions',
+    164: 'ConsumerProtocolSubscription.generation_id',
+    166: 'ConsumerProtocolSubscription.rack_id',
+    172: 'ConsumerProtocolSubscription.topics',
+    173: 'ConsumerProtocolSubscription.user_data',
+    174: 'ConsumerProtocolSubscription.owned_partitions',
+    175: 'ConsumerProtocolSubscription.generation_id',
+    176: 'ConsumerProtocolSubscription.rack_id',
 }

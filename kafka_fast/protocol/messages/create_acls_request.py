@@ -73,7 +73,7 @@ class AclCreation(Struct):
 
 
 class CreateAclsRequest(Message):
-    """Kafka CreateAclsRequest request (API key 30), versions 0-3.
+    """Kafka CreateAclsRequest request (API key 30), versions 1-3.
 
     Fields:
         creations ([]AclCreation, v0+)
@@ -83,7 +83,7 @@ class CreateAclsRequest(Message):
     __slots__ = ('creations',)
     NAME = 'CreateAclsRequest'
     API_KEY = 30
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 3
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
@@ -97,42 +97,6 @@ class CreateAclsRequest(Message):
     def __init__(self, *, creations=DEFAULT):
         self.creations = [] if creations is DEFAULT else creations
         self.unknown_tagged_fields = None
-
-
-def _dec_AclCreation_v0(mv, pos):
-    """AclCreation, version 0."""
-    o = new(AclCreation)
-    o.resource_type, = _u_b(mv, pos)
-    pos += 1
-    o.resource_name, pos = read_string(mv, pos)
-    o.principal, pos = read_string(mv, pos)
-    o.host, pos = read_string(mv, pos)
-    o.operation, o.permission_type = _u_bb(mv, pos)
-    pos += 2
-    return o, pos
-
-
-def _enc_AclCreation_v0(out, blobs, o):
-    """AclCreation, version 0."""
-    if o.resource_pattern_type != 3:
-        raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
-    out += _p_b(o.resource_type)
-    write_string(out, blobs, o.resource_name)
-    write_string(out, blobs, o.principal)
-    write_string(out, blobs, o.host)
-    out += _p_bb(o.operation, o.permission_type)
-
-
-def _dec_CreateAclsRequest_v0(mv, pos):
-    """CreateAclsRequest, version 0."""
-    o = new(CreateAclsRequest)
-    o.creations, pos = read_array(mv, pos, _dec_AclCreation_v0)
-    return o, pos
-
-
-def _enc_CreateAclsRequest_v0(out, blobs, o):
-    """CreateAclsRequest, version 0."""
-    write_array(out, blobs, o.creations, _enc_AclCreation_v0)
 
 
 def _dec_AclCreation_v1(mv, pos):
@@ -225,57 +189,43 @@ def _enc_CreateAclsRequest_v2(out, blobs, o):
         out.append(0)
 
 
-CreateAclsRequest._DECODERS = (_dec_CreateAclsRequest_v0, _dec_CreateAclsRequest_v1, _dec_CreateAclsRequest_v2, _dec_CreateAclsRequest_v2,)
-CreateAclsRequest._ENCODERS = (_enc_CreateAclsRequest_v0, _enc_CreateAclsRequest_v1, _enc_CreateAclsRequest_v2, _enc_CreateAclsRequest_v2,)
+CreateAclsRequest._DECODERS = (None, _dec_CreateAclsRequest_v1, _dec_CreateAclsRequest_v2, _dec_CreateAclsRequest_v2,)
+CreateAclsRequest._ENCODERS = (None, _enc_CreateAclsRequest_v1, _enc_CreateAclsRequest_v2, _enc_CreateAclsRequest_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
     105: 'AclCreation.resource_type',
     107: 'AclCreation.resource_name',
-    108: 'AclCreation.principal',
-    109: 'AclCreation.host',
-    110: 'AclCreation.operation, permission_type',
-    117: 'AclCreation.resource_pattern_type',
-    118: 'AclCreation.resource_pattern_type',
+    108: 'AclCreation.resource_pattern_type',
+    110: 'AclCreation.principal',
+    111: 'AclCreation.host',
+    112: 'AclCreation.operation, permission_type',
     119: 'AclCreation.resource_type',
     120: 'AclCreation.resource_name',
-    121: 'AclCreation.principal',
-    122: 'AclCreation.host',
-    123: 'AclCreation.operation, permission_type',
-    129: 'CreateAclsRequest.creations',
-    135: 'CreateAclsRequest.creations',
-    141: 'AclCreation.resource_type',
-    143: 'AclCreation.resource_name',
-    144: 'AclCreation.resource_pattern_type',
-    146: 'AclCreation.principal',
-    147: 'AclCreation.host',
-    148: 'AclCreation.operation, permission_type',
-    155: 'AclCreation.resource_type',
-    156: 'AclCreation.resource_name',
-    157: 'AclCreation.resource_pattern_type',
-    158: 'AclCreation.principal',
-    159: 'AclCreation.host',
-    160: 'AclCreation.operation, permission_type',
-    166: 'CreateAclsRequest.creations',
-    172: 'CreateAclsRequest.creations',
-    178: 'AclCreation.resource_type',
-    180: 'AclCreation.resource_name',
-    181: 'AclCreation.resource_pattern_type',
-    183: 'AclCreation.principal',
-    184: 'AclCreation.host',
-    185: 'AclCreation.operation, permission_type',
-    187: 'AclCreation.<tagged fields>',
-    188: 'AclCreation.<tagged fields>',
-    196: 'AclCreation.resource_type',
-    197: 'AclCreation.resource_name',
-    198: 'AclCreation.resource_pattern_type',
-    199: 'AclCreation.principal',
-    200: 'AclCreation.host',
-    201: 'AclCreation.operation, permission_type',
-    203: 'AclCreation.<tagged fields>',
-    211: 'CreateAclsRequest.creations',
-    212: 'CreateAclsRequest.<tagged fields>',
-    213: 'CreateAclsRequest.<tagged fields>',
-    221: 'CreateAclsRequest.creations',
-    223: 'CreateAclsRequest.<tagged fields>',
+    121: 'AclCreation.resource_pattern_type',
+    122: 'AclCreation.principal',
+    123: 'AclCreation.host',
+    124: 'AclCreation.operation, permission_type',
+    130: 'CreateAclsRequest.creations',
+    136: 'CreateAclsRequest.creations',
+    142: 'AclCreation.resource_type',
+    144: 'AclCreation.resource_name',
+    145: 'AclCreation.resource_pattern_type',
+    147: 'AclCreation.principal',
+    148: 'AclCreation.host',
+    149: 'AclCreation.operation, permission_type',
+    151: 'AclCreation.<tagged fields>',
+    152: 'AclCreation.<tagged fields>',
+    160: 'AclCreation.resource_type',
+    161: 'AclCreation.resource_name',
+    162: 'AclCreation.resource_pattern_type',
+    163: 'AclCreation.principal',
+    164: 'AclCreation.host',
+    165: 'AclCreation.operation, permission_type',
+    167: 'AclCreation.<tagged fields>',
+    175: 'CreateAclsRequest.creations',
+    176: 'CreateAclsRequest.<tagged fields>',
+    177: 'CreateAclsRequest.<tagged fields>',
+    185: 'CreateAclsRequest.creations',
+    187: 'CreateAclsRequest.<tagged fields>',
 }

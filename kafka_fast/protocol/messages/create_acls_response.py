@@ -53,7 +53,7 @@ class AclCreationResult(Struct):
 
 
 class CreateAclsResponse(Message):
-    """Kafka CreateAclsResponse response (API key 30), versions 0-3.
+    """Kafka CreateAclsResponse response (API key 30), versions 1-3.
 
     Fields:
         throttle_time_ms (int32, v0+)
@@ -65,7 +65,7 @@ class CreateAclsResponse(Message):
     __slots__ = ('throttle_time_ms', 'results')
     NAME = 'CreateAclsResponse'
     API_KEY = 30
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 3
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
@@ -83,8 +83,8 @@ class CreateAclsResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_AclCreationResult_v0(mv, pos):
-    """AclCreationResult, versions 0-1."""
+def _dec_AclCreationResult_v1(mv, pos):
+    """AclCreationResult, version 1."""
     o = new(AclCreationResult)
     o.error_code, = _u_h(mv, pos)
     pos += 2
@@ -92,25 +92,25 @@ def _dec_AclCreationResult_v0(mv, pos):
     return o, pos
 
 
-def _enc_AclCreationResult_v0(out, blobs, o):
-    """AclCreationResult, versions 0-1."""
+def _enc_AclCreationResult_v1(out, blobs, o):
+    """AclCreationResult, version 1."""
     out += _p_h(o.error_code)
     write_nullable_string(out, blobs, o.error_message)
 
 
-def _dec_CreateAclsResponse_v0(mv, pos):
-    """CreateAclsResponse, versions 0-1."""
+def _dec_CreateAclsResponse_v1(mv, pos):
+    """CreateAclsResponse, version 1."""
     o = new(CreateAclsResponse)
     o.throttle_time_ms, = _u_i(mv, pos)
     pos += 4
-    o.results, pos = read_array(mv, pos, _dec_AclCreationResult_v0)
+    o.results, pos = read_array(mv, pos, _dec_AclCreationResult_v1)
     return o, pos
 
 
-def _enc_CreateAclsResponse_v0(out, blobs, o):
-    """CreateAclsResponse, versions 0-1."""
+def _enc_CreateAclsResponse_v1(out, blobs, o):
+    """CreateAclsResponse, version 1."""
     out += _p_i(o.throttle_time_ms)
-    write_array(out, blobs, o.results, _enc_AclCreationResult_v0)
+    write_array(out, blobs, o.results, _enc_AclCreationResult_v1)
 
 
 def _dec_AclCreationResult_v2(mv, pos):
@@ -159,8 +159,8 @@ def _enc_CreateAclsResponse_v2(out, blobs, o):
         out.append(0)
 
 
-CreateAclsResponse._DECODERS = (_dec_CreateAclsResponse_v0, _dec_CreateAclsResponse_v0, _dec_CreateAclsResponse_v2, _dec_CreateAclsResponse_v2,)
-CreateAclsResponse._ENCODERS = (_enc_CreateAclsResponse_v0, _enc_CreateAclsResponse_v0, _enc_CreateAclsResponse_v2, _enc_CreateAclsResponse_v2,)
+CreateAclsResponse._DECODERS = (None, _dec_CreateAclsResponse_v1, _dec_CreateAclsResponse_v2, _dec_CreateAclsResponse_v2,)
+CreateAclsResponse._ENCODERS = (None, _enc_CreateAclsResponse_v1, _enc_CreateAclsResponse_v2, _enc_CreateAclsResponse_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

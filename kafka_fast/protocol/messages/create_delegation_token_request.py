@@ -52,7 +52,7 @@ class CreatableRenewers(Struct):
 
 
 class CreateDelegationTokenRequest(Message):
-    """Kafka CreateDelegationTokenRequest request (API key 38), versions 0-3.
+    """Kafka CreateDelegationTokenRequest request (API key 38), versions 1-3.
 
     Fields:
         owner_principal_type (string, v3+, nullable v3+)
@@ -68,7 +68,7 @@ class CreateDelegationTokenRequest(Message):
     __slots__ = ('owner_principal_type', 'owner_principal_name', 'renewers', 'max_lifetime_ms')
     NAME = 'CreateDelegationTokenRequest'
     API_KEY = 38
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 3
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
@@ -90,36 +90,36 @@ class CreateDelegationTokenRequest(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_CreatableRenewers_v0(mv, pos):
-    """CreatableRenewers, versions 0-1."""
+def _dec_CreatableRenewers_v1(mv, pos):
+    """CreatableRenewers, version 1."""
     o = new(CreatableRenewers)
     o.principal_type, pos = read_string(mv, pos)
     o.principal_name, pos = read_string(mv, pos)
     return o, pos
 
 
-def _enc_CreatableRenewers_v0(out, blobs, o):
-    """CreatableRenewers, versions 0-1."""
+def _enc_CreatableRenewers_v1(out, blobs, o):
+    """CreatableRenewers, version 1."""
     write_string(out, blobs, o.principal_type)
     write_string(out, blobs, o.principal_name)
 
 
-def _dec_CreateDelegationTokenRequest_v0(mv, pos):
-    """CreateDelegationTokenRequest, versions 0-1."""
+def _dec_CreateDelegationTokenRequest_v1(mv, pos):
+    """CreateDelegationTokenRequest, version 1."""
     o = new(CreateDelegationTokenRequest)
-    o.renewers, pos = read_array(mv, pos, _dec_CreatableRenewers_v0)
+    o.renewers, pos = read_array(mv, pos, _dec_CreatableRenewers_v1)
     o.max_lifetime_ms, = _u_q(mv, pos)
     pos += 8
     return o, pos
 
 
-def _enc_CreateDelegationTokenRequest_v0(out, blobs, o):
-    """CreateDelegationTokenRequest, versions 0-1."""
+def _enc_CreateDelegationTokenRequest_v1(out, blobs, o):
+    """CreateDelegationTokenRequest, version 1."""
     if o.owner_principal_type != '':
         raise WireError('not sendable: the field exists only in versions 3+ and is not ignorable')
     if o.owner_principal_name != '':
         raise WireError('not sendable: the field exists only in versions 3+ and is not ignorable')
-    write_array(out, blobs, o.renewers, _enc_CreatableRenewers_v0)
+    write_array(out, blobs, o.renewers, _enc_CreatableRenewers_v1)
     out += _p_q(o.max_lifetime_ms)
 
 
@@ -199,8 +199,8 @@ def _enc_CreateDelegationTokenRequest_v3(out, blobs, o):
         out.append(0)
 
 
-CreateDelegationTokenRequest._DECODERS = (_dec_CreateDelegationTokenRequest_v0, _dec_CreateDelegationTokenRequest_v0, _dec_CreateDelegationTokenRequest_v2, _dec_CreateDelegationTokenRequest_v3,)
-CreateDelegationTokenRequest._ENCODERS = (_enc_CreateDelegationTokenRequest_v0, _enc_CreateDelegationTokenRequest_v0, _enc_CreateDelegationTokenRequest_v2, _enc_CreateDelegationTokenRequest_v3,)
+CreateDelegationTokenRequest._DECODERS = (None, _dec_CreateDelegationTokenRequest_v1, _dec_CreateDelegationTokenRequest_v2, _dec_CreateDelegationTokenRequest_v3,)
+CreateDelegationTokenRequest._ENCODERS = (None, _enc_CreateDelegationTokenRequest_v1, _enc_CreateDelegationTokenRequest_v2, _enc_CreateDelegationTokenRequest_v3,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

@@ -31,7 +31,7 @@ _p_qqq = _s_qqq.pack
 
 
 class CreateDelegationTokenResponse(Message):
-    """Kafka CreateDelegationTokenResponse response (API key 38), versions 0-3.
+    """Kafka CreateDelegationTokenResponse response (API key 38), versions 1-3.
 
     Fields:
         error_code (int16, v0+)
@@ -61,7 +61,7 @@ class CreateDelegationTokenResponse(Message):
     __slots__ = ('error_code', 'principal_type', 'principal_name', 'token_requester_principal_type', 'token_requester_principal_name', 'issue_timestamp_ms', 'expiry_timestamp_ms', 'max_timestamp_ms', 'token_id', 'hmac', 'throttle_time_ms')
     NAME = 'CreateDelegationTokenResponse'
     API_KEY = 38
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 3
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
@@ -96,8 +96,8 @@ class CreateDelegationTokenResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_CreateDelegationTokenResponse_v0(mv, pos):
-    """CreateDelegationTokenResponse, versions 0-1."""
+def _dec_CreateDelegationTokenResponse_v1(mv, pos):
+    """CreateDelegationTokenResponse, version 1."""
     o = new(CreateDelegationTokenResponse)
     o.error_code, = _u_h(mv, pos)
     pos += 2
@@ -112,8 +112,8 @@ def _dec_CreateDelegationTokenResponse_v0(mv, pos):
     return o, pos
 
 
-def _enc_CreateDelegationTokenResponse_v0(out, blobs, o):
-    """CreateDelegationTokenResponse, versions 0-1."""
+def _enc_CreateDelegationTokenResponse_v1(out, blobs, o):
+    """CreateDelegationTokenResponse, version 1."""
     if o.token_requester_principal_type != '':
         raise WireError('not sendable: the field exists only in versions 3+ and is not ignorable')
     if o.token_requester_principal_name != '':
@@ -205,8 +205,8 @@ def _enc_CreateDelegationTokenResponse_v3(out, blobs, o):
         out.append(0)
 
 
-CreateDelegationTokenResponse._DECODERS = (_dec_CreateDelegationTokenResponse_v0, _dec_CreateDelegationTokenResponse_v0, _dec_CreateDelegationTokenResponse_v2, _dec_CreateDelegationTokenResponse_v3,)
-CreateDelegationTokenResponse._ENCODERS = (_enc_CreateDelegationTokenResponse_v0, _enc_CreateDelegationTokenResponse_v0, _enc_CreateDelegationTokenResponse_v2, _enc_CreateDelegationTokenResponse_v3,)
+CreateDelegationTokenResponse._DECODERS = (None, _dec_CreateDelegationTokenResponse_v1, _dec_CreateDelegationTokenResponse_v2, _dec_CreateDelegationTokenResponse_v3,)
+CreateDelegationTokenResponse._ENCODERS = (None, _enc_CreateDelegationTokenResponse_v1, _enc_CreateDelegationTokenResponse_v2, _enc_CreateDelegationTokenResponse_v3,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

@@ -126,7 +126,7 @@ class CreatableTopic(Struct):
 
 
 class CreateTopicsRequest(Message):
-    """Kafka CreateTopicsRequest request (API key 19), versions 0-7.
+    """Kafka CreateTopicsRequest request (API key 19), versions 2-7.
 
     Fields:
         topics ([]CreatableTopic, v0+)
@@ -140,7 +140,7 @@ class CreateTopicsRequest(Message):
     __slots__ = ('topics', 'timeout_ms', 'validate_only')
     NAME = 'CreateTopicsRequest'
     API_KEY = 19
-    MIN_VERSION = 0
+    MIN_VERSION = 2
     MAX_VERSION = 7
     FLEXIBLE_MIN = 5
     LATEST_VERSION_UNSTABLE = False
@@ -162,8 +162,8 @@ class CreateTopicsRequest(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_CreatableReplicaAssignment_v0(mv, pos):
-    """CreatableReplicaAssignment, versions 0-4."""
+def _dec_CreatableReplicaAssignment_v2(mv, pos):
+    """CreatableReplicaAssignment, versions 2-4."""
     o = new(CreatableReplicaAssignment)
     o.partition_index, = _u_i(mv, pos)
     pos += 4
@@ -171,74 +171,57 @@ def _dec_CreatableReplicaAssignment_v0(mv, pos):
     return o, pos
 
 
-def _enc_CreatableReplicaAssignment_v0(out, blobs, o):
-    """CreatableReplicaAssignment, versions 0-4."""
+def _enc_CreatableReplicaAssignment_v2(out, blobs, o):
+    """CreatableReplicaAssignment, versions 2-4."""
     out += _p_i(o.partition_index)
     write_array(out, blobs, o.broker_ids, _INT32)
 
 
-def _dec_CreatableTopicConfig_v0(mv, pos):
-    """CreatableTopicConfig, versions 0-4."""
+def _dec_CreatableTopicConfig_v2(mv, pos):
+    """CreatableTopicConfig, versions 2-4."""
     o = new(CreatableTopicConfig)
     o.name, pos = read_string(mv, pos)
     o.value, pos = read_nullable_string(mv, pos)
     return o, pos
 
 
-def _enc_CreatableTopicConfig_v0(out, blobs, o):
-    """CreatableTopicConfig, versions 0-4."""
+def _enc_CreatableTopicConfig_v2(out, blobs, o):
+    """CreatableTopicConfig, versions 2-4."""
     write_string(out, blobs, o.name)
     write_nullable_string(out, blobs, o.value)
 
 
-def _dec_CreatableTopic_v0(mv, pos):
-    """CreatableTopic, versions 0-4."""
+def _dec_CreatableTopic_v2(mv, pos):
+    """CreatableTopic, versions 2-4."""
     o = new(CreatableTopic)
     o.name, pos = read_string(mv, pos)
     o.num_partitions, o.replication_factor = _u_ih(mv, pos)
     pos += 6
-    o.assignments, pos = read_array(mv, pos, _dec_CreatableReplicaAssignment_v0)
-    o.configs, pos = read_array(mv, pos, _dec_CreatableTopicConfig_v0)
+    o.assignments, pos = read_array(mv, pos, _dec_CreatableReplicaAssignment_v2)
+    o.configs, pos = read_array(mv, pos, _dec_CreatableTopicConfig_v2)
     return o, pos
 
 
-def _enc_CreatableTopic_v0(out, blobs, o):
-    """CreatableTopic, versions 0-4."""
+def _enc_CreatableTopic_v2(out, blobs, o):
+    """CreatableTopic, versions 2-4."""
     write_string(out, blobs, o.name)
     out += _p_ih(o.num_partitions, o.replication_factor)
-    write_array(out, blobs, o.assignments, _enc_CreatableReplicaAssignment_v0)
-    write_array(out, blobs, o.configs, _enc_CreatableTopicConfig_v0)
+    write_array(out, blobs, o.assignments, _enc_CreatableReplicaAssignment_v2)
+    write_array(out, blobs, o.configs, _enc_CreatableTopicConfig_v2)
 
 
-def _dec_CreateTopicsRequest_v0(mv, pos):
-    """CreateTopicsRequest, version 0."""
+def _dec_CreateTopicsRequest_v2(mv, pos):
+    """CreateTopicsRequest, versions 2-4."""
     o = new(CreateTopicsRequest)
-    o.topics, pos = read_array(mv, pos, _dec_CreatableTopic_v0)
-    o.timeout_ms, = _u_i(mv, pos)
-    pos += 4
-    return o, pos
-
-
-def _enc_CreateTopicsRequest_v0(out, blobs, o):
-    """CreateTopicsRequest, version 0."""
-    if o.validate_only != False:
-        raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
-    write_array(out, blobs, o.topics, _enc_CreatableTopic_v0)
-    out += _p_i(o.timeout_ms)
-
-
-def _dec_CreateTopicsRequest_v1(mv, pos):
-    """CreateTopicsRequest, versions 1-4."""
-    o = new(CreateTopicsRequest)
-    o.topics, pos = read_array(mv, pos, _dec_CreatableTopic_v0)
+    o.topics, pos = read_array(mv, pos, _dec_CreatableTopic_v2)
     o.timeout_ms, o.validate_only = _u_ix(mv, pos)
     pos += 5
     return o, pos
 
 
-def _enc_CreateTopicsRequest_v1(out, blobs, o):
-    """CreateTopicsRequest, versions 1-4."""
-    write_array(out, blobs, o.topics, _enc_CreatableTopic_v0)
+def _enc_CreateTopicsRequest_v2(out, blobs, o):
+    """CreateTopicsRequest, versions 2-4."""
+    write_array(out, blobs, o.topics, _enc_CreatableTopic_v2)
     out += _p_ix(o.timeout_ms, o.validate_only)
 
 
@@ -337,8 +320,8 @@ def _enc_CreateTopicsRequest_v5(out, blobs, o):
         out.append(0)
 
 
-CreateTopicsRequest._DECODERS = (_dec_CreateTopicsRequest_v0, _dec_CreateTopicsRequest_v1, _dec_CreateTopicsRequest_v1, _dec_CreateTopicsRequest_v1, _dec_CreateTopicsRequest_v1, _dec_CreateTopicsRequest_v5, _dec_CreateTopicsRequest_v5, _dec_CreateTopicsRequest_v5,)
-CreateTopicsRequest._ENCODERS = (_enc_CreateTopicsRequest_v0, _enc_CreateTopicsRequest_v1, _enc_CreateTopicsRequest_v1, _enc_CreateTopicsRequest_v1, _enc_CreateTopicsRequest_v1, _enc_CreateTopicsRequest_v5, _enc_CreateTopicsRequest_v5, _enc_CreateTopicsRequest_v5,)
+CreateTopicsRequest._DECODERS = (None, None, _dec_CreateTopicsRequest_v2, _dec_CreateTopicsRequest_v2, _dec_CreateTopicsRequest_v2, _dec_CreateTopicsRequest_v5, _dec_CreateTopicsRequest_v5, _dec_CreateTopicsRequest_v5,)
+CreateTopicsRequest._ENCODERS = (None, None, _enc_CreateTopicsRequest_v2, _enc_CreateTopicsRequest_v2, _enc_CreateTopicsRequest_v2, _enc_CreateTopicsRequest_v5, _enc_CreateTopicsRequest_v5, _enc_CreateTopicsRequest_v5,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
@@ -359,45 +342,39 @@ _WHERE = {
     209: 'CreatableTopic.assignments',
     210: 'CreatableTopic.configs',
     216: 'CreateTopicsRequest.topics',
-    217: 'CreateTopicsRequest.timeout_ms',
-    224: 'CreateTopicsRequest.validate_only',
-    225: 'CreateTopicsRequest.validate_only',
-    226: 'CreateTopicsRequest.topics',
-    227: 'CreateTopicsRequest.timeout_ms',
-    233: 'CreateTopicsRequest.topics',
-    234: 'CreateTopicsRequest.timeout_ms, validate_only',
-    241: 'CreateTopicsRequest.topics',
-    242: 'CreateTopicsRequest.timeout_ms, validate_only',
-    248: 'CreatableReplicaAssignment.partition_index',
-    250: 'CreatableReplicaAssignment.broker_ids',
-    251: 'CreatableReplicaAssignment.<tagged fields>',
-    252: 'CreatableReplicaAssignment.<tagged fields>',
-    260: 'CreatableReplicaAssignment.partition_index',
-    261: 'CreatableReplicaAssignment.broker_ids',
-    263: 'CreatableReplicaAssignment.<tagged fields>',
-    271: 'CreatableTopicConfig.name',
-    272: 'CreatableTopicConfig.value',
-    273: 'CreatableTopicConfig.<tagged fields>',
-    274: 'CreatableTopicConfig.<tagged fields>',
-    282: 'CreatableTopicConfig.name',
-    283: 'CreatableTopicConfig.value',
-    285: 'CreatableTopicConfig.<tagged fields>',
-    293: 'CreatableTopic.name',
-    294: 'CreatableTopic.num_partitions, replication_factor',
-    296: 'CreatableTopic.assignments',
-    297: 'CreatableTopic.configs',
-    298: 'CreatableTopic.<tagged fields>',
-    299: 'CreatableTopic.<tagged fields>',
-    307: 'CreatableTopic.name',
-    308: 'CreatableTopic.num_partitions, replication_factor',
-    309: 'CreatableTopic.assignments',
-    310: 'CreatableTopic.configs',
-    312: 'CreatableTopic.<tagged fields>',
-    320: 'CreateTopicsRequest.topics',
-    321: 'CreateTopicsRequest.timeout_ms, validate_only',
-    323: 'CreateTopicsRequest.<tagged fields>',
-    324: 'CreateTopicsRequest.<tagged fields>',
-    332: 'CreateTopicsRequest.topics',
-    333: 'CreateTopicsRequest.timeout_ms, validate_only',
-    335: 'CreateTopicsRequest.<tagged fields>',
+    217: 'CreateTopicsRequest.timeout_ms, validate_only',
+    224: 'CreateTopicsRequest.topics',
+    225: 'CreateTopicsRequest.timeout_ms, validate_only',
+    231: 'CreatableReplicaAssignment.partition_index',
+    233: 'CreatableReplicaAssignment.broker_ids',
+    234: 'CreatableReplicaAssignment.<tagged fields>',
+    235: 'CreatableReplicaAssignment.<tagged fields>',
+    243: 'CreatableReplicaAssignment.partition_index',
+    244: 'CreatableReplicaAssignment.broker_ids',
+    246: 'CreatableReplicaAssignment.<tagged fields>',
+    254: 'CreatableTopicConfig.name',
+    255: 'CreatableTopicConfig.value',
+    256: 'CreatableTopicConfig.<tagged fields>',
+    257: 'CreatableTopicConfig.<tagged fields>',
+    265: 'CreatableTopicConfig.name',
+    266: 'CreatableTopicConfig.value',
+    268: 'CreatableTopicConfig.<tagged fields>',
+    276: 'CreatableTopic.name',
+    277: 'CreatableTopic.num_partitions, replication_factor',
+    279: 'CreatableTopic.assignments',
+    280: 'CreatableTopic.configs',
+    281: 'CreatableTopic.<tagged fields>',
+    282: 'CreatableTopic.<tagged fields>',
+    290: 'CreatableTopic.name',
+    291: 'CreatableTopic.num_partitions, replication_factor',
+    292: 'CreatableTopic.assignments',
+    293: 'CreatableTopic.configs',
+    295: 'CreatableTopic.<tagged fields>',
+    303: 'CreateTopicsRequest.topics',
+    304: 'CreateTopicsRequest.timeout_ms, validate_only',
+    306: 'CreateTopicsRequest.<tagged fields>',
+    307: 'CreateTopicsRequest.<tagged fields>',
+    315: 'CreateTopicsRequest.topics',
+    316: 'CreateTopicsRequest.timeout_ms, validate_only',
+    318: 'CreateTopicsRequest.<tagged fields>',
 }

@@ -84,7 +84,7 @@ class CreatableTopicResult(Struct):
         name (string, v0+)
             The topic name.
         topic_id (uuid, v7+)
-            The unique topic ID
+            The unique topic ID.
         error_code (int16, v0+)
             The error code, or 0 if there was no error.
         error_message (string, v1+, nullable v0+)
@@ -128,7 +128,7 @@ class CreatableTopicResult(Struct):
 
 
 class CreateTopicsResponse(Message):
-    """Kafka CreateTopicsResponse response (API key 19), versions 0-7.
+    """Kafka CreateTopicsResponse response (API key 19), versions 2-7.
 
     Fields:
         throttle_time_ms (int32, v2+)
@@ -140,7 +140,7 @@ class CreateTopicsResponse(Message):
     __slots__ = ('throttle_time_ms', 'topics')
     NAME = 'CreateTopicsResponse'
     API_KEY = 19
-    MIN_VERSION = 0
+    MIN_VERSION = 2
     MAX_VERSION = 7
     FLEXIBLE_MIN = 5
     LATEST_VERSION_UNSTABLE = False
@@ -159,35 +159,8 @@ class CreateTopicsResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_CreatableTopicResult_v0(mv, pos):
-    """CreatableTopicResult, version 0."""
-    o = new(CreatableTopicResult)
-    o.name, pos = read_string(mv, pos)
-    o.error_code, = _u_h(mv, pos)
-    pos += 2
-    return o, pos
-
-
-def _enc_CreatableTopicResult_v0(out, blobs, o):
-    """CreatableTopicResult, version 0."""
-    write_string(out, blobs, o.name)
-    out += _p_h(o.error_code)
-
-
-def _dec_CreateTopicsResponse_v0(mv, pos):
-    """CreateTopicsResponse, version 0."""
-    o = new(CreateTopicsResponse)
-    o.topics, pos = read_array(mv, pos, _dec_CreatableTopicResult_v0)
-    return o, pos
-
-
-def _enc_CreateTopicsResponse_v0(out, blobs, o):
-    """CreateTopicsResponse, version 0."""
-    write_array(out, blobs, o.topics, _enc_CreatableTopicResult_v0)
-
-
-def _dec_CreatableTopicResult_v1(mv, pos):
-    """CreatableTopicResult, versions 1-4."""
+def _dec_CreatableTopicResult_v2(mv, pos):
+    """CreatableTopicResult, versions 2-4."""
     o = new(CreatableTopicResult)
     o.name, pos = read_string(mv, pos)
     o.error_code, = _u_h(mv, pos)
@@ -196,23 +169,11 @@ def _dec_CreatableTopicResult_v1(mv, pos):
     return o, pos
 
 
-def _enc_CreatableTopicResult_v1(out, blobs, o):
-    """CreatableTopicResult, versions 1-4."""
+def _enc_CreatableTopicResult_v2(out, blobs, o):
+    """CreatableTopicResult, versions 2-4."""
     write_string(out, blobs, o.name)
     out += _p_h(o.error_code)
     write_nullable_string(out, blobs, o.error_message)
-
-
-def _dec_CreateTopicsResponse_v1(mv, pos):
-    """CreateTopicsResponse, version 1."""
-    o = new(CreateTopicsResponse)
-    o.topics, pos = read_array(mv, pos, _dec_CreatableTopicResult_v1)
-    return o, pos
-
-
-def _enc_CreateTopicsResponse_v1(out, blobs, o):
-    """CreateTopicsResponse, version 1."""
-    write_array(out, blobs, o.topics, _enc_CreatableTopicResult_v1)
 
 
 def _dec_CreateTopicsResponse_v2(mv, pos):
@@ -220,14 +181,14 @@ def _dec_CreateTopicsResponse_v2(mv, pos):
     o = new(CreateTopicsResponse)
     o.throttle_time_ms, = _u_i(mv, pos)
     pos += 4
-    o.topics, pos = read_array(mv, pos, _dec_CreatableTopicResult_v1)
+    o.topics, pos = read_array(mv, pos, _dec_CreatableTopicResult_v2)
     return o, pos
 
 
 def _enc_CreateTopicsResponse_v2(out, blobs, o):
     """CreateTopicsResponse, versions 2-4."""
     out += _p_i(o.throttle_time_ms)
-    write_array(out, blobs, o.topics, _enc_CreatableTopicResult_v1)
+    write_array(out, blobs, o.topics, _enc_CreatableTopicResult_v2)
 
 
 def _dec_CreatableTopicConfigs_v5(mv, pos):
@@ -370,78 +331,70 @@ _WRITE_TAGS_CreatableTopicResult_v5: tuple = ((0, 'topic_config_error_code', 0, 
 _READ_TAGS_CreatableTopicResult_v7 = {0: ('topic_config_error_code', _read_int16)}
 _WRITE_TAGS_CreatableTopicResult_v7: tuple = ((0, 'topic_config_error_code', 0, _write_int16),)
 
-CreateTopicsResponse._DECODERS = (_dec_CreateTopicsResponse_v0, _dec_CreateTopicsResponse_v1, _dec_CreateTopicsResponse_v2, _dec_CreateTopicsResponse_v2, _dec_CreateTopicsResponse_v2, _dec_CreateTopicsResponse_v5, _dec_CreateTopicsResponse_v5, _dec_CreateTopicsResponse_v7,)
-CreateTopicsResponse._ENCODERS = (_enc_CreateTopicsResponse_v0, _enc_CreateTopicsResponse_v1, _enc_CreateTopicsResponse_v2, _enc_CreateTopicsResponse_v2, _enc_CreateTopicsResponse_v2, _enc_CreateTopicsResponse_v5, _enc_CreateTopicsResponse_v5, _enc_CreateTopicsResponse_v7,)
+CreateTopicsResponse._DECODERS = (None, None, _dec_CreateTopicsResponse_v2, _dec_CreateTopicsResponse_v2, _dec_CreateTopicsResponse_v2, _dec_CreateTopicsResponse_v5, _dec_CreateTopicsResponse_v5, _dec_CreateTopicsResponse_v7,)
+CreateTopicsResponse._ENCODERS = (None, None, _enc_CreateTopicsResponse_v2, _enc_CreateTopicsResponse_v2, _enc_CreateTopicsResponse_v2, _enc_CreateTopicsResponse_v5, _enc_CreateTopicsResponse_v5, _enc_CreateTopicsResponse_v7,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
     165: 'CreatableTopicResult.name',
     166: 'CreatableTopicResult.error_code',
-    173: 'CreatableTopicResult.name',
-    174: 'CreatableTopicResult.error_code',
-    180: 'CreateTopicsResponse.topics',
-    186: 'CreateTopicsResponse.topics',
-    192: 'CreatableTopicResult.name',
-    193: 'CreatableTopicResult.error_code',
-    195: 'CreatableTopicResult.error_message',
-    201: 'CreatableTopicResult.name',
-    202: 'CreatableTopicResult.error_code',
-    203: 'CreatableTopicResult.error_message',
-    209: 'CreateTopicsResponse.topics',
-    215: 'CreateTopicsResponse.topics',
-    221: 'CreateTopicsResponse.throttle_time_ms',
-    223: 'CreateTopicsResponse.topics',
-    229: 'CreateTopicsResponse.throttle_time_ms',
-    230: 'CreateTopicsResponse.topics',
-    236: 'CreatableTopicConfigs.name',
-    237: 'CreatableTopicConfigs.value',
-    238: 'CreatableTopicConfigs.read_only, config_source, is_sensitive',
-    240: 'CreatableTopicConfigs.<tagged fields>',
-    241: 'CreatableTopicConfigs.<tagged fields>',
-    249: 'CreatableTopicConfigs.name',
-    250: 'CreatableTopicConfigs.value',
-    251: 'CreatableTopicConfigs.read_only, config_source, is_sensitive',
-    253: 'CreatableTopicConfigs.<tagged fields>',
-    261: 'CreatableTopicResult.name',
-    262: 'CreatableTopicResult.error_code',
-    264: 'CreatableTopicResult.error_message',
-    265: 'CreatableTopicResult.num_partitions, replication_factor',
-    267: 'CreatableTopicResult.configs',
-    268: 'CreatableTopicResult.<tagged fields>',
-    269: 'CreatableTopicResult.<tagged fields>',
-    277: 'CreatableTopicResult.name',
-    278: 'CreatableTopicResult.error_code',
-    279: 'CreatableTopicResult.error_message',
-    280: 'CreatableTopicResult.num_partitions, replication_factor',
-    281: 'CreatableTopicResult.configs',
-    282: 'CreatableTopicResult.<tagged fields>',
-    288: 'CreateTopicsResponse.throttle_time_ms',
-    290: 'CreateTopicsResponse.topics',
-    291: 'CreateTopicsResponse.<tagged fields>',
-    292: 'CreateTopicsResponse.<tagged fields>',
-    300: 'CreateTopicsResponse.throttle_time_ms',
-    301: 'CreateTopicsResponse.topics',
-    303: 'CreateTopicsResponse.<tagged fields>',
-    311: 'CreatableTopicResult.name',
-    312: 'CreatableTopicResult.topic_id',
-    313: 'CreatableTopicResult.error_code',
-    315: 'CreatableTopicResult.error_message',
-    316: 'CreatableTopicResult.num_partitions, replication_factor',
-    318: 'CreatableTopicResult.configs',
-    319: 'CreatableTopicResult.<tagged fields>',
-    320: 'CreatableTopicResult.<tagged fields>',
-    328: 'CreatableTopicResult.name',
-    329: 'CreatableTopicResult.topic_id',
-    330: 'CreatableTopicResult.error_code',
-    331: 'CreatableTopicResult.error_message',
-    332: 'CreatableTopicResult.num_partitions, replication_factor',
-    333: 'CreatableTopicResult.configs',
-    334: 'CreatableTopicResult.<tagged fields>',
-    340: 'CreateTopicsResponse.throttle_time_ms',
-    342: 'CreateTopicsResponse.topics',
-    343: 'CreateTopicsResponse.<tagged fields>',
-    344: 'CreateTopicsResponse.<tagged fields>',
-    352: 'CreateTopicsResponse.throttle_time_ms',
-    353: 'CreateTopicsResponse.topics',
-    355: 'CreateTopicsResponse.<tagged fields>',
+    168: 'CreatableTopicResult.error_message',
+    174: 'CreatableTopicResult.name',
+    175: 'CreatableTopicResult.error_code',
+    176: 'CreatableTopicResult.error_message',
+    182: 'CreateTopicsResponse.throttle_time_ms',
+    184: 'CreateTopicsResponse.topics',
+    190: 'CreateTopicsResponse.throttle_time_ms',
+    191: 'CreateTopicsResponse.topics',
+    197: 'CreatableTopicConfigs.name',
+    198: 'CreatableTopicConfigs.value',
+    199: 'CreatableTopicConfigs.read_only, config_source, is_sensitive',
+    201: 'CreatableTopicConfigs.<tagged fields>',
+    202: 'CreatableTopicConfigs.<tagged fields>',
+    210: 'CreatableTopicConfigs.name',
+    211: 'CreatableTopicConfigs.value',
+    212: 'CreatableTopicConfigs.read_only, config_source, is_sensitive',
+    214: 'CreatableTopicConfigs.<tagged fields>',
+    222: 'CreatableTopicResult.name',
+    223: 'CreatableTopicResult.error_code',
+    225: 'CreatableTopicResult.error_message',
+    226: 'CreatableTopicResult.num_partitions, replication_factor',
+    228: 'CreatableTopicResult.configs',
+    229: 'CreatableTopicResult.<tagged fields>',
+    230: 'CreatableTopicResult.<tagged fields>',
+    238: 'CreatableTopicResult.name',
+    239: 'CreatableTopicResult.error_code',
+    240: 'CreatableTopicResult.error_message',
+    241: 'CreatableTopicResult.num_partitions, replication_factor',
+    242: 'CreatableTopicResult.configs',
+    243: 'CreatableTopicResult.<tagged fields>',
+    249: 'CreateTopicsResponse.throttle_time_ms',
+    251: 'CreateTopicsResponse.topics',
+    252: 'CreateTopicsResponse.<tagged fields>',
+    253: 'CreateTopicsResponse.<tagged fields>',
+    261: 'CreateTopicsResponse.throttle_time_ms',
+    262: 'CreateTopicsResponse.topics',
+    264: 'CreateTopicsResponse.<tagged fields>',
+    272: 'CreatableTopicResult.name',
+    273: 'CreatableTopicResult.topic_id',
+    274: 'CreatableTopicResult.error_code',
+    276: 'CreatableTopicResult.error_message',
+    277: 'CreatableTopicResult.num_partitions, replication_factor',
+    279: 'CreatableTopicResult.configs',
+    280: 'CreatableTopicResult.<tagged fields>',
+    281: 'CreatableTopicResult.<tagged fields>',
+    289: 'CreatableTopicResult.name',
+    290: 'CreatableTopicResult.topic_id',
+    291: 'CreatableTopicResult.error_code',
+    292: 'CreatableTopicResult.error_message',
+    293: 'CreatableTopicResult.num_partitions, replication_factor',
+    294: 'CreatableTopicResult.configs',
+    295: 'CreatableTopicResult.<tagged fields>',
+    301: 'CreateTopicsResponse.throttle_time_ms',
+    303: 'CreateTopicsResponse.topics',
+    304: 'CreateTopicsResponse.<tagged fields>',
+    305: 'CreateTopicsResponse.<tagged fields>',
+    313: 'CreateTopicsResponse.throttle_time_ms',
+    314: 'CreateTopicsResponse.topics',
+    316: 'CreateTopicsResponse.<tagged fields>',
 }

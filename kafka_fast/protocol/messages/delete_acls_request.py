@@ -34,7 +34,7 @@ class DeleteAclsFilter(Struct):
         resource_type_filter (int8, v0+)
             The resource type.
         resource_name_filter (string, v0+, nullable v0+)
-            The resource name.
+            The resource name, or null to match any resource name.
         pattern_type_filter (int8, v1+)
             The pattern type.
         principal_filter (string, v0+, nullable v0+)
@@ -73,7 +73,7 @@ class DeleteAclsFilter(Struct):
 
 
 class DeleteAclsRequest(Message):
-    """Kafka DeleteAclsRequest request (API key 31), versions 0-3.
+    """Kafka DeleteAclsRequest request (API key 31), versions 1-3.
 
     Fields:
         filters ([]DeleteAclsFilter, v0+)
@@ -83,7 +83,7 @@ class DeleteAclsRequest(Message):
     __slots__ = ('filters',)
     NAME = 'DeleteAclsRequest'
     API_KEY = 31
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 3
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
@@ -97,42 +97,6 @@ class DeleteAclsRequest(Message):
     def __init__(self, *, filters=DEFAULT):
         self.filters = [] if filters is DEFAULT else filters
         self.unknown_tagged_fields = None
-
-
-def _dec_DeleteAclsFilter_v0(mv, pos):
-    """DeleteAclsFilter, version 0."""
-    o = new(DeleteAclsFilter)
-    o.resource_type_filter, = _u_b(mv, pos)
-    pos += 1
-    o.resource_name_filter, pos = read_nullable_string(mv, pos)
-    o.principal_filter, pos = read_nullable_string(mv, pos)
-    o.host_filter, pos = read_nullable_string(mv, pos)
-    o.operation, o.permission_type = _u_bb(mv, pos)
-    pos += 2
-    return o, pos
-
-
-def _enc_DeleteAclsFilter_v0(out, blobs, o):
-    """DeleteAclsFilter, version 0."""
-    if o.pattern_type_filter != 3:
-        raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
-    out += _p_b(o.resource_type_filter)
-    write_nullable_string(out, blobs, o.resource_name_filter)
-    write_nullable_string(out, blobs, o.principal_filter)
-    write_nullable_string(out, blobs, o.host_filter)
-    out += _p_bb(o.operation, o.permission_type)
-
-
-def _dec_DeleteAclsRequest_v0(mv, pos):
-    """DeleteAclsRequest, version 0."""
-    o = new(DeleteAclsRequest)
-    o.filters, pos = read_array(mv, pos, _dec_DeleteAclsFilter_v0)
-    return o, pos
-
-
-def _enc_DeleteAclsRequest_v0(out, blobs, o):
-    """DeleteAclsRequest, version 0."""
-    write_array(out, blobs, o.filters, _enc_DeleteAclsFilter_v0)
 
 
 def _dec_DeleteAclsFilter_v1(mv, pos):
@@ -225,57 +189,43 @@ def _enc_DeleteAclsRequest_v2(out, blobs, o):
         out.append(0)
 
 
-DeleteAclsRequest._DECODERS = (_dec_DeleteAclsRequest_v0, _dec_DeleteAclsRequest_v1, _dec_DeleteAclsRequest_v2, _dec_DeleteAclsRequest_v2,)
-DeleteAclsRequest._ENCODERS = (_enc_DeleteAclsRequest_v0, _enc_DeleteAclsRequest_v1, _enc_DeleteAclsRequest_v2, _enc_DeleteAclsRequest_v2,)
+DeleteAclsRequest._DECODERS = (None, _dec_DeleteAclsRequest_v1, _dec_DeleteAclsRequest_v2, _dec_DeleteAclsRequest_v2,)
+DeleteAclsRequest._ENCODERS = (None, _enc_DeleteAclsRequest_v1, _enc_DeleteAclsRequest_v2, _enc_DeleteAclsRequest_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
     105: 'DeleteAclsFilter.resource_type_filter',
     107: 'DeleteAclsFilter.resource_name_filter',
-    108: 'DeleteAclsFilter.principal_filter',
-    109: 'DeleteAclsFilter.host_filter',
-    110: 'DeleteAclsFilter.operation, permission_type',
-    117: 'DeleteAclsFilter.pattern_type_filter',
-    118: 'DeleteAclsFilter.pattern_type_filter',
+    108: 'DeleteAclsFilter.pattern_type_filter',
+    110: 'DeleteAclsFilter.principal_filter',
+    111: 'DeleteAclsFilter.host_filter',
+    112: 'DeleteAclsFilter.operation, permission_type',
     119: 'DeleteAclsFilter.resource_type_filter',
     120: 'DeleteAclsFilter.resource_name_filter',
-    121: 'DeleteAclsFilter.principal_filter',
-    122: 'DeleteAclsFilter.host_filter',
-    123: 'DeleteAclsFilter.operation, permission_type',
-    129: 'DeleteAclsRequest.filters',
-    135: 'DeleteAclsRequest.filters',
-    141: 'DeleteAclsFilter.resource_type_filter',
-    143: 'DeleteAclsFilter.resource_name_filter',
-    144: 'DeleteAclsFilter.pattern_type_filter',
-    146: 'DeleteAclsFilter.principal_filter',
-    147: 'DeleteAclsFilter.host_filter',
-    148: 'DeleteAclsFilter.operation, permission_type',
-    155: 'DeleteAclsFilter.resource_type_filter',
-    156: 'DeleteAclsFilter.resource_name_filter',
-    157: 'DeleteAclsFilter.pattern_type_filter',
-    158: 'DeleteAclsFilter.principal_filter',
-    159: 'DeleteAclsFilter.host_filter',
-    160: 'DeleteAclsFilter.operation, permission_type',
-    166: 'DeleteAclsRequest.filters',
-    172: 'DeleteAclsRequest.filters',
-    178: 'DeleteAclsFilter.resource_type_filter',
-    180: 'DeleteAclsFilter.resource_name_filter',
-    181: 'DeleteAclsFilter.pattern_type_filter',
-    183: 'DeleteAclsFilter.principal_filter',
-    184: 'DeleteAclsFilter.host_filter',
-    185: 'DeleteAclsFilter.operation, permission_type',
-    187: 'DeleteAclsFilter.<tagged fields>',
-    188: 'DeleteAclsFilter.<tagged fields>',
-    196: 'DeleteAclsFilter.resource_type_filter',
-    197: 'DeleteAclsFilter.resource_name_filter',
-    198: 'DeleteAclsFilter.pattern_type_filter',
-    199: 'DeleteAclsFilter.principal_filter',
-    200: 'DeleteAclsFilter.host_filter',
-    201: 'DeleteAclsFilter.operation, permission_type',
-    203: 'DeleteAclsFilter.<tagged fields>',
-    211: 'DeleteAclsRequest.filters',
-    212: 'DeleteAclsRequest.<tagged fields>',
-    213: 'DeleteAclsRequest.<tagged fields>',
-    221: 'DeleteAclsRequest.filters',
-    223: 'DeleteAclsRequest.<tagged fields>',
+    121: 'DeleteAclsFilter.pattern_type_filter',
+    122: 'DeleteAclsFilter.principal_filter',
+    123: 'DeleteAclsFilter.host_filter',
+    124: 'DeleteAclsFilter.operation, permission_type',
+    130: 'DeleteAclsRequest.filters',
+    136: 'DeleteAclsRequest.filters',
+    142: 'DeleteAclsFilter.resource_type_filter',
+    144: 'DeleteAclsFilter.resource_name_filter',
+    145: 'DeleteAclsFilter.pattern_type_filter',
+    147: 'DeleteAclsFilter.principal_filter',
+    148: 'DeleteAclsFilter.host_filter',
+    149: 'DeleteAclsFilter.operation, permission_type',
+    151: 'DeleteAclsFilter.<tagged fields>',
+    152: 'DeleteAclsFilter.<tagged fields>',
+    160: 'DeleteAclsFilter.resource_type_filter',
+    161: 'DeleteAclsFilter.resource_name_filter',
+    162: 'DeleteAclsFilter.pattern_type_filter',
+    163: 'DeleteAclsFilter.principal_filter',
+    164: 'DeleteAclsFilter.host_filter',
+    165: 'DeleteAclsFilter.operation, permission_type',
+    167: 'DeleteAclsFilter.<tagged fields>',
+    175: 'DeleteAclsRequest.filters',
+    176: 'DeleteAclsRequest.<tagged fields>',
+    177: 'DeleteAclsRequest.<tagged fields>',
+    185: 'DeleteAclsRequest.filters',
+    187: 'DeleteAclsRequest.<tagged fields>',
 }

@@ -121,7 +121,7 @@ class DeleteAclsFilterResult(Struct):
 
 
 class DeleteAclsResponse(Message):
-    """Kafka DeleteAclsResponse response (API key 31), versions 0-3.
+    """Kafka DeleteAclsResponse response (API key 31), versions 1-3.
 
     Fields:
         throttle_time_ms (int32, v0+)
@@ -133,7 +133,7 @@ class DeleteAclsResponse(Message):
     __slots__ = ('throttle_time_ms', 'filter_results')
     NAME = 'DeleteAclsResponse'
     API_KEY = 31
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 3
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
@@ -150,67 +150,6 @@ class DeleteAclsResponse(Message):
         self.throttle_time_ms = throttle_time_ms
         self.filter_results = [] if filter_results is DEFAULT else filter_results
         self.unknown_tagged_fields = None
-
-
-def _dec_DeleteAclsMatchingAcl_v0(mv, pos):
-    """DeleteAclsMatchingAcl, version 0."""
-    o = new(DeleteAclsMatchingAcl)
-    o.error_code, = _u_h(mv, pos)
-    pos += 2
-    o.error_message, pos = read_nullable_string(mv, pos)
-    o.resource_type, = _u_b(mv, pos)
-    pos += 1
-    o.resource_name, pos = read_string(mv, pos)
-    o.principal, pos = read_string(mv, pos)
-    o.host, pos = read_string(mv, pos)
-    o.operation, o.permission_type = _u_bb(mv, pos)
-    pos += 2
-    return o, pos
-
-
-def _enc_DeleteAclsMatchingAcl_v0(out, blobs, o):
-    """DeleteAclsMatchingAcl, version 0."""
-    if o.pattern_type != 3:
-        raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
-    out += _p_h(o.error_code)
-    write_nullable_string(out, blobs, o.error_message)
-    out += _p_b(o.resource_type)
-    write_string(out, blobs, o.resource_name)
-    write_string(out, blobs, o.principal)
-    write_string(out, blobs, o.host)
-    out += _p_bb(o.operation, o.permission_type)
-
-
-def _dec_DeleteAclsFilterResult_v0(mv, pos):
-    """DeleteAclsFilterResult, version 0."""
-    o = new(DeleteAclsFilterResult)
-    o.error_code, = _u_h(mv, pos)
-    pos += 2
-    o.error_message, pos = read_nullable_string(mv, pos)
-    o.matching_acls, pos = read_array(mv, pos, _dec_DeleteAclsMatchingAcl_v0)
-    return o, pos
-
-
-def _enc_DeleteAclsFilterResult_v0(out, blobs, o):
-    """DeleteAclsFilterResult, version 0."""
-    out += _p_h(o.error_code)
-    write_nullable_string(out, blobs, o.error_message)
-    write_array(out, blobs, o.matching_acls, _enc_DeleteAclsMatchingAcl_v0)
-
-
-def _dec_DeleteAclsResponse_v0(mv, pos):
-    """DeleteAclsResponse, version 0."""
-    o = new(DeleteAclsResponse)
-    o.throttle_time_ms, = _u_i(mv, pos)
-    pos += 4
-    o.filter_results, pos = read_array(mv, pos, _dec_DeleteAclsFilterResult_v0)
-    return o, pos
-
-
-def _enc_DeleteAclsResponse_v0(out, blobs, o):
-    """DeleteAclsResponse, version 0."""
-    out += _p_i(o.throttle_time_ms)
-    write_array(out, blobs, o.filter_results, _enc_DeleteAclsFilterResult_v0)
 
 
 def _dec_DeleteAclsMatchingAcl_v1(mv, pos):
@@ -361,8 +300,8 @@ def _enc_DeleteAclsResponse_v2(out, blobs, o):
         out.append(0)
 
 
-DeleteAclsResponse._DECODERS = (_dec_DeleteAclsResponse_v0, _dec_DeleteAclsResponse_v1, _dec_DeleteAclsResponse_v2, _dec_DeleteAclsResponse_v2,)
-DeleteAclsResponse._ENCODERS = (_enc_DeleteAclsResponse_v0, _enc_DeleteAclsResponse_v1, _enc_DeleteAclsResponse_v2, _enc_DeleteAclsResponse_v2,)
+DeleteAclsResponse._DECODERS = (None, _dec_DeleteAclsResponse_v1, _dec_DeleteAclsResponse_v2, _dec_DeleteAclsResponse_v2,)
+DeleteAclsResponse._ENCODERS = (None, _enc_DeleteAclsResponse_v1, _enc_DeleteAclsResponse_v2, _enc_DeleteAclsResponse_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
@@ -370,87 +309,61 @@ _WHERE = {
     160: 'DeleteAclsMatchingAcl.error_message',
     161: 'DeleteAclsMatchingAcl.resource_type',
     163: 'DeleteAclsMatchingAcl.resource_name',
-    164: 'DeleteAclsMatchingAcl.principal',
-    165: 'DeleteAclsMatchingAcl.host',
-    166: 'DeleteAclsMatchingAcl.operation, permission_type',
-    173: 'DeleteAclsMatchingAcl.pattern_type',
-    174: 'DeleteAclsMatchingAcl.pattern_type',
+    164: 'DeleteAclsMatchingAcl.pattern_type',
+    166: 'DeleteAclsMatchingAcl.principal',
+    167: 'DeleteAclsMatchingAcl.host',
+    168: 'DeleteAclsMatchingAcl.operation, permission_type',
     175: 'DeleteAclsMatchingAcl.error_code',
     176: 'DeleteAclsMatchingAcl.error_message',
     177: 'DeleteAclsMatchingAcl.resource_type',
     178: 'DeleteAclsMatchingAcl.resource_name',
-    179: 'DeleteAclsMatchingAcl.principal',
-    180: 'DeleteAclsMatchingAcl.host',
-    181: 'DeleteAclsMatchingAcl.operation, permission_type',
-    187: 'DeleteAclsFilterResult.error_code',
-    189: 'DeleteAclsFilterResult.error_message',
-    190: 'DeleteAclsFilterResult.matching_acls',
-    196: 'DeleteAclsFilterResult.error_code',
-    197: 'DeleteAclsFilterResult.error_message',
-    198: 'DeleteAclsFilterResult.matching_acls',
-    204: 'DeleteAclsResponse.throttle_time_ms',
-    206: 'DeleteAclsResponse.filter_results',
-    212: 'DeleteAclsResponse.throttle_time_ms',
-    213: 'DeleteAclsResponse.filter_results',
-    219: 'DeleteAclsMatchingAcl.error_code',
-    221: 'DeleteAclsMatchingAcl.error_message',
-    222: 'DeleteAclsMatchingAcl.resource_type',
-    224: 'DeleteAclsMatchingAcl.resource_name',
-    225: 'DeleteAclsMatchingAcl.pattern_type',
-    227: 'DeleteAclsMatchingAcl.principal',
-    228: 'DeleteAclsMatchingAcl.host',
-    229: 'DeleteAclsMatchingAcl.operation, permission_type',
-    236: 'DeleteAclsMatchingAcl.error_code',
-    237: 'DeleteAclsMatchingAcl.error_message',
-    238: 'DeleteAclsMatchingAcl.resource_type',
-    239: 'DeleteAclsMatchingAcl.resource_name',
-    240: 'DeleteAclsMatchingAcl.pattern_type',
-    241: 'DeleteAclsMatchingAcl.principal',
-    242: 'DeleteAclsMatchingAcl.host',
-    243: 'DeleteAclsMatchingAcl.operation, permission_type',
-    249: 'DeleteAclsFilterResult.error_code',
-    251: 'DeleteAclsFilterResult.error_message',
-    252: 'DeleteAclsFilterResult.matching_acls',
+    179: 'DeleteAclsMatchingAcl.pattern_type',
+    180: 'DeleteAclsMatchingAcl.principal',
+    181: 'DeleteAclsMatchingAcl.host',
+    182: 'DeleteAclsMatchingAcl.operation, permission_type',
+    188: 'DeleteAclsFilterResult.error_code',
+    190: 'DeleteAclsFilterResult.error_message',
+    191: 'DeleteAclsFilterResult.matching_acls',
+    197: 'DeleteAclsFilterResult.error_code',
+    198: 'DeleteAclsFilterResult.error_message',
+    199: 'DeleteAclsFilterResult.matching_acls',
+    205: 'DeleteAclsResponse.throttle_time_ms',
+    207: 'DeleteAclsResponse.filter_results',
+    213: 'DeleteAclsResponse.throttle_time_ms',
+    214: 'DeleteAclsResponse.filter_results',
+    220: 'DeleteAclsMatchingAcl.error_code',
+    222: 'DeleteAclsMatchingAcl.error_message',
+    223: 'DeleteAclsMatchingAcl.resource_type',
+    225: 'DeleteAclsMatchingAcl.resource_name',
+    226: 'DeleteAclsMatchingAcl.pattern_type',
+    228: 'DeleteAclsMatchingAcl.principal',
+    229: 'DeleteAclsMatchingAcl.host',
+    230: 'DeleteAclsMatchingAcl.operation, permission_type',
+    232: 'DeleteAclsMatchingAcl.<tagged fields>',
+    233: 'DeleteAclsMatchingAcl.<tagged fields>',
+    241: 'DeleteAclsMatchingAcl.error_code',
+    242: 'DeleteAclsMatchingAcl.error_message',
+    243: 'DeleteAclsMatchingAcl.resource_type',
+    244: 'DeleteAclsMatchingAcl.resource_name',
+    245: 'DeleteAclsMatchingAcl.pattern_type',
+    246: 'DeleteAclsMatchingAcl.principal',
+    247: 'DeleteAclsMatchingAcl.host',
+    248: 'DeleteAclsMatchingAcl.operation, permission_type',
+    250: 'DeleteAclsMatchingAcl.<tagged fields>',
     258: 'DeleteAclsFilterResult.error_code',
-    259: 'DeleteAclsFilterResult.error_message',
-    260: 'DeleteAclsFilterResult.matching_acls',
-    266: 'DeleteAclsResponse.throttle_time_ms',
-    268: 'DeleteAclsResponse.filter_results',
-    274: 'DeleteAclsResponse.throttle_time_ms',
-    275: 'DeleteAclsResponse.filter_results',
-    281: 'DeleteAclsMatchingAcl.error_code',
-    283: 'DeleteAclsMatchingAcl.error_message',
-    284: 'DeleteAclsMatchingAcl.resource_type',
-    286: 'DeleteAclsMatchingAcl.resource_name',
-    287: 'DeleteAclsMatchingAcl.pattern_type',
-    289: 'DeleteAclsMatchingAcl.principal',
-    290: 'DeleteAclsMatchingAcl.host',
-    291: 'DeleteAclsMatchingAcl.operation, permission_type',
-    293: 'DeleteAclsMatchingAcl.<tagged fields>',
-    294: 'DeleteAclsMatchingAcl.<tagged fields>',
-    302: 'DeleteAclsMatchingAcl.error_code',
-    303: 'DeleteAclsMatchingAcl.error_message',
-    304: 'DeleteAclsMatchingAcl.resource_type',
-    305: 'DeleteAclsMatchingAcl.resource_name',
-    306: 'DeleteAclsMatchingAcl.pattern_type',
-    307: 'DeleteAclsMatchingAcl.principal',
-    308: 'DeleteAclsMatchingAcl.host',
-    309: 'DeleteAclsMatchingAcl.operation, permission_type',
-    311: 'DeleteAclsMatchingAcl.<tagged fields>',
-    319: 'DeleteAclsFilterResult.error_code',
-    321: 'DeleteAclsFilterResult.error_message',
-    322: 'DeleteAclsFilterResult.matching_acls',
-    323: 'DeleteAclsFilterResult.<tagged fields>',
-    324: 'DeleteAclsFilterResult.<tagged fields>',
-    332: 'DeleteAclsFilterResult.error_code',
-    333: 'DeleteAclsFilterResult.error_message',
-    334: 'DeleteAclsFilterResult.matching_acls',
-    336: 'DeleteAclsFilterResult.<tagged fields>',
-    344: 'DeleteAclsResponse.throttle_time_ms',
-    346: 'DeleteAclsResponse.filter_results',
-    347: 'DeleteAclsResponse.<tagged fields>',
-    348: 'DeleteAclsResponse.<tagged fields>',
-    356: 'DeleteAclsResponse.throttle_time_ms',
-    357: 'DeleteAclsResponse.filter_results',
-    359: 'DeleteAclsResponse.<tagged fields>',
+    260: 'DeleteAclsFilterResult.error_message',
+    261: 'DeleteAclsFilterResult.matching_acls',
+    262: 'DeleteAclsFilterResult.<tagged fields>',
+    263: 'DeleteAclsFilterResult.<tagged fields>',
+    271: 'DeleteAclsFilterResult.error_code',
+    272: 'DeleteAclsFilterResult.error_message',
+    273: 'DeleteAclsFilterResult.matching_acls',
+    275: 'DeleteAclsFilterResult.<tagged fields>',
+    283: 'DeleteAclsResponse.throttle_time_ms',
+    285: 'DeleteAclsResponse.filter_results',
+    286: 'DeleteAclsResponse.<tagged fields>',
+    287: 'DeleteAclsResponse.<tagged fields>',
+    295: 'DeleteAclsResponse.throttle_time_ms',
+    296: 'DeleteAclsResponse.filter_results',
+    298: 'DeleteAclsResponse.<tagged fields>',
 }

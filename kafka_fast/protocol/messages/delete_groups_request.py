@@ -22,7 +22,7 @@ from kafka_fast.protocol.primitives import (
 
 
 class DeleteGroupsRequest(Message):
-    """Kafka DeleteGroupsRequest request (API key 42), versions 0-2.
+    """Kafka DeleteGroupsRequest request (API key 42), versions 0-3.
 
     Fields:
         groups_names ([]string, v0+)
@@ -33,7 +33,7 @@ class DeleteGroupsRequest(Message):
     NAME = 'DeleteGroupsRequest'
     API_KEY = 42
     MIN_VERSION = 0
-    MAX_VERSION = 2
+    MAX_VERSION = 3
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
     FIELDS = (
@@ -60,7 +60,7 @@ def _enc_DeleteGroupsRequest_v0(out, blobs, o):
 
 
 def _dec_DeleteGroupsRequest_v2(mv, pos):
-    """DeleteGroupsRequest, version 2."""
+    """DeleteGroupsRequest, versions 2-3."""
     o = new(DeleteGroupsRequest)
     o.groups_names, pos = read_compact_array(mv, pos, read_compact_string)
     if mv[pos]:
@@ -71,7 +71,7 @@ def _dec_DeleteGroupsRequest_v2(mv, pos):
 
 
 def _enc_DeleteGroupsRequest_v2(out, blobs, o):
-    """DeleteGroupsRequest, version 2."""
+    """DeleteGroupsRequest, versions 2-3."""
     write_compact_array(out, blobs, o.groups_names, write_compact_string)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -79,8 +79,8 @@ def _enc_DeleteGroupsRequest_v2(out, blobs, o):
         out.append(0)
 
 
-DeleteGroupsRequest._DECODERS = (_dec_DeleteGroupsRequest_v0, _dec_DeleteGroupsRequest_v0, _dec_DeleteGroupsRequest_v2,)
-DeleteGroupsRequest._ENCODERS = (_enc_DeleteGroupsRequest_v0, _enc_DeleteGroupsRequest_v0, _enc_DeleteGroupsRequest_v2,)
+DeleteGroupsRequest._DECODERS = (_dec_DeleteGroupsRequest_v0, _dec_DeleteGroupsRequest_v0, _dec_DeleteGroupsRequest_v2, _dec_DeleteGroupsRequest_v2,)
+DeleteGroupsRequest._ENCODERS = (_enc_DeleteGroupsRequest_v0, _enc_DeleteGroupsRequest_v0, _enc_DeleteGroupsRequest_v2, _enc_DeleteGroupsRequest_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

@@ -9,11 +9,13 @@ from kafka_fast.protocol.primitives import (
     ZERO_UUID,
     read_array,
     read_compact_array,
+    read_compact_nullable_string,
     read_compact_string,
     read_string,
     read_tags,
     write_array,
     write_compact_array,
+    write_compact_nullable_string,
     write_compact_string,
     write_string,
     write_tags,
@@ -32,41 +34,45 @@ class DeletableGroupResult(Struct):
 
     Fields:
         group_id (string, v0+)
-            The group id
+            The group id.
         error_code (int16, v0+)
             The deletion error, or 0 if the deletion succeeded.
+        error_message (string, v3+, nullable v3+)
+            The error message, or null if there was no error.
     """
 
     __qualname__ = 'DeleteGroupsResponse.DeletableGroupResult'
-    __slots__ = ('group_id', 'error_code')
+    __slots__ = ('group_id', 'error_code', 'error_message')
     FIELDS = (
         Field('group_id', 'GroupId', 'string', (0, 32767), None, None, None, False, '', None),
         Field('error_code', 'ErrorCode', 'int16', (0, 32767), None, None, None, False, 0, None),
+        Field('error_message', 'ErrorMessage', 'string', (3, 32767), (3, 32767), None, None, True, None, None),
     )
-    _DEFAULTS = {'group_id': '', 'error_code': 0, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'group_id': '', 'error_code': 0, 'error_message': None, 'unknown_tagged_fields': None}
     _FACTORIES = {}
 
-    def __init__(self, *, group_id='', error_code=0):
+    def __init__(self, *, group_id='', error_code=0, error_message=None):
         self.group_id = group_id
         self.error_code = error_code
+        self.error_message = error_message
         self.unknown_tagged_fields = None
 
 
 class DeleteGroupsResponse(Message):
-    """Kafka DeleteGroupsResponse response (API key 42), versions 0-2.
+    """Kafka DeleteGroupsResponse response (API key 42), versions 0-3.
 
     Fields:
         throttle_time_ms (int32, v0+)
             The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         results ([]DeletableGroupResult, v0+)
-            The deletion results
+            The deletion results.
     """
 
     __slots__ = ('throttle_time_ms', 'results')
     NAME = 'DeleteGroupsResponse'
     API_KEY = 42
     MIN_VERSION = 0
-    MAX_VERSION = 2
+    MAX_VERSION = 3
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
     DeletableGroupResult = DeletableGroupResult
@@ -159,31 +165,95 @@ def _enc_DeleteGroupsResponse_v2(out, blobs, o):
         out.append(0)
 
 
-DeleteGroupsResponse._DECODERS = (_dec_DeleteGroupsResponse_v0, _dec_DeleteGroupsResponse_v0, _dec_DeleteGroupsResponse_v2,)
-DeleteGroupsResponse._ENCODERS = (_enc_DeleteGroupsResponse_v0, _enc_DeleteGroupsResponse_v0, _enc_DeleteGroupsResponse_v2,)
+def _dec_DeletableGroupResult_v3(mv, pos):
+    """DeletableGroupResult, version 3."""
+    o = new(DeletableGroupResult)
+    o.group_id, pos = read_compact_string(mv, pos)
+    o.error_code, = _u_h(mv, pos)
+    pos += 2
+    o.error_message, pos = read_compact_nullable_string(mv, pos)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_DeletableGroupResult_v3(out, blobs, o):
+    """DeletableGroupResult, version 3."""
+    write_compact_string(out, blobs, o.group_id)
+    out += _p_h(o.error_code)
+    write_compact_nullable_string(out, blobs, o.error_message)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_DeleteGroupsResponse_v3(mv, pos):
+    """DeleteGroupsResponse, version 3."""
+    o = new(DeleteGroupsResponse)
+    o.throttle_time_ms, = _u_i(mv, pos)
+    pos += 4
+    o.results, pos = read_compact_array(mv, pos, _dec_DeletableGroupResult_v3)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_DeleteGroupsResponse_v3(out, blobs, o):
+    """DeleteGroupsResponse, version 3."""
+    out += _p_i(o.throttle_time_ms)
+    write_compact_array(out, blobs, o.results, _enc_DeletableGroupResult_v3)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+DeleteGroupsResponse._DECODERS = (_dec_DeleteGroupsResponse_v0, _dec_DeleteGroupsResponse_v0, _dec_DeleteGroupsResponse_v2, _dec_DeleteGroupsResponse_v3,)
+DeleteGroupsResponse._ENCODERS = (_enc_DeleteGroupsResponse_v0, _enc_DeleteGroupsResponse_v0, _enc_DeleteGroupsResponse_v2, _enc_DeleteGroupsResponse_v3,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    89: 'DeletableGroupResult.group_id',
-    90: 'DeletableGroupResult.error_code',
-    97: 'DeletableGroupResult.group_id',
-    98: 'DeletableGroupResult.error_code',
-    104: 'DeleteGroupsResponse.throttle_time_ms',
-    106: 'DeleteGroupsResponse.results',
-    112: 'DeleteGroupsResponse.throttle_time_ms',
-    113: 'DeleteGroupsResponse.results',
-    119: 'DeletableGroupResult.group_id',
-    120: 'DeletableGroupResult.error_code',
-    122: 'DeletableGroupResult.<tagged fields>',
-    123: 'DeletableGroupResult.<tagged fields>',
-    131: 'DeletableGroupResult.group_id',
-    132: 'DeletableGroupResult.error_code',
-    134: 'DeletableGroupResult.<tagged fields>',
-    142: 'DeleteGroupsResponse.throttle_time_ms',
-    144: 'DeleteGroupsResponse.results',
-    145: 'DeleteGroupsResponse.<tagged fields>',
-    146: 'DeleteGroupsResponse.<tagged fields>',
-    154: 'DeleteGroupsResponse.throttle_time_ms',
-    155: 'DeleteGroupsResponse.results',
-    157: 'DeleteGroupsResponse.<tagged fields>',
+    95: 'DeletableGroupResult.group_id',
+    96: 'DeletableGroupResult.error_code',
+    103: 'DeletableGroupResult.group_id',
+    104: 'DeletableGroupResult.error_code',
+    110: 'DeleteGroupsResponse.throttle_time_ms',
+    112: 'DeleteGroupsResponse.results',
+    118: 'DeleteGroupsResponse.throttle_time_ms',
+    119: 'DeleteGroupsResponse.results',
+    125: 'DeletableGroupResult.group_id',
+    126: 'DeletableGroupResult.error_code',
+    128: 'DeletableGroupResult.<tagged fields>',
+    129: 'DeletableGroupResult.<tagged fields>',
+    137: 'DeletableGroupResult.group_id',
+    138: 'DeletableGroupResult.error_code',
+    140: 'DeletableGroupResult.<tagged fields>',
+    148: 'DeleteGroupsResponse.throttle_time_ms',
+    150: 'DeleteGroupsResponse.results',
+    151: 'DeleteGroupsResponse.<tagged fields>',
+    152: 'DeleteGroupsResponse.<tagged fields>',
+    160: 'DeleteGroupsResponse.throttle_time_ms',
+    161: 'DeleteGroupsResponse.results',
+    163: 'DeleteGroupsResponse.<tagged fields>',
+    171: 'DeletableGroupResult.group_id',
+    172: 'DeletableGroupResult.error_code',
+    174: 'DeletableGroupResult.error_message',
+    175: 'DeletableGroupResult.<tagged fields>',
+    176: 'DeletableGroupResult.<tagged fields>',
+    184: 'DeletableGroupResult.group_id',
+    185: 'DeletableGroupResult.error_code',
+    186: 'DeletableGroupResult.error_message',
+    188: 'DeletableGroupResult.<tagged fields>',
+    196: 'DeleteGroupsResponse.throttle_time_ms',
+    198: 'DeleteGroupsResponse.results',
+    199: 'DeleteGroupsResponse.<tagged fields>',
+    200: 'DeleteGroupsResponse.<tagged fields>',
+    208: 'DeleteGroupsResponse.throttle_time_ms',
+    209: 'DeleteGroupsResponse.results',
+    211: 'DeleteGroupsResponse.<tagged fields>',
 }

@@ -34,7 +34,7 @@ class DeleteRecordsPartition(Struct):
         partition_index (int32, v0+)
             The partition index.
         offset (int64, v0+)
-            The deletion offset.
+            The deletion offset. -1 means that records should be truncated to the high watermark.
     """
 
     __qualname__ = 'DeleteRecordsRequest.DeleteRecordsTopic.DeleteRecordsPartition'

@@ -32,9 +32,9 @@ class DeleteTopicState(Struct):
 
     Fields:
         name (string, v6+, nullable v6+)
-            The topic name
+            The topic name.
         topic_id (uuid, v6+)
-            The unique topic ID
+            The unique topic ID.
     """
 
     __qualname__ = 'DeleteTopicsRequest.DeleteTopicState'
@@ -53,13 +53,13 @@ class DeleteTopicState(Struct):
 
 
 class DeleteTopicsRequest(Message):
-    """Kafka DeleteTopicsRequest request (API key 20), versions 0-6.
+    """Kafka DeleteTopicsRequest request (API key 20), versions 1-6.
 
     Fields:
         topics ([]DeleteTopicState, v6+)
-            The name or topic ID of the topic
+            The name or topic ID of the topic.
         topic_names ([]string, v0-5)
-            The names of the topics to delete
+            The names of the topics to delete.
         timeout_ms (int32, v0+)
             The length of time in milliseconds to wait for the deletions to complete.
     """
@@ -67,7 +67,7 @@ class DeleteTopicsRequest(Message):
     __slots__ = ('topics', 'topic_names', 'timeout_ms')
     NAME = 'DeleteTopicsRequest'
     API_KEY = 20
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 6
     FLEXIBLE_MIN = 4
     LATEST_VERSION_UNSTABLE = False
@@ -87,8 +87,8 @@ class DeleteTopicsRequest(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_DeleteTopicsRequest_v0(mv, pos):
-    """DeleteTopicsRequest, versions 0-3."""
+def _dec_DeleteTopicsRequest_v1(mv, pos):
+    """DeleteTopicsRequest, versions 1-3."""
     o = new(DeleteTopicsRequest)
     o.topic_names, pos = read_array(mv, pos, read_string)
     o.timeout_ms, = _u_i(mv, pos)
@@ -96,8 +96,8 @@ def _dec_DeleteTopicsRequest_v0(mv, pos):
     return o, pos
 
 
-def _enc_DeleteTopicsRequest_v0(out, blobs, o):
-    """DeleteTopicsRequest, versions 0-3."""
+def _enc_DeleteTopicsRequest_v1(out, blobs, o):
+    """DeleteTopicsRequest, versions 1-3."""
     if o.topics != []:
         raise WireError('not sendable: the field exists only in versions 6+ and is not ignorable')
     write_array(out, blobs, o.topic_names, write_string)
@@ -174,8 +174,8 @@ def _enc_DeleteTopicsRequest_v6(out, blobs, o):
         out.append(0)
 
 
-DeleteTopicsRequest._DECODERS = (_dec_DeleteTopicsRequest_v0, _dec_DeleteTopicsRequest_v0, _dec_DeleteTopicsRequest_v0, _dec_DeleteTopicsRequest_v0, _dec_DeleteTopicsRequest_v4, _dec_DeleteTopicsRequest_v4, _dec_DeleteTopicsRequest_v6,)
-DeleteTopicsRequest._ENCODERS = (_enc_DeleteTopicsRequest_v0, _enc_DeleteTopicsRequest_v0, _enc_DeleteTopicsRequest_v0, _enc_DeleteTopicsRequest_v0, _enc_DeleteTopicsRequest_v4, _enc_DeleteTopicsRequest_v4, _enc_DeleteTopicsRequest_v6,)
+DeleteTopicsRequest._DECODERS = (None, _dec_DeleteTopicsRequest_v1, _dec_DeleteTopicsRequest_v1, _dec_DeleteTopicsRequest_v1, _dec_DeleteTopicsRequest_v4, _dec_DeleteTopicsRequest_v4, _dec_DeleteTopicsRequest_v6,)
+DeleteTopicsRequest._ENCODERS = (None, _enc_DeleteTopicsRequest_v1, _enc_DeleteTopicsRequest_v1, _enc_DeleteTopicsRequest_v1, _enc_DeleteTopicsRequest_v4, _enc_DeleteTopicsRequest_v4, _enc_DeleteTopicsRequest_v6,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

@@ -35,9 +35,9 @@ class DeletableTopicResult(Struct):
 
     Fields:
         name (string, v0+, nullable v6+)
-            The topic name
+            The topic name.
         topic_id (uuid, v6+)
-            the unique topic ID
+            The unique topic ID.
         error_code (int16, v0+)
             The deletion error, or 0 if the deletion succeeded.
         error_message (string, v5+, nullable v5+)
@@ -64,7 +64,7 @@ class DeletableTopicResult(Struct):
 
 
 class DeleteTopicsResponse(Message):
-    """Kafka DeleteTopicsResponse response (API key 20), versions 0-6.
+    """Kafka DeleteTopicsResponse response (API key 20), versions 1-6.
 
     Fields:
         throttle_time_ms (int32, v1+)
@@ -76,7 +76,7 @@ class DeleteTopicsResponse(Message):
     __slots__ = ('throttle_time_ms', 'responses')
     NAME = 'DeleteTopicsResponse'
     API_KEY = 20
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 6
     FLEXIBLE_MIN = 4
     LATEST_VERSION_UNSTABLE = False
@@ -94,8 +94,8 @@ class DeleteTopicsResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_DeletableTopicResult_v0(mv, pos):
-    """DeletableTopicResult, versions 0-3."""
+def _dec_DeletableTopicResult_v1(mv, pos):
+    """DeletableTopicResult, versions 1-3."""
     o = new(DeletableTopicResult)
     o.name, pos = read_string(mv, pos)
     o.error_code, = _u_h(mv, pos)
@@ -103,22 +103,10 @@ def _dec_DeletableTopicResult_v0(mv, pos):
     return o, pos
 
 
-def _enc_DeletableTopicResult_v0(out, blobs, o):
-    """DeletableTopicResult, versions 0-3."""
+def _enc_DeletableTopicResult_v1(out, blobs, o):
+    """DeletableTopicResult, versions 1-3."""
     write_string(out, blobs, o.name)
     out += _p_h(o.error_code)
-
-
-def _dec_DeleteTopicsResponse_v0(mv, pos):
-    """DeleteTopicsResponse, version 0."""
-    o = new(DeleteTopicsResponse)
-    o.responses, pos = read_array(mv, pos, _dec_DeletableTopicResult_v0)
-    return o, pos
-
-
-def _enc_DeleteTopicsResponse_v0(out, blobs, o):
-    """DeleteTopicsResponse, version 0."""
-    write_array(out, blobs, o.responses, _enc_DeletableTopicResult_v0)
 
 
 def _dec_DeleteTopicsResponse_v1(mv, pos):
@@ -126,14 +114,14 @@ def _dec_DeleteTopicsResponse_v1(mv, pos):
     o = new(DeleteTopicsResponse)
     o.throttle_time_ms, = _u_i(mv, pos)
     pos += 4
-    o.responses, pos = read_array(mv, pos, _dec_DeletableTopicResult_v0)
+    o.responses, pos = read_array(mv, pos, _dec_DeletableTopicResult_v1)
     return o, pos
 
 
 def _enc_DeleteTopicsResponse_v1(out, blobs, o):
     """DeleteTopicsResponse, versions 1-3."""
     out += _p_i(o.throttle_time_ms)
-    write_array(out, blobs, o.responses, _enc_DeletableTopicResult_v0)
+    write_array(out, blobs, o.responses, _enc_DeletableTopicResult_v1)
 
 
 def _dec_DeletableTopicResult_v4(mv, pos):
@@ -280,8 +268,8 @@ def _enc_DeleteTopicsResponse_v6(out, blobs, o):
         out.append(0)
 
 
-DeleteTopicsResponse._DECODERS = (_dec_DeleteTopicsResponse_v0, _dec_DeleteTopicsResponse_v1, _dec_DeleteTopicsResponse_v1, _dec_DeleteTopicsResponse_v1, _dec_DeleteTopicsResponse_v4, _dec_DeleteTopicsResponse_v5, _dec_DeleteTopicsResponse_v6,)
-DeleteTopicsResponse._ENCODERS = (_enc_DeleteTopicsResponse_v0, _enc_DeleteTopicsResponse_v1, _enc_DeleteTopicsResponse_v1, _enc_DeleteTopicsResponse_v1, _enc_DeleteTopicsResponse_v4, _enc_DeleteTopicsResponse_v5, _enc_DeleteTopicsResponse_v6,)
+DeleteTopicsResponse._DECODERS = (None, _dec_DeleteTopicsResponse_v1, _dec_DeleteTopicsResponse_v1, _dec_DeleteTopicsResponse_v1, _dec_DeleteTopicsResponse_v4, _dec_DeleteTopicsResponse_v5, _dec_DeleteTopicsResponse_v6,)
+DeleteTopicsResponse._ENCODERS = (None, _enc_DeleteTopicsResponse_v1, _enc_DeleteTopicsResponse_v1, _enc_DeleteTopicsResponse_v1, _enc_DeleteTopicsResponse_v4, _enc_DeleteTopicsResponse_v5, _enc_DeleteTopicsResponse_v6,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
@@ -289,58 +277,56 @@ _WHERE = {
     101: 'DeletableTopicResult.error_code',
     108: 'DeletableTopicResult.name',
     109: 'DeletableTopicResult.error_code',
-    115: 'DeleteTopicsResponse.responses',
-    121: 'DeleteTopicsResponse.responses',
-    127: 'DeleteTopicsResponse.throttle_time_ms',
-    129: 'DeleteTopicsResponse.responses',
-    135: 'DeleteTopicsResponse.throttle_time_ms',
-    136: 'DeleteTopicsResponse.responses',
+    115: 'DeleteTopicsResponse.throttle_time_ms',
+    117: 'DeleteTopicsResponse.responses',
+    123: 'DeleteTopicsResponse.throttle_time_ms',
+    124: 'DeleteTopicsResponse.responses',
+    130: 'DeletableTopicResult.name',
+    131: 'DeletableTopicResult.error_code',
+    133: 'DeletableTopicResult.<tagged fields>',
+    134: 'DeletableTopicResult.<tagged fields>',
     142: 'DeletableTopicResult.name',
     143: 'DeletableTopicResult.error_code',
     145: 'DeletableTopicResult.<tagged fields>',
-    146: 'DeletableTopicResult.<tagged fields>',
-    154: 'DeletableTopicResult.name',
-    155: 'DeletableTopicResult.error_code',
-    157: 'DeletableTopicResult.<tagged fields>',
+    153: 'DeleteTopicsResponse.throttle_time_ms',
+    155: 'DeleteTopicsResponse.responses',
+    156: 'DeleteTopicsResponse.<tagged fields>',
+    157: 'DeleteTopicsResponse.<tagged fields>',
     165: 'DeleteTopicsResponse.throttle_time_ms',
-    167: 'DeleteTopicsResponse.responses',
+    166: 'DeleteTopicsResponse.responses',
     168: 'DeleteTopicsResponse.<tagged fields>',
-    169: 'DeleteTopicsResponse.<tagged fields>',
-    177: 'DeleteTopicsResponse.throttle_time_ms',
-    178: 'DeleteTopicsResponse.responses',
-    180: 'DeleteTopicsResponse.<tagged fields>',
-    188: 'DeletableTopicResult.name',
-    189: 'DeletableTopicResult.error_code',
+    176: 'DeletableTopicResult.name',
+    177: 'DeletableTopicResult.error_code',
+    179: 'DeletableTopicResult.error_message',
+    180: 'DeletableTopicResult.<tagged fields>',
+    181: 'DeletableTopicResult.<tagged fields>',
+    189: 'DeletableTopicResult.name',
+    190: 'DeletableTopicResult.error_code',
     191: 'DeletableTopicResult.error_message',
-    192: 'DeletableTopicResult.<tagged fields>',
     193: 'DeletableTopicResult.<tagged fields>',
-    201: 'DeletableTopicResult.name',
-    202: 'DeletableTopicResult.error_code',
-    203: 'DeletableTopicResult.error_message',
-    205: 'DeletableTopicResult.<tagged fields>',
+    201: 'DeleteTopicsResponse.throttle_time_ms',
+    203: 'DeleteTopicsResponse.responses',
+    204: 'DeleteTopicsResponse.<tagged fields>',
+    205: 'DeleteTopicsResponse.<tagged fields>',
     213: 'DeleteTopicsResponse.throttle_time_ms',
-    215: 'DeleteTopicsResponse.responses',
+    214: 'DeleteTopicsResponse.responses',
     216: 'DeleteTopicsResponse.<tagged fields>',
-    217: 'DeleteTopicsResponse.<tagged fields>',
-    225: 'DeleteTopicsResponse.throttle_time_ms',
-    226: 'DeleteTopicsResponse.responses',
-    228: 'DeleteTopicsResponse.<tagged fields>',
-    236: 'DeletableTopicResult.name',
-    237: 'DeletableTopicResult.topic_id',
-    238: 'DeletableTopicResult.error_code',
-    240: 'DeletableTopicResult.error_message',
-    241: 'DeletableTopicResult.<tagged fields>',
-    242: 'DeletableTopicResult.<tagged fields>',
-    250: 'DeletableTopicResult.name',
-    251: 'DeletableTopicResult.topic_id',
-    252: 'DeletableTopicResult.error_code',
-    253: 'DeletableTopicResult.error_message',
-    255: 'DeletableTopicResult.<tagged fields>',
+    224: 'DeletableTopicResult.name',
+    225: 'DeletableTopicResult.topic_id',
+    226: 'DeletableTopicResult.error_code',
+    228: 'DeletableTopicResult.error_message',
+    229: 'DeletableTopicResult.<tagged fields>',
+    230: 'DeletableTopicResult.<tagged fields>',
+    238: 'DeletableTopicResult.name',
+    239: 'DeletableTopicResult.topic_id',
+    240: 'DeletableTopicResult.error_code',
+    241: 'DeletableTopicResult.error_message',
+    243: 'DeletableTopicResult.<tagged fields>',
+    251: 'DeleteTopicsResponse.throttle_time_ms',
+    253: 'DeleteTopicsResponse.responses',
+    254: 'DeleteTopicsResponse.<tagged fields>',
+    255: 'DeleteTopicsResponse.<tagged fields>',
     263: 'DeleteTopicsResponse.throttle_time_ms',
-    265: 'DeleteTopicsResponse.responses',
+    264: 'DeleteTopicsResponse.responses',
     266: 'DeleteTopicsResponse.<tagged fields>',
-    267: 'DeleteTopicsResponse.<tagged fields>',
-    275: 'DeleteTopicsResponse.throttle_time_ms',
-    276: 'DeleteTopicsResponse.responses',
-    278: 'DeleteTopicsResponse.<tagged fields>',
 }

@@ -24,7 +24,7 @@ _p_bb = _s_bb.pack
 
 
 class DescribeAclsRequest(Message):
-    """Kafka DescribeAclsRequest request (API key 29), versions 0-3.
+    """Kafka DescribeAclsRequest request (API key 29), versions 1-3.
 
     Fields:
         resource_type_filter (int8, v0+)
@@ -46,7 +46,7 @@ class DescribeAclsRequest(Message):
     __slots__ = ('resource_type_filter', 'resource_name_filter', 'pattern_type_filter', 'principal_filter', 'host_filter', 'operation', 'permission_type')
     NAME = 'DescribeAclsRequest'
     API_KEY = 29
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 3
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
@@ -71,30 +71,6 @@ class DescribeAclsRequest(Message):
         self.operation = operation
         self.permission_type = permission_type
         self.unknown_tagged_fields = None
-
-
-def _dec_DescribeAclsRequest_v0(mv, pos):
-    """DescribeAclsRequest, version 0."""
-    o = new(DescribeAclsRequest)
-    o.resource_type_filter, = _u_b(mv, pos)
-    pos += 1
-    o.resource_name_filter, pos = read_nullable_string(mv, pos)
-    o.principal_filter, pos = read_nullable_string(mv, pos)
-    o.host_filter, pos = read_nullable_string(mv, pos)
-    o.operation, o.permission_type = _u_bb(mv, pos)
-    pos += 2
-    return o, pos
-
-
-def _enc_DescribeAclsRequest_v0(out, blobs, o):
-    """DescribeAclsRequest, version 0."""
-    if o.pattern_type_filter != 3:
-        raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
-    out += _p_b(o.resource_type_filter)
-    write_nullable_string(out, blobs, o.resource_name_filter)
-    write_nullable_string(out, blobs, o.principal_filter)
-    write_nullable_string(out, blobs, o.host_filter)
-    out += _p_bb(o.operation, o.permission_type)
 
 
 def _dec_DescribeAclsRequest_v1(mv, pos):
@@ -155,48 +131,36 @@ def _enc_DescribeAclsRequest_v2(out, blobs, o):
         out.append(0)
 
 
-DescribeAclsRequest._DECODERS = (_dec_DescribeAclsRequest_v0, _dec_DescribeAclsRequest_v1, _dec_DescribeAclsRequest_v2, _dec_DescribeAclsRequest_v2,)
-DescribeAclsRequest._ENCODERS = (_enc_DescribeAclsRequest_v0, _enc_DescribeAclsRequest_v1, _enc_DescribeAclsRequest_v2, _enc_DescribeAclsRequest_v2,)
+DescribeAclsRequest._DECODERS = (None, _dec_DescribeAclsRequest_v1, _dec_DescribeAclsRequest_v2, _dec_DescribeAclsRequest_v2,)
+DescribeAclsRequest._ENCODERS = (None, _enc_DescribeAclsRequest_v1, _enc_DescribeAclsRequest_v2, _enc_DescribeAclsRequest_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
     79: 'DescribeAclsRequest.resource_type_filter',
     81: 'DescribeAclsRequest.resource_name_filter',
-    82: 'DescribeAclsRequest.principal_filter',
-    83: 'DescribeAclsRequest.host_filter',
-    84: 'DescribeAclsRequest.operation, permission_type',
-    91: 'DescribeAclsRequest.pattern_type_filter',
-    92: 'DescribeAclsRequest.pattern_type_filter',
+    82: 'DescribeAclsRequest.pattern_type_filter',
+    84: 'DescribeAclsRequest.principal_filter',
+    85: 'DescribeAclsRequest.host_filter',
+    86: 'DescribeAclsRequest.operation, permission_type',
     93: 'DescribeAclsRequest.resource_type_filter',
     94: 'DescribeAclsRequest.resource_name_filter',
-    95: 'DescribeAclsRequest.principal_filter',
-    96: 'DescribeAclsRequest.host_filter',
-    97: 'DescribeAclsRequest.operation, permission_type',
-    103: 'DescribeAclsRequest.resource_type_filter',
-    105: 'DescribeAclsRequest.resource_name_filter',
-    106: 'DescribeAclsRequest.pattern_type_filter',
-    108: 'DescribeAclsRequest.principal_filter',
-    109: 'DescribeAclsRequest.host_filter',
-    110: 'DescribeAclsRequest.operation, permission_type',
-    117: 'DescribeAclsRequest.resource_type_filter',
-    118: 'DescribeAclsRequest.resource_name_filter',
-    119: 'DescribeAclsRequest.pattern_type_filter',
-    120: 'DescribeAclsRequest.principal_filter',
-    121: 'DescribeAclsRequest.host_filter',
-    122: 'DescribeAclsRequest.operation, permission_type',
-    128: 'DescribeAclsRequest.resource_type_filter',
-    130: 'DescribeAclsRequest.resource_name_filter',
-    131: 'DescribeAclsRequest.pattern_type_filter',
-    133: 'DescribeAclsRequest.principal_filter',
-    134: 'DescribeAclsRequest.host_filter',
-    135: 'DescribeAclsRequest.operation, permission_type',
-    137: 'DescribeAclsRequest.<tagged fields>',
-    138: 'DescribeAclsRequest.<tagged fields>',
-    146: 'DescribeAclsRequest.resource_type_filter',
-    147: 'DescribeAclsRequest.resource_name_filter',
-    148: 'DescribeAclsRequest.pattern_type_filter',
-    149: 'DescribeAclsRequest.principal_filter',
-    150: 'DescribeAclsRequest.host_filter',
-    151: 'DescribeAclsRequest.operation, permission_type',
-    153: 'DescribeAclsRequest.<tagged fields>',
+    95: 'DescribeAclsRequest.pattern_type_filter',
+    96: 'DescribeAclsRequest.principal_filter',
+    97: 'DescribeAclsRequest.host_filter',
+    98: 'DescribeAclsRequest.operation, permission_type',
+    104: 'DescribeAclsRequest.resource_type_filter',
+    106: 'DescribeAclsRequest.resource_name_filter',
+    107: 'DescribeAclsRequest.pattern_type_filter',
+    109: 'DescribeAclsRequest.principal_filter',
+    110: 'DescribeAclsRequest.host_filter',
+    111: 'DescribeAclsRequest.operation, permission_type',
+    113: 'DescribeAclsRequest.<tagged fields>',
+    114: 'DescribeAclsRequest.<tagged fields>',
+    122: 'DescribeAclsRequest.resource_type_filter',
+    123: 'DescribeAclsRequest.resource_name_filter',
+    124: 'DescribeAclsRequest.pattern_type_filter',
+    125: 'DescribeAclsRequest.principal_filter',
+    126: 'DescribeAclsRequest.host_filter',
+    127: 'DescribeAclsRequest.operation, permission_type',
+    129: 'DescribeAclsRequest.<tagged fields>',
 }

@@ -102,7 +102,7 @@ class DescribeAclsResource(Struct):
 
 
 class DescribeAclsResponse(Message):
-    """Kafka DescribeAclsResponse response (API key 29), versions 0-3.
+    """Kafka DescribeAclsResponse response (API key 29), versions 1-3.
 
     Fields:
         throttle_time_ms (int32, v0+)
@@ -118,7 +118,7 @@ class DescribeAclsResponse(Message):
     __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'resources')
     NAME = 'DescribeAclsResponse'
     API_KEY = 29
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 3
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
@@ -141,8 +141,8 @@ class DescribeAclsResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_AclDescription_v0(mv, pos):
-    """AclDescription, versions 0-1."""
+def _dec_AclDescription_v1(mv, pos):
+    """AclDescription, version 1."""
     o = new(AclDescription)
     o.principal, pos = read_string(mv, pos)
     o.host, pos = read_string(mv, pos)
@@ -151,47 +151,11 @@ def _dec_AclDescription_v0(mv, pos):
     return o, pos
 
 
-def _enc_AclDescription_v0(out, blobs, o):
-    """AclDescription, versions 0-1."""
+def _enc_AclDescription_v1(out, blobs, o):
+    """AclDescription, version 1."""
     write_string(out, blobs, o.principal)
     write_string(out, blobs, o.host)
     out += _p_bb(o.operation, o.permission_type)
-
-
-def _dec_DescribeAclsResource_v0(mv, pos):
-    """DescribeAclsResource, version 0."""
-    o = new(DescribeAclsResource)
-    o.resource_type, = _u_b(mv, pos)
-    pos += 1
-    o.resource_name, pos = read_string(mv, pos)
-    o.acls, pos = read_array(mv, pos, _dec_AclDescription_v0)
-    return o, pos
-
-
-def _enc_DescribeAclsResource_v0(out, blobs, o):
-    """DescribeAclsResource, version 0."""
-    if o.pattern_type != 3:
-        raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
-    out += _p_b(o.resource_type)
-    write_string(out, blobs, o.resource_name)
-    write_array(out, blobs, o.acls, _enc_AclDescription_v0)
-
-
-def _dec_DescribeAclsResponse_v0(mv, pos):
-    """DescribeAclsResponse, version 0."""
-    o = new(DescribeAclsResponse)
-    o.throttle_time_ms, o.error_code = _u_ih(mv, pos)
-    pos += 6
-    o.error_message, pos = read_nullable_string(mv, pos)
-    o.resources, pos = read_array(mv, pos, _dec_DescribeAclsResource_v0)
-    return o, pos
-
-
-def _enc_DescribeAclsResponse_v0(out, blobs, o):
-    """DescribeAclsResponse, version 0."""
-    out += _p_ih(o.throttle_time_ms, o.error_code)
-    write_nullable_string(out, blobs, o.error_message)
-    write_array(out, blobs, o.resources, _enc_DescribeAclsResource_v0)
 
 
 def _dec_DescribeAclsResource_v1(mv, pos):
@@ -202,7 +166,7 @@ def _dec_DescribeAclsResource_v1(mv, pos):
     o.resource_name, pos = read_string(mv, pos)
     o.pattern_type, = _u_b(mv, pos)
     pos += 1
-    o.acls, pos = read_array(mv, pos, _dec_AclDescription_v0)
+    o.acls, pos = read_array(mv, pos, _dec_AclDescription_v1)
     return o, pos
 
 
@@ -211,7 +175,7 @@ def _enc_DescribeAclsResource_v1(out, blobs, o):
     out += _p_b(o.resource_type)
     write_string(out, blobs, o.resource_name)
     out += _p_b(o.pattern_type)
-    write_array(out, blobs, o.acls, _enc_AclDescription_v0)
+    write_array(out, blobs, o.acls, _enc_AclDescription_v1)
 
 
 def _dec_DescribeAclsResponse_v1(mv, pos):
@@ -309,8 +273,8 @@ def _enc_DescribeAclsResponse_v2(out, blobs, o):
         out.append(0)
 
 
-DescribeAclsResponse._DECODERS = (_dec_DescribeAclsResponse_v0, _dec_DescribeAclsResponse_v1, _dec_DescribeAclsResponse_v2, _dec_DescribeAclsResponse_v2,)
-DescribeAclsResponse._ENCODERS = (_enc_DescribeAclsResponse_v0, _enc_DescribeAclsResponse_v1, _enc_DescribeAclsResponse_v2, _enc_DescribeAclsResponse_v2,)
+DescribeAclsResponse._DECODERS = (None, _dec_DescribeAclsResponse_v1, _dec_DescribeAclsResponse_v2, _dec_DescribeAclsResponse_v2,)
+DescribeAclsResponse._ENCODERS = (None, _enc_DescribeAclsResponse_v1, _enc_DescribeAclsResponse_v2, _enc_DescribeAclsResponse_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
@@ -322,59 +286,45 @@ _WHERE = {
     158: 'AclDescription.operation, permission_type',
     164: 'DescribeAclsResource.resource_type',
     166: 'DescribeAclsResource.resource_name',
-    167: 'DescribeAclsResource.acls',
-    173: 'DescribeAclsResource.pattern_type',
-    174: 'DescribeAclsResource.pattern_type',
+    167: 'DescribeAclsResource.pattern_type',
+    169: 'DescribeAclsResource.acls',
     175: 'DescribeAclsResource.resource_type',
     176: 'DescribeAclsResource.resource_name',
-    177: 'DescribeAclsResource.acls',
-    183: 'DescribeAclsResponse.throttle_time_ms, error_code',
-    185: 'DescribeAclsResponse.error_message',
-    186: 'DescribeAclsResponse.resources',
-    192: 'DescribeAclsResponse.throttle_time_ms, error_code',
-    193: 'DescribeAclsResponse.error_message',
-    194: 'DescribeAclsResponse.resources',
-    200: 'DescribeAclsResource.resource_type',
-    202: 'DescribeAclsResource.resource_name',
-    203: 'DescribeAclsResource.pattern_type',
-    205: 'DescribeAclsResource.acls',
-    211: 'DescribeAclsResource.resource_type',
-    212: 'DescribeAclsResource.resource_name',
-    213: 'DescribeAclsResource.pattern_type',
-    214: 'DescribeAclsResource.acls',
-    220: 'DescribeAclsResponse.throttle_time_ms, error_code',
-    222: 'DescribeAclsResponse.error_message',
-    223: 'DescribeAclsResponse.resources',
-    229: 'DescribeAclsResponse.throttle_time_ms, error_code',
-    230: 'DescribeAclsResponse.error_message',
-    231: 'DescribeAclsResponse.resources',
-    237: 'AclDescription.principal',
-    238: 'AclDescription.host',
-    239: 'AclDescription.operation, permission_type',
-    241: 'AclDescription.<tagged fields>',
-    242: 'AclDescription.<tagged fields>',
-    250: 'AclDescription.principal',
-    251: 'AclDescription.host',
-    252: 'AclDescription.operation, permission_type',
-    254: 'AclDescription.<tagged fields>',
-    262: 'DescribeAclsResource.resource_type',
-    264: 'DescribeAclsResource.resource_name',
-    265: 'DescribeAclsResource.pattern_type',
-    267: 'DescribeAclsResource.acls',
-    268: 'DescribeAclsResource.<tagged fields>',
-    269: 'DescribeAclsResource.<tagged fields>',
-    277: 'DescribeAclsResource.resource_type',
-    278: 'DescribeAclsResource.resource_name',
-    279: 'DescribeAclsResource.pattern_type',
-    280: 'DescribeAclsResource.acls',
-    282: 'DescribeAclsResource.<tagged fields>',
-    290: 'DescribeAclsResponse.throttle_time_ms, error_code',
-    292: 'DescribeAclsResponse.error_message',
-    293: 'DescribeAclsResponse.resources',
-    294: 'DescribeAclsResponse.<tagged fields>',
-    295: 'DescribeAclsResponse.<tagged fields>',
-    303: 'DescribeAclsResponse.throttle_time_ms, error_code',
-    304: 'DescribeAclsResponse.error_message',
-    305: 'DescribeAclsResponse.resources',
-    307: 'DescribeAclsResponse.<tagged fields>',
+    177: 'DescribeAclsResource.pattern_type',
+    178: 'DescribeAclsResource.acls',
+    184: 'DescribeAclsResponse.throttle_time_ms, error_code',
+    186: 'DescribeAclsResponse.error_message',
+    187: 'DescribeAclsResponse.resources',
+    193: 'DescribeAclsResponse.throttle_time_ms, error_code',
+    194: 'DescribeAclsResponse.error_message',
+    195: 'DescribeAclsResponse.resources',
+    201: 'AclDescription.principal',
+    202: 'AclDescription.host',
+    203: 'AclDescription.operation, permission_type',
+    205: 'AclDescription.<tagged fields>',
+    206: 'AclDescription.<tagged fields>',
+    214: 'AclDescription.principal',
+    215: 'AclDescription.host',
+    216: 'AclDescription.operation, permission_type',
+    218: 'AclDescription.<tagged fields>',
+    226: 'DescribeAclsResource.resource_type',
+    228: 'DescribeAclsResource.resource_name',
+    229: 'DescribeAclsResource.pattern_type',
+    231: 'DescribeAclsResource.acls',
+    232: 'DescribeAclsResource.<tagged fields>',
+    233: 'DescribeAclsResource.<tagged fields>',
+    241: 'DescribeAclsResource.resource_type',
+    242: 'DescribeAclsResource.resource_name',
+    243: 'DescribeAclsResource.pattern_type',
+    244: 'DescribeAclsResource.acls',
+    246: 'DescribeAclsResource.<tagged fields>',
+    254: 'DescribeAclsResponse.throttle_time_ms, error_code',
+    256: 'DescribeAclsResponse.error_message',
+    257: 'DescribeAclsResponse.resources',
+    258: 'DescribeAclsResponse.<tagged fields>',
+    259: 'DescribeAclsResponse.<tagged fields>',
+    267: 'DescribeAclsResponse.throttle_time_ms, error_code',
+    268: 'DescribeAclsResponse.error_message',
+    269: 'DescribeAclsResponse.resources',
+    271: 'DescribeAclsResponse.<tagged fields>',
 }

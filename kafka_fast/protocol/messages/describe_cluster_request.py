@@ -17,35 +17,42 @@ _p_x = _s_x.pack
 _s_xb = _S('>?b')
 _u_xb = _s_xb.unpack_from
 _p_xb = _s_xb.pack
+_s_xbx = _S('>?b?')
+_u_xbx = _s_xbx.unpack_from
+_p_xbx = _s_xbx.pack
 
 
 class DescribeClusterRequest(Message):
-    """Kafka DescribeClusterRequest request (API key 60), versions 0-1.
+    """Kafka DescribeClusterRequest request (API key 60), versions 0-2.
 
     Fields:
         include_cluster_authorized_operations (bool, v0+)
             Whether to include cluster authorized operations.
         endpoint_type (int8, v1+)
             The endpoint type to describe. 1=brokers, 2=controllers.
+        include_fenced_brokers (bool, v2+)
+            Whether to include fenced brokers when listing brokers.
     """
 
-    __slots__ = ('include_cluster_authorized_operations', 'endpoint_type')
+    __slots__ = ('include_cluster_authorized_operations', 'endpoint_type', 'include_fenced_brokers')
     NAME = 'DescribeClusterRequest'
     API_KEY = 60
     MIN_VERSION = 0
-    MAX_VERSION = 1
+    MAX_VERSION = 2
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
     FIELDS = (
         Field('include_cluster_authorized_operations', 'IncludeClusterAuthorizedOperations', 'bool', (0, 32767), None, None, None, False, False, None),
         Field('endpoint_type', 'EndpointType', 'int8', (1, 32767), None, None, None, False, 1, None),
+        Field('include_fenced_brokers', 'IncludeFencedBrokers', 'bool', (2, 32767), None, None, None, False, False, None),
     )
-    _DEFAULTS = {'include_cluster_authorized_operations': False, 'endpoint_type': 1, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'include_cluster_authorized_operations': False, 'endpoint_type': 1, 'include_fenced_brokers': False, 'unknown_tagged_fields': None}
     _FACTORIES = {}
 
-    def __init__(self, *, include_cluster_authorized_operations=False, endpoint_type=1):
+    def __init__(self, *, include_cluster_authorized_operations=False, endpoint_type=1, include_fenced_brokers=False):
         self.include_cluster_authorized_operations = include_cluster_authorized_operations
         self.endpoint_type = endpoint_type
+        self.include_fenced_brokers = include_fenced_brokers
         self.unknown_tagged_fields = None
 
 
@@ -65,6 +72,8 @@ def _enc_DescribeClusterRequest_v0(out, blobs, o):
     """DescribeClusterRequest, version 0."""
     if o.endpoint_type != 1:
         raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
+    if o.include_fenced_brokers != False:
+        raise WireError('not sendable: the field exists only in versions 2+ and is not ignorable')
     out += _p_x(o.include_cluster_authorized_operations)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -86,6 +95,8 @@ def _dec_DescribeClusterRequest_v1(mv, pos):
 
 def _enc_DescribeClusterRequest_v1(out, blobs, o):
     """DescribeClusterRequest, version 1."""
+    if o.include_fenced_brokers != False:
+        raise WireError('not sendable: the field exists only in versions 2+ and is not ignorable')
     out += _p_xb(o.include_cluster_authorized_operations, o.endpoint_type)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -93,21 +104,51 @@ def _enc_DescribeClusterRequest_v1(out, blobs, o):
         out.append(0)
 
 
-DescribeClusterRequest._DECODERS = (_dec_DescribeClusterRequest_v0, _dec_DescribeClusterRequest_v1,)
-DescribeClusterRequest._ENCODERS = (_enc_DescribeClusterRequest_v0, _enc_DescribeClusterRequest_v1,)
+def _dec_DescribeClusterRequest_v2(mv, pos):
+    """DescribeClusterRequest, version 2."""
+    o = new(DescribeClusterRequest)
+    o.include_cluster_authorized_operations, o.endpoint_type, o.include_fenced_brokers = _u_xbx(mv, pos)
+    pos += 3
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_DescribeClusterRequest_v2(out, blobs, o):
+    """DescribeClusterRequest, version 2."""
+    out += _p_xbx(o.include_cluster_authorized_operations, o.endpoint_type, o.include_fenced_brokers)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+DescribeClusterRequest._DECODERS = (_dec_DescribeClusterRequest_v0, _dec_DescribeClusterRequest_v1, _dec_DescribeClusterRequest_v2,)
+DescribeClusterRequest._ENCODERS = (_enc_DescribeClusterRequest_v0, _enc_DescribeClusterRequest_v1, _enc_DescribeClusterRequest_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    55: 'DescribeClusterRequest.include_cluster_authorized_operations',
-    57: 'DescribeClusterRequest.<tagged fields>',
-    58: 'DescribeClusterRequest.<tagged fields>',
-    66: 'DescribeClusterRequest.endpoint_type',
-    67: 'DescribeClusterRequest.endpoint_type',
-    68: 'DescribeClusterRequest.include_cluster_authorized_operations',
-    70: 'DescribeClusterRequest.<tagged fields>',
-    78: 'DescribeClusterRequest.include_cluster_authorized_operations, endpoint_type',
-    80: 'DescribeClusterRequest.<tagged fields>',
-    81: 'DescribeClusterRequest.<tagged fields>',
-    89: 'DescribeClusterRequest.include_cluster_authorized_operations, endpoint_type',
-    91: 'DescribeClusterRequest.<tagged fields>',
+    62: 'DescribeClusterRequest.include_cluster_authorized_operations',
+    64: 'DescribeClusterRequest.<tagged fields>',
+    65: 'DescribeClusterRequest.<tagged fields>',
+    73: 'DescribeClusterRequest.endpoint_type',
+    74: 'DescribeClusterRequest.endpoint_type',
+    75: 'DescribeClusterRequest.include_fenced_brokers',
+    76: 'DescribeClusterRequest.include_fenced_brokers',
+    77: 'DescribeClusterRequest.include_cluster_authorized_operations',
+    79: 'DescribeClusterRequest.<tagged fields>',
+    87: 'DescribeClusterRequest.include_cluster_authorized_operations, endpoint_type',
+    89: 'DescribeClusterRequest.<tagged fields>',
+    90: 'DescribeClusterRequest.<tagged fields>',
+    98: 'DescribeClusterRequest.include_fenced_brokers',
+    99: 'DescribeClusterRequest.include_fenced_brokers',
+    100: 'DescribeClusterRequest.include_cluster_authorized_operations, endpoint_type',
+    102: 'DescribeClusterRequest.<tagged fields>',
+    110: 'DescribeClusterRequest.include_cluster_authorized_operations, endpoint_type, include_fenced_brokers',
+    112: 'DescribeClusterRequest.<tagged fields>',
+    113: 'DescribeClusterRequest.<tagged fields>',
+    121: 'DescribeClusterRequest.include_cluster_authorized_operations, endpoint_type, include_fenced_brokers',
+    123: 'DescribeClusterRequest.<tagged fields>',
 }

@@ -17,6 +17,9 @@ from kafka_fast.protocol.primitives import (
     write_tags,
 )
 
+_s_x = _S('>?')
+_u_x = _s_x.unpack_from
+_p_x = _s_x.pack
 _s_b = _S('>b')
 _u_b = _s_b.unpack_from
 _p_b = _s_b.pack
@@ -40,35 +43,39 @@ class DescribeClusterBroker(Struct):
             The broker port.
         rack (string, v0+, nullable v0+)
             The rack of the broker, or null if it has not been assigned to a rack.
+        is_fenced (bool, v2+)
+            Whether the broker is fenced
     """
 
     __qualname__ = 'DescribeClusterResponse.DescribeClusterBroker'
-    __slots__ = ('broker_id', 'host', 'port', 'rack')
+    __slots__ = ('broker_id', 'host', 'port', 'rack', 'is_fenced')
     FIELDS = (
         Field('broker_id', 'BrokerId', 'int32', (0, 32767), None, None, None, False, 0, None),
         Field('host', 'Host', 'string', (0, 32767), None, None, None, False, '', None),
         Field('port', 'Port', 'int32', (0, 32767), None, None, None, False, 0, None),
         Field('rack', 'Rack', 'string', (0, 32767), (0, 32767), None, None, False, None, None),
+        Field('is_fenced', 'IsFenced', 'bool', (2, 32767), None, None, None, False, False, None),
     )
-    _DEFAULTS = {'broker_id': 0, 'host': '', 'port': 0, 'rack': None, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'broker_id': 0, 'host': '', 'port': 0, 'rack': None, 'is_fenced': False, 'unknown_tagged_fields': None}
     _FACTORIES = {}
 
-    def __init__(self, *, broker_id=0, host='', port=0, rack=None):
+    def __init__(self, *, broker_id=0, host='', port=0, rack=None, is_fenced=False):
         self.broker_id = broker_id
         self.host = host
         self.port = port
         self.rack = rack
+        self.is_fenced = is_fenced
         self.unknown_tagged_fields = None
 
 
 class DescribeClusterResponse(Message):
-    """Kafka DescribeClusterResponse response (API key 60), versions 0-1.
+    """Kafka DescribeClusterResponse response (API key 60), versions 0-2.
 
     Fields:
         throttle_time_ms (int32, v0+)
             The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         error_code (int16, v0+)
-            The top-level error code, or 0 if there was no error
+            The top-level error code, or 0 if there was no error.
         error_message (string, v0+, nullable v0+)
             The top-level error message, or null if there was no error.
         endpoint_type (int8, v1+)
@@ -76,7 +83,7 @@ class DescribeClusterResponse(Message):
         cluster_id (string, v0+)
             The cluster ID that responding broker belongs to.
         controller_id (int32, v0+)
-            The ID of the controller broker.
+            The ID of the controller. When handled by a controller, returns the current voter leader ID. When handled by a broker, returns a random alive broker ID as a fallback.
         brokers ([]DescribeClusterBroker, v0+)
             Each broker in the response.
         cluster_authorized_operations (int32, v0+)
@@ -87,7 +94,7 @@ class DescribeClusterResponse(Message):
     NAME = 'DescribeClusterResponse'
     API_KEY = 60
     MIN_VERSION = 0
-    MAX_VERSION = 1
+    MAX_VERSION = 2
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
     DescribeClusterBroker = DescribeClusterBroker
@@ -134,6 +141,8 @@ def _dec_DescribeClusterBroker_v0(mv, pos):
 
 def _enc_DescribeClusterBroker_v0(out, blobs, o):
     """DescribeClusterBroker, versions 0-1."""
+    if o.is_fenced != False:
+        raise WireError('not sendable: the field exists only in versions 2+ and is not ignorable')
     out += _p_i(o.broker_id)
     write_compact_string(out, blobs, o.host)
     out += _p_i(o.port)
@@ -215,54 +224,153 @@ def _enc_DescribeClusterResponse_v1(out, blobs, o):
         out.append(0)
 
 
-DescribeClusterResponse._DECODERS = (_dec_DescribeClusterResponse_v0, _dec_DescribeClusterResponse_v1,)
-DescribeClusterResponse._ENCODERS = (_enc_DescribeClusterResponse_v0, _enc_DescribeClusterResponse_v1,)
+def _dec_DescribeClusterBroker_v2(mv, pos):
+    """DescribeClusterBroker, version 2."""
+    o = new(DescribeClusterBroker)
+    o.broker_id, = _u_i(mv, pos)
+    pos += 4
+    o.host, pos = read_compact_string(mv, pos)
+    o.port, = _u_i(mv, pos)
+    pos += 4
+    o.rack, pos = read_compact_nullable_string(mv, pos)
+    o.is_fenced, = _u_x(mv, pos)
+    pos += 1
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_DescribeClusterBroker_v2(out, blobs, o):
+    """DescribeClusterBroker, version 2."""
+    out += _p_i(o.broker_id)
+    write_compact_string(out, blobs, o.host)
+    out += _p_i(o.port)
+    write_compact_nullable_string(out, blobs, o.rack)
+    out += _p_x(o.is_fenced)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_DescribeClusterResponse_v2(mv, pos):
+    """DescribeClusterResponse, version 2."""
+    o = new(DescribeClusterResponse)
+    o.throttle_time_ms, o.error_code = _u_ih(mv, pos)
+    pos += 6
+    o.error_message, pos = read_compact_nullable_string(mv, pos)
+    o.endpoint_type, = _u_b(mv, pos)
+    pos += 1
+    o.cluster_id, pos = read_compact_string(mv, pos)
+    o.controller_id, = _u_i(mv, pos)
+    pos += 4
+    o.brokers, pos = read_compact_array(mv, pos, _dec_DescribeClusterBroker_v2)
+    o.cluster_authorized_operations, = _u_i(mv, pos)
+    pos += 4
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_DescribeClusterResponse_v2(out, blobs, o):
+    """DescribeClusterResponse, version 2."""
+    out += _p_ih(o.throttle_time_ms, o.error_code)
+    write_compact_nullable_string(out, blobs, o.error_message)
+    out += _p_b(o.endpoint_type)
+    write_compact_string(out, blobs, o.cluster_id)
+    out += _p_i(o.controller_id)
+    write_compact_array(out, blobs, o.brokers, _enc_DescribeClusterBroker_v2)
+    out += _p_i(o.cluster_authorized_operations)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+DescribeClusterResponse._DECODERS = (_dec_DescribeClusterResponse_v0, _dec_DescribeClusterResponse_v1, _dec_DescribeClusterResponse_v2,)
+DescribeClusterResponse._ENCODERS = (_enc_DescribeClusterResponse_v0, _enc_DescribeClusterResponse_v1, _enc_DescribeClusterResponse_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    122: 'DescribeClusterBroker.broker_id',
-    124: 'DescribeClusterBroker.host',
-    125: 'DescribeClusterBroker.port',
-    127: 'DescribeClusterBroker.rack',
-    128: 'DescribeClusterBroker.<tagged fields>',
-    129: 'DescribeClusterBroker.<tagged fields>',
-    137: 'DescribeClusterBroker.broker_id',
-    138: 'DescribeClusterBroker.host',
-    139: 'DescribeClusterBroker.port',
-    140: 'DescribeClusterBroker.rack',
-    142: 'DescribeClusterBroker.<tagged fields>',
-    150: 'DescribeClusterResponse.throttle_time_ms, error_code',
-    152: 'DescribeClusterResponse.error_message',
-    153: 'DescribeClusterResponse.cluster_id',
-    154: 'DescribeClusterResponse.controller_id',
-    156: 'DescribeClusterResponse.brokers',
-    157: 'DescribeClusterResponse.cluster_authorized_operations',
-    159: 'DescribeClusterResponse.<tagged fields>',
-    160: 'DescribeClusterResponse.<tagged fields>',
-    168: 'DescribeClusterResponse.endpoint_type',
-    169: 'DescribeClusterResponse.endpoint_type',
-    170: 'DescribeClusterResponse.throttle_time_ms, error_code',
-    171: 'DescribeClusterResponse.error_message',
-    172: 'DescribeClusterResponse.cluster_id',
-    173: 'DescribeClusterResponse.controller_id',
-    174: 'DescribeClusterResponse.brokers',
-    175: 'DescribeClusterResponse.cluster_authorized_operations',
-    177: 'DescribeClusterResponse.<tagged fields>',
-    185: 'DescribeClusterResponse.throttle_time_ms, error_code',
-    187: 'DescribeClusterResponse.error_message',
-    188: 'DescribeClusterResponse.endpoint_type',
-    190: 'DescribeClusterResponse.cluster_id',
-    191: 'DescribeClusterResponse.controller_id',
-    193: 'DescribeClusterResponse.brokers',
-    194: 'DescribeClusterResponse.cluster_authorized_operations',
-    196: 'DescribeClusterResponse.<tagged fields>',
-    197: 'DescribeClusterResponse.<tagged fields>',
-    205: 'DescribeClusterResponse.throttle_time_ms, error_code',
-    206: 'DescribeClusterResponse.error_message',
-    207: 'DescribeClusterResponse.endpoint_type',
-    208: 'DescribeClusterResponse.cluster_id',
-    209: 'DescribeClusterResponse.controller_id',
-    210: 'DescribeClusterResponse.brokers',
-    211: 'DescribeClusterResponse.cluster_authorized_operations',
-    213: 'DescribeClusterResponse.<tagged fields>',
+    129: 'DescribeClusterBroker.broker_id',
+    131: 'DescribeClusterBroker.host',
+    132: 'DescribeClusterBroker.port',
+    134: 'DescribeClusterBroker.rack',
+    135: 'DescribeClusterBroker.<tagged fields>',
+    136: 'DescribeClusterBroker.<tagged fields>',
+    144: 'DescribeClusterBroker.is_fenced',
+    145: 'DescribeClusterBroker.is_fenced',
+    146: 'DescribeClusterBroker.broker_id',
+    147: 'DescribeClusterBroker.host',
+    148: 'DescribeClusterBroker.port',
+    149: 'DescribeClusterBroker.rack',
+    151: 'DescribeClusterBroker.<tagged fields>',
+    159: 'DescribeClusterResponse.throttle_time_ms, error_code',
+    161: 'DescribeClusterResponse.error_message',
+    162: 'DescribeClusterResponse.cluster_id',
+    163: 'DescribeClusterResponse.controller_id',
+    165: 'DescribeClusterResponse.brokers',
+    166: 'DescribeClusterResponse.cluster_authorized_operations',
+    168: 'DescribeClusterResponse.<tagged fields>',
+    169: 'DescribeClusterResponse.<tagged fields>',
+    177: 'DescribeClusterResponse.endpoint_type',
+    178: 'DescribeClusterResponse.endpoint_type',
+    179: 'DescribeClusterResponse.throttle_time_ms, error_code',
+    180: 'DescribeClusterResponse.error_message',
+    181: 'DescribeClusterResponse.cluster_id',
+    182: 'DescribeClusterResponse.controller_id',
+    183: 'DescribeClusterResponse.brokers',
+    184: 'DescribeClusterResponse.cluster_authorized_operations',
+    186: 'DescribeClusterResponse.<tagged fields>',
+    194: 'DescribeClusterResponse.throttle_time_ms, error_code',
+    196: 'DescribeClusterResponse.error_message',
+    197: 'DescribeClusterResponse.endpoint_type',
+    199: 'DescribeClusterResponse.cluster_id',
+    200: 'DescribeClusterResponse.controller_id',
+    202: 'DescribeClusterResponse.brokers',
+    203: 'DescribeClusterResponse.cluster_authorized_operations',
+    205: 'DescribeClusterResponse.<tagged fields>',
+    206: 'DescribeClusterResponse.<tagged fields>',
+    214: 'DescribeClusterResponse.throttle_time_ms, error_code',
+    215: 'DescribeClusterResponse.error_message',
+    216: 'DescribeClusterResponse.endpoint_type',
+    217: 'DescribeClusterResponse.cluster_id',
+    218: 'DescribeClusterResponse.controller_id',
+    219: 'DescribeClusterResponse.brokers',
+    220: 'DescribeClusterResponse.cluster_authorized_operations',
+    222: 'DescribeClusterResponse.<tagged fields>',
+    230: 'DescribeClusterBroker.broker_id',
+    232: 'DescribeClusterBroker.host',
+    233: 'DescribeClusterBroker.port',
+    235: 'DescribeClusterBroker.rack',
+    236: 'DescribeClusterBroker.is_fenced',
+    238: 'DescribeClusterBroker.<tagged fields>',
+    239: 'DescribeClusterBroker.<tagged fields>',
+    247: 'DescribeClusterBroker.broker_id',
+    248: 'DescribeClusterBroker.host',
+    249: 'DescribeClusterBroker.port',
+    250: 'DescribeClusterBroker.rack',
+    251: 'DescribeClusterBroker.is_fenced',
+    253: 'DescribeClusterBroker.<tagged fields>',
+    261: 'DescribeClusterResponse.throttle_time_ms, error_code',
+    263: 'DescribeClusterResponse.error_message',
+    264: 'DescribeClusterResponse.endpoint_type',
+    266: 'DescribeClusterResponse.cluster_id',
+    267: 'DescribeClusterResponse.controller_id',
+    269: 'DescribeClusterResponse.brokers',
+    270: 'DescribeClusterResponse.cluster_authorized_operations',
+    272: 'DescribeClusterResponse.<tagged fields>',
+    273: 'DescribeClusterResponse.<tagged fields>',
+    281: 'DescribeClusterResponse.throttle_time_ms, error_code',
+    282: 'DescribeClusterResponse.error_message',
+    283: 'DescribeClusterResponse.endpoint_type',
+    284: 'DescribeClusterResponse.cluster_id',
+    285: 'DescribeClusterResponse.controller_id',
+    286: 'DescribeClusterResponse.brokers',
+    287: 'DescribeClusterResponse.cluster_authorized_operations',
+    289: 'DescribeClusterResponse.<tagged fields>',
 }

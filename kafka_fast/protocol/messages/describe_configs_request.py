@@ -64,7 +64,7 @@ class DescribeConfigsResource(Struct):
 
 
 class DescribeConfigsRequest(Message):
-    """Kafka DescribeConfigsRequest request (API key 32), versions 0-4.
+    """Kafka DescribeConfigsRequest request (API key 32), versions 1-4.
 
     Fields:
         resources ([]DescribeConfigsResource, v0+)
@@ -78,7 +78,7 @@ class DescribeConfigsRequest(Message):
     __slots__ = ('resources', 'include_synonyms', 'include_documentation')
     NAME = 'DescribeConfigsRequest'
     API_KEY = 32
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 4
     FLEXIBLE_MIN = 4
     LATEST_VERSION_UNSTABLE = False
@@ -98,8 +98,8 @@ class DescribeConfigsRequest(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_DescribeConfigsResource_v0(mv, pos):
-    """DescribeConfigsResource, versions 0-3."""
+def _dec_DescribeConfigsResource_v1(mv, pos):
+    """DescribeConfigsResource, versions 1-3."""
     o = new(DescribeConfigsResource)
     o.resource_type, = _u_b(mv, pos)
     pos += 1
@@ -108,33 +108,17 @@ def _dec_DescribeConfigsResource_v0(mv, pos):
     return o, pos
 
 
-def _enc_DescribeConfigsResource_v0(out, blobs, o):
-    """DescribeConfigsResource, versions 0-3."""
+def _enc_DescribeConfigsResource_v1(out, blobs, o):
+    """DescribeConfigsResource, versions 1-3."""
     out += _p_b(o.resource_type)
     write_string(out, blobs, o.resource_name)
     write_nullable_array(out, blobs, o.configuration_keys, write_string)
 
 
-def _dec_DescribeConfigsRequest_v0(mv, pos):
-    """DescribeConfigsRequest, version 0."""
-    o = new(DescribeConfigsRequest)
-    o.resources, pos = read_array(mv, pos, _dec_DescribeConfigsResource_v0)
-    return o, pos
-
-
-def _enc_DescribeConfigsRequest_v0(out, blobs, o):
-    """DescribeConfigsRequest, version 0."""
-    if o.include_synonyms != False:
-        raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
-    if o.include_documentation != False:
-        raise WireError('not sendable: the field exists only in versions 3+ and is not ignorable')
-    write_array(out, blobs, o.resources, _enc_DescribeConfigsResource_v0)
-
-
 def _dec_DescribeConfigsRequest_v1(mv, pos):
     """DescribeConfigsRequest, versions 1-2."""
     o = new(DescribeConfigsRequest)
-    o.resources, pos = read_array(mv, pos, _dec_DescribeConfigsResource_v0)
+    o.resources, pos = read_array(mv, pos, _dec_DescribeConfigsResource_v1)
     o.include_synonyms, = _u_x(mv, pos)
     pos += 1
     return o, pos
@@ -144,14 +128,14 @@ def _enc_DescribeConfigsRequest_v1(out, blobs, o):
     """DescribeConfigsRequest, versions 1-2."""
     if o.include_documentation != False:
         raise WireError('not sendable: the field exists only in versions 3+ and is not ignorable')
-    write_array(out, blobs, o.resources, _enc_DescribeConfigsResource_v0)
+    write_array(out, blobs, o.resources, _enc_DescribeConfigsResource_v1)
     out += _p_x(o.include_synonyms)
 
 
 def _dec_DescribeConfigsRequest_v3(mv, pos):
     """DescribeConfigsRequest, version 3."""
     o = new(DescribeConfigsRequest)
-    o.resources, pos = read_array(mv, pos, _dec_DescribeConfigsResource_v0)
+    o.resources, pos = read_array(mv, pos, _dec_DescribeConfigsResource_v1)
     o.include_synonyms, o.include_documentation = _u_xx(mv, pos)
     pos += 2
     return o, pos
@@ -159,7 +143,7 @@ def _dec_DescribeConfigsRequest_v3(mv, pos):
 
 def _enc_DescribeConfigsRequest_v3(out, blobs, o):
     """DescribeConfigsRequest, version 3."""
-    write_array(out, blobs, o.resources, _enc_DescribeConfigsResource_v0)
+    write_array(out, blobs, o.resources, _enc_DescribeConfigsResource_v1)
     out += _p_xx(o.include_synonyms, o.include_documentation)
 
 
@@ -211,8 +195,8 @@ def _enc_DescribeConfigsRequest_v4(out, blobs, o):
         out.append(0)
 
 
-DescribeConfigsRequest._DECODERS = (_dec_DescribeConfigsRequest_v0, _dec_DescribeConfigsRequest_v1, _dec_DescribeConfigsRequest_v1, _dec_DescribeConfigsRequest_v3, _dec_DescribeConfigsRequest_v4,)
-DescribeConfigsRequest._ENCODERS = (_enc_DescribeConfigsRequest_v0, _enc_DescribeConfigsRequest_v1, _enc_DescribeConfigsRequest_v1, _enc_DescribeConfigsRequest_v3, _enc_DescribeConfigsRequest_v4,)
+DescribeConfigsRequest._DECODERS = (None, _dec_DescribeConfigsRequest_v1, _dec_DescribeConfigsRequest_v1, _dec_DescribeConfigsRequest_v3, _dec_DescribeConfigsRequest_v4,)
+DescribeConfigsRequest._ENCODERS = (None, _enc_DescribeConfigsRequest_v1, _enc_DescribeConfigsRequest_v1, _enc_DescribeConfigsRequest_v3, _enc_DescribeConfigsRequest_v4,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
@@ -223,35 +207,29 @@ _WHERE = {
     114: 'DescribeConfigsResource.resource_name',
     115: 'DescribeConfigsResource.configuration_keys',
     121: 'DescribeConfigsRequest.resources',
-    127: 'DescribeConfigsRequest.include_synonyms',
-    128: 'DescribeConfigsRequest.include_synonyms',
+    122: 'DescribeConfigsRequest.include_synonyms',
     129: 'DescribeConfigsRequest.include_documentation',
     130: 'DescribeConfigsRequest.include_documentation',
     131: 'DescribeConfigsRequest.resources',
-    137: 'DescribeConfigsRequest.resources',
-    138: 'DescribeConfigsRequest.include_synonyms',
-    145: 'DescribeConfigsRequest.include_documentation',
-    146: 'DescribeConfigsRequest.include_documentation',
-    147: 'DescribeConfigsRequest.resources',
-    148: 'DescribeConfigsRequest.include_synonyms',
-    154: 'DescribeConfigsRequest.resources',
-    155: 'DescribeConfigsRequest.include_synonyms, include_documentation',
-    162: 'DescribeConfigsRequest.resources',
-    163: 'DescribeConfigsRequest.include_synonyms, include_documentation',
-    169: 'DescribeConfigsResource.resource_type',
-    171: 'DescribeConfigsResource.resource_name',
-    172: 'DescribeConfigsResource.configuration_keys',
-    173: 'DescribeConfigsResource.<tagged fields>',
-    174: 'DescribeConfigsResource.<tagged fields>',
-    182: 'DescribeConfigsResource.resource_type',
-    183: 'DescribeConfigsResource.resource_name',
-    184: 'DescribeConfigsResource.configuration_keys',
-    186: 'DescribeConfigsResource.<tagged fields>',
-    194: 'DescribeConfigsRequest.resources',
-    195: 'DescribeConfigsRequest.include_synonyms, include_documentation',
-    197: 'DescribeConfigsRequest.<tagged fields>',
-    198: 'DescribeConfigsRequest.<tagged fields>',
-    206: 'DescribeConfigsRequest.resources',
-    207: 'DescribeConfigsRequest.include_synonyms, include_documentation',
-    209: 'DescribeConfigsRequest.<tagged fields>',
+    132: 'DescribeConfigsRequest.include_synonyms',
+    138: 'DescribeConfigsRequest.resources',
+    139: 'DescribeConfigsRequest.include_synonyms, include_documentation',
+    146: 'DescribeConfigsRequest.resources',
+    147: 'DescribeConfigsRequest.include_synonyms, include_documentation',
+    153: 'DescribeConfigsResource.resource_type',
+    155: 'DescribeConfigsResource.resource_name',
+    156: 'DescribeConfigsResource.configuration_keys',
+    157: 'DescribeConfigsResource.<tagged fields>',
+    158: 'DescribeConfigsResource.<tagged fields>',
+    166: 'DescribeConfigsResource.resource_type',
+    167: 'DescribeConfigsResource.resource_name',
+    168: 'DescribeConfigsResource.configuration_keys',
+    170: 'DescribeConfigsResource.<tagged fields>',
+    178: 'DescribeConfigsRequest.resources',
+    179: 'DescribeConfigsRequest.include_synonyms, include_documentation',
+    181: 'DescribeConfigsRequest.<tagged fields>',
+    182: 'DescribeConfigsRequest.<tagged fields>',
+    190: 'DescribeConfigsRequest.resources',
+    191: 'DescribeConfigsRequest.include_synonyms, include_documentation',
+    193: 'DescribeConfigsRequest.<tagged fields>',
 }

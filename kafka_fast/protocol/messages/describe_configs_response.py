@@ -23,9 +23,6 @@ from kafka_fast.protocol.primitives import (
     write_tags,
 )
 
-_s_xxx = _S('>???')
-_u_xxx = _s_xxx.unpack_from
-_p_xxx = _s_xxx.pack
 _s_xbx = _S('>?b?')
 _u_xbx = _s_xbx.unpack_from
 _p_xbx = _s_xbx.pack
@@ -79,8 +76,6 @@ class DescribeConfigsResourceResult(Struct):
             The configuration value.
         read_only (bool, v0+)
             True if the configuration is read-only.
-        is_default (bool, v0-0)
-            True if the configuration is not set.
         config_source (int8, v1+)
             The configuration source.
         is_sensitive (bool, v0+)
@@ -88,33 +83,31 @@ class DescribeConfigsResourceResult(Struct):
         synonyms ([]DescribeConfigsSynonym, v1+)
             The synonyms for this configuration key.
         config_type (int8, v3+)
-            The configuration data type. Type can be one of the following values - BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD
+            The configuration data type. Type can be one of the following values - BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD.
         documentation (string, v3+, nullable v0+)
             The configuration documentation.
     """
 
     __qualname__ = 'DescribeConfigsResponse.DescribeConfigsResult.DescribeConfigsResourceResult'
-    __slots__ = ('name', 'value', 'read_only', 'is_default', 'config_source', 'is_sensitive', 'synonyms', 'config_type', 'documentation')
+    __slots__ = ('name', 'value', 'read_only', 'config_source', 'is_sensitive', 'synonyms', 'config_type', 'documentation')
     DescribeConfigsSynonym = DescribeConfigsSynonym
     FIELDS = (
         Field('name', 'Name', 'string', (0, 32767), None, None, None, False, '', None),
         Field('value', 'Value', 'string', (0, 32767), (0, 32767), None, None, False, '', None),
         Field('read_only', 'ReadOnly', 'bool', (0, 32767), None, None, None, False, False, None),
-        Field('is_default', 'IsDefault', 'bool', (0, 0), None, None, None, False, False, None),
         Field('config_source', 'ConfigSource', 'int8', (1, 32767), None, None, None, True, -1, None),
         Field('is_sensitive', 'IsSensitive', 'bool', (0, 32767), None, None, None, False, False, None),
         Field('synonyms', 'Synonyms', '[]DescribeConfigsSynonym', (1, 32767), None, None, None, True, list, DescribeConfigsSynonym),
         Field('config_type', 'ConfigType', 'int8', (3, 32767), None, None, None, True, 0, None),
         Field('documentation', 'Documentation', 'string', (3, 32767), (0, 32767), None, None, True, '', None),
     )
-    _DEFAULTS = {'name': '', 'value': '', 'read_only': False, 'is_default': False, 'config_source': -1, 'is_sensitive': False, 'config_type': 0, 'documentation': '', 'unknown_tagged_fields': None}
+    _DEFAULTS = {'name': '', 'value': '', 'read_only': False, 'config_source': -1, 'is_sensitive': False, 'config_type': 0, 'documentation': '', 'unknown_tagged_fields': None}
     _FACTORIES = {'synonyms': list}
 
-    def __init__(self, *, name='', value='', read_only=False, is_default=False, config_source=-1, is_sensitive=False, synonyms=DEFAULT, config_type=0, documentation=''):
+    def __init__(self, *, name='', value='', read_only=False, config_source=-1, is_sensitive=False, synonyms=DEFAULT, config_type=0, documentation=''):
         self.name = name
         self.value = value
         self.read_only = read_only
-        self.is_default = is_default
         self.config_source = config_source
         self.is_sensitive = is_sensitive
         self.synonyms = [] if synonyms is DEFAULT else synonyms
@@ -162,7 +155,7 @@ class DescribeConfigsResult(Struct):
 
 
 class DescribeConfigsResponse(Message):
-    """Kafka DescribeConfigsResponse response (API key 32), versions 0-4.
+    """Kafka DescribeConfigsResponse response (API key 32), versions 1-4.
 
     Fields:
         throttle_time_ms (int32, v0+)
@@ -174,7 +167,7 @@ class DescribeConfigsResponse(Message):
     __slots__ = ('throttle_time_ms', 'results')
     NAME = 'DescribeConfigsResponse'
     API_KEY = 32
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 4
     FLEXIBLE_MIN = 4
     LATEST_VERSION_UNSTABLE = False
@@ -192,60 +185,6 @@ class DescribeConfigsResponse(Message):
         self.throttle_time_ms = throttle_time_ms
         self.results = [] if results is DEFAULT else results
         self.unknown_tagged_fields = None
-
-
-def _dec_DescribeConfigsResourceResult_v0(mv, pos):
-    """DescribeConfigsResourceResult, version 0."""
-    o = new(DescribeConfigsResourceResult)
-    o.name, pos = read_string(mv, pos)
-    o.value, pos = read_nullable_string(mv, pos)
-    o.read_only, o.is_default, o.is_sensitive = _u_xxx(mv, pos)
-    pos += 3
-    return o, pos
-
-
-def _enc_DescribeConfigsResourceResult_v0(out, blobs, o):
-    """DescribeConfigsResourceResult, version 0."""
-    write_string(out, blobs, o.name)
-    write_nullable_string(out, blobs, o.value)
-    out += _p_xxx(o.read_only, o.is_default, o.is_sensitive)
-
-
-def _dec_DescribeConfigsResult_v0(mv, pos):
-    """DescribeConfigsResult, version 0."""
-    o = new(DescribeConfigsResult)
-    o.error_code, = _u_h(mv, pos)
-    pos += 2
-    o.error_message, pos = read_nullable_string(mv, pos)
-    o.resource_type, = _u_b(mv, pos)
-    pos += 1
-    o.resource_name, pos = read_string(mv, pos)
-    o.configs, pos = read_array(mv, pos, _dec_DescribeConfigsResourceResult_v0)
-    return o, pos
-
-
-def _enc_DescribeConfigsResult_v0(out, blobs, o):
-    """DescribeConfigsResult, version 0."""
-    out += _p_h(o.error_code)
-    write_nullable_string(out, blobs, o.error_message)
-    out += _p_b(o.resource_type)
-    write_string(out, blobs, o.resource_name)
-    write_array(out, blobs, o.configs, _enc_DescribeConfigsResourceResult_v0)
-
-
-def _dec_DescribeConfigsResponse_v0(mv, pos):
-    """DescribeConfigsResponse, version 0."""
-    o = new(DescribeConfigsResponse)
-    o.throttle_time_ms, = _u_i(mv, pos)
-    pos += 4
-    o.results, pos = read_array(mv, pos, _dec_DescribeConfigsResult_v0)
-    return o, pos
-
-
-def _enc_DescribeConfigsResponse_v0(out, blobs, o):
-    """DescribeConfigsResponse, version 0."""
-    out += _p_i(o.throttle_time_ms)
-    write_array(out, blobs, o.results, _enc_DescribeConfigsResult_v0)
 
 
 def _dec_DescribeConfigsSynonym_v1(mv, pos):
@@ -278,8 +217,6 @@ def _dec_DescribeConfigsResourceResult_v1(mv, pos):
 
 def _enc_DescribeConfigsResourceResult_v1(out, blobs, o):
     """DescribeConfigsResourceResult, versions 1-2."""
-    if o.is_default != False:
-        raise WireError('not sendable: the field exists only in versions 0-0 and is not ignorable')
     write_string(out, blobs, o.name)
     write_nullable_string(out, blobs, o.value)
     out += _p_xbx(o.read_only, o.config_source, o.is_sensitive)
@@ -339,8 +276,6 @@ def _dec_DescribeConfigsResourceResult_v3(mv, pos):
 
 def _enc_DescribeConfigsResourceResult_v3(out, blobs, o):
     """DescribeConfigsResourceResult, version 3."""
-    if o.is_default != False:
-        raise WireError('not sendable: the field exists only in versions 0-0 and is not ignorable')
     write_string(out, blobs, o.name)
     write_nullable_string(out, blobs, o.value)
     out += _p_xbx(o.read_only, o.config_source, o.is_sensitive)
@@ -431,8 +366,6 @@ def _dec_DescribeConfigsResourceResult_v4(mv, pos):
 
 def _enc_DescribeConfigsResourceResult_v4(out, blobs, o):
     """DescribeConfigsResourceResult, version 4."""
-    if o.is_default != False:
-        raise WireError('not sendable: the field exists only in versions 0-0 and is not ignorable')
     write_compact_string(out, blobs, o.name)
     write_compact_nullable_string(out, blobs, o.value)
     out += _p_xbx(o.read_only, o.config_source, o.is_sensitive)
@@ -498,133 +431,107 @@ def _enc_DescribeConfigsResponse_v4(out, blobs, o):
         out.append(0)
 
 
-DescribeConfigsResponse._DECODERS = (_dec_DescribeConfigsResponse_v0, _dec_DescribeConfigsResponse_v1, _dec_DescribeConfigsResponse_v1, _dec_DescribeConfigsResponse_v3, _dec_DescribeConfigsResponse_v4,)
-DescribeConfigsResponse._ENCODERS = (_enc_DescribeConfigsResponse_v0, _enc_DescribeConfigsResponse_v1, _enc_DescribeConfigsResponse_v1, _enc_DescribeConfigsResponse_v3, _enc_DescribeConfigsResponse_v4,)
+DescribeConfigsResponse._DECODERS = (None, _dec_DescribeConfigsResponse_v1, _dec_DescribeConfigsResponse_v1, _dec_DescribeConfigsResponse_v3, _dec_DescribeConfigsResponse_v4,)
+DescribeConfigsResponse._ENCODERS = (None, _enc_DescribeConfigsResponse_v1, _enc_DescribeConfigsResponse_v1, _enc_DescribeConfigsResponse_v3, _enc_DescribeConfigsResponse_v4,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    200: 'DescribeConfigsResourceResult.name',
-    201: 'DescribeConfigsResourceResult.value',
-    202: 'DescribeConfigsResourceResult.read_only, is_default, is_sensitive',
-    209: 'DescribeConfigsResourceResult.name',
-    210: 'DescribeConfigsResourceResult.value',
-    211: 'DescribeConfigsResourceResult.read_only, is_default, is_sensitive',
-    217: 'DescribeConfigsResult.error_code',
-    219: 'DescribeConfigsResult.error_message',
-    220: 'DescribeConfigsResult.resource_type',
-    222: 'DescribeConfigsResult.resource_name',
-    223: 'DescribeConfigsResult.configs',
+    193: 'DescribeConfigsSynonym.name',
+    194: 'DescribeConfigsSynonym.value',
+    195: 'DescribeConfigsSynonym.source',
+    202: 'DescribeConfigsSynonym.name',
+    203: 'DescribeConfigsSynonym.value',
+    204: 'DescribeConfigsSynonym.source',
+    210: 'DescribeConfigsResourceResult.name',
+    211: 'DescribeConfigsResourceResult.value',
+    212: 'DescribeConfigsResourceResult.read_only, config_source, is_sensitive',
+    214: 'DescribeConfigsResourceResult.synonyms',
+    220: 'DescribeConfigsResourceResult.name',
+    221: 'DescribeConfigsResourceResult.value',
+    222: 'DescribeConfigsResourceResult.read_only, config_source, is_sensitive',
+    223: 'DescribeConfigsResourceResult.synonyms',
     229: 'DescribeConfigsResult.error_code',
-    230: 'DescribeConfigsResult.error_message',
-    231: 'DescribeConfigsResult.resource_type',
-    232: 'DescribeConfigsResult.resource_name',
-    233: 'DescribeConfigsResult.configs',
-    239: 'DescribeConfigsResponse.throttle_time_ms',
-    241: 'DescribeConfigsResponse.results',
-    247: 'DescribeConfigsResponse.throttle_time_ms',
-    248: 'DescribeConfigsResponse.results',
-    254: 'DescribeConfigsSynonym.name',
-    255: 'DescribeConfigsSynonym.value',
-    256: 'DescribeConfigsSynonym.source',
-    263: 'DescribeConfigsSynonym.name',
-    264: 'DescribeConfigsSynonym.value',
-    265: 'DescribeConfigsSynonym.source',
-    271: 'DescribeConfigsResourceResult.name',
-    272: 'DescribeConfigsResourceResult.value',
-    273: 'DescribeConfigsResourceResult.read_only, config_source, is_sensitive',
-    275: 'DescribeConfigsResourceResult.synonyms',
-    281: 'DescribeConfigsResourceResult.is_default',
-    282: 'DescribeConfigsResourceResult.is_default',
-    283: 'DescribeConfigsResourceResult.name',
-    284: 'DescribeConfigsResourceResult.value',
-    285: 'DescribeConfigsResourceResult.read_only, config_source, is_sensitive',
-    286: 'DescribeConfigsResourceResult.synonyms',
-    292: 'DescribeConfigsResult.error_code',
-    294: 'DescribeConfigsResult.error_message',
-    295: 'DescribeConfigsResult.resource_type',
-    297: 'DescribeConfigsResult.resource_name',
-    298: 'DescribeConfigsResult.configs',
-    304: 'DescribeConfigsResult.error_code',
-    305: 'DescribeConfigsResult.error_message',
-    306: 'DescribeConfigsResult.resource_type',
-    307: 'DescribeConfigsResult.resource_name',
-    308: 'DescribeConfigsResult.configs',
-    314: 'DescribeConfigsResponse.throttle_time_ms',
-    316: 'DescribeConfigsResponse.results',
-    322: 'DescribeConfigsResponse.throttle_time_ms',
-    323: 'DescribeConfigsResponse.results',
-    329: 'DescribeConfigsResourceResult.name',
-    330: 'DescribeConfigsResourceResult.value',
-    331: 'DescribeConfigsResourceResult.read_only, config_source, is_sensitive',
-    333: 'DescribeConfigsResourceResult.synonyms',
-    334: 'DescribeConfigsResourceResult.config_type',
-    336: 'DescribeConfigsResourceResult.documentation',
-    342: 'DescribeConfigsResourceResult.is_default',
-    343: 'DescribeConfigsResourceResult.is_default',
-    344: 'DescribeConfigsResourceResult.name',
-    345: 'DescribeConfigsResourceResult.value',
-    346: 'DescribeConfigsResourceResult.read_only, config_source, is_sensitive',
-    347: 'DescribeConfigsResourceResult.synonyms',
-    348: 'DescribeConfigsResourceResult.config_type',
-    349: 'DescribeConfigsResourceResult.documentation',
-    355: 'DescribeConfigsResult.error_code',
-    357: 'DescribeConfigsResult.error_message',
-    358: 'DescribeConfigsResult.resource_type',
-    360: 'DescribeConfigsResult.resource_name',
-    361: 'DescribeConfigsResult.configs',
-    367: 'DescribeConfigsResult.error_code',
-    368: 'DescribeConfigsResult.error_message',
-    369: 'DescribeConfigsResult.resource_type',
-    370: 'DescribeConfigsResult.resource_name',
-    371: 'DescribeConfigsResult.configs',
-    377: 'DescribeConfigsResponse.throttle_time_ms',
-    379: 'DescribeConfigsResponse.results',
-    385: 'DescribeConfigsResponse.throttle_time_ms',
-    386: 'DescribeConfigsResponse.results',
-    392: 'DescribeConfigsSynonym.name',
-    393: 'DescribeConfigsSynonym.value',
-    394: 'DescribeConfigsSynonym.source',
-    396: 'DescribeConfigsSynonym.<tagged fields>',
-    397: 'DescribeConfigsSynonym.<tagged fields>',
-    405: 'DescribeConfigsSynonym.name',
-    406: 'DescribeConfigsSynonym.value',
-    407: 'DescribeConfigsSynonym.source',
-    409: 'DescribeConfigsSynonym.<tagged fields>',
-    417: 'DescribeConfigsResourceResult.name',
-    418: 'DescribeConfigsResourceResult.value',
-    419: 'DescribeConfigsResourceResult.read_only, config_source, is_sensitive',
-    421: 'DescribeConfigsResourceResult.synonyms',
-    422: 'DescribeConfigsResourceResult.config_type',
-    424: 'DescribeConfigsResourceResult.documentation',
-    425: 'DescribeConfigsResourceResult.<tagged fields>',
-    426: 'DescribeConfigsResourceResult.<tagged fields>',
-    434: 'DescribeConfigsResourceResult.is_default',
-    435: 'DescribeConfigsResourceResult.is_default',
-    436: 'DescribeConfigsResourceResult.name',
-    437: 'DescribeConfigsResourceResult.value',
-    438: 'DescribeConfigsResourceResult.read_only, config_source, is_sensitive',
-    439: 'DescribeConfigsResourceResult.synonyms',
-    440: 'DescribeConfigsResourceResult.config_type',
-    441: 'DescribeConfigsResourceResult.documentation',
-    443: 'DescribeConfigsResourceResult.<tagged fields>',
-    451: 'DescribeConfigsResult.error_code',
-    453: 'DescribeConfigsResult.error_message',
-    454: 'DescribeConfigsResult.resource_type',
-    456: 'DescribeConfigsResult.resource_name',
-    457: 'DescribeConfigsResult.configs',
-    458: 'DescribeConfigsResult.<tagged fields>',
-    459: 'DescribeConfigsResult.<tagged fields>',
-    467: 'DescribeConfigsResult.error_code',
-    468: 'DescribeConfigsResult.error_message',
-    469: 'DescribeConfigsResult.resource_type',
-    470: 'DescribeConfigsResult.resource_name',
-    471: 'DescribeConfigsResult.configs',
-    473: 'DescribeConfigsResult.<tagged fields>',
-    481: 'DescribeConfigsResponse.throttle_time_ms',
-    483: 'DescribeConfigsResponse.results',
-    484: 'DescribeConfigsResponse.<tagged fields>',
-    485: 'DescribeConfigsResponse.<tagged fields>',
-    493: 'DescribeConfigsResponse.throttle_time_ms',
-    494: 'DescribeConfigsResponse.results',
-    496: 'DescribeConfigsResponse.<tagged fields>',
+    231: 'DescribeConfigsResult.error_message',
+    232: 'DescribeConfigsResult.resource_type',
+    234: 'DescribeConfigsResult.resource_name',
+    235: 'DescribeConfigsResult.configs',
+    241: 'DescribeConfigsResult.error_code',
+    242: 'DescribeConfigsResult.error_message',
+    243: 'DescribeConfigsResult.resource_type',
+    244: 'DescribeConfigsResult.resource_name',
+    245: 'DescribeConfigsResult.configs',
+    251: 'DescribeConfigsResponse.throttle_time_ms',
+    253: 'DescribeConfigsResponse.results',
+    259: 'DescribeConfigsResponse.throttle_time_ms',
+    260: 'DescribeConfigsResponse.results',
+    266: 'DescribeConfigsResourceResult.name',
+    267: 'DescribeConfigsResourceResult.value',
+    268: 'DescribeConfigsResourceResult.read_only, config_source, is_sensitive',
+    270: 'DescribeConfigsResourceResult.synonyms',
+    271: 'DescribeConfigsResourceResult.config_type',
+    273: 'DescribeConfigsResourceResult.documentation',
+    279: 'DescribeConfigsResourceResult.name',
+    280: 'DescribeConfigsResourceResult.value',
+    281: 'DescribeConfigsResourceResult.read_only, config_source, is_sensitive',
+    282: 'DescribeConfigsResourceResult.synonyms',
+    283: 'DescribeConfigsResourceResult.config_type',
+    284: 'DescribeConfigsResourceResult.documentation',
+    290: 'DescribeConfigsResult.error_code',
+    292: 'DescribeConfigsResult.error_message',
+    293: 'DescribeConfigsResult.resource_type',
+    295: 'DescribeConfigsResult.resource_name',
+    296: 'DescribeConfigsResult.configs',
+    302: 'DescribeConfigsResult.error_code',
+    303: 'DescribeConfigsResult.error_message',
+    304: 'DescribeConfigsResult.resource_type',
+    305: 'DescribeConfigsResult.resource_name',
+    306: 'DescribeConfigsResult.configs',
+    312: 'DescribeConfigsResponse.throttle_time_ms',
+    314: 'DescribeConfigsResponse.results',
+    320: 'DescribeConfigsResponse.throttle_time_ms',
+    321: 'DescribeConfigsResponse.results',
+    327: 'DescribeConfigsSynonym.name',
+    328: 'DescribeConfigsSynonym.value',
+    329: 'DescribeConfigsSynonym.source',
+    331: 'DescribeConfigsSynonym.<tagged fields>',
+    332: 'DescribeConfigsSynonym.<tagged fields>',
+    340: 'DescribeConfigsSynonym.name',
+    341: 'DescribeConfigsSynonym.value',
+    342: 'DescribeConfigsSynonym.source',
+    344: 'DescribeConfigsSynonym.<tagged fields>',
+    352: 'DescribeConfigsResourceResult.name',
+    353: 'DescribeConfigsResourceResult.value',
+    354: 'DescribeConfigsResourceResult.read_only, config_source, is_sensitive',
+    356: 'DescribeConfigsResourceResult.synonyms',
+    357: 'DescribeConfigsResourceResult.config_type',
+    359: 'DescribeConfigsResourceResult.documentation',
+    360: 'DescribeConfigsResourceResult.<tagged fields>',
+    361: 'DescribeConfigsResourceResult.<tagged fields>',
+    369: 'DescribeConfigsResourceResult.name',
+    370: 'DescribeConfigsResourceResult.value',
+    371: 'DescribeConfigsResourceResult.read_only, config_source, is_sensitive',
+    372: 'DescribeConfigsResourceResult.synonyms',
+    373: 'DescribeConfigsResourceResult.config_type',
+    374: 'DescribeConfigsResourceResult.documentation',
+    376: 'DescribeConfigsResourceResult.<tagged fields>',
+    384: 'DescribeConfigsResult.error_code',
+    386: 'DescribeConfigsResult.error_message',
+    387: 'DescribeConfigsResult.resource_type',
+    389: 'DescribeConfigsResult.resource_name',
+    390: 'DescribeConfigsResult.configs',
+    391: 'DescribeConfigsResult.<tagged fields>',
+    392: 'DescribeConfigsResult.<tagged fields>',
+    400: 'DescribeConfigsResult.error_code',
+    401: 'DescribeConfigsResult.error_message',
+    402: 'DescribeConfigsResult.resource_type',
+    403: 'DescribeConfigsResult.resource_name',
+    404: 'DescribeConfigsResult.configs',
+    406: 'DescribeConfigsResult.<tagged fields>',
+    414: 'DescribeConfigsResponse.throttle_time_ms',
+    416: 'DescribeConfigsResponse.results',
+    417: 'DescribeConfigsResponse.<tagged fields>',
+    418: 'DescribeConfigsResponse.<tagged fields>',
+    426: 'DescribeConfigsResponse.throttle_time_ms',
+    427: 'DescribeConfigsResponse.results',
+    429: 'DescribeConfigsResponse.<tagged fields>',
 }

@@ -47,7 +47,7 @@ class DescribeDelegationTokenOwner(Struct):
 
 
 class DescribeDelegationTokenRequest(Message):
-    """Kafka DescribeDelegationTokenRequest request (API key 41), versions 0-3.
+    """Kafka DescribeDelegationTokenRequest request (API key 41), versions 1-3.
 
     Fields:
         owners ([]DescribeDelegationTokenOwner, v0+, nullable v0+)
@@ -57,7 +57,7 @@ class DescribeDelegationTokenRequest(Message):
     __slots__ = ('owners',)
     NAME = 'DescribeDelegationTokenRequest'
     API_KEY = 41
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 3
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
@@ -73,30 +73,30 @@ class DescribeDelegationTokenRequest(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_DescribeDelegationTokenOwner_v0(mv, pos):
-    """DescribeDelegationTokenOwner, versions 0-1."""
+def _dec_DescribeDelegationTokenOwner_v1(mv, pos):
+    """DescribeDelegationTokenOwner, version 1."""
     o = new(DescribeDelegationTokenOwner)
     o.principal_type, pos = read_string(mv, pos)
     o.principal_name, pos = read_string(mv, pos)
     return o, pos
 
 
-def _enc_DescribeDelegationTokenOwner_v0(out, blobs, o):
-    """DescribeDelegationTokenOwner, versions 0-1."""
+def _enc_DescribeDelegationTokenOwner_v1(out, blobs, o):
+    """DescribeDelegationTokenOwner, version 1."""
     write_string(out, blobs, o.principal_type)
     write_string(out, blobs, o.principal_name)
 
 
-def _dec_DescribeDelegationTokenRequest_v0(mv, pos):
-    """DescribeDelegationTokenRequest, versions 0-1."""
+def _dec_DescribeDelegationTokenRequest_v1(mv, pos):
+    """DescribeDelegationTokenRequest, version 1."""
     o = new(DescribeDelegationTokenRequest)
-    o.owners, pos = read_nullable_array(mv, pos, _dec_DescribeDelegationTokenOwner_v0)
+    o.owners, pos = read_nullable_array(mv, pos, _dec_DescribeDelegationTokenOwner_v1)
     return o, pos
 
 
-def _enc_DescribeDelegationTokenRequest_v0(out, blobs, o):
-    """DescribeDelegationTokenRequest, versions 0-1."""
-    write_nullable_array(out, blobs, o.owners, _enc_DescribeDelegationTokenOwner_v0)
+def _enc_DescribeDelegationTokenRequest_v1(out, blobs, o):
+    """DescribeDelegationTokenRequest, version 1."""
+    write_nullable_array(out, blobs, o.owners, _enc_DescribeDelegationTokenOwner_v1)
 
 
 def _dec_DescribeDelegationTokenOwner_v2(mv, pos):
@@ -141,8 +141,8 @@ def _enc_DescribeDelegationTokenRequest_v2(out, blobs, o):
         out.append(0)
 
 
-DescribeDelegationTokenRequest._DECODERS = (_dec_DescribeDelegationTokenRequest_v0, _dec_DescribeDelegationTokenRequest_v0, _dec_DescribeDelegationTokenRequest_v2, _dec_DescribeDelegationTokenRequest_v2,)
-DescribeDelegationTokenRequest._ENCODERS = (_enc_DescribeDelegationTokenRequest_v0, _enc_DescribeDelegationTokenRequest_v0, _enc_DescribeDelegationTokenRequest_v2, _enc_DescribeDelegationTokenRequest_v2,)
+DescribeDelegationTokenRequest._DECODERS = (None, _dec_DescribeDelegationTokenRequest_v1, _dec_DescribeDelegationTokenRequest_v2, _dec_DescribeDelegationTokenRequest_v2,)
+DescribeDelegationTokenRequest._ENCODERS = (None, _enc_DescribeDelegationTokenRequest_v1, _enc_DescribeDelegationTokenRequest_v2, _enc_DescribeDelegationTokenRequest_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

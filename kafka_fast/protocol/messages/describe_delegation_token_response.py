@@ -39,9 +39,9 @@ class DescribedDelegationTokenRenewer(Struct):
 
     Fields:
         principal_type (string, v0+)
-            The renewer principal type
+            The renewer principal type.
         principal_name (string, v0+)
-            The renewer principal name
+            The renewer principal name.
     """
 
     __qualname__ = 'DescribeDelegationTokenResponse.DescribedDelegationToken.DescribedDelegationTokenRenewer'
@@ -118,7 +118,7 @@ class DescribedDelegationToken(Struct):
 
 
 class DescribeDelegationTokenResponse(Message):
-    """Kafka DescribeDelegationTokenResponse response (API key 41), versions 0-3.
+    """Kafka DescribeDelegationTokenResponse response (API key 41), versions 1-3.
 
     Fields:
         error_code (int16, v0+)
@@ -132,7 +132,7 @@ class DescribeDelegationTokenResponse(Message):
     __slots__ = ('error_code', 'tokens', 'throttle_time_ms')
     NAME = 'DescribeDelegationTokenResponse'
     API_KEY = 41
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 3
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
@@ -153,22 +153,22 @@ class DescribeDelegationTokenResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_DescribedDelegationTokenRenewer_v0(mv, pos):
-    """DescribedDelegationTokenRenewer, versions 0-1."""
+def _dec_DescribedDelegationTokenRenewer_v1(mv, pos):
+    """DescribedDelegationTokenRenewer, version 1."""
     o = new(DescribedDelegationTokenRenewer)
     o.principal_type, pos = read_string(mv, pos)
     o.principal_name, pos = read_string(mv, pos)
     return o, pos
 
 
-def _enc_DescribedDelegationTokenRenewer_v0(out, blobs, o):
-    """DescribedDelegationTokenRenewer, versions 0-1."""
+def _enc_DescribedDelegationTokenRenewer_v1(out, blobs, o):
+    """DescribedDelegationTokenRenewer, version 1."""
     write_string(out, blobs, o.principal_type)
     write_string(out, blobs, o.principal_name)
 
 
-def _dec_DescribedDelegationToken_v0(mv, pos):
-    """DescribedDelegationToken, versions 0-1."""
+def _dec_DescribedDelegationToken_v1(mv, pos):
+    """DescribedDelegationToken, version 1."""
     o = new(DescribedDelegationToken)
     o.principal_type, pos = read_string(mv, pos)
     o.principal_name, pos = read_string(mv, pos)
@@ -176,12 +176,12 @@ def _dec_DescribedDelegationToken_v0(mv, pos):
     pos += 24
     o.token_id, pos = read_string(mv, pos)
     o.hmac, pos = read_bytes(mv, pos)
-    o.renewers, pos = read_array(mv, pos, _dec_DescribedDelegationTokenRenewer_v0)
+    o.renewers, pos = read_array(mv, pos, _dec_DescribedDelegationTokenRenewer_v1)
     return o, pos
 
 
-def _enc_DescribedDelegationToken_v0(out, blobs, o):
-    """DescribedDelegationToken, versions 0-1."""
+def _enc_DescribedDelegationToken_v1(out, blobs, o):
+    """DescribedDelegationToken, version 1."""
     if o.token_requester_principal_type != '':
         raise WireError('not sendable: the field exists only in versions 3+ and is not ignorable')
     if o.token_requester_principal_name != '':
@@ -191,24 +191,24 @@ def _enc_DescribedDelegationToken_v0(out, blobs, o):
     out += _p_qqq(o.issue_timestamp, o.expiry_timestamp, o.max_timestamp)
     write_string(out, blobs, o.token_id)
     write_bytes(out, blobs, o.hmac)
-    write_array(out, blobs, o.renewers, _enc_DescribedDelegationTokenRenewer_v0)
+    write_array(out, blobs, o.renewers, _enc_DescribedDelegationTokenRenewer_v1)
 
 
-def _dec_DescribeDelegationTokenResponse_v0(mv, pos):
-    """DescribeDelegationTokenResponse, versions 0-1."""
+def _dec_DescribeDelegationTokenResponse_v1(mv, pos):
+    """DescribeDelegationTokenResponse, version 1."""
     o = new(DescribeDelegationTokenResponse)
     o.error_code, = _u_h(mv, pos)
     pos += 2
-    o.tokens, pos = read_array(mv, pos, _dec_DescribedDelegationToken_v0)
+    o.tokens, pos = read_array(mv, pos, _dec_DescribedDelegationToken_v1)
     o.throttle_time_ms, = _u_i(mv, pos)
     pos += 4
     return o, pos
 
 
-def _enc_DescribeDelegationTokenResponse_v0(out, blobs, o):
-    """DescribeDelegationTokenResponse, versions 0-1."""
+def _enc_DescribeDelegationTokenResponse_v1(out, blobs, o):
+    """DescribeDelegationTokenResponse, version 1."""
     out += _p_h(o.error_code)
-    write_array(out, blobs, o.tokens, _enc_DescribedDelegationToken_v0)
+    write_array(out, blobs, o.tokens, _enc_DescribedDelegationToken_v1)
     out += _p_i(o.throttle_time_ms)
 
 
@@ -356,8 +356,8 @@ def _enc_DescribeDelegationTokenResponse_v3(out, blobs, o):
         out.append(0)
 
 
-DescribeDelegationTokenResponse._DECODERS = (_dec_DescribeDelegationTokenResponse_v0, _dec_DescribeDelegationTokenResponse_v0, _dec_DescribeDelegationTokenResponse_v2, _dec_DescribeDelegationTokenResponse_v3,)
-DescribeDelegationTokenResponse._ENCODERS = (_enc_DescribeDelegationTokenResponse_v0, _enc_DescribeDelegationTokenResponse_v0, _enc_DescribeDelegationTokenResponse_v2, _enc_DescribeDelegationTokenResponse_v3,)
+DescribeDelegationTokenResponse._DECODERS = (None, _dec_DescribeDelegationTokenResponse_v1, _dec_DescribeDelegationTokenResponse_v2, _dec_DescribeDelegationTokenResponse_v3,)
+DescribeDelegationTokenResponse._ENCODERS = (None, _enc_DescribeDelegationTokenResponse_v1, _enc_DescribeDelegationTokenResponse_v2, _enc_DescribeDelegationTokenResponse_v3,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

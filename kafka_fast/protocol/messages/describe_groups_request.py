@@ -25,11 +25,11 @@ _p_x = _s_x.pack
 
 
 class DescribeGroupsRequest(Message):
-    """Kafka DescribeGroupsRequest request (API key 15), versions 0-5.
+    """Kafka DescribeGroupsRequest request (API key 15), versions 0-6.
 
     Fields:
         groups ([]string, v0+)
-            The names of the groups to describe
+            The names of the groups to describe.
         include_authorized_operations (bool, v3+)
             Whether to include authorized operations.
     """
@@ -38,7 +38,7 @@ class DescribeGroupsRequest(Message):
     NAME = 'DescribeGroupsRequest'
     API_KEY = 15
     MIN_VERSION = 0
-    MAX_VERSION = 5
+    MAX_VERSION = 6
     FLEXIBLE_MIN = 5
     LATEST_VERSION_UNSTABLE = False
     FIELDS = (
@@ -84,7 +84,7 @@ def _enc_DescribeGroupsRequest_v3(out, blobs, o):
 
 
 def _dec_DescribeGroupsRequest_v5(mv, pos):
-    """DescribeGroupsRequest, version 5."""
+    """DescribeGroupsRequest, versions 5-6."""
     o = new(DescribeGroupsRequest)
     o.groups, pos = read_compact_array(mv, pos, read_compact_string)
     o.include_authorized_operations, = _u_x(mv, pos)
@@ -97,7 +97,7 @@ def _dec_DescribeGroupsRequest_v5(mv, pos):
 
 
 def _enc_DescribeGroupsRequest_v5(out, blobs, o):
-    """DescribeGroupsRequest, version 5."""
+    """DescribeGroupsRequest, versions 5-6."""
     write_compact_array(out, blobs, o.groups, write_compact_string)
     out += _p_x(o.include_authorized_operations)
     if o.unknown_tagged_fields:
@@ -106,8 +106,8 @@ def _enc_DescribeGroupsRequest_v5(out, blobs, o):
         out.append(0)
 
 
-DescribeGroupsRequest._DECODERS = (_dec_DescribeGroupsRequest_v0, _dec_DescribeGroupsRequest_v0, _dec_DescribeGroupsRequest_v0, _dec_DescribeGroupsRequest_v3, _dec_DescribeGroupsRequest_v3, _dec_DescribeGroupsRequest_v5,)
-DescribeGroupsRequest._ENCODERS = (_enc_DescribeGroupsRequest_v0, _enc_DescribeGroupsRequest_v0, _enc_DescribeGroupsRequest_v0, _enc_DescribeGroupsRequest_v3, _enc_DescribeGroupsRequest_v3, _enc_DescribeGroupsRequest_v5,)
+DescribeGroupsRequest._DECODERS = (_dec_DescribeGroupsRequest_v0, _dec_DescribeGroupsRequest_v0, _dec_DescribeGroupsRequest_v0, _dec_DescribeGroupsRequest_v3, _dec_DescribeGroupsRequest_v3, _dec_DescribeGroupsRequest_v5, _dec_DescribeGroupsRequest_v5,)
+DescribeGroupsRequest._ENCODERS = (_enc_DescribeGroupsRequest_v0, _enc_DescribeGroupsRequest_v0, _enc_DescribeGroupsRequest_v0, _enc_DescribeGroupsRequest_v3, _enc_DescribeGroupsRequest_v3, _enc_DescribeGroupsRequest_v5, _enc_DescribeGroupsRequest_v5,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

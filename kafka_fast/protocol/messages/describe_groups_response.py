@@ -40,7 +40,7 @@ class DescribedGroupMember(Struct):
 
     Fields:
         member_id (string, v0+)
-            The member ID assigned by the group coordinator.
+            The member id.
         group_instance_id (string, v4+, nullable v4+)
             The unique identifier of the consumer instance provided by end user.
         client_id (string, v0+)
@@ -82,6 +82,8 @@ class DescribedGroup(Struct):
     Fields:
         error_code (int16, v0+)
             The describe error, or 0 if there was no error.
+        error_message (string, v6+, nullable v6+)
+            The describe error message, or null if there was no error.
         group_id (string, v0+)
             The group ID string.
         group_state (string, v0+)
@@ -97,10 +99,11 @@ class DescribedGroup(Struct):
     """
 
     __qualname__ = 'DescribeGroupsResponse.DescribedGroup'
-    __slots__ = ('error_code', 'group_id', 'group_state', 'protocol_type', 'protocol_data', 'members', 'authorized_operations')
+    __slots__ = ('error_code', 'error_message', 'group_id', 'group_state', 'protocol_type', 'protocol_data', 'members', 'authorized_operations')
     DescribedGroupMember = DescribedGroupMember
     FIELDS = (
         Field('error_code', 'ErrorCode', 'int16', (0, 32767), None, None, None, False, 0, None),
+        Field('error_message', 'ErrorMessage', 'string', (6, 32767), (6, 32767), None, None, False, None, None),
         Field('group_id', 'GroupId', 'string', (0, 32767), None, None, None, False, '', None),
         Field('group_state', 'GroupState', 'string', (0, 32767), None, None, None, False, '', None),
         Field('protocol_type', 'ProtocolType', 'string', (0, 32767), None, None, None, False, '', None),
@@ -108,11 +111,12 @@ class DescribedGroup(Struct):
         Field('members', 'Members', '[]DescribedGroupMember', (0, 32767), None, None, None, False, list, DescribedGroupMember),
         Field('authorized_operations', 'AuthorizedOperations', 'int32', (3, 32767), None, None, None, False, -2147483648, None),
     )
-    _DEFAULTS = {'error_code': 0, 'group_id': '', 'group_state': '', 'protocol_type': '', 'protocol_data': '', 'authorized_operations': -2147483648, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'error_code': 0, 'error_message': None, 'group_id': '', 'group_state': '', 'protocol_type': '', 'protocol_data': '', 'authorized_operations': -2147483648, 'unknown_tagged_fields': None}
     _FACTORIES = {'members': list}
 
-    def __init__(self, *, error_code=0, group_id='', group_state='', protocol_type='', protocol_data='', members=DEFAULT, authorized_operations=-2147483648):
+    def __init__(self, *, error_code=0, error_message=None, group_id='', group_state='', protocol_type='', protocol_data='', members=DEFAULT, authorized_operations=-2147483648):
         self.error_code = error_code
+        self.error_message = error_message
         self.group_id = group_id
         self.group_state = group_state
         self.protocol_type = protocol_type
@@ -123,7 +127,7 @@ class DescribedGroup(Struct):
 
 
 class DescribeGroupsResponse(Message):
-    """Kafka DescribeGroupsResponse response (API key 15), versions 0-5.
+    """Kafka DescribeGroupsResponse response (API key 15), versions 0-6.
 
     Fields:
         throttle_time_ms (int32, v1+)
@@ -136,7 +140,7 @@ class DescribeGroupsResponse(Message):
     NAME = 'DescribeGroupsResponse'
     API_KEY = 15
     MIN_VERSION = 0
-    MAX_VERSION = 5
+    MAX_VERSION = 6
     FLEXIBLE_MIN = 5
     LATEST_VERSION_UNSTABLE = False
     DescribedGroup = DescribedGroup
@@ -189,6 +193,8 @@ def _dec_DescribedGroup_v0(mv, pos):
 
 def _enc_DescribedGroup_v0(out, blobs, o):
     """DescribedGroup, versions 0-2."""
+    if o.error_message != None:
+        raise WireError('not sendable: the field exists only in versions 6+ and is not ignorable')
     if o.authorized_operations != -2147483648:
         raise WireError('not sendable: the field exists only in versions 3+ and is not ignorable')
     out += _p_h(o.error_code)
@@ -243,6 +249,8 @@ def _dec_DescribedGroup_v3(mv, pos):
 
 def _enc_DescribedGroup_v3(out, blobs, o):
     """DescribedGroup, version 3."""
+    if o.error_message != None:
+        raise WireError('not sendable: the field exists only in versions 6+ and is not ignorable')
     out += _p_h(o.error_code)
     write_string(out, blobs, o.group_id)
     write_string(out, blobs, o.group_state)
@@ -306,6 +314,8 @@ def _dec_DescribedGroup_v4(mv, pos):
 
 def _enc_DescribedGroup_v4(out, blobs, o):
     """DescribedGroup, version 4."""
+    if o.error_message != None:
+        raise WireError('not sendable: the field exists only in versions 6+ and is not ignorable')
     out += _p_h(o.error_code)
     write_string(out, blobs, o.group_id)
     write_string(out, blobs, o.group_state)
@@ -331,7 +341,7 @@ def _enc_DescribeGroupsResponse_v4(out, blobs, o):
 
 
 def _dec_DescribedGroupMember_v5(mv, pos):
-    """DescribedGroupMember, version 5."""
+    """DescribedGroupMember, versions 5-6."""
     o = new(DescribedGroupMember)
     o.member_id, pos = read_compact_string(mv, pos)
     o.group_instance_id, pos = read_compact_nullable_string(mv, pos)
@@ -347,7 +357,7 @@ def _dec_DescribedGroupMember_v5(mv, pos):
 
 
 def _enc_DescribedGroupMember_v5(out, blobs, o):
-    """DescribedGroupMember, version 5."""
+    """DescribedGroupMember, versions 5-6."""
     write_compact_string(out, blobs, o.member_id)
     write_compact_nullable_string(out, blobs, o.group_instance_id)
     write_compact_string(out, blobs, o.client_id)
@@ -381,6 +391,8 @@ def _dec_DescribedGroup_v5(mv, pos):
 
 def _enc_DescribedGroup_v5(out, blobs, o):
     """DescribedGroup, version 5."""
+    if o.error_message != None:
+        raise WireError('not sendable: the field exists only in versions 6+ and is not ignorable')
     out += _p_h(o.error_code)
     write_compact_string(out, blobs, o.group_id)
     write_compact_string(out, blobs, o.group_state)
@@ -417,126 +429,219 @@ def _enc_DescribeGroupsResponse_v5(out, blobs, o):
         out.append(0)
 
 
-DescribeGroupsResponse._DECODERS = (_dec_DescribeGroupsResponse_v0, _dec_DescribeGroupsResponse_v1, _dec_DescribeGroupsResponse_v1, _dec_DescribeGroupsResponse_v3, _dec_DescribeGroupsResponse_v4, _dec_DescribeGroupsResponse_v5,)
-DescribeGroupsResponse._ENCODERS = (_enc_DescribeGroupsResponse_v0, _enc_DescribeGroupsResponse_v1, _enc_DescribeGroupsResponse_v1, _enc_DescribeGroupsResponse_v3, _enc_DescribeGroupsResponse_v4, _enc_DescribeGroupsResponse_v5,)
+def _dec_DescribedGroup_v6(mv, pos):
+    """DescribedGroup, version 6."""
+    o = new(DescribedGroup)
+    o.error_code, = _u_h(mv, pos)
+    pos += 2
+    o.error_message, pos = read_compact_nullable_string(mv, pos)
+    o.group_id, pos = read_compact_string(mv, pos)
+    o.group_state, pos = read_compact_string(mv, pos)
+    o.protocol_type, pos = read_compact_string(mv, pos)
+    o.protocol_data, pos = read_compact_string(mv, pos)
+    o.members, pos = read_compact_array(mv, pos, _dec_DescribedGroupMember_v5)
+    o.authorized_operations, = _u_i(mv, pos)
+    pos += 4
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_DescribedGroup_v6(out, blobs, o):
+    """DescribedGroup, version 6."""
+    out += _p_h(o.error_code)
+    write_compact_nullable_string(out, blobs, o.error_message)
+    write_compact_string(out, blobs, o.group_id)
+    write_compact_string(out, blobs, o.group_state)
+    write_compact_string(out, blobs, o.protocol_type)
+    write_compact_string(out, blobs, o.protocol_data)
+    write_compact_array(out, blobs, o.members, _enc_DescribedGroupMember_v5)
+    out += _p_i(o.authorized_operations)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_DescribeGroupsResponse_v6(mv, pos):
+    """DescribeGroupsResponse, version 6."""
+    o = new(DescribeGroupsResponse)
+    o.throttle_time_ms, = _u_i(mv, pos)
+    pos += 4
+    o.groups, pos = read_compact_array(mv, pos, _dec_DescribedGroup_v6)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_DescribeGroupsResponse_v6(out, blobs, o):
+    """DescribeGroupsResponse, version 6."""
+    out += _p_i(o.throttle_time_ms)
+    write_compact_array(out, blobs, o.groups, _enc_DescribedGroup_v6)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+DescribeGroupsResponse._DECODERS = (_dec_DescribeGroupsResponse_v0, _dec_DescribeGroupsResponse_v1, _dec_DescribeGroupsResponse_v1, _dec_DescribeGroupsResponse_v3, _dec_DescribeGroupsResponse_v4, _dec_DescribeGroupsResponse_v5, _dec_DescribeGroupsResponse_v6,)
+DescribeGroupsResponse._ENCODERS = (_enc_DescribeGroupsResponse_v0, _enc_DescribeGroupsResponse_v1, _enc_DescribeGroupsResponse_v1, _enc_DescribeGroupsResponse_v3, _enc_DescribeGroupsResponse_v4, _enc_DescribeGroupsResponse_v5, _enc_DescribeGroupsResponse_v6,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    160: 'DescribedGroupMember.member_id',
-    161: 'DescribedGroupMember.client_id',
-    162: 'DescribedGroupMember.client_host',
-    163: 'DescribedGroupMember.member_metadata',
-    164: 'DescribedGroupMember.member_assignment',
-    170: 'DescribedGroupMember.member_id',
-    171: 'DescribedGroupMember.client_id',
-    172: 'DescribedGroupMember.client_host',
-    173: 'DescribedGroupMember.member_metadata',
-    174: 'DescribedGroupMember.member_assignment',
-    180: 'DescribedGroup.error_code',
-    182: 'DescribedGroup.group_id',
-    183: 'DescribedGroup.group_state',
-    184: 'DescribedGroup.protocol_type',
-    185: 'DescribedGroup.protocol_data',
-    186: 'DescribedGroup.members',
-    192: 'DescribedGroup.authorized_operations',
-    193: 'DescribedGroup.authorized_operations',
-    194: 'DescribedGroup.error_code',
-    195: 'DescribedGroup.group_id',
-    196: 'DescribedGroup.group_state',
-    197: 'DescribedGroup.protocol_type',
-    198: 'DescribedGroup.protocol_data',
-    199: 'DescribedGroup.members',
-    205: 'DescribeGroupsResponse.groups',
+    164: 'DescribedGroupMember.member_id',
+    165: 'DescribedGroupMember.client_id',
+    166: 'DescribedGroupMember.client_host',
+    167: 'DescribedGroupMember.member_metadata',
+    168: 'DescribedGroupMember.member_assignment',
+    174: 'DescribedGroupMember.member_id',
+    175: 'DescribedGroupMember.client_id',
+    176: 'DescribedGroupMember.client_host',
+    177: 'DescribedGroupMember.member_metadata',
+    178: 'DescribedGroupMember.member_assignment',
+    184: 'DescribedGroup.error_code',
+    186: 'DescribedGroup.group_id',
+    187: 'DescribedGroup.group_state',
+    188: 'DescribedGroup.protocol_type',
+    189: 'DescribedGroup.protocol_data',
+    190: 'DescribedGroup.members',
+    196: 'DescribedGroup.error_message',
+    197: 'DescribedGroup.error_message',
+    198: 'DescribedGroup.authorized_operations',
+    199: 'DescribedGroup.authorized_operations',
+    200: 'DescribedGroup.error_code',
+    201: 'DescribedGroup.group_id',
+    202: 'DescribedGroup.group_state',
+    203: 'DescribedGroup.protocol_type',
+    204: 'DescribedGroup.protocol_data',
+    205: 'DescribedGroup.members',
     211: 'DescribeGroupsResponse.groups',
-    217: 'DescribeGroupsResponse.throttle_time_ms',
-    219: 'DescribeGroupsResponse.groups',
-    225: 'DescribeGroupsResponse.throttle_time_ms',
-    226: 'DescribeGroupsResponse.groups',
-    232: 'DescribedGroup.error_code',
-    234: 'DescribedGroup.group_id',
-    235: 'DescribedGroup.group_state',
-    236: 'DescribedGroup.protocol_type',
-    237: 'DescribedGroup.protocol_data',
-    238: 'DescribedGroup.members',
-    239: 'DescribedGroup.authorized_operations',
-    246: 'DescribedGroup.error_code',
-    247: 'DescribedGroup.group_id',
-    248: 'DescribedGroup.group_state',
-    249: 'DescribedGroup.protocol_type',
-    250: 'DescribedGroup.protocol_data',
-    251: 'DescribedGroup.members',
-    252: 'DescribedGroup.authorized_operations',
-    258: 'DescribeGroupsResponse.throttle_time_ms',
-    260: 'DescribeGroupsResponse.groups',
+    217: 'DescribeGroupsResponse.groups',
+    223: 'DescribeGroupsResponse.throttle_time_ms',
+    225: 'DescribeGroupsResponse.groups',
+    231: 'DescribeGroupsResponse.throttle_time_ms',
+    232: 'DescribeGroupsResponse.groups',
+    238: 'DescribedGroup.error_code',
+    240: 'DescribedGroup.group_id',
+    241: 'DescribedGroup.group_state',
+    242: 'DescribedGroup.protocol_type',
+    243: 'DescribedGroup.protocol_data',
+    244: 'DescribedGroup.members',
+    245: 'DescribedGroup.authorized_operations',
+    252: 'DescribedGroup.error_message',
+    253: 'DescribedGroup.error_message',
+    254: 'DescribedGroup.error_code',
+    255: 'DescribedGroup.group_id',
+    256: 'DescribedGroup.group_state',
+    257: 'DescribedGroup.protocol_type',
+    258: 'DescribedGroup.protocol_data',
+    259: 'DescribedGroup.members',
+    260: 'DescribedGroup.authorized_operations',
     266: 'DescribeGroupsResponse.throttle_time_ms',
-    267: 'DescribeGroupsResponse.groups',
-    273: 'DescribedGroupMember.member_id',
-    274: 'DescribedGroupMember.group_instance_id',
-    275: 'DescribedGroupMember.client_id',
-    276: 'DescribedGroupMember.client_host',
-    277: 'DescribedGroupMember.member_metadata',
-    278: 'DescribedGroupMember.member_assignment',
-    284: 'DescribedGroupMember.member_id',
-    285: 'DescribedGroupMember.group_instance_id',
-    286: 'DescribedGroupMember.client_id',
-    287: 'DescribedGroupMember.client_host',
-    288: 'DescribedGroupMember.member_metadata',
-    289: 'DescribedGroupMember.member_assignment',
-    295: 'DescribedGroup.error_code',
-    297: 'DescribedGroup.group_id',
-    298: 'DescribedGroup.group_state',
-    299: 'DescribedGroup.protocol_type',
-    300: 'DescribedGroup.protocol_data',
-    301: 'DescribedGroup.members',
-    302: 'DescribedGroup.authorized_operations',
-    309: 'DescribedGroup.error_code',
-    310: 'DescribedGroup.group_id',
-    311: 'DescribedGroup.group_state',
-    312: 'DescribedGroup.protocol_type',
-    313: 'DescribedGroup.protocol_data',
-    314: 'DescribedGroup.members',
-    315: 'DescribedGroup.authorized_operations',
-    321: 'DescribeGroupsResponse.throttle_time_ms',
-    323: 'DescribeGroupsResponse.groups',
-    329: 'DescribeGroupsResponse.throttle_time_ms',
-    330: 'DescribeGroupsResponse.groups',
-    336: 'DescribedGroupMember.member_id',
-    337: 'DescribedGroupMember.group_instance_id',
-    338: 'DescribedGroupMember.client_id',
-    339: 'DescribedGroupMember.client_host',
-    340: 'DescribedGroupMember.member_metadata',
-    341: 'DescribedGroupMember.member_assignment',
-    342: 'DescribedGroupMember.<tagged fields>',
-    343: 'DescribedGroupMember.<tagged fields>',
-    351: 'DescribedGroupMember.member_id',
-    352: 'DescribedGroupMember.group_instance_id',
-    353: 'DescribedGroupMember.client_id',
-    354: 'DescribedGroupMember.client_host',
-    355: 'DescribedGroupMember.member_metadata',
-    356: 'DescribedGroupMember.member_assignment',
-    358: 'DescribedGroupMember.<tagged fields>',
-    366: 'DescribedGroup.error_code',
-    368: 'DescribedGroup.group_id',
-    369: 'DescribedGroup.group_state',
-    370: 'DescribedGroup.protocol_type',
-    371: 'DescribedGroup.protocol_data',
-    372: 'DescribedGroup.members',
-    373: 'DescribedGroup.authorized_operations',
-    375: 'DescribedGroup.<tagged fields>',
-    376: 'DescribedGroup.<tagged fields>',
-    384: 'DescribedGroup.error_code',
-    385: 'DescribedGroup.group_id',
-    386: 'DescribedGroup.group_state',
-    387: 'DescribedGroup.protocol_type',
-    388: 'DescribedGroup.protocol_data',
-    389: 'DescribedGroup.members',
-    390: 'DescribedGroup.authorized_operations',
-    392: 'DescribedGroup.<tagged fields>',
-    400: 'DescribeGroupsResponse.throttle_time_ms',
-    402: 'DescribeGroupsResponse.groups',
-    403: 'DescribeGroupsResponse.<tagged fields>',
-    404: 'DescribeGroupsResponse.<tagged fields>',
+    268: 'DescribeGroupsResponse.groups',
+    274: 'DescribeGroupsResponse.throttle_time_ms',
+    275: 'DescribeGroupsResponse.groups',
+    281: 'DescribedGroupMember.member_id',
+    282: 'DescribedGroupMember.group_instance_id',
+    283: 'DescribedGroupMember.client_id',
+    284: 'DescribedGroupMember.client_host',
+    285: 'DescribedGroupMember.member_metadata',
+    286: 'DescribedGroupMember.member_assignment',
+    292: 'DescribedGroupMember.member_id',
+    293: 'DescribedGroupMember.group_instance_id',
+    294: 'DescribedGroupMember.client_id',
+    295: 'DescribedGroupMember.client_host',
+    296: 'DescribedGroupMember.member_metadata',
+    297: 'DescribedGroupMember.member_assignment',
+    303: 'DescribedGroup.error_code',
+    305: 'DescribedGroup.group_id',
+    306: 'DescribedGroup.group_state',
+    307: 'DescribedGroup.protocol_type',
+    308: 'DescribedGroup.protocol_data',
+    309: 'DescribedGroup.members',
+    310: 'DescribedGroup.authorized_operations',
+    317: 'DescribedGroup.error_message',
+    318: 'DescribedGroup.error_message',
+    319: 'DescribedGroup.error_code',
+    320: 'DescribedGroup.group_id',
+    321: 'DescribedGroup.group_state',
+    322: 'DescribedGroup.protocol_type',
+    323: 'DescribedGroup.protocol_data',
+    324: 'DescribedGroup.members',
+    325: 'DescribedGroup.authorized_operations',
+    331: 'DescribeGroupsResponse.throttle_time_ms',
+    333: 'DescribeGroupsResponse.groups',
+    339: 'DescribeGroupsResponse.throttle_time_ms',
+    340: 'DescribeGroupsResponse.groups',
+    346: 'DescribedGroupMember.member_id',
+    347: 'DescribedGroupMember.group_instance_id',
+    348: 'DescribedGroupMember.client_id',
+    349: 'DescribedGroupMember.client_host',
+    350: 'DescribedGroupMember.member_metadata',
+    351: 'DescribedGroupMember.member_assignment',
+    352: 'DescribedGroupMember.<tagged fields>',
+    353: 'DescribedGroupMember.<tagged fields>',
+    361: 'DescribedGroupMember.member_id',
+    362: 'DescribedGroupMember.group_instance_id',
+    363: 'DescribedGroupMember.client_id',
+    364: 'DescribedGroupMember.client_host',
+    365: 'DescribedGroupMember.member_metadata',
+    366: 'DescribedGroupMember.member_assignment',
+    368: 'DescribedGroupMember.<tagged fields>',
+    376: 'DescribedGroup.error_code',
+    378: 'DescribedGroup.group_id',
+    379: 'DescribedGroup.group_state',
+    380: 'DescribedGroup.protocol_type',
+    381: 'DescribedGroup.protocol_data',
+    382: 'DescribedGroup.members',
+    383: 'DescribedGroup.authorized_operations',
+    385: 'DescribedGroup.<tagged fields>',
+    386: 'DescribedGroup.<tagged fields>',
+    394: 'DescribedGroup.error_message',
+    395: 'DescribedGroup.error_message',
+    396: 'DescribedGroup.error_code',
+    397: 'DescribedGroup.group_id',
+    398: 'DescribedGroup.group_state',
+    399: 'DescribedGroup.protocol_type',
+    400: 'DescribedGroup.protocol_data',
+    401: 'DescribedGroup.members',
+    402: 'DescribedGroup.authorized_operations',
+    404: 'DescribedGroup.<tagged fields>',
     412: 'DescribeGroupsResponse.throttle_time_ms',
-    413: 'DescribeGroupsResponse.groups',
+    414: 'DescribeGroupsResponse.groups',
     415: 'DescribeGroupsResponse.<tagged fields>',
+    416: 'DescribeGroupsResponse.<tagged fields>',
+    424: 'DescribeGroupsResponse.throttle_time_ms',
+    425: 'DescribeGroupsResponse.groups',
+    427: 'DescribeGroupsResponse.<tagged fields>',
+    435: 'DescribedGroup.error_code',
+    437: 'DescribedGroup.error_message',
+    438: 'DescribedGroup.group_id',
+    439: 'DescribedGroup.group_state',
+    440: 'DescribedGroup.protocol_type',
+    441: 'DescribedGroup.protocol_data',
+    442: 'DescribedGroup.members',
+    443: 'DescribedGroup.authorized_operations',
+    445: 'DescribedGroup.<tagged fields>',
+    446: 'DescribedGroup.<tagged fields>',
+    454: 'DescribedGroup.error_code',
+    455: 'DescribedGroup.error_message',
+    456: 'DescribedGroup.group_id',
+    457: 'DescribedGroup.group_state',
+    458: 'DescribedGroup.protocol_type',
+    459: 'DescribedGroup.protocol_data',
+    460: 'DescribedGroup.members',
+    461: 'DescribedGroup.authorized_operations',
+    463: 'DescribedGroup.<tagged fields>',
+    471: 'DescribeGroupsResponse.throttle_time_ms',
+    473: 'DescribeGroupsResponse.groups',
+    474: 'DescribeGroupsResponse.<tagged fields>',
+    475: 'DescribeGroupsResponse.<tagged fields>',
+    483: 'DescribeGroupsResponse.throttle_time_ms',
+    484: 'DescribeGroupsResponse.groups',
+    486: 'DescribeGroupsResponse.<tagged fields>',
 }

@@ -32,7 +32,7 @@ class DescribableLogDirTopic(Struct):
 
     Fields:
         topic (string, v0+)
-            The topic name
+            The topic name.
         partitions ([]int32, v0+)
             The partition indexes.
     """
@@ -53,7 +53,7 @@ class DescribableLogDirTopic(Struct):
 
 
 class DescribeLogDirsRequest(Message):
-    """Kafka DescribeLogDirsRequest request (API key 35), versions 0-4.
+    """Kafka DescribeLogDirsRequest request (API key 35), versions 1-5.
 
     Fields:
         topics ([]DescribableLogDirTopic, v0+, nullable v0+)
@@ -63,8 +63,8 @@ class DescribeLogDirsRequest(Message):
     __slots__ = ('topics',)
     NAME = 'DescribeLogDirsRequest'
     API_KEY = 35
-    MIN_VERSION = 0
-    MAX_VERSION = 4
+    MIN_VERSION = 1
+    MAX_VERSION = 5
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
     DescribableLogDirTopic = DescribableLogDirTopic
@@ -79,34 +79,34 @@ class DescribeLogDirsRequest(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_DescribableLogDirTopic_v0(mv, pos):
-    """DescribableLogDirTopic, versions 0-1."""
+def _dec_DescribableLogDirTopic_v1(mv, pos):
+    """DescribableLogDirTopic, version 1."""
     o = new(DescribableLogDirTopic)
     o.topic, pos = read_string(mv, pos)
     o.partitions, pos = read_array(mv, pos, _INT32)
     return o, pos
 
 
-def _enc_DescribableLogDirTopic_v0(out, blobs, o):
-    """DescribableLogDirTopic, versions 0-1."""
+def _enc_DescribableLogDirTopic_v1(out, blobs, o):
+    """DescribableLogDirTopic, version 1."""
     write_string(out, blobs, o.topic)
     write_array(out, blobs, o.partitions, _INT32)
 
 
-def _dec_DescribeLogDirsRequest_v0(mv, pos):
-    """DescribeLogDirsRequest, versions 0-1."""
+def _dec_DescribeLogDirsRequest_v1(mv, pos):
+    """DescribeLogDirsRequest, version 1."""
     o = new(DescribeLogDirsRequest)
-    o.topics, pos = read_nullable_array(mv, pos, _dec_DescribableLogDirTopic_v0)
+    o.topics, pos = read_nullable_array(mv, pos, _dec_DescribableLogDirTopic_v1)
     return o, pos
 
 
-def _enc_DescribeLogDirsRequest_v0(out, blobs, o):
-    """DescribeLogDirsRequest, versions 0-1."""
-    write_nullable_array(out, blobs, o.topics, _enc_DescribableLogDirTopic_v0)
+def _enc_DescribeLogDirsRequest_v1(out, blobs, o):
+    """DescribeLogDirsRequest, version 1."""
+    write_nullable_array(out, blobs, o.topics, _enc_DescribableLogDirTopic_v1)
 
 
 def _dec_DescribableLogDirTopic_v2(mv, pos):
-    """DescribableLogDirTopic, versions 2-4."""
+    """DescribableLogDirTopic, versions 2-5."""
     o = new(DescribableLogDirTopic)
     o.topic, pos = read_compact_string(mv, pos)
     o.partitions, pos = read_compact_array(mv, pos, _INT32)
@@ -118,7 +118,7 @@ def _dec_DescribableLogDirTopic_v2(mv, pos):
 
 
 def _enc_DescribableLogDirTopic_v2(out, blobs, o):
-    """DescribableLogDirTopic, versions 2-4."""
+    """DescribableLogDirTopic, versions 2-5."""
     write_compact_string(out, blobs, o.topic)
     write_compact_array(out, blobs, o.partitions, _INT32)
     if o.unknown_tagged_fields:
@@ -128,7 +128,7 @@ def _enc_DescribableLogDirTopic_v2(out, blobs, o):
 
 
 def _dec_DescribeLogDirsRequest_v2(mv, pos):
-    """DescribeLogDirsRequest, versions 2-4."""
+    """DescribeLogDirsRequest, versions 2-5."""
     o = new(DescribeLogDirsRequest)
     o.topics, pos = read_compact_nullable_array(mv, pos, _dec_DescribableLogDirTopic_v2)
     if mv[pos]:
@@ -139,7 +139,7 @@ def _dec_DescribeLogDirsRequest_v2(mv, pos):
 
 
 def _enc_DescribeLogDirsRequest_v2(out, blobs, o):
-    """DescribeLogDirsRequest, versions 2-4."""
+    """DescribeLogDirsRequest, versions 2-5."""
     write_compact_nullable_array(out, blobs, o.topics, _enc_DescribableLogDirTopic_v2)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -147,8 +147,8 @@ def _enc_DescribeLogDirsRequest_v2(out, blobs, o):
         out.append(0)
 
 
-DescribeLogDirsRequest._DECODERS = (_dec_DescribeLogDirsRequest_v0, _dec_DescribeLogDirsRequest_v0, _dec_DescribeLogDirsRequest_v2, _dec_DescribeLogDirsRequest_v2, _dec_DescribeLogDirsRequest_v2,)
-DescribeLogDirsRequest._ENCODERS = (_enc_DescribeLogDirsRequest_v0, _enc_DescribeLogDirsRequest_v0, _enc_DescribeLogDirsRequest_v2, _enc_DescribeLogDirsRequest_v2, _enc_DescribeLogDirsRequest_v2,)
+DescribeLogDirsRequest._DECODERS = (None, _dec_DescribeLogDirsRequest_v1, _dec_DescribeLogDirsRequest_v2, _dec_DescribeLogDirsRequest_v2, _dec_DescribeLogDirsRequest_v2, _dec_DescribeLogDirsRequest_v2,)
+DescribeLogDirsRequest._ENCODERS = (None, _enc_DescribeLogDirsRequest_v1, _enc_DescribeLogDirsRequest_v2, _enc_DescribeLogDirsRequest_v2, _enc_DescribeLogDirsRequest_v2, _enc_DescribeLogDirsRequest_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

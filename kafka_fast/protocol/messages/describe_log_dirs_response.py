@@ -34,6 +34,9 @@ _p_iqqx = _s_iqqx.pack
 _s_qq = _S('>qq')
 _u_qq = _s_qq.unpack_from
 _p_qq = _s_qq.pack
+_s_qqx = _S('>qq?')
+_u_qqx = _s_qqx.unpack_from
+_p_qqx = _s_qqx.pack
 
 
 class DescribeLogDirsPartition(Struct):
@@ -45,7 +48,7 @@ class DescribeLogDirsPartition(Struct):
         partition_size (int64, v0+)
             The size of the log segments in this partition in bytes.
         offset_lag (int64, v0+)
-            The lag of the log's LEO w.r.t. partition's HW (if it is the current log for the partition) or current replica's LEO (if it is the future log for the partition)
+            The lag of the log's LEO w.r.t. partition's HW (if it is the current log for the partition) or current replica's LEO (if it is the future log for the partition).
         is_future_key (bool, v0+)
             True if this log is created by AlterReplicaLogDirsRequest and will replace the current log of the replica in the future.
     """
@@ -76,6 +79,7 @@ class DescribeLogDirsTopic(Struct):
         name (string, v0+)
             The topic name.
         partitions ([]DescribeLogDirsPartition, v0+)
+            The partitions.
     """
 
     __qualname__ = 'DescribeLogDirsResponse.DescribeLogDirsResult.DescribeLogDirsTopic'
@@ -103,15 +107,17 @@ class DescribeLogDirsResult(Struct):
         log_dir (string, v0+)
             The absolute log directory path.
         topics ([]DescribeLogDirsTopic, v0+)
-            Each topic.
+            The topics.
         total_bytes (int64, v4+)
-            The total size in bytes of the volume the log directory is in.
+            The total size in bytes of the volume the log directory is in. This value does not include the size of data stored in remote storage.
         usable_bytes (int64, v4+)
-            The usable size in bytes of the volume the log directory is in.
+            The usable size in bytes of the volume the log directory is in. This value does not include the size of data stored in remote storage.
+        is_cordoned (bool, v5+)
+            True if this log directory is cordoned.
     """
 
     __qualname__ = 'DescribeLogDirsResponse.DescribeLogDirsResult'
-    __slots__ = ('error_code', 'log_dir', 'topics', 'total_bytes', 'usable_bytes')
+    __slots__ = ('error_code', 'log_dir', 'topics', 'total_bytes', 'usable_bytes', 'is_cordoned')
     DescribeLogDirsTopic = DescribeLogDirsTopic
     FIELDS = (
         Field('error_code', 'ErrorCode', 'int16', (0, 32767), None, None, None, False, 0, None),
@@ -119,21 +125,23 @@ class DescribeLogDirsResult(Struct):
         Field('topics', 'Topics', '[]DescribeLogDirsTopic', (0, 32767), None, None, None, False, list, DescribeLogDirsTopic),
         Field('total_bytes', 'TotalBytes', 'int64', (4, 32767), None, None, None, True, -1, None),
         Field('usable_bytes', 'UsableBytes', 'int64', (4, 32767), None, None, None, True, -1, None),
+        Field('is_cordoned', 'IsCordoned', 'bool', (5, 32767), None, None, None, True, False, None),
     )
-    _DEFAULTS = {'error_code': 0, 'log_dir': '', 'total_bytes': -1, 'usable_bytes': -1, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'error_code': 0, 'log_dir': '', 'total_bytes': -1, 'usable_bytes': -1, 'is_cordoned': False, 'unknown_tagged_fields': None}
     _FACTORIES = {'topics': list}
 
-    def __init__(self, *, error_code=0, log_dir='', topics=DEFAULT, total_bytes=-1, usable_bytes=-1):
+    def __init__(self, *, error_code=0, log_dir='', topics=DEFAULT, total_bytes=-1, usable_bytes=-1, is_cordoned=False):
         self.error_code = error_code
         self.log_dir = log_dir
         self.topics = [] if topics is DEFAULT else topics
         self.total_bytes = total_bytes
         self.usable_bytes = usable_bytes
+        self.is_cordoned = is_cordoned
         self.unknown_tagged_fields = None
 
 
 class DescribeLogDirsResponse(Message):
-    """Kafka DescribeLogDirsResponse response (API key 35), versions 0-4.
+    """Kafka DescribeLogDirsResponse response (API key 35), versions 1-5.
 
     Fields:
         throttle_time_ms (int32, v0+)
@@ -147,8 +155,8 @@ class DescribeLogDirsResponse(Message):
     __slots__ = ('throttle_time_ms', 'error_code', 'results')
     NAME = 'DescribeLogDirsResponse'
     API_KEY = 35
-    MIN_VERSION = 0
-    MAX_VERSION = 4
+    MIN_VERSION = 1
+    MAX_VERSION = 5
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
     DescribeLogDirsResult = DescribeLogDirsResult
@@ -169,67 +177,67 @@ class DescribeLogDirsResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_DescribeLogDirsPartition_v0(mv, pos):
-    """DescribeLogDirsPartition, versions 0-1."""
+def _dec_DescribeLogDirsPartition_v1(mv, pos):
+    """DescribeLogDirsPartition, version 1."""
     o = new(DescribeLogDirsPartition)
     o.partition_index, o.partition_size, o.offset_lag, o.is_future_key = _u_iqqx(mv, pos)
     pos += 21
     return o, pos
 
 
-def _enc_DescribeLogDirsPartition_v0(out, blobs, o):
-    """DescribeLogDirsPartition, versions 0-1."""
+def _enc_DescribeLogDirsPartition_v1(out, blobs, o):
+    """DescribeLogDirsPartition, version 1."""
     out += _p_iqqx(o.partition_index, o.partition_size, o.offset_lag, o.is_future_key)
 
 
-def _dec_DescribeLogDirsTopic_v0(mv, pos):
-    """DescribeLogDirsTopic, versions 0-1."""
+def _dec_DescribeLogDirsTopic_v1(mv, pos):
+    """DescribeLogDirsTopic, version 1."""
     o = new(DescribeLogDirsTopic)
     o.name, pos = read_string(mv, pos)
-    o.partitions, pos = read_array(mv, pos, _dec_DescribeLogDirsPartition_v0)
+    o.partitions, pos = read_array(mv, pos, _dec_DescribeLogDirsPartition_v1)
     return o, pos
 
 
-def _enc_DescribeLogDirsTopic_v0(out, blobs, o):
-    """DescribeLogDirsTopic, versions 0-1."""
+def _enc_DescribeLogDirsTopic_v1(out, blobs, o):
+    """DescribeLogDirsTopic, version 1."""
     write_string(out, blobs, o.name)
-    write_array(out, blobs, o.partitions, _enc_DescribeLogDirsPartition_v0)
+    write_array(out, blobs, o.partitions, _enc_DescribeLogDirsPartition_v1)
 
 
-def _dec_DescribeLogDirsResult_v0(mv, pos):
-    """DescribeLogDirsResult, versions 0-1."""
+def _dec_DescribeLogDirsResult_v1(mv, pos):
+    """DescribeLogDirsResult, version 1."""
     o = new(DescribeLogDirsResult)
     o.error_code, = _u_h(mv, pos)
     pos += 2
     o.log_dir, pos = read_string(mv, pos)
-    o.topics, pos = read_array(mv, pos, _dec_DescribeLogDirsTopic_v0)
+    o.topics, pos = read_array(mv, pos, _dec_DescribeLogDirsTopic_v1)
     return o, pos
 
 
-def _enc_DescribeLogDirsResult_v0(out, blobs, o):
-    """DescribeLogDirsResult, versions 0-1."""
+def _enc_DescribeLogDirsResult_v1(out, blobs, o):
+    """DescribeLogDirsResult, version 1."""
     out += _p_h(o.error_code)
     write_string(out, blobs, o.log_dir)
-    write_array(out, blobs, o.topics, _enc_DescribeLogDirsTopic_v0)
+    write_array(out, blobs, o.topics, _enc_DescribeLogDirsTopic_v1)
 
 
-def _dec_DescribeLogDirsResponse_v0(mv, pos):
-    """DescribeLogDirsResponse, versions 0-1."""
+def _dec_DescribeLogDirsResponse_v1(mv, pos):
+    """DescribeLogDirsResponse, version 1."""
     o = new(DescribeLogDirsResponse)
     o.throttle_time_ms, = _u_i(mv, pos)
     pos += 4
-    o.results, pos = read_array(mv, pos, _dec_DescribeLogDirsResult_v0)
+    o.results, pos = read_array(mv, pos, _dec_DescribeLogDirsResult_v1)
     return o, pos
 
 
-def _enc_DescribeLogDirsResponse_v0(out, blobs, o):
-    """DescribeLogDirsResponse, versions 0-1."""
+def _enc_DescribeLogDirsResponse_v1(out, blobs, o):
+    """DescribeLogDirsResponse, version 1."""
     out += _p_i(o.throttle_time_ms)
-    write_array(out, blobs, o.results, _enc_DescribeLogDirsResult_v0)
+    write_array(out, blobs, o.results, _enc_DescribeLogDirsResult_v1)
 
 
 def _dec_DescribeLogDirsPartition_v2(mv, pos):
-    """DescribeLogDirsPartition, versions 2-4."""
+    """DescribeLogDirsPartition, versions 2-5."""
     o = new(DescribeLogDirsPartition)
     o.partition_index, o.partition_size, o.offset_lag, o.is_future_key = _u_iqqx(mv, pos)
     pos += 21
@@ -241,7 +249,7 @@ def _dec_DescribeLogDirsPartition_v2(mv, pos):
 
 
 def _enc_DescribeLogDirsPartition_v2(out, blobs, o):
-    """DescribeLogDirsPartition, versions 2-4."""
+    """DescribeLogDirsPartition, versions 2-5."""
     out += _p_iqqx(o.partition_index, o.partition_size, o.offset_lag, o.is_future_key)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -250,7 +258,7 @@ def _enc_DescribeLogDirsPartition_v2(out, blobs, o):
 
 
 def _dec_DescribeLogDirsTopic_v2(mv, pos):
-    """DescribeLogDirsTopic, versions 2-4."""
+    """DescribeLogDirsTopic, versions 2-5."""
     o = new(DescribeLogDirsTopic)
     o.name, pos = read_compact_string(mv, pos)
     o.partitions, pos = read_compact_array(mv, pos, _dec_DescribeLogDirsPartition_v2)
@@ -262,7 +270,7 @@ def _dec_DescribeLogDirsTopic_v2(mv, pos):
 
 
 def _enc_DescribeLogDirsTopic_v2(out, blobs, o):
-    """DescribeLogDirsTopic, versions 2-4."""
+    """DescribeLogDirsTopic, versions 2-5."""
     write_compact_string(out, blobs, o.name)
     write_compact_array(out, blobs, o.partitions, _enc_DescribeLogDirsPartition_v2)
     if o.unknown_tagged_fields:
@@ -393,78 +401,147 @@ def _enc_DescribeLogDirsResponse_v4(out, blobs, o):
         out.append(0)
 
 
-DescribeLogDirsResponse._DECODERS = (_dec_DescribeLogDirsResponse_v0, _dec_DescribeLogDirsResponse_v0, _dec_DescribeLogDirsResponse_v2, _dec_DescribeLogDirsResponse_v3, _dec_DescribeLogDirsResponse_v4,)
-DescribeLogDirsResponse._ENCODERS = (_enc_DescribeLogDirsResponse_v0, _enc_DescribeLogDirsResponse_v0, _enc_DescribeLogDirsResponse_v2, _enc_DescribeLogDirsResponse_v3, _enc_DescribeLogDirsResponse_v4,)
+def _dec_DescribeLogDirsResult_v5(mv, pos):
+    """DescribeLogDirsResult, version 5."""
+    o = new(DescribeLogDirsResult)
+    o.error_code, = _u_h(mv, pos)
+    pos += 2
+    o.log_dir, pos = read_compact_string(mv, pos)
+    o.topics, pos = read_compact_array(mv, pos, _dec_DescribeLogDirsTopic_v2)
+    o.total_bytes, o.usable_bytes, o.is_cordoned = _u_qqx(mv, pos)
+    pos += 17
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_DescribeLogDirsResult_v5(out, blobs, o):
+    """DescribeLogDirsResult, version 5."""
+    out += _p_h(o.error_code)
+    write_compact_string(out, blobs, o.log_dir)
+    write_compact_array(out, blobs, o.topics, _enc_DescribeLogDirsTopic_v2)
+    out += _p_qqx(o.total_bytes, o.usable_bytes, o.is_cordoned)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_DescribeLogDirsResponse_v5(mv, pos):
+    """DescribeLogDirsResponse, version 5."""
+    o = new(DescribeLogDirsResponse)
+    o.throttle_time_ms, o.error_code = _u_ih(mv, pos)
+    pos += 6
+    o.results, pos = read_compact_array(mv, pos, _dec_DescribeLogDirsResult_v5)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_DescribeLogDirsResponse_v5(out, blobs, o):
+    """DescribeLogDirsResponse, version 5."""
+    out += _p_ih(o.throttle_time_ms, o.error_code)
+    write_compact_array(out, blobs, o.results, _enc_DescribeLogDirsResult_v5)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+DescribeLogDirsResponse._DECODERS = (None, _dec_DescribeLogDirsResponse_v1, _dec_DescribeLogDirsResponse_v2, _dec_DescribeLogDirsResponse_v3, _dec_DescribeLogDirsResponse_v4, _dec_DescribeLogDirsResponse_v5,)
+DescribeLogDirsResponse._ENCODERS = (None, _enc_DescribeLogDirsResponse_v1, _enc_DescribeLogDirsResponse_v2, _enc_DescribeLogDirsResponse_v3, _enc_DescribeLogDirsResponse_v4, _enc_DescribeLogDirsResponse_v5,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    175: 'DescribeLogDirsPartition.partition_index, partition_size, offset_lag, is_future_key',
-    182: 'DescribeLogDirsPartition.partition_index, partition_size, offset_lag, is_future_key',
-    188: 'DescribeLogDirsTopic.name',
-    189: 'DescribeLogDirsTopic.partitions',
-    195: 'DescribeLogDirsTopic.name',
-    196: 'DescribeLogDirsTopic.partitions',
-    202: 'DescribeLogDirsResult.error_code',
-    204: 'DescribeLogDirsResult.log_dir',
-    205: 'DescribeLogDirsResult.topics',
-    211: 'DescribeLogDirsResult.error_code',
+    183: 'DescribeLogDirsPartition.partition_index, partition_size, offset_lag, is_future_key',
+    190: 'DescribeLogDirsPartition.partition_index, partition_size, offset_lag, is_future_key',
+    196: 'DescribeLogDirsTopic.name',
+    197: 'DescribeLogDirsTopic.partitions',
+    203: 'DescribeLogDirsTopic.name',
+    204: 'DescribeLogDirsTopic.partitions',
+    210: 'DescribeLogDirsResult.error_code',
     212: 'DescribeLogDirsResult.log_dir',
     213: 'DescribeLogDirsResult.topics',
-    219: 'DescribeLogDirsResponse.throttle_time_ms',
-    221: 'DescribeLogDirsResponse.results',
+    219: 'DescribeLogDirsResult.error_code',
+    220: 'DescribeLogDirsResult.log_dir',
+    221: 'DescribeLogDirsResult.topics',
     227: 'DescribeLogDirsResponse.throttle_time_ms',
-    228: 'DescribeLogDirsResponse.results',
-    234: 'DescribeLogDirsPartition.partition_index, partition_size, offset_lag, is_future_key',
-    236: 'DescribeLogDirsPartition.<tagged fields>',
-    237: 'DescribeLogDirsPartition.<tagged fields>',
-    245: 'DescribeLogDirsPartition.partition_index, partition_size, offset_lag, is_future_key',
-    247: 'DescribeLogDirsPartition.<tagged fields>',
-    255: 'DescribeLogDirsTopic.name',
-    256: 'DescribeLogDirsTopic.partitions',
-    257: 'DescribeLogDirsTopic.<tagged fields>',
-    258: 'DescribeLogDirsTopic.<tagged fields>',
-    266: 'DescribeLogDirsTopic.name',
-    267: 'DescribeLogDirsTopic.partitions',
-    269: 'DescribeLogDirsTopic.<tagged fields>',
-    277: 'DescribeLogDirsResult.error_code',
-    279: 'DescribeLogDirsResult.log_dir',
-    280: 'DescribeLogDirsResult.topics',
-    281: 'DescribeLogDirsResult.<tagged fields>',
-    282: 'DescribeLogDirsResult.<tagged fields>',
-    290: 'DescribeLogDirsResult.error_code',
-    291: 'DescribeLogDirsResult.log_dir',
-    292: 'DescribeLogDirsResult.topics',
-    294: 'DescribeLogDirsResult.<tagged fields>',
-    302: 'DescribeLogDirsResponse.throttle_time_ms',
-    304: 'DescribeLogDirsResponse.results',
-    305: 'DescribeLogDirsResponse.<tagged fields>',
-    306: 'DescribeLogDirsResponse.<tagged fields>',
-    314: 'DescribeLogDirsResponse.throttle_time_ms',
-    315: 'DescribeLogDirsResponse.results',
-    317: 'DescribeLogDirsResponse.<tagged fields>',
-    325: 'DescribeLogDirsResponse.throttle_time_ms, error_code',
-    327: 'DescribeLogDirsResponse.results',
-    328: 'DescribeLogDirsResponse.<tagged fields>',
-    329: 'DescribeLogDirsResponse.<tagged fields>',
-    337: 'DescribeLogDirsResponse.throttle_time_ms, error_code',
-    338: 'DescribeLogDirsResponse.results',
-    340: 'DescribeLogDirsResponse.<tagged fields>',
-    348: 'DescribeLogDirsResult.error_code',
-    350: 'DescribeLogDirsResult.log_dir',
-    351: 'DescribeLogDirsResult.topics',
-    352: 'DescribeLogDirsResult.total_bytes, usable_bytes',
-    354: 'DescribeLogDirsResult.<tagged fields>',
-    355: 'DescribeLogDirsResult.<tagged fields>',
-    363: 'DescribeLogDirsResult.error_code',
-    364: 'DescribeLogDirsResult.log_dir',
-    365: 'DescribeLogDirsResult.topics',
-    366: 'DescribeLogDirsResult.total_bytes, usable_bytes',
-    368: 'DescribeLogDirsResult.<tagged fields>',
-    376: 'DescribeLogDirsResponse.throttle_time_ms, error_code',
-    378: 'DescribeLogDirsResponse.results',
-    379: 'DescribeLogDirsResponse.<tagged fields>',
-    380: 'DescribeLogDirsResponse.<tagged fields>',
-    388: 'DescribeLogDirsResponse.throttle_time_ms, error_code',
-    389: 'DescribeLogDirsResponse.results',
-    391: 'DescribeLogDirsResponse.<tagged fields>',
+    229: 'DescribeLogDirsResponse.results',
+    235: 'DescribeLogDirsResponse.throttle_time_ms',
+    236: 'DescribeLogDirsResponse.results',
+    242: 'DescribeLogDirsPartition.partition_index, partition_size, offset_lag, is_future_key',
+    244: 'DescribeLogDirsPartition.<tagged fields>',
+    245: 'DescribeLogDirsPartition.<tagged fields>',
+    253: 'DescribeLogDirsPartition.partition_index, partition_size, offset_lag, is_future_key',
+    255: 'DescribeLogDirsPartition.<tagged fields>',
+    263: 'DescribeLogDirsTopic.name',
+    264: 'DescribeLogDirsTopic.partitions',
+    265: 'DescribeLogDirsTopic.<tagged fields>',
+    266: 'DescribeLogDirsTopic.<tagged fields>',
+    274: 'DescribeLogDirsTopic.name',
+    275: 'DescribeLogDirsTopic.partitions',
+    277: 'DescribeLogDirsTopic.<tagged fields>',
+    285: 'DescribeLogDirsResult.error_code',
+    287: 'DescribeLogDirsResult.log_dir',
+    288: 'DescribeLogDirsResult.topics',
+    289: 'DescribeLogDirsResult.<tagged fields>',
+    290: 'DescribeLogDirsResult.<tagged fields>',
+    298: 'DescribeLogDirsResult.error_code',
+    299: 'DescribeLogDirsResult.log_dir',
+    300: 'DescribeLogDirsResult.topics',
+    302: 'DescribeLogDirsResult.<tagged fields>',
+    310: 'DescribeLogDirsResponse.throttle_time_ms',
+    312: 'DescribeLogDirsResponse.results',
+    313: 'DescribeLogDirsResponse.<tagged fields>',
+    314: 'DescribeLogDirsResponse.<tagged fields>',
+    322: 'DescribeLogDirsResponse.throttle_time_ms',
+    323: 'DescribeLogDirsResponse.results',
+    325: 'DescribeLogDirsResponse.<tagged fields>',
+    333: 'DescribeLogDirsResponse.throttle_time_ms, error_code',
+    335: 'DescribeLogDirsResponse.results',
+    336: 'DescribeLogDirsResponse.<tagged fields>',
+    337: 'DescribeLogDirsResponse.<tagged fields>',
+    345: 'DescribeLogDirsResponse.throttle_time_ms, error_code',
+    346: 'DescribeLogDirsResponse.results',
+    348: 'DescribeLogDirsResponse.<tagged fields>',
+    356: 'DescribeLogDirsResult.error_code',
+    358: 'DescribeLogDirsResult.log_dir',
+    359: 'DescribeLogDirsResult.topics',
+    360: 'DescribeLogDirsResult.total_bytes, usable_bytes',
+    362: 'DescribeLogDirsResult.<tagged fields>',
+    363: 'DescribeLogDirsResult.<tagged fields>',
+    371: 'DescribeLogDirsResult.error_code',
+    372: 'DescribeLogDirsResult.log_dir',
+    373: 'DescribeLogDirsResult.topics',
+    374: 'DescribeLogDirsResult.total_bytes, usable_bytes',
+    376: 'DescribeLogDirsResult.<tagged fields>',
+    384: 'DescribeLogDirsResponse.throttle_time_ms, error_code',
+    386: 'DescribeLogDirsResponse.results',
+    387: 'DescribeLogDirsResponse.<tagged fields>',
+    388: 'DescribeLogDirsResponse.<tagged fields>',
+    396: 'DescribeLogDirsResponse.throttle_time_ms, error_code',
+    397: 'DescribeLogDirsResponse.results',
+    399: 'DescribeLogDirsResponse.<tagged fields>',
+    407: 'DescribeLogDirsResult.error_code',
+    409: 'DescribeLogDirsResult.log_dir',
+    410: 'DescribeLogDirsResult.topics',
+    411: 'DescribeLogDirsResult.total_bytes, usable_bytes, is_cordoned',
+    413: 'DescribeLogDirsResult.<tagged fields>',
+    414: 'DescribeLogDirsResult.<tagged fields>',
+    422: 'DescribeLogDirsResult.error_code',
+    423: 'DescribeLogDirsResult.log_dir',
+    424: 'DescribeLogDirsResult.topics',
+    425: 'DescribeLogDirsResult.total_bytes, usable_bytes, is_cordoned',
+    427: 'DescribeLogDirsResult.<tagged fields>',
+    435: 'DescribeLogDirsResponse.throttle_time_ms, error_code',
+    437: 'DescribeLogDirsResponse.results',
+    438: 'DescribeLogDirsResponse.<tagged fields>',
+    439: 'DescribeLogDirsResponse.<tagged fields>',
+    447: 'DescribeLogDirsResponse.throttle_time_ms, error_code',
+    448: 'DescribeLogDirsResponse.results',
+    450: 'DescribeLogDirsResponse.<tagged fields>',
 }

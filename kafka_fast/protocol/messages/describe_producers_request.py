@@ -49,6 +49,7 @@ class DescribeProducersRequest(Message):
 
     Fields:
         topics ([]TopicRequest, v0+)
+            The topics to list producers for.
     """
 
     __slots__ = ('topics',)
@@ -117,16 +118,16 @@ DescribeProducersRequest._ENCODERS = (_enc_DescribeProducersRequest_v0,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    76: 'TopicRequest.name',
-    77: 'TopicRequest.partition_indexes',
-    78: 'TopicRequest.<tagged fields>',
+    77: 'TopicRequest.name',
+    78: 'TopicRequest.partition_indexes',
     79: 'TopicRequest.<tagged fields>',
-    87: 'TopicRequest.name',
-    88: 'TopicRequest.partition_indexes',
-    90: 'TopicRequest.<tagged fields>',
-    98: 'DescribeProducersRequest.topics',
-    99: 'DescribeProducersRequest.<tagged fields>',
+    80: 'TopicRequest.<tagged fields>',
+    88: 'TopicRequest.name',
+    89: 'TopicRequest.partition_indexes',
+    91: 'TopicRequest.<tagged fields>',
+    99: 'DescribeProducersRequest.topics',
     100: 'DescribeProducersRequest.<tagged fields>',
-    108: 'DescribeProducersRequest.topics',
-    110: 'DescribeProducersRequest.<tagged fields>',
+    101: 'DescribeProducersRequest.<tagged fields>',
+    109: 'DescribeProducersRequest.topics',
+    111: 'DescribeProducersRequest.<tagged fields>',
 }

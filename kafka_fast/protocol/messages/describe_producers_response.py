@@ -33,11 +33,17 @@ class ProducerState(Struct):
 
     Fields:
         producer_id (int64, v0+)
+            The producer id.
         producer_epoch (int32, v0+)
+            The producer epoch.
         last_sequence (int32, v0+)
+            The last sequence number sent by the producer.
         last_timestamp (int64, v0+)
+            The last timestamp sent by the producer.
         coordinator_epoch (int32, v0+)
+            The current epoch of the producer group.
         current_txn_start_offset (int64, v0+)
+            The current transaction start offset of the producer.
     """
 
     __qualname__ = 'DescribeProducersResponse.TopicResponse.PartitionResponse.ProducerState'
@@ -72,8 +78,9 @@ class PartitionResponse(Struct):
         error_code (int16, v0+)
             The partition error code, or 0 if there was no error.
         error_message (string, v0+, nullable v0+)
-            The partition error message, which may be null if no additional details are available
+            The partition error message, which may be null if no additional details are available.
         active_producers ([]ProducerState, v0+)
+            The active producers for the partition.
     """
 
     __qualname__ = 'DescribeProducersResponse.TopicResponse.PartitionResponse'
@@ -101,7 +108,7 @@ class TopicResponse(Struct):
 
     Fields:
         name (string, v0+)
-            The topic name
+            The topic name.
         partitions ([]PartitionResponse, v0+)
             Each partition in the response.
     """
@@ -251,32 +258,32 @@ DescribeProducersResponse._ENCODERS = (_enc_DescribeProducersResponse_v0,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    161: 'ProducerState.producer_id, producer_epoch, last_sequence, last_timestamp, coordinator_epoch, current_txn_start_offset',
-    163: 'ProducerState.<tagged fields>',
-    164: 'ProducerState.<tagged fields>',
-    172: 'ProducerState.producer_id, producer_epoch, last_sequence, last_timestamp, coordinator_epoch, current_txn_start_offset',
-    174: 'ProducerState.<tagged fields>',
-    182: 'PartitionResponse.partition_index, error_code',
-    184: 'PartitionResponse.error_message',
-    185: 'PartitionResponse.active_producers',
-    186: 'PartitionResponse.<tagged fields>',
-    187: 'PartitionResponse.<tagged fields>',
-    195: 'PartitionResponse.partition_index, error_code',
-    196: 'PartitionResponse.error_message',
-    197: 'PartitionResponse.active_producers',
-    199: 'PartitionResponse.<tagged fields>',
-    207: 'TopicResponse.name',
-    208: 'TopicResponse.partitions',
-    209: 'TopicResponse.<tagged fields>',
-    210: 'TopicResponse.<tagged fields>',
-    218: 'TopicResponse.name',
-    219: 'TopicResponse.partitions',
-    221: 'TopicResponse.<tagged fields>',
-    229: 'DescribeProducersResponse.throttle_time_ms',
-    231: 'DescribeProducersResponse.topics',
-    232: 'DescribeProducersResponse.<tagged fields>',
-    233: 'DescribeProducersResponse.<tagged fields>',
-    241: 'DescribeProducersResponse.throttle_time_ms',
-    242: 'DescribeProducersResponse.topics',
-    244: 'DescribeProducersResponse.<tagged fields>',
+    168: 'ProducerState.producer_id, producer_epoch, last_sequence, last_timestamp, coordinator_epoch, current_txn_start_offset',
+    170: 'ProducerState.<tagged fields>',
+    171: 'ProducerState.<tagged fields>',
+    179: 'ProducerState.producer_id, producer_epoch, last_sequence, last_timestamp, coordinator_epoch, current_txn_start_offset',
+    181: 'ProducerState.<tagged fields>',
+    189: 'PartitionResponse.partition_index, error_code',
+    191: 'PartitionResponse.error_message',
+    192: 'PartitionResponse.active_producers',
+    193: 'PartitionResponse.<tagged fields>',
+    194: 'PartitionResponse.<tagged fields>',
+    202: 'PartitionResponse.partition_index, error_code',
+    203: 'PartitionResponse.error_message',
+    204: 'PartitionResponse.active_producers',
+    206: 'PartitionResponse.<tagged fields>',
+    214: 'TopicResponse.name',
+    215: 'TopicResponse.partitions',
+    216: 'TopicResponse.<tagged fields>',
+    217: 'TopicResponse.<tagged fields>',
+    225: 'TopicResponse.name',
+    226: 'TopicResponse.partitions',
+    228: 'TopicResponse.<tagged fields>',
+    236: 'DescribeProducersResponse.throttle_time_ms',
+    238: 'DescribeProducersResponse.topics',
+    239: 'DescribeProducersResponse.<tagged fields>',
+    240: 'DescribeProducersResponse.<tagged fields>',
+    248: 'DescribeProducersResponse.throttle_time_ms',
+    249: 'DescribeProducersResponse.topics',
+    251: 'DescribeProducersResponse.<tagged fields>',
 }

@@ -48,6 +48,7 @@ class TopicData(Struct):
         topic_name (string, v0+)
             The topic name.
         partitions ([]PartitionData, v0+)
+            The partitions to describe.
     """
 
     __qualname__ = 'DescribeQuorumRequest.TopicData'
@@ -71,6 +72,7 @@ class DescribeQuorumRequest(Message):
 
     Fields:
         topics ([]TopicData, v0+)
+            The topics to describe.
     """
 
     __slots__ = ('topics',)
@@ -161,21 +163,21 @@ DescribeQuorumRequest._ENCODERS = (_enc_DescribeQuorumRequest_v0, _enc_DescribeQ
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    99: 'PartitionData.partition_index',
-    101: 'PartitionData.<tagged fields>',
-    102: 'PartitionData.<tagged fields>',
-    110: 'PartitionData.partition_index',
-    112: 'PartitionData.<tagged fields>',
-    120: 'TopicData.topic_name',
-    121: 'TopicData.partitions',
-    122: 'TopicData.<tagged fields>',
-    123: 'TopicData.<tagged fields>',
-    131: 'TopicData.topic_name',
-    132: 'TopicData.partitions',
-    134: 'TopicData.<tagged fields>',
-    142: 'DescribeQuorumRequest.topics',
-    143: 'DescribeQuorumRequest.<tagged fields>',
-    144: 'DescribeQuorumRequest.<tagged fields>',
-    152: 'DescribeQuorumRequest.topics',
-    154: 'DescribeQuorumRequest.<tagged fields>',
+    101: 'PartitionData.partition_index',
+    103: 'PartitionData.<tagged fields>',
+    104: 'PartitionData.<tagged fields>',
+    112: 'PartitionData.partition_index',
+    114: 'PartitionData.<tagged fields>',
+    122: 'TopicData.topic_name',
+    123: 'TopicData.partitions',
+    124: 'TopicData.<tagged fields>',
+    125: 'TopicData.<tagged fields>',
+    133: 'TopicData.topic_name',
+    134: 'TopicData.partitions',
+    136: 'TopicData.<tagged fields>',
+    144: 'DescribeQuorumRequest.topics',
+    145: 'DescribeQuorumRequest.<tagged fields>',
+    146: 'DescribeQuorumRequest.<tagged fields>',
+    154: 'DescribeQuorumRequest.topics',
+    156: 'DescribeQuorumRequest.<tagged fields>',
 }

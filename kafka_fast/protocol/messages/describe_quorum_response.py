@@ -52,13 +52,15 @@ class ReplicaState(Struct):
 
     Fields:
         replica_id (int32, v0+)
+            The ID of the replica.
         replica_directory_id (uuid, v2+)
+            The replica directory ID of the replica.
         log_end_offset (int64, v0+)
-            The last known log end offset of the follower or -1 if it is unknown
+            The last known log end offset of the follower or -1 if it is unknown.
         last_fetch_timestamp (int64, v1+)
-            The last known leader wall clock time time when a follower fetched from the leader. This is reported as -1 both for the current leader or if it is unknown for a voter
+            The last known leader wall clock time time when a follower fetched from the leader. This is reported as -1 both for the current leader or if it is unknown for a voter.
         last_caught_up_timestamp (int64, v1+)
-            The leader wall clock append time of the offset for which the follower made the most recent fetch request. This is reported as the current time for the leader and -1 if unknown for a voter
+            The leader wall clock append time of the offset for which the follower made the most recent fetch request. This is reported as the current time for the leader and -1 if unknown for a voter.
     """
 
     __qualname__ = 'DescribeQuorumResponse.ReplicaState'
@@ -89,15 +91,19 @@ class PartitionData(Struct):
         partition_index (int32, v0+)
             The partition index.
         error_code (int16, v0+)
+            The partition error code.
         error_message (string, v2+, nullable v2+)
             The error message, or null if there was no error.
         leader_id (int32, v0+)
             The ID of the current leader or -1 if the leader is unknown.
         leader_epoch (int32, v0+)
-            The latest known leader epoch
+            The latest known leader epoch.
         high_watermark (int64, v0+)
+            The high water mark.
         current_voters ([]ReplicaState, v0+)
+            The current voters of the partition.
         observers ([]ReplicaState, v0+)
+            The observers of the partition.
     """
 
     __qualname__ = 'DescribeQuorumResponse.TopicData.PartitionData'
@@ -134,6 +140,7 @@ class TopicData(Struct):
         topic_name (string, v0+)
             The topic name.
         partitions ([]PartitionData, v0+)
+            The partition data.
     """
 
     __qualname__ = 'DescribeQuorumResponse.TopicData'
@@ -157,11 +164,11 @@ class Listener(Struct):
 
     Fields:
         name (string, v2+)
-            The name of the endpoint
+            The name of the endpoint.
         host (string, v2+)
-            The hostname
+            The hostname.
         port (uint16, v2+)
-            The port
+            The port.
     """
 
     __qualname__ = 'DescribeQuorumResponse.Node.Listener'
@@ -186,9 +193,9 @@ class Node(Struct):
 
     Fields:
         node_id (int32, v2+)
-            The ID of the associated node
+            The ID of the associated node.
         listeners ([]Listener, v2+)
-            The listeners of this controller
+            The listeners of this controller.
     """
 
     __qualname__ = 'DescribeQuorumResponse.Node'
@@ -216,7 +223,9 @@ class DescribeQuorumResponse(Message):
         error_message (string, v2+, nullable v2+)
             The error message, or null if there was no error.
         topics ([]TopicData, v0+)
+            The response from the describe quorum API.
         nodes ([]Node, v2+)
+            The nodes in the quorum.
     """
 
     __slots__ = ('error_code', 'error_message', 'topics', 'nodes')
@@ -596,124 +605,124 @@ DescribeQuorumResponse._ENCODERS = (_enc_DescribeQuorumResponse_v0, _enc_Describ
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    254: 'ReplicaState.replica_id, log_end_offset',
-    256: 'ReplicaState.<tagged fields>',
-    257: 'ReplicaState.<tagged fields>',
-    265: 'ReplicaState.replica_directory_id',
-    266: 'ReplicaState.replica_directory_id',
-    267: 'ReplicaState.replica_id, log_end_offset',
-    269: 'ReplicaState.<tagged fields>',
-    277: 'PartitionData.partition_index, error_code, leader_id, leader_epoch, high_watermark',
-    279: 'PartitionData.current_voters',
-    280: 'PartitionData.observers',
-    281: 'PartitionData.<tagged fields>',
-    282: 'PartitionData.<tagged fields>',
-    290: 'PartitionData.partition_index, error_code, leader_id, leader_epoch, high_watermark',
-    291: 'PartitionData.current_voters',
-    292: 'PartitionData.observers',
-    294: 'PartitionData.<tagged fields>',
-    302: 'TopicData.topic_name',
-    303: 'TopicData.partitions',
-    304: 'TopicData.<tagged fields>',
-    305: 'TopicData.<tagged fields>',
-    313: 'TopicData.topic_name',
-    314: 'TopicData.partitions',
-    316: 'TopicData.<tagged fields>',
-    324: 'DescribeQuorumResponse.error_code',
-    326: 'DescribeQuorumResponse.topics',
-    327: 'DescribeQuorumResponse.<tagged fields>',
-    328: 'DescribeQuorumResponse.<tagged fields>',
-    336: 'DescribeQuorumResponse.nodes',
-    337: 'DescribeQuorumResponse.nodes',
-    338: 'DescribeQuorumResponse.error_code',
-    339: 'DescribeQuorumResponse.topics',
-    341: 'DescribeQuorumResponse.<tagged fields>',
-    349: 'ReplicaState.replica_id, log_end_offset, last_fetch_timestamp, last_caught_up_timestamp',
-    351: 'ReplicaState.<tagged fields>',
-    352: 'ReplicaState.<tagged fields>',
-    360: 'ReplicaState.replica_directory_id',
-    361: 'ReplicaState.replica_directory_id',
-    362: 'ReplicaState.replica_id, log_end_offset, last_fetch_timestamp, last_caught_up_timestamp',
-    364: 'ReplicaState.<tagged fields>',
-    372: 'PartitionData.partition_index, error_code, leader_id, leader_epoch, high_watermark',
-    374: 'PartitionData.current_voters',
-    375: 'PartitionData.observers',
-    376: 'PartitionData.<tagged fields>',
-    377: 'PartitionData.<tagged fields>',
-    385: 'PartitionData.partition_index, error_code, leader_id, leader_epoch, high_watermark',
-    386: 'PartitionData.current_voters',
-    387: 'PartitionData.observers',
-    389: 'PartitionData.<tagged fields>',
-    397: 'TopicData.topic_name',
-    398: 'TopicData.partitions',
-    399: 'TopicData.<tagged fields>',
-    400: 'TopicData.<tagged fields>',
-    408: 'TopicData.topic_name',
-    409: 'TopicData.partitions',
-    411: 'TopicData.<tagged fields>',
-    419: 'DescribeQuorumResponse.error_code',
-    421: 'DescribeQuorumResponse.topics',
-    422: 'DescribeQuorumResponse.<tagged fields>',
-    423: 'DescribeQuorumResponse.<tagged fields>',
-    431: 'DescribeQuorumResponse.nodes',
-    432: 'DescribeQuorumResponse.nodes',
-    433: 'DescribeQuorumResponse.error_code',
-    434: 'DescribeQuorumResponse.topics',
-    436: 'DescribeQuorumResponse.<tagged fields>',
-    444: 'ReplicaState.replica_id',
-    446: 'ReplicaState.replica_directory_id',
-    447: 'ReplicaState.log_end_offset, last_fetch_timestamp, last_caught_up_timestamp',
-    449: 'ReplicaState.<tagged fields>',
-    450: 'ReplicaState.<tagged fields>',
-    458: 'ReplicaState.replica_id',
-    459: 'ReplicaState.replica_directory_id',
-    460: 'ReplicaState.log_end_offset, last_fetch_timestamp, last_caught_up_timestamp',
-    462: 'ReplicaState.<tagged fields>',
-    470: 'PartitionData.partition_index, error_code',
-    472: 'PartitionData.error_message',
-    473: 'PartitionData.leader_id, leader_epoch, high_watermark',
-    475: 'PartitionData.current_voters',
-    476: 'PartitionData.observers',
-    477: 'PartitionData.<tagged fields>',
-    478: 'PartitionData.<tagged fields>',
-    486: 'PartitionData.partition_index, error_code',
-    487: 'PartitionData.error_message',
-    488: 'PartitionData.leader_id, leader_epoch, high_watermark',
-    489: 'PartitionData.current_voters',
-    490: 'PartitionData.observers',
-    492: 'PartitionData.<tagged fields>',
-    500: 'TopicData.topic_name',
-    501: 'TopicData.partitions',
-    502: 'TopicData.<tagged fields>',
-    503: 'TopicData.<tagged fields>',
-    511: 'TopicData.topic_name',
-    512: 'TopicData.partitions',
-    514: 'TopicData.<tagged fields>',
-    522: 'Listener.name',
-    523: 'Listener.host',
-    524: 'Listener.port',
-    526: 'Listener.<tagged fields>',
-    527: 'Listener.<tagged fields>',
-    535: 'Listener.name',
-    536: 'Listener.host',
-    537: 'Listener.port',
-    539: 'Listener.<tagged fields>',
-    547: 'Node.node_id',
-    549: 'Node.listeners',
-    550: 'Node.<tagged fields>',
-    551: 'Node.<tagged fields>',
-    559: 'Node.node_id',
-    560: 'Node.listeners',
-    562: 'Node.<tagged fields>',
-    570: 'DescribeQuorumResponse.error_code',
-    572: 'DescribeQuorumResponse.error_message',
-    573: 'DescribeQuorumResponse.topics',
-    574: 'DescribeQuorumResponse.nodes',
-    575: 'DescribeQuorumResponse.<tagged fields>',
-    576: 'DescribeQuorumResponse.<tagged fields>',
-    584: 'DescribeQuorumResponse.error_code',
-    585: 'DescribeQuorumResponse.error_message',
-    586: 'DescribeQuorumResponse.topics',
-    587: 'DescribeQuorumResponse.nodes',
-    589: 'DescribeQuorumResponse.<tagged fields>',
+    263: 'ReplicaState.replica_id, log_end_offset',
+    265: 'ReplicaState.<tagged fields>',
+    266: 'ReplicaState.<tagged fields>',
+    274: 'ReplicaState.replica_directory_id',
+    275: 'ReplicaState.replica_directory_id',
+    276: 'ReplicaState.replica_id, log_end_offset',
+    278: 'ReplicaState.<tagged fields>',
+    286: 'PartitionData.partition_index, error_code, leader_id, leader_epoch, high_watermark',
+    288: 'PartitionData.current_voters',
+    289: 'PartitionData.observers',
+    290: 'PartitionData.<tagged fields>',
+    291: 'PartitionData.<tagged fields>',
+    299: 'PartitionData.partition_index, error_code, leader_id, leader_epoch, high_watermark',
+    300: 'PartitionData.current_voters',
+    301: 'PartitionData.observers',
+    303: 'PartitionData.<tagged fields>',
+    311: 'TopicData.topic_name',
+    312: 'TopicData.partitions',
+    313: 'TopicData.<tagged fields>',
+    314: 'TopicData.<tagged fields>',
+    322: 'TopicData.topic_name',
+    323: 'TopicData.partitions',
+    325: 'TopicData.<tagged fields>',
+    333: 'DescribeQuorumResponse.error_code',
+    335: 'DescribeQuorumResponse.topics',
+    336: 'DescribeQuorumResponse.<tagged fields>',
+    337: 'DescribeQuorumResponse.<tagged fields>',
+    345: 'DescribeQuorumResponse.nodes',
+    346: 'DescribeQuorumResponse.nodes',
+    347: 'DescribeQuorumResponse.error_code',
+    348: 'DescribeQuorumResponse.topics',
+    350: 'DescribeQuorumResponse.<tagged fields>',
+    358: 'ReplicaState.replica_id, log_end_offset, last_fetch_timestamp, last_caught_up_timestamp',
+    360: 'ReplicaState.<tagged fields>',
+    361: 'ReplicaState.<tagged fields>',
+    369: 'ReplicaState.replica_directory_id',
+    370: 'ReplicaState.replica_directory_id',
+    371: 'ReplicaState.replica_id, log_end_offset, last_fetch_timestamp, last_caught_up_timestamp',
+    373: 'ReplicaState.<tagged fields>',
+    381: 'PartitionData.partition_index, error_code, leader_id, leader_epoch, high_watermark',
+    383: 'PartitionData.current_voters',
+    384: 'PartitionData.observers',
+    385: 'PartitionData.<tagged fields>',
+    386: 'PartitionData.<tagged fields>',
+    394: 'PartitionData.partition_index, error_code, leader_id, leader_epoch, high_watermark',
+    395: 'PartitionData.current_voters',
+    396: 'PartitionData.observers',
+    398: 'PartitionData.<tagged fields>',
+    406: 'TopicData.topic_name',
+    407: 'TopicData.partitions',
+    408: 'TopicData.<tagged fields>',
+    409: 'TopicData.<tagged fields>',
+    417: 'TopicData.topic_name',
+    418: 'TopicData.partitions',
+    420: 'TopicData.<tagged fields>',
+    428: 'DescribeQuorumResponse.error_code',
+    430: 'DescribeQuorumResponse.topics',
+    431: 'DescribeQuorumResponse.<tagged fields>',
+    432: 'DescribeQuorumResponse.<tagged fields>',
+    440: 'DescribeQuorumResponse.nodes',
+    441: 'DescribeQuorumResponse.nodes',
+    442: 'DescribeQuorumResponse.error_code',
+    443: 'DescribeQuorumResponse.topics',
+    445: 'DescribeQuorumResponse.<tagged fields>',
+    453: 'ReplicaState.replica_id',
+    455: 'ReplicaState.replica_directory_id',
+    456: 'ReplicaState.log_end_offset, last_fetch_timestamp, last_caught_up_timestamp',
+    458: 'ReplicaState.<tagged fields>',
+    459: 'ReplicaState.<tagged fields>',
+    467: 'ReplicaState.replica_id',
+    468: 'ReplicaState.replica_directory_id',
+    469: 'ReplicaState.log_end_offset, last_fetch_timestamp, last_caught_up_timestamp',
+    471: 'ReplicaState.<tagged fields>',
+    479: 'PartitionData.partition_index, error_code',
+    481: 'PartitionData.error_message',
+    482: 'PartitionData.leader_id, leader_epoch, high_watermark',
+    484: 'PartitionData.current_voters',
+    485: 'PartitionData.observers',
+    486: 'PartitionData.<tagged fields>',
+    487: 'PartitionData.<tagged fields>',
+    495: 'PartitionData.partition_index, error_code',
+    496: 'PartitionData.error_message',
+    497: 'PartitionData.leader_id, leader_epoch, high_watermark',
+    498: 'PartitionData.current_voters',
+    499: 'PartitionData.observers',
+    501: 'PartitionData.<tagged fields>',
+    509: 'TopicData.topic_name',
+    510: 'TopicData.partitions',
+    511: 'TopicData.<tagged fields>',
+    512: 'TopicData.<tagged fields>',
+    520: 'TopicData.topic_name',
+    521: 'TopicData.partitions',
+    523: 'TopicData.<tagged fields>',
+    531: 'Listener.name',
+    532: 'Listener.host',
+    533: 'Listener.port',
+    535: 'Listener.<tagged fields>',
+    536: 'Listener.<tagged fields>',
+    544: 'Listener.name',
+    545: 'Listener.host',
+    546: 'Listener.port',
+    548: 'Listener.<tagged fields>',
+    556: 'Node.node_id',
+    558: 'Node.listeners',
+    559: 'Node.<tagged fields>',
+    560: 'Node.<tagged fields>',
+    568: 'Node.node_id',
+    569: 'Node.listeners',
+    571: 'Node.<tagged fields>',
+    579: 'DescribeQuorumResponse.error_code',
+    581: 'DescribeQuorumResponse.error_message',
+    582: 'DescribeQuorumResponse.topics',
+    583: 'DescribeQuorumResponse.nodes',
+    584: 'DescribeQuorumResponse.<tagged fields>',
+    585: 'DescribeQuorumResponse.<tagged fields>',
+    593: 'DescribeQuorumResponse.error_code',
+    594: 'DescribeQuorumResponse.error_message',
+    595: 'DescribeQuorumResponse.topics',
+    596: 'DescribeQuorumResponse.nodes',
+    598: 'DescribeQuorumResponse.<tagged fields>',
 }

@@ -27,7 +27,7 @@ class TopicRequest(Struct):
 
     Fields:
         name (string, v0+)
-            The topic name
+            The topic name.
     """
 
     __qualname__ = 'DescribeTopicPartitionsRequest.TopicRequest'
@@ -48,9 +48,9 @@ class Cursor(Struct):
 
     Fields:
         topic_name (string, v0+)
-            The name for the first topic to process
+            The name for the first topic to process.
         partition_index (int32, v0+)
-            The partition index to start with
+            The partition index to start with.
     """
 
     __qualname__ = 'DescribeTopicPartitionsRequest.Cursor'

@@ -138,9 +138,9 @@ class Cursor(Struct):
 
     Fields:
         topic_name (string, v0+)
-            The name for the first topic to process
+            The name for the first topic to process.
         partition_index (int32, v0+)
-            The partition index to start with
+            The partition index to start with.
     """
 
     __qualname__ = 'DescribeTopicPartitionsResponse.Cursor'

@@ -33,7 +33,9 @@ class TopicData(Struct):
 
     Fields:
         topic (string, v0+)
+            The topic name.
         partitions ([]int32, v0+)
+            The partition ids included in the current transaction.
     """
 
     __qualname__ = 'DescribeTransactionsResponse.TransactionState.TopicData'
@@ -56,12 +58,19 @@ class TransactionState(Struct):
 
     Fields:
         error_code (int16, v0+)
+            The error code.
         transactional_id (string, v0+)
+            The transactional id.
         transaction_state (string, v0+)
+            The current transaction state of the producer.
         transaction_timeout_ms (int32, v0+)
+            The timeout in milliseconds for the transaction.
         transaction_start_time_ms (int64, v0+)
+            The start time of the transaction in milliseconds.
         producer_id (int64, v0+)
+            The current producer id associated with the transaction.
         producer_epoch (int16, v0+)
+            The current epoch associated with the producer id.
         topics ([]TopicData, v0+)
             The set of partitions included in the current transaction (if active). When a transaction is preparing to commit or abort, this will include only partitions which do not have markers.
     """
@@ -101,6 +110,7 @@ class DescribeTransactionsResponse(Message):
         throttle_time_ms (int32, v0+)
             The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         transaction_states ([]TransactionState, v0+)
+            The current state of the transaction.
     """
 
     __slots__ = ('throttle_time_ms', 'transaction_states')
@@ -205,31 +215,31 @@ DescribeTransactionsResponse._ENCODERS = (_enc_DescribeTransactionsResponse_v0,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    131: 'TopicData.topic',
-    132: 'TopicData.partitions',
-    133: 'TopicData.<tagged fields>',
-    134: 'TopicData.<tagged fields>',
-    142: 'TopicData.topic',
-    143: 'TopicData.partitions',
-    145: 'TopicData.<tagged fields>',
-    153: 'TransactionState.error_code',
-    155: 'TransactionState.transactional_id',
-    156: 'TransactionState.transaction_state',
-    157: 'TransactionState.transaction_timeout_ms, transaction_start_time_ms, producer_id, producer_epoch',
-    159: 'TransactionState.topics',
-    160: 'TransactionState.<tagged fields>',
-    161: 'TransactionState.<tagged fields>',
-    169: 'TransactionState.error_code',
-    170: 'TransactionState.transactional_id',
-    171: 'TransactionState.transaction_state',
-    172: 'TransactionState.transaction_timeout_ms, transaction_start_time_ms, producer_id, producer_epoch',
-    173: 'TransactionState.topics',
-    175: 'TransactionState.<tagged fields>',
-    183: 'DescribeTransactionsResponse.throttle_time_ms',
-    185: 'DescribeTransactionsResponse.transaction_states',
-    186: 'DescribeTransactionsResponse.<tagged fields>',
-    187: 'DescribeTransactionsResponse.<tagged fields>',
-    195: 'DescribeTransactionsResponse.throttle_time_ms',
-    196: 'DescribeTransactionsResponse.transaction_states',
-    198: 'DescribeTransactionsResponse.<tagged fields>',
+    141: 'TopicData.topic',
+    142: 'TopicData.partitions',
+    143: 'TopicData.<tagged fields>',
+    144: 'TopicData.<tagged fields>',
+    152: 'TopicData.topic',
+    153: 'TopicData.partitions',
+    155: 'TopicData.<tagged fields>',
+    163: 'TransactionState.error_code',
+    165: 'TransactionState.transactional_id',
+    166: 'TransactionState.transaction_state',
+    167: 'TransactionState.transaction_timeout_ms, transaction_start_time_ms, producer_id, producer_epoch',
+    169: 'TransactionState.topics',
+    170: 'TransactionState.<tagged fields>',
+    171: 'TransactionState.<tagged fields>',
+    179: 'TransactionState.error_code',
+    180: 'TransactionState.transactional_id',
+    181: 'TransactionState.transaction_state',
+    182: 'TransactionState.transaction_timeout_ms, transaction_start_time_ms, producer_id, producer_epoch',
+    183: 'TransactionState.topics',
+    185: 'TransactionState.<tagged fields>',
+    193: 'DescribeTransactionsResponse.throttle_time_ms',
+    195: 'DescribeTransactionsResponse.transaction_states',
+    196: 'DescribeTransactionsResponse.<tagged fields>',
+    197: 'DescribeTransactionsResponse.<tagged fields>',
+    205: 'DescribeTransactionsResponse.throttle_time_ms',
+    206: 'DescribeTransactionsResponse.transaction_states',
+    208: 'DescribeTransactionsResponse.<tagged fields>',
 }

@@ -36,7 +36,7 @@ class PartitionResult(Struct):
 
     Fields:
         partition_id (int32, v0+)
-            The partition id
+            The partition id.
         error_code (int16, v0+)
             The result error, or zero if there was no error.
         error_message (string, v0+, nullable v0+)
@@ -65,9 +65,9 @@ class ReplicaElectionResult(Struct):
 
     Fields:
         topic (string, v0+)
-            The topic name
+            The topic name.
         partition_result ([]PartitionResult, v0+)
-            The results for each partition
+            The results for each partition.
     """
 
     __qualname__ = 'ElectLeadersResponse.ReplicaElectionResult'

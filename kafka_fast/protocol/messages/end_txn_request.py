@@ -40,7 +40,7 @@ class EndTxnRequest(Message):
     MIN_VERSION = 0
     MAX_VERSION = 5
     FLEXIBLE_MIN = 3
-    LATEST_VERSION_UNSTABLE = True
+    LATEST_VERSION_UNSTABLE = False
     FIELDS = (
         Field('transactional_id', 'TransactionalId', 'string', (0, 32767), None, None, None, False, '', None),
         Field('producer_id', 'ProducerId', 'int64', (0, 32767), None, None, None, False, 0, None),

@@ -21,7 +21,7 @@ _p_q = _s_q.pack
 
 
 class ExpireDelegationTokenRequest(Message):
-    """Kafka ExpireDelegationTokenRequest request (API key 40), versions 0-2.
+    """Kafka ExpireDelegationTokenRequest request (API key 40), versions 1-2.
 
     Fields:
         hmac (bytes, v0+)
@@ -33,7 +33,7 @@ class ExpireDelegationTokenRequest(Message):
     __slots__ = ('hmac', 'expiry_time_period_ms')
     NAME = 'ExpireDelegationTokenRequest'
     API_KEY = 40
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 2
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
@@ -50,8 +50,8 @@ class ExpireDelegationTokenRequest(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_ExpireDelegationTokenRequest_v0(mv, pos):
-    """ExpireDelegationTokenRequest, versions 0-1."""
+def _dec_ExpireDelegationTokenRequest_v1(mv, pos):
+    """ExpireDelegationTokenRequest, version 1."""
     o = new(ExpireDelegationTokenRequest)
     o.hmac, pos = read_bytes(mv, pos)
     o.expiry_time_period_ms, = _u_q(mv, pos)
@@ -59,8 +59,8 @@ def _dec_ExpireDelegationTokenRequest_v0(mv, pos):
     return o, pos
 
 
-def _enc_ExpireDelegationTokenRequest_v0(out, blobs, o):
-    """ExpireDelegationTokenRequest, versions 0-1."""
+def _enc_ExpireDelegationTokenRequest_v1(out, blobs, o):
+    """ExpireDelegationTokenRequest, version 1."""
     write_bytes(out, blobs, o.hmac)
     out += _p_q(o.expiry_time_period_ms)
 
@@ -88,8 +88,8 @@ def _enc_ExpireDelegationTokenRequest_v2(out, blobs, o):
         out.append(0)
 
 
-ExpireDelegationTokenRequest._DECODERS = (_dec_ExpireDelegationTokenRequest_v0, _dec_ExpireDelegationTokenRequest_v0, _dec_ExpireDelegationTokenRequest_v2,)
-ExpireDelegationTokenRequest._ENCODERS = (_enc_ExpireDelegationTokenRequest_v0, _enc_ExpireDelegationTokenRequest_v0, _enc_ExpireDelegationTokenRequest_v2,)
+ExpireDelegationTokenRequest._DECODERS = (None, _dec_ExpireDelegationTokenRequest_v1, _dec_ExpireDelegationTokenRequest_v2,)
+ExpireDelegationTokenRequest._ENCODERS = (None, _enc_ExpireDelegationTokenRequest_v1, _enc_ExpireDelegationTokenRequest_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

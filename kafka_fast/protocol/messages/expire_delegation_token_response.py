@@ -17,7 +17,7 @@ _p_hqi = _s_hqi.pack
 
 
 class ExpireDelegationTokenResponse(Message):
-    """Kafka ExpireDelegationTokenResponse response (API key 40), versions 0-2.
+    """Kafka ExpireDelegationTokenResponse response (API key 40), versions 1-2.
 
     Fields:
         error_code (int16, v0+)
@@ -31,7 +31,7 @@ class ExpireDelegationTokenResponse(Message):
     __slots__ = ('error_code', 'expiry_timestamp_ms', 'throttle_time_ms')
     NAME = 'ExpireDelegationTokenResponse'
     API_KEY = 40
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 2
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
@@ -50,16 +50,16 @@ class ExpireDelegationTokenResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_ExpireDelegationTokenResponse_v0(mv, pos):
-    """ExpireDelegationTokenResponse, versions 0-1."""
+def _dec_ExpireDelegationTokenResponse_v1(mv, pos):
+    """ExpireDelegationTokenResponse, version 1."""
     o = new(ExpireDelegationTokenResponse)
     o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms = _u_hqi(mv, pos)
     pos += 14
     return o, pos
 
 
-def _enc_ExpireDelegationTokenResponse_v0(out, blobs, o):
-    """ExpireDelegationTokenResponse, versions 0-1."""
+def _enc_ExpireDelegationTokenResponse_v1(out, blobs, o):
+    """ExpireDelegationTokenResponse, version 1."""
     out += _p_hqi(o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms)
 
 
@@ -84,8 +84,8 @@ def _enc_ExpireDelegationTokenResponse_v2(out, blobs, o):
         out.append(0)
 
 
-ExpireDelegationTokenResponse._DECODERS = (_dec_ExpireDelegationTokenResponse_v0, _dec_ExpireDelegationTokenResponse_v0, _dec_ExpireDelegationTokenResponse_v2,)
-ExpireDelegationTokenResponse._ENCODERS = (_enc_ExpireDelegationTokenResponse_v0, _enc_ExpireDelegationTokenResponse_v0, _enc_ExpireDelegationTokenResponse_v2,)
+ExpireDelegationTokenResponse._DECODERS = (None, _dec_ExpireDelegationTokenResponse_v1, _dec_ExpireDelegationTokenResponse_v2,)
+ExpireDelegationTokenResponse._ENCODERS = (None, _enc_ExpireDelegationTokenResponse_v1, _enc_ExpireDelegationTokenResponse_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

@@ -24,15 +24,9 @@ from kafka_fast.protocol.primitives import (
     write_uuid,
 )
 
-_s_iii = _S('>iii')
-_u_iii = _s_iii.unpack_from
-_p_iii = _s_iii.pack
 _s_iiibii = _S('>iiibii')
 _u_iiibii = _s_iiibii.unpack_from
 _p_iiibii = _s_iiibii.pack
-_s_iiii = _S('>iiii')
-_u_iiii = _s_iiii.unpack_from
-_p_iiii = _s_iiii.pack
 _s_iiiib = _S('>iiiib')
 _u_iiiib = _s_iiiib.unpack_from
 _p_iiiib = _s_iiiib.pack
@@ -54,6 +48,9 @@ _p_iqi = _s_iqi.pack
 _s_iqqi = _S('>iqqi')
 _u_iqqi = _s_iqqi.unpack_from
 _p_iqqi = _s_iqqi.pack
+_s_q = _S('>q')
+_u_q = _s_q.unpack_from
+_p_q = _s_q.pack
 _INT32 = Fixed('i', 4)
 
 
@@ -93,17 +90,19 @@ class FetchPartition(Struct):
         fetch_offset (int64, v0+)
             The message offset.
         last_fetched_epoch (int32, v12+)
-            The epoch of the last fetched record or -1 if there is none
+            The epoch of the last fetched record or -1 if there is none.
         log_start_offset (int64, v5+)
             The earliest available offset of the follower replica.  The field is only used when the request is sent by the follower.
         partition_max_bytes (int32, v0+)
             The maximum bytes to fetch from this partition.  See KIP-74 for cases where this limit may not be honored.
         replica_directory_id (uuid, v17+, tag 0)
-            The directory id of the follower fetching
+            The directory id of the follower fetching.
+        high_watermark (int64, v18+, tag 1)
+            The high-watermark known by the replica. -1 if the high-watermark is not known and 9223372036854775807 if the feature is not supported.
     """
 
     __qualname__ = 'FetchRequest.FetchTopic.FetchPartition'
-    __slots__ = ('partition', 'current_leader_epoch', 'fetch_offset', 'last_fetched_epoch', 'log_start_offset', 'partition_max_bytes', 'replica_directory_id')
+    __slots__ = ('partition', 'current_leader_epoch', 'fetch_offset', 'last_fetched_epoch', 'log_start_offset', 'partition_max_bytes', 'replica_directory_id', 'high_watermark')
     FIELDS = (
         Field('partition', 'Partition', 'int32', (0, 32767), None, None, None, False, 0, None),
         Field('current_leader_epoch', 'CurrentLeaderEpoch', 'int32', (9, 32767), None, None, None, True, -1, None),
@@ -112,11 +111,12 @@ class FetchPartition(Struct):
         Field('log_start_offset', 'LogStartOffset', 'int64', (5, 32767), None, None, None, True, -1, None),
         Field('partition_max_bytes', 'PartitionMaxBytes', 'int32', (0, 32767), None, None, None, False, 0, None),
         Field('replica_directory_id', 'ReplicaDirectoryId', 'uuid', (17, 32767), None, 0, (17, 32767), True, ZERO_UUID, None),
+        Field('high_watermark', 'HighWatermark', 'int64', (18, 32767), None, 1, (18, 32767), True, 9223372036854775807, None),
     )
-    _DEFAULTS = {'partition': 0, 'current_leader_epoch': -1, 'fetch_offset': 0, 'last_fetched_epoch': -1, 'log_start_offset': -1, 'partition_max_bytes': 0, 'replica_directory_id': ZERO_UUID, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'partition': 0, 'current_leader_epoch': -1, 'fetch_offset': 0, 'last_fetched_epoch': -1, 'log_start_offset': -1, 'partition_max_bytes': 0, 'replica_directory_id': ZERO_UUID, 'high_watermark': 9223372036854775807, 'unknown_tagged_fields': None}
     _FACTORIES = {}
 
-    def __init__(self, *, partition=0, current_leader_epoch=-1, fetch_offset=0, last_fetched_epoch=-1, log_start_offset=-1, partition_max_bytes=0, replica_directory_id=ZERO_UUID):
+    def __init__(self, *, partition=0, current_leader_epoch=-1, fetch_offset=0, last_fetched_epoch=-1, log_start_offset=-1, partition_max_bytes=0, replica_directory_id=ZERO_UUID, high_watermark=9223372036854775807):
         self.partition = partition
         self.current_leader_epoch = current_leader_epoch
         self.fetch_offset = fetch_offset
@@ -124,6 +124,7 @@ class FetchPartition(Struct):
         self.log_start_offset = log_start_offset
         self.partition_max_bytes = partition_max_bytes
         self.replica_directory_id = replica_directory_id
+        self.high_watermark = high_watermark
         self.unknown_tagged_fields = None
 
 
@@ -134,7 +135,7 @@ class FetchTopic(Struct):
         topic (string, v0-12)
             The name of the topic to fetch.
         topic_id (uuid, v13+)
-            The unique topic ID
+            The unique topic ID.
         partitions ([]FetchPartition, v0+)
             The partitions to fetch.
     """
@@ -164,7 +165,7 @@ class ForgottenTopic(Struct):
         topic (string, v7-12)
             The topic name.
         topic_id (uuid, v13+)
-            The unique topic ID
+            The unique topic ID.
         partitions ([]int32, v7+)
             The partitions indexes to forget.
     """
@@ -187,7 +188,7 @@ class ForgottenTopic(Struct):
 
 
 class FetchRequest(Message):
-    """Kafka FetchRequest request (API key 1), versions 0-17.
+    """Kafka FetchRequest request (API key 1), versions 4-18.
 
     Fields:
         cluster_id (string, v12+, nullable v12+, tag 0)
@@ -195,6 +196,7 @@ class FetchRequest(Message):
         replica_id (int32, v0-14)
             The broker ID of the follower, of -1 if this request is from a consumer.
         replica_state (ReplicaState, v15+, tag 1)
+            The state of the replica in the follower.
         max_wait_ms (int32, v0+)
             The maximum time in milliseconds to wait for the response.
         min_bytes (int32, v0+)
@@ -202,7 +204,7 @@ class FetchRequest(Message):
         max_bytes (int32, v3+)
             The maximum bytes to fetch.  See KIP-74 for cases where this limit may not be honored.
         isolation_level (int8, v4+)
-            This setting controls the visibility of transactional records. Using READ_UNCOMMITTED (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1), non-transactional and COMMITTED transactional records are visible. To be more concrete, READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable offset), and enables the inclusion of the list of aborted transactions in the result, which allows consumers to discard ABORTED transactional records
+            This setting controls the visibility of transactional records. Using READ_UNCOMMITTED (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1), non-transactional and COMMITTED transactional records are visible. To be more concrete, READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable offset), and enables the inclusion of the list of aborted transactions in the result, which allows consumers to discard ABORTED transactional records.
         session_id (int32, v7+)
             The fetch session ID.
         session_epoch (int32, v7+)
@@ -212,14 +214,14 @@ class FetchRequest(Message):
         forgotten_topics_data ([]ForgottenTopic, v7+)
             In an incremental fetch request, the partitions to remove.
         rack_id (string, v11+)
-            Rack ID of the consumer making this request
+            Rack ID of the consumer making this request.
     """
 
     __slots__ = ('cluster_id', 'replica_id', 'replica_state', 'max_wait_ms', 'min_bytes', 'max_bytes', 'isolation_level', 'session_id', 'session_epoch', 'topics', 'forgotten_topics_data', 'rack_id')
     NAME = 'FetchRequest'
     API_KEY = 1
-    MIN_VERSION = 0
-    MAX_VERSION = 17
+    MIN_VERSION = 4
+    MAX_VERSION = 18
     FLEXIBLE_MIN = 12
     LATEST_VERSION_UNSTABLE = False
     ReplicaState = ReplicaState
@@ -259,71 +261,33 @@ class FetchRequest(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_FetchPartition_v0(mv, pos):
-    """FetchPartition, versions 0-4."""
+def _dec_FetchPartition_v4(mv, pos):
+    """FetchPartition, version 4."""
     o = new(FetchPartition)
     o.partition, o.fetch_offset, o.partition_max_bytes = _u_iqi(mv, pos)
     pos += 16
     return o, pos
 
 
-def _enc_FetchPartition_v0(out, blobs, o):
-    """FetchPartition, versions 0-4."""
+def _enc_FetchPartition_v4(out, blobs, o):
+    """FetchPartition, version 4."""
     if o.last_fetched_epoch != -1:
         raise WireError('not sendable: the field exists only in versions 12+ and is not ignorable')
     out += _p_iqi(o.partition, o.fetch_offset, o.partition_max_bytes)
 
 
-def _dec_FetchTopic_v0(mv, pos):
-    """FetchTopic, versions 0-4."""
+def _dec_FetchTopic_v4(mv, pos):
+    """FetchTopic, version 4."""
     o = new(FetchTopic)
     o.topic, pos = read_string(mv, pos)
-    o.partitions, pos = read_array(mv, pos, _dec_FetchPartition_v0)
+    o.partitions, pos = read_array(mv, pos, _dec_FetchPartition_v4)
     return o, pos
 
 
-def _enc_FetchTopic_v0(out, blobs, o):
-    """FetchTopic, versions 0-4."""
+def _enc_FetchTopic_v4(out, blobs, o):
+    """FetchTopic, version 4."""
     write_string(out, blobs, o.topic)
-    write_array(out, blobs, o.partitions, _enc_FetchPartition_v0)
-
-
-def _dec_FetchRequest_v0(mv, pos):
-    """FetchRequest, versions 0-2."""
-    o = new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes = _u_iii(mv, pos)
-    pos += 12
-    o.topics, pos = read_array(mv, pos, _dec_FetchTopic_v0)
-    return o, pos
-
-
-def _enc_FetchRequest_v0(out, blobs, o):
-    """FetchRequest, versions 0-2."""
-    if o.replica_state != ReplicaState():
-        raise WireError('not sendable: the field exists only in versions 15+ and is not ignorable')
-    if o.forgotten_topics_data != []:
-        raise WireError('not sendable: the field exists only in versions 7+ and is not ignorable')
-    out += _p_iii(o.replica_id, o.max_wait_ms, o.min_bytes)
-    write_array(out, blobs, o.topics, _enc_FetchTopic_v0)
-
-
-def _dec_FetchRequest_v3(mv, pos):
-    """FetchRequest, version 3."""
-    o = new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes = _u_iiii(mv, pos)
-    pos += 16
-    o.topics, pos = read_array(mv, pos, _dec_FetchTopic_v0)
-    return o, pos
-
-
-def _enc_FetchRequest_v3(out, blobs, o):
-    """FetchRequest, version 3."""
-    if o.replica_state != ReplicaState():
-        raise WireError('not sendable: the field exists only in versions 15+ and is not ignorable')
-    if o.forgotten_topics_data != []:
-        raise WireError('not sendable: the field exists only in versions 7+ and is not ignorable')
-    out += _p_iiii(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes)
-    write_array(out, blobs, o.topics, _enc_FetchTopic_v0)
+    write_array(out, blobs, o.partitions, _enc_FetchPartition_v4)
 
 
 def _dec_FetchRequest_v4(mv, pos):
@@ -331,7 +295,7 @@ def _dec_FetchRequest_v4(mv, pos):
     o = new(FetchRequest)
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level = _u_iiiib(mv, pos)
     pos += 17
-    o.topics, pos = read_array(mv, pos, _dec_FetchTopic_v0)
+    o.topics, pos = read_array(mv, pos, _dec_FetchTopic_v4)
     return o, pos
 
 
@@ -342,7 +306,7 @@ def _enc_FetchRequest_v4(out, blobs, o):
     if o.forgotten_topics_data != []:
         raise WireError('not sendable: the field exists only in versions 7+ and is not ignorable')
     out += _p_iiiib(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level)
-    write_array(out, blobs, o.topics, _enc_FetchTopic_v0)
+    write_array(out, blobs, o.topics, _enc_FetchTopic_v4)
 
 
 def _dec_FetchPartition_v5(mv, pos):
@@ -609,7 +573,7 @@ def _enc_FetchTopic_v13(out, blobs, o):
 
 
 def _dec_ForgottenTopic_v13(mv, pos):
-    """ForgottenTopic, versions 13-17."""
+    """ForgottenTopic, versions 13-18."""
     o = new(ForgottenTopic)
     o.topic_id, pos = read_uuid(mv, pos)
     o.partitions, pos = read_compact_array(mv, pos, _INT32)
@@ -621,7 +585,7 @@ def _dec_ForgottenTopic_v13(mv, pos):
 
 
 def _enc_ForgottenTopic_v13(out, blobs, o):
-    """ForgottenTopic, versions 13-17."""
+    """ForgottenTopic, versions 13-18."""
     out += o.topic_id.bytes
     write_compact_array(out, blobs, o.partitions, _INT32)
     if o.unknown_tagged_fields:
@@ -657,7 +621,7 @@ def _enc_FetchRequest_v13(out, blobs, o):
 
 
 def _dec_ReplicaState_v15(mv, pos):
-    """ReplicaState, versions 15-17."""
+    """ReplicaState, versions 15-18."""
     o = new(ReplicaState)
     o.replica_id, o.replica_epoch = _u_iq(mv, pos)
     pos += 12
@@ -669,7 +633,7 @@ def _dec_ReplicaState_v15(mv, pos):
 
 
 def _enc_ReplicaState_v15(out, blobs, o):
-    """ReplicaState, versions 15-17."""
+    """ReplicaState, versions 15-18."""
     out += _p_iq(o.replica_id, o.replica_epoch)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -769,6 +733,80 @@ def _enc_FetchRequest_v17(out, blobs, o):
     write_tags(out, blobs, o, _WRITE_TAGS_FetchRequest_v17)
 
 
+def _dec_FetchPartition_v18(mv, pos):
+    """FetchPartition, version 18."""
+    o = new(FetchPartition)
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _u_iiqiqi(mv, pos)
+    pos += 32
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, _READ_TAGS_FetchPartition_v18)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_FetchPartition_v18(out, blobs, o):
+    """FetchPartition, version 18."""
+    out += _p_iiqiqi(o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes)
+    write_tags(out, blobs, o, _WRITE_TAGS_FetchPartition_v18)
+
+
+def _dec_FetchTopic_v18(mv, pos):
+    """FetchTopic, version 18."""
+    o = new(FetchTopic)
+    o.topic_id, pos = read_uuid(mv, pos)
+    o.partitions, pos = read_compact_array(mv, pos, _dec_FetchPartition_v18)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_FetchTopic_v18(out, blobs, o):
+    """FetchTopic, version 18."""
+    out += o.topic_id.bytes
+    write_compact_array(out, blobs, o.partitions, _enc_FetchPartition_v18)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_FetchRequest_v18(mv, pos):
+    """FetchRequest, version 18."""
+    o = new(FetchRequest)
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _u_iiibii(mv, pos)
+    pos += 21
+    o.topics, pos = read_compact_array(mv, pos, _dec_FetchTopic_v18)
+    o.forgotten_topics_data, pos = read_compact_array(mv, pos, _dec_ForgottenTopic_v13)
+    o.rack_id, pos = read_compact_string(mv, pos)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, _READ_TAGS_FetchRequest_v18)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_FetchRequest_v18(out, blobs, o):
+    """FetchRequest, version 18."""
+    if o.replica_id != -1:
+        raise WireError('not sendable: the field exists only in versions 0-14 and is not ignorable')
+    out += _p_iiibii(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
+    write_compact_array(out, blobs, o.topics, _enc_FetchTopic_v18)
+    write_compact_array(out, blobs, o.forgotten_topics_data, _enc_ForgottenTopic_v13)
+    write_compact_string(out, blobs, o.rack_id)
+    write_tags(out, blobs, o, _WRITE_TAGS_FetchRequest_v18)
+
+
+def _read_int64(mv, pos):
+    return _u_q(mv, pos)[0], pos + 8
+
+
+def _write_int64(out, blobs, value):
+    out += _p_q(value)
+
+
 _READ_TAGS_FetchRequest_v12 = {0: ('cluster_id', read_compact_nullable_string)}
 _WRITE_TAGS_FetchRequest_v12: tuple = ((0, 'cluster_id', None, write_compact_nullable_string),)
 _READ_TAGS_FetchRequest_v13 = {0: ('cluster_id', read_compact_nullable_string)}
@@ -779,198 +817,211 @@ _READ_TAGS_FetchPartition_v17 = {0: ('replica_directory_id', read_uuid)}
 _WRITE_TAGS_FetchPartition_v17: tuple = ((0, 'replica_directory_id', ZERO_UUID, write_uuid),)
 _READ_TAGS_FetchRequest_v17 = {0: ('cluster_id', read_compact_nullable_string), 1: ('replica_state', _dec_ReplicaState_v15)}
 _WRITE_TAGS_FetchRequest_v17: tuple = ((0, 'cluster_id', None, write_compact_nullable_string), (1, 'replica_state', ReplicaState(), _enc_ReplicaState_v15),)
+_READ_TAGS_FetchPartition_v18 = {0: ('replica_directory_id', read_uuid), 1: ('high_watermark', _read_int64)}
+_WRITE_TAGS_FetchPartition_v18: tuple = ((0, 'replica_directory_id', ZERO_UUID, write_uuid), (1, 'high_watermark', 9223372036854775807, _write_int64),)
+_READ_TAGS_FetchRequest_v18 = {0: ('cluster_id', read_compact_nullable_string), 1: ('replica_state', _dec_ReplicaState_v15)}
+_WRITE_TAGS_FetchRequest_v18: tuple = ((0, 'cluster_id', None, write_compact_nullable_string), (1, 'replica_state', ReplicaState(), _enc_ReplicaState_v15),)
 
-FetchRequest._DECODERS = (_dec_FetchRequest_v0, _dec_FetchRequest_v0, _dec_FetchRequest_v0, _dec_FetchRequest_v3, _dec_FetchRequest_v4, _dec_FetchRequest_v5, _dec_FetchRequest_v5, _dec_FetchRequest_v7, _dec_FetchRequest_v7, _dec_FetchRequest_v9, _dec_FetchRequest_v9, _dec_FetchRequest_v11, _dec_FetchRequest_v12, _dec_FetchRequest_v13, _dec_FetchRequest_v13, _dec_FetchRequest_v15, _dec_FetchRequest_v15, _dec_FetchRequest_v17,)
-FetchRequest._ENCODERS = (_enc_FetchRequest_v0, _enc_FetchRequest_v0, _enc_FetchRequest_v0, _enc_FetchRequest_v3, _enc_FetchRequest_v4, _enc_FetchRequest_v5, _enc_FetchRequest_v5, _enc_FetchRequest_v7, _enc_FetchRequest_v7, _enc_FetchRequest_v9, _enc_FetchRequest_v9, _enc_FetchRequest_v11, _enc_FetchRequest_v12, _enc_FetchRequest_v13, _enc_FetchRequest_v13, _enc_FetchRequest_v15, _enc_FetchRequest_v15, _enc_FetchRequest_v17,)
+FetchRequest._DECODERS = (None, None, None, None, _dec_FetchRequest_v4, _dec_FetchRequest_v5, _dec_FetchRequest_v5, _dec_FetchRequest_v7, _dec_FetchRequest_v7, _dec_FetchRequest_v9, _dec_FetchRequest_v9, _dec_FetchRequest_v11, _dec_FetchRequest_v12, _dec_FetchRequest_v13, _dec_FetchRequest_v13, _dec_FetchRequest_v15, _dec_FetchRequest_v15, _dec_FetchRequest_v17, _dec_FetchRequest_v18,)
+FetchRequest._ENCODERS = (None, None, None, None, _enc_FetchRequest_v4, _enc_FetchRequest_v5, _enc_FetchRequest_v5, _enc_FetchRequest_v7, _enc_FetchRequest_v7, _enc_FetchRequest_v9, _enc_FetchRequest_v9, _enc_FetchRequest_v11, _enc_FetchRequest_v12, _enc_FetchRequest_v13, _enc_FetchRequest_v13, _enc_FetchRequest_v15, _enc_FetchRequest_v15, _enc_FetchRequest_v17, _enc_FetchRequest_v18,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    265: 'FetchPartition.partition, fetch_offset, partition_max_bytes',
-    272: 'FetchPartition.last_fetched_epoch',
-    273: 'FetchPartition.last_fetched_epoch',
-    274: 'FetchPartition.partition, fetch_offset, partition_max_bytes',
-    280: 'FetchTopic.topic',
-    281: 'FetchTopic.partitions',
-    287: 'FetchTopic.topic',
-    288: 'FetchTopic.partitions',
-    294: 'FetchRequest.replica_id, max_wait_ms, min_bytes',
-    296: 'FetchRequest.topics',
-    302: 'FetchRequest.replica_state',
-    303: 'FetchRequest.replica_state',
-    304: 'FetchRequest.forgotten_topics_data',
-    305: 'FetchRequest.forgotten_topics_data',
-    306: 'FetchRequest.replica_id, max_wait_ms, min_bytes',
-    307: 'FetchRequest.topics',
-    313: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes',
-    315: 'FetchRequest.topics',
-    321: 'FetchRequest.replica_state',
-    322: 'FetchRequest.replica_state',
-    323: 'FetchRequest.forgotten_topics_data',
-    324: 'FetchRequest.forgotten_topics_data',
-    325: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes',
-    326: 'FetchRequest.topics',
-    332: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level',
-    334: 'FetchRequest.topics',
-    340: 'FetchRequest.replica_state',
-    341: 'FetchRequest.replica_state',
-    342: 'FetchRequest.forgotten_topics_data',
-    343: 'FetchRequest.forgotten_topics_data',
+    267: 'FetchPartition.partition, fetch_offset, partition_max_bytes',
+    274: 'FetchPartition.last_fetched_epoch',
+    275: 'FetchPartition.last_fetched_epoch',
+    276: 'FetchPartition.partition, fetch_offset, partition_max_bytes',
+    282: 'FetchTopic.topic',
+    283: 'FetchTopic.partitions',
+    289: 'FetchTopic.topic',
+    290: 'FetchTopic.partitions',
+    296: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level',
+    298: 'FetchRequest.topics',
+    304: 'FetchRequest.replica_state',
+    305: 'FetchRequest.replica_state',
+    306: 'FetchRequest.forgotten_topics_data',
+    307: 'FetchRequest.forgotten_topics_data',
+    308: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level',
+    309: 'FetchRequest.topics',
+    315: 'FetchPartition.partition, fetch_offset, log_start_offset, partition_max_bytes',
+    322: 'FetchPartition.last_fetched_epoch',
+    323: 'FetchPartition.last_fetched_epoch',
+    324: 'FetchPartition.partition, fetch_offset, log_start_offset, partition_max_bytes',
+    330: 'FetchTopic.topic',
+    331: 'FetchTopic.partitions',
+    337: 'FetchTopic.topic',
+    338: 'FetchTopic.partitions',
     344: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level',
-    345: 'FetchRequest.topics',
-    351: 'FetchPartition.partition, fetch_offset, log_start_offset, partition_max_bytes',
-    358: 'FetchPartition.last_fetched_epoch',
-    359: 'FetchPartition.last_fetched_epoch',
-    360: 'FetchPartition.partition, fetch_offset, log_start_offset, partition_max_bytes',
-    366: 'FetchTopic.topic',
-    367: 'FetchTopic.partitions',
-    373: 'FetchTopic.topic',
-    374: 'FetchTopic.partitions',
-    380: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level',
-    382: 'FetchRequest.topics',
-    388: 'FetchRequest.replica_state',
-    389: 'FetchRequest.replica_state',
+    346: 'FetchRequest.topics',
+    352: 'FetchRequest.replica_state',
+    353: 'FetchRequest.replica_state',
+    354: 'FetchRequest.forgotten_topics_data',
+    355: 'FetchRequest.forgotten_topics_data',
+    356: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level',
+    357: 'FetchRequest.topics',
+    363: 'ForgottenTopic.topic',
+    364: 'ForgottenTopic.partitions',
+    370: 'ForgottenTopic.topic',
+    371: 'ForgottenTopic.partitions',
+    377: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
+    379: 'FetchRequest.topics',
+    380: 'FetchRequest.forgotten_topics_data',
+    386: 'FetchRequest.replica_state',
+    387: 'FetchRequest.replica_state',
+    388: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
+    389: 'FetchRequest.topics',
     390: 'FetchRequest.forgotten_topics_data',
-    391: 'FetchRequest.forgotten_topics_data',
-    392: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level',
-    393: 'FetchRequest.topics',
-    399: 'ForgottenTopic.topic',
-    400: 'ForgottenTopic.partitions',
-    406: 'ForgottenTopic.topic',
-    407: 'ForgottenTopic.partitions',
-    413: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
-    415: 'FetchRequest.topics',
-    416: 'FetchRequest.forgotten_topics_data',
-    422: 'FetchRequest.replica_state',
-    423: 'FetchRequest.replica_state',
-    424: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
-    425: 'FetchRequest.topics',
-    426: 'FetchRequest.forgotten_topics_data',
-    432: 'FetchPartition.partition, current_leader_epoch, fetch_offset, log_start_offset, partition_max_bytes',
-    439: 'FetchPartition.last_fetched_epoch',
-    440: 'FetchPartition.last_fetched_epoch',
-    441: 'FetchPartition.partition, current_leader_epoch, fetch_offset, log_start_offset, partition_max_bytes',
-    447: 'FetchTopic.topic',
-    448: 'FetchTopic.partitions',
-    454: 'FetchTopic.topic',
-    455: 'FetchTopic.partitions',
-    461: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
-    463: 'FetchRequest.topics',
-    464: 'FetchRequest.forgotten_topics_data',
-    470: 'FetchRequest.replica_state',
-    471: 'FetchRequest.replica_state',
-    472: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
-    473: 'FetchRequest.topics',
-    474: 'FetchRequest.forgotten_topics_data',
-    480: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
-    482: 'FetchRequest.topics',
-    483: 'FetchRequest.forgotten_topics_data',
-    484: 'FetchRequest.rack_id',
-    490: 'FetchRequest.replica_state',
-    491: 'FetchRequest.replica_state',
-    492: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
-    493: 'FetchRequest.topics',
-    494: 'FetchRequest.forgotten_topics_data',
-    495: 'FetchRequest.rack_id',
-    501: 'FetchPartition.partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes',
-    503: 'FetchPartition.<tagged fields>',
-    504: 'FetchPartition.<tagged fields>',
-    512: 'FetchPartition.partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes',
-    514: 'FetchPartition.<tagged fields>',
-    522: 'FetchTopic.topic',
-    523: 'FetchTopic.partitions',
-    524: 'FetchTopic.<tagged fields>',
-    525: 'FetchTopic.<tagged fields>',
-    533: 'FetchTopic.topic',
-    534: 'FetchTopic.partitions',
-    536: 'FetchTopic.<tagged fields>',
-    544: 'ForgottenTopic.topic',
-    545: 'ForgottenTopic.partitions',
-    546: 'ForgottenTopic.<tagged fields>',
-    547: 'ForgottenTopic.<tagged fields>',
-    555: 'ForgottenTopic.topic',
-    556: 'ForgottenTopic.partitions',
-    558: 'ForgottenTopic.<tagged fields>',
-    566: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
-    568: 'FetchRequest.topics',
-    569: 'FetchRequest.forgotten_topics_data',
-    570: 'FetchRequest.rack_id',
-    571: 'FetchRequest.<tagged fields>',
-    572: 'FetchRequest.<tagged fields>',
-    580: 'FetchRequest.replica_state',
-    581: 'FetchRequest.replica_state',
-    582: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
-    583: 'FetchRequest.topics',
-    584: 'FetchRequest.forgotten_topics_data',
-    585: 'FetchRequest.rack_id',
-    586: 'FetchRequest.<tagged fields>',
-    592: 'FetchTopic.topic_id',
-    593: 'FetchTopic.partitions',
-    594: 'FetchTopic.<tagged fields>',
-    595: 'FetchTopic.<tagged fields>',
-    603: 'FetchTopic.topic_id',
-    604: 'FetchTopic.partitions',
-    606: 'FetchTopic.<tagged fields>',
-    614: 'ForgottenTopic.topic_id',
-    615: 'ForgottenTopic.partitions',
-    616: 'ForgottenTopic.<tagged fields>',
-    617: 'ForgottenTopic.<tagged fields>',
-    625: 'ForgottenTopic.topic_id',
-    626: 'ForgottenTopic.partitions',
-    628: 'ForgottenTopic.<tagged fields>',
-    636: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
-    638: 'FetchRequest.topics',
-    639: 'FetchRequest.forgotten_topics_data',
-    640: 'FetchRequest.rack_id',
-    641: 'FetchRequest.<tagged fields>',
-    642: 'FetchRequest.<tagged fields>',
-    650: 'FetchRequest.replica_state',
-    651: 'FetchRequest.replica_state',
-    652: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
-    653: 'FetchRequest.topics',
-    654: 'FetchRequest.forgotten_topics_data',
-    655: 'FetchRequest.rack_id',
-    656: 'FetchRequest.<tagged fields>',
-    662: 'ReplicaState.replica_id, replica_epoch',
-    664: 'ReplicaState.<tagged fields>',
-    665: 'ReplicaState.<tagged fields>',
-    673: 'ReplicaState.replica_id, replica_epoch',
-    675: 'ReplicaState.<tagged fields>',
-    683: 'FetchRequest.max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
-    685: 'FetchRequest.topics',
-    686: 'FetchRequest.forgotten_topics_data',
-    687: 'FetchRequest.rack_id',
-    688: 'FetchRequest.<tagged fields>',
-    689: 'FetchRequest.<tagged fields>',
-    697: 'FetchRequest.replica_id',
-    698: 'FetchRequest.replica_id',
-    699: 'FetchRequest.max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
-    700: 'FetchRequest.topics',
-    701: 'FetchRequest.forgotten_topics_data',
-    702: 'FetchRequest.rack_id',
-    703: 'FetchRequest.<tagged fields>',
-    709: 'FetchPartition.partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes',
-    711: 'FetchPartition.<tagged fields>',
-    712: 'FetchPartition.<tagged fields>',
-    720: 'FetchPartition.partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes',
-    721: 'FetchPartition.<tagged fields>',
-    727: 'FetchTopic.topic_id',
-    728: 'FetchTopic.partitions',
-    729: 'FetchTopic.<tagged fields>',
-    730: 'FetchTopic.<tagged fields>',
-    738: 'FetchTopic.topic_id',
-    739: 'FetchTopic.partitions',
-    741: 'FetchTopic.<tagged fields>',
-    749: 'FetchRequest.max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
-    751: 'FetchRequest.topics',
-    752: 'FetchRequest.forgotten_topics_data',
-    753: 'FetchRequest.rack_id',
-    754: 'FetchRequest.<tagged fields>',
-    755: 'FetchRequest.<tagged fields>',
-    763: 'FetchRequest.replica_id',
-    764: 'FetchRequest.replica_id',
-    765: 'FetchRequest.max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
-    766: 'FetchRequest.topics',
-    767: 'FetchRequest.forgotten_topics_data',
-    768: 'FetchRequest.rack_id',
-    769: 'FetchRequest.<tagged fields>',
+    396: 'FetchPartition.partition, current_leader_epoch, fetch_offset, log_start_offset, partition_max_bytes',
+    403: 'FetchPartition.last_fetched_epoch',
+    404: 'FetchPartition.last_fetched_epoch',
+    405: 'FetchPartition.partition, current_leader_epoch, fetch_offset, log_start_offset, partition_max_bytes',
+    411: 'FetchTopic.topic',
+    412: 'FetchTopic.partitions',
+    418: 'FetchTopic.topic',
+    419: 'FetchTopic.partitions',
+    425: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
+    427: 'FetchRequest.topics',
+    428: 'FetchRequest.forgotten_topics_data',
+    434: 'FetchRequest.replica_state',
+    435: 'FetchRequest.replica_state',
+    436: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
+    437: 'FetchRequest.topics',
+    438: 'FetchRequest.forgotten_topics_data',
+    444: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
+    446: 'FetchRequest.topics',
+    447: 'FetchRequest.forgotten_topics_data',
+    448: 'FetchRequest.rack_id',
+    454: 'FetchRequest.replica_state',
+    455: 'FetchRequest.replica_state',
+    456: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
+    457: 'FetchRequest.topics',
+    458: 'FetchRequest.forgotten_topics_data',
+    459: 'FetchRequest.rack_id',
+    465: 'FetchPartition.partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes',
+    467: 'FetchPartition.<tagged fields>',
+    468: 'FetchPartition.<tagged fields>',
+    476: 'FetchPartition.partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes',
+    478: 'FetchPartition.<tagged fields>',
+    486: 'FetchTopic.topic',
+    487: 'FetchTopic.partitions',
+    488: 'FetchTopic.<tagged fields>',
+    489: 'FetchTopic.<tagged fields>',
+    497: 'FetchTopic.topic',
+    498: 'FetchTopic.partitions',
+    500: 'FetchTopic.<tagged fields>',
+    508: 'ForgottenTopic.topic',
+    509: 'ForgottenTopic.partitions',
+    510: 'ForgottenTopic.<tagged fields>',
+    511: 'ForgottenTopic.<tagged fields>',
+    519: 'ForgottenTopic.topic',
+    520: 'ForgottenTopic.partitions',
+    522: 'ForgottenTopic.<tagged fields>',
+    530: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
+    532: 'FetchRequest.topics',
+    533: 'FetchRequest.forgotten_topics_data',
+    534: 'FetchRequest.rack_id',
+    535: 'FetchRequest.<tagged fields>',
+    536: 'FetchRequest.<tagged fields>',
+    544: 'FetchRequest.replica_state',
+    545: 'FetchRequest.replica_state',
+    546: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
+    547: 'FetchRequest.topics',
+    548: 'FetchRequest.forgotten_topics_data',
+    549: 'FetchRequest.rack_id',
+    550: 'FetchRequest.<tagged fields>',
+    556: 'FetchTopic.topic_id',
+    557: 'FetchTopic.partitions',
+    558: 'FetchTopic.<tagged fields>',
+    559: 'FetchTopic.<tagged fields>',
+    567: 'FetchTopic.topic_id',
+    568: 'FetchTopic.partitions',
+    570: 'FetchTopic.<tagged fields>',
+    578: 'ForgottenTopic.topic_id',
+    579: 'ForgottenTopic.partitions',
+    580: 'ForgottenTopic.<tagged fields>',
+    581: 'ForgottenTopic.<tagged fields>',
+    589: 'ForgottenTopic.topic_id',
+    590: 'ForgottenTopic.partitions',
+    592: 'ForgottenTopic.<tagged fields>',
+    600: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
+    602: 'FetchRequest.topics',
+    603: 'FetchRequest.forgotten_topics_data',
+    604: 'FetchRequest.rack_id',
+    605: 'FetchRequest.<tagged fields>',
+    606: 'FetchRequest.<tagged fields>',
+    614: 'FetchRequest.replica_state',
+    615: 'FetchRequest.replica_state',
+    616: 'FetchRequest.replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
+    617: 'FetchRequest.topics',
+    618: 'FetchRequest.forgotten_topics_data',
+    619: 'FetchRequest.rack_id',
+    620: 'FetchRequest.<tagged fields>',
+    626: 'ReplicaState.replica_id, replica_epoch',
+    628: 'ReplicaState.<tagged fields>',
+    629: 'ReplicaState.<tagged fields>',
+    637: 'ReplicaState.replica_id, replica_epoch',
+    639: 'ReplicaState.<tagged fields>',
+    647: 'FetchRequest.max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
+    649: 'FetchRequest.topics',
+    650: 'FetchRequest.forgotten_topics_data',
+    651: 'FetchRequest.rack_id',
+    652: 'FetchRequest.<tagged fields>',
+    653: 'FetchRequest.<tagged fields>',
+    661: 'FetchRequest.replica_id',
+    662: 'FetchRequest.replica_id',
+    663: 'FetchRequest.max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
+    664: 'FetchRequest.topics',
+    665: 'FetchRequest.forgotten_topics_data',
+    666: 'FetchRequest.rack_id',
+    667: 'FetchRequest.<tagged fields>',
+    673: 'FetchPartition.partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes',
+    675: 'FetchPartition.<tagged fields>',
+    676: 'FetchPartition.<tagged fields>',
+    684: 'FetchPartition.partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes',
+    685: 'FetchPartition.<tagged fields>',
+    691: 'FetchTopic.topic_id',
+    692: 'FetchTopic.partitions',
+    693: 'FetchTopic.<tagged fields>',
+    694: 'FetchTopic.<tagged fields>',
+    702: 'FetchTopic.topic_id',
+    703: 'FetchTopic.partitions',
+    705: 'FetchTopic.<tagged fields>',
+    713: 'FetchRequest.max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
+    715: 'FetchRequest.topics',
+    716: 'FetchRequest.forgotten_topics_data',
+    717: 'FetchRequest.rack_id',
+    718: 'FetchRequest.<tagged fields>',
+    719: 'FetchRequest.<tagged fields>',
+    727: 'FetchRequest.replica_id',
+    728: 'FetchRequest.replica_id',
+    729: 'FetchRequest.max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
+    730: 'FetchRequest.topics',
+    731: 'FetchRequest.forgotten_topics_data',
+    732: 'FetchRequest.rack_id',
+    733: 'FetchRequest.<tagged fields>',
+    739: 'FetchPartition.partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes',
+    741: 'FetchPartition.<tagged fields>',
+    742: 'FetchPartition.<tagged fields>',
+    750: 'FetchPartition.partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset, partition_max_bytes',
+    751: 'FetchPartition.<tagged fields>',
+    757: 'FetchTopic.topic_id',
+    758: 'FetchTopic.partitions',
+    759: 'FetchTopic.<tagged fields>',
+    760: 'FetchTopic.<tagged fields>',
+    768: 'FetchTopic.topic_id',
+    769: 'FetchTopic.partitions',
+    771: 'FetchTopic.<tagged fields>',
+    779: 'FetchRequest.max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
+    781: 'FetchRequest.topics',
+    782: 'FetchRequest.forgotten_topics_data',
+    783: 'FetchRequest.rack_id',
+    784: 'FetchRequest.<tagged fields>',
+    785: 'FetchRequest.<tagged fields>',
+    793: 'FetchRequest.replica_id',
+    794: 'FetchRequest.replica_id',
+    795: 'FetchRequest.max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch',
+    796: 'FetchRequest.topics',
+    797: 'FetchRequest.forgotten_topics_data',
+    798: 'FetchRequest.rack_id',
+    799: 'FetchRequest.<tagged fields>',
 }

@@ -36,9 +36,6 @@ _p_i = _s_i.pack
 _s_ihi = _S('>ihi')
 _u_ihi = _s_ihi.unpack_from
 _p_ihi = _s_ihi.pack
-_s_ihq = _S('>ihq')
-_u_ihq = _s_ihq.unpack_from
-_p_ihq = _s_ihq.pack
 _s_ihqq = _S('>ihqq')
 _u_ihqq = _s_ihqq.unpack_from
 _p_ihqq = _s_ihqq.pack
@@ -64,7 +61,9 @@ class EpochEndOffset(Struct):
 
     Fields:
         epoch (int32, v12+)
+            The largest epoch.
         end_offset (int64, v12+)
+            The end offset of the epoch.
     """
 
     __qualname__ = 'FetchResponse.FetchableTopicResponse.PartitionData.EpochEndOffset'
@@ -89,7 +88,7 @@ class LeaderIdAndEpoch(Struct):
         leader_id (int32, v12+)
             The ID of the current leader or -1 if the leader is unknown.
         leader_epoch (int32, v12+)
-            The latest known leader epoch
+            The latest known leader epoch.
     """
 
     __qualname__ = 'FetchResponse.FetchableTopicResponse.PartitionData.LeaderIdAndEpoch'
@@ -112,7 +111,9 @@ class SnapshotId(Struct):
 
     Fields:
         end_offset (int64, v0+)
+            The end offset of the epoch.
         epoch (int32, v0+)
+            The largest epoch.
     """
 
     __qualname__ = 'FetchResponse.FetchableTopicResponse.PartitionData.SnapshotId'
@@ -166,18 +167,19 @@ class PartitionData(Struct):
         high_watermark (int64, v0+)
             The current high water mark.
         last_stable_offset (int64, v4+)
-            The last stable offset (or LSO) of the partition. This is the last offset such that the state of all transactional records prior to this offset have been decided (ABORTED or COMMITTED)
+            The last stable offset (or LSO) of the partition. This is the last offset such that the state of all transactional records prior to this offset have been decided (ABORTED or COMMITTED).
         log_start_offset (int64, v5+)
             The current log start offset.
         diverging_epoch (EpochEndOffset, v12+, tag 0)
-            In case divergence is detected based on the `LastFetchedEpoch` and `FetchOffset` in the request, this field indicates the largest epoch and its end offset such that subsequent records are known to diverge
+            In case divergence is detected based on the `LastFetchedEpoch` and `FetchOffset` in the request, this field indicates the largest epoch and its end offset such that subsequent records are known to diverge.
         current_leader (LeaderIdAndEpoch, v12+, tag 1)
+            The current leader of the partition.
         snapshot_id (SnapshotId, v12+, tag 2)
             In the case of fetching an offset less than the LogStartOffset, this is the end offset and epoch that should be used in the FetchSnapshot request.
         aborted_transactions ([]AbortedTransaction, v4+, nullable v4+)
             The aborted transactions.
         preferred_read_replica (int32, v11+)
-            The preferred read replica for the consumer to use on its next fetch request
+            The preferred read replica for the consumer to use on its next fetch request.
         records (records, v0+, nullable v0+)
             The record data.
     """
@@ -226,7 +228,7 @@ class FetchableTopicResponse(Struct):
         topic (string, v0-12)
             The topic name.
         topic_id (uuid, v13+)
-            The unique topic ID
+            The unique topic ID.
         partitions ([]PartitionData, v0+)
             The topic partitions.
     """
@@ -283,7 +285,7 @@ class NodeEndpoint(Struct):
 
 
 class FetchResponse(Message):
-    """Kafka FetchResponse response (API key 1), versions 0-17.
+    """Kafka FetchResponse response (API key 1), versions 4-18.
 
     Fields:
         throttle_time_ms (int32, v1+)
@@ -301,8 +303,8 @@ class FetchResponse(Message):
     __slots__ = ('throttle_time_ms', 'error_code', 'session_id', 'responses', 'node_endpoints')
     NAME = 'FetchResponse'
     API_KEY = 1
-    MIN_VERSION = 0
-    MAX_VERSION = 17
+    MIN_VERSION = 4
+    MAX_VERSION = 18
     FLEXIBLE_MIN = 12
     LATEST_VERSION_UNSTABLE = False
     FetchableTopicResponse = FetchableTopicResponse
@@ -329,78 +331,6 @@ class FetchResponse(Message):
         self.responses = [] if responses is DEFAULT else responses
         self.node_endpoints = [] if node_endpoints is DEFAULT else node_endpoints
         self.unknown_tagged_fields = None
-
-
-def _dec_PartitionData_v0(mv, pos):
-    """PartitionData, versions 0-3."""
-    o = new(PartitionData)
-    o.partition_index, o.error_code, o.high_watermark = _u_ihq(mv, pos)
-    pos += 14
-    o.records, pos = read_nullable_records(mv, pos)
-    return o, pos
-
-
-def _enc_PartitionData_v0(out, blobs, o):
-    """PartitionData, versions 0-3."""
-    if o.diverging_epoch != EpochEndOffset():
-        raise WireError('not sendable: the field exists only in versions 12+ and is not ignorable')
-    if o.current_leader != LeaderIdAndEpoch():
-        raise WireError('not sendable: the field exists only in versions 12+ and is not ignorable')
-    if o.snapshot_id != SnapshotId():
-        raise WireError('not sendable: the field exists only in versions 12+ and is not ignorable')
-    if o.preferred_read_replica != -1:
-        raise WireError('not sendable: the field exists only in versions 11+ and is not ignorable')
-    out += _p_ihq(o.partition_index, o.error_code, o.high_watermark)
-    write_nullable_records(out, blobs, o.records)
-
-
-def _dec_FetchableTopicResponse_v0(mv, pos):
-    """FetchableTopicResponse, versions 0-3."""
-    o = new(FetchableTopicResponse)
-    o.topic, pos = read_string(mv, pos)
-    o.partitions, pos = read_array(mv, pos, _dec_PartitionData_v0)
-    return o, pos
-
-
-def _enc_FetchableTopicResponse_v0(out, blobs, o):
-    """FetchableTopicResponse, versions 0-3."""
-    write_string(out, blobs, o.topic)
-    write_array(out, blobs, o.partitions, _enc_PartitionData_v0)
-
-
-def _dec_FetchResponse_v0(mv, pos):
-    """FetchResponse, version 0."""
-    o = new(FetchResponse)
-    o.responses, pos = read_array(mv, pos, _dec_FetchableTopicResponse_v0)
-    return o, pos
-
-
-def _enc_FetchResponse_v0(out, blobs, o):
-    """FetchResponse, version 0."""
-    if o.session_id != 0:
-        raise WireError('not sendable: the field exists only in versions 7+ and is not ignorable')
-    if o.node_endpoints != []:
-        raise WireError('not sendable: the field exists only in versions 16+ and is not ignorable')
-    write_array(out, blobs, o.responses, _enc_FetchableTopicResponse_v0)
-
-
-def _dec_FetchResponse_v1(mv, pos):
-    """FetchResponse, versions 1-3."""
-    o = new(FetchResponse)
-    o.throttle_time_ms, = _u_i(mv, pos)
-    pos += 4
-    o.responses, pos = read_array(mv, pos, _dec_FetchableTopicResponse_v0)
-    return o, pos
-
-
-def _enc_FetchResponse_v1(out, blobs, o):
-    """FetchResponse, versions 1-3."""
-    if o.session_id != 0:
-        raise WireError('not sendable: the field exists only in versions 7+ and is not ignorable')
-    if o.node_endpoints != []:
-        raise WireError('not sendable: the field exists only in versions 16+ and is not ignorable')
-    out += _p_i(o.throttle_time_ms)
-    write_array(out, blobs, o.responses, _enc_FetchableTopicResponse_v0)
 
 
 def _dec_AbortedTransaction_v4(mv, pos):
@@ -607,7 +537,7 @@ def _enc_FetchResponse_v11(out, blobs, o):
 
 
 def _dec_EpochEndOffset_v12(mv, pos):
-    """EpochEndOffset, versions 12-17."""
+    """EpochEndOffset, versions 12-18."""
     o = new(EpochEndOffset)
     o.epoch, o.end_offset = _u_iq(mv, pos)
     pos += 12
@@ -619,7 +549,7 @@ def _dec_EpochEndOffset_v12(mv, pos):
 
 
 def _enc_EpochEndOffset_v12(out, blobs, o):
-    """EpochEndOffset, versions 12-17."""
+    """EpochEndOffset, versions 12-18."""
     out += _p_iq(o.epoch, o.end_offset)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -628,7 +558,7 @@ def _enc_EpochEndOffset_v12(out, blobs, o):
 
 
 def _dec_LeaderIdAndEpoch_v12(mv, pos):
-    """LeaderIdAndEpoch, versions 12-17."""
+    """LeaderIdAndEpoch, versions 12-18."""
     o = new(LeaderIdAndEpoch)
     o.leader_id, o.leader_epoch = _u_ii(mv, pos)
     pos += 8
@@ -640,7 +570,7 @@ def _dec_LeaderIdAndEpoch_v12(mv, pos):
 
 
 def _enc_LeaderIdAndEpoch_v12(out, blobs, o):
-    """LeaderIdAndEpoch, versions 12-17."""
+    """LeaderIdAndEpoch, versions 12-18."""
     out += _p_ii(o.leader_id, o.leader_epoch)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -649,7 +579,7 @@ def _enc_LeaderIdAndEpoch_v12(out, blobs, o):
 
 
 def _dec_SnapshotId_v12(mv, pos):
-    """SnapshotId, versions 12-17."""
+    """SnapshotId, versions 12-18."""
     o = new(SnapshotId)
     o.end_offset, o.epoch = _u_qi(mv, pos)
     pos += 12
@@ -661,7 +591,7 @@ def _dec_SnapshotId_v12(mv, pos):
 
 
 def _enc_SnapshotId_v12(out, blobs, o):
-    """SnapshotId, versions 12-17."""
+    """SnapshotId, versions 12-18."""
     out += _p_qi(o.end_offset, o.epoch)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -670,7 +600,7 @@ def _enc_SnapshotId_v12(out, blobs, o):
 
 
 def _dec_AbortedTransaction_v12(mv, pos):
-    """AbortedTransaction, versions 12-17."""
+    """AbortedTransaction, versions 12-18."""
     o = new(AbortedTransaction)
     o.producer_id, o.first_offset = _u_qq(mv, pos)
     pos += 16
@@ -682,7 +612,7 @@ def _dec_AbortedTransaction_v12(mv, pos):
 
 
 def _enc_AbortedTransaction_v12(out, blobs, o):
-    """AbortedTransaction, versions 12-17."""
+    """AbortedTransaction, versions 12-18."""
     out += _p_qq(o.producer_id, o.first_offset)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -691,7 +621,7 @@ def _enc_AbortedTransaction_v12(out, blobs, o):
 
 
 def _dec_PartitionData_v12(mv, pos):
-    """PartitionData, versions 12-17."""
+    """PartitionData, versions 12-18."""
     o = new(PartitionData)
     o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset = _u_ihqqq(mv, pos)
     pos += 30
@@ -707,7 +637,7 @@ def _dec_PartitionData_v12(mv, pos):
 
 
 def _enc_PartitionData_v12(out, blobs, o):
-    """PartitionData, versions 12-17."""
+    """PartitionData, versions 12-18."""
     out += _p_ihqqq(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset)
     write_compact_nullable_array(out, blobs, o.aborted_transactions, _enc_AbortedTransaction_v12)
     out += _p_i(o.preferred_read_replica)
@@ -763,7 +693,7 @@ def _enc_FetchResponse_v12(out, blobs, o):
 
 
 def _dec_FetchableTopicResponse_v13(mv, pos):
-    """FetchableTopicResponse, versions 13-17."""
+    """FetchableTopicResponse, versions 13-18."""
     o = new(FetchableTopicResponse)
     o.topic_id, pos = read_uuid(mv, pos)
     o.partitions, pos = read_compact_array(mv, pos, _dec_PartitionData_v12)
@@ -775,7 +705,7 @@ def _dec_FetchableTopicResponse_v13(mv, pos):
 
 
 def _enc_FetchableTopicResponse_v13(out, blobs, o):
-    """FetchableTopicResponse, versions 13-17."""
+    """FetchableTopicResponse, versions 13-18."""
     out += o.topic_id.bytes
     write_compact_array(out, blobs, o.partitions, _enc_PartitionData_v12)
     if o.unknown_tagged_fields:
@@ -810,7 +740,7 @@ def _enc_FetchResponse_v13(out, blobs, o):
 
 
 def _dec_NodeEndpoint_v16(mv, pos):
-    """NodeEndpoint, versions 16-17."""
+    """NodeEndpoint, versions 16-18."""
     o = new(NodeEndpoint)
     o.node_id, = _u_i(mv, pos)
     pos += 4
@@ -826,7 +756,7 @@ def _dec_NodeEndpoint_v16(mv, pos):
 
 
 def _enc_NodeEndpoint_v16(out, blobs, o):
-    """NodeEndpoint, versions 16-17."""
+    """NodeEndpoint, versions 16-18."""
     out += _p_i(o.node_id)
     write_compact_string(out, blobs, o.host)
     out += _p_i(o.port)
@@ -838,7 +768,7 @@ def _enc_NodeEndpoint_v16(out, blobs, o):
 
 
 def _dec_FetchResponse_v16(mv, pos):
-    """FetchResponse, versions 16-17."""
+    """FetchResponse, versions 16-18."""
     o = new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id = _u_ihi(mv, pos)
     pos += 10
@@ -851,7 +781,7 @@ def _dec_FetchResponse_v16(mv, pos):
 
 
 def _enc_FetchResponse_v16(out, blobs, o):
-    """FetchResponse, versions 16-17."""
+    """FetchResponse, versions 16-18."""
     out += _p_ihi(o.throttle_time_ms, o.error_code, o.session_id)
     write_compact_array(out, blobs, o.responses, _enc_FetchableTopicResponse_v13)
     write_tags(out, blobs, o, _WRITE_TAGS_FetchResponse_v16)
@@ -870,204 +800,174 @@ _WRITE_TAGS_PartitionData_v12: tuple = ((0, 'diverging_epoch', EpochEndOffset(),
 _READ_TAGS_FetchResponse_v16 = {0: ('node_endpoints', _read_compact_array_of_NodeEndpoint_v16)}
 _WRITE_TAGS_FetchResponse_v16: tuple = ((0, 'node_endpoints', [], _write_compact_array_of_NodeEndpoint_v16),)
 
-FetchResponse._DECODERS = (_dec_FetchResponse_v0, _dec_FetchResponse_v1, _dec_FetchResponse_v1, _dec_FetchResponse_v1, _dec_FetchResponse_v4, _dec_FetchResponse_v5, _dec_FetchResponse_v5, _dec_FetchResponse_v7, _dec_FetchResponse_v7, _dec_FetchResponse_v7, _dec_FetchResponse_v7, _dec_FetchResponse_v11, _dec_FetchResponse_v12, _dec_FetchResponse_v13, _dec_FetchResponse_v13, _dec_FetchResponse_v13, _dec_FetchResponse_v16, _dec_FetchResponse_v16,)
-FetchResponse._ENCODERS = (_enc_FetchResponse_v0, _enc_FetchResponse_v1, _enc_FetchResponse_v1, _enc_FetchResponse_v1, _enc_FetchResponse_v4, _enc_FetchResponse_v5, _enc_FetchResponse_v5, _enc_FetchResponse_v7, _enc_FetchResponse_v7, _enc_FetchResponse_v7, _enc_FetchResponse_v7, _enc_FetchResponse_v11, _enc_FetchResponse_v12, _enc_FetchResponse_v13, _enc_FetchResponse_v13, _enc_FetchResponse_v13, _enc_FetchResponse_v16, _enc_FetchResponse_v16,)
+FetchResponse._DECODERS = (None, None, None, None, _dec_FetchResponse_v4, _dec_FetchResponse_v5, _dec_FetchResponse_v5, _dec_FetchResponse_v7, _dec_FetchResponse_v7, _dec_FetchResponse_v7, _dec_FetchResponse_v7, _dec_FetchResponse_v11, _dec_FetchResponse_v12, _dec_FetchResponse_v13, _dec_FetchResponse_v13, _dec_FetchResponse_v13, _dec_FetchResponse_v16, _dec_FetchResponse_v16, _dec_FetchResponse_v16,)
+FetchResponse._ENCODERS = (None, None, None, None, _enc_FetchResponse_v4, _enc_FetchResponse_v5, _enc_FetchResponse_v5, _enc_FetchResponse_v7, _enc_FetchResponse_v7, _enc_FetchResponse_v7, _enc_FetchResponse_v7, _enc_FetchResponse_v11, _enc_FetchResponse_v12, _enc_FetchResponse_v13, _enc_FetchResponse_v13, _enc_FetchResponse_v13, _enc_FetchResponse_v16, _enc_FetchResponse_v16, _enc_FetchResponse_v16,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    337: 'PartitionData.partition_index, error_code, high_watermark',
-    339: 'PartitionData.records',
-    345: 'PartitionData.diverging_epoch',
-    346: 'PartitionData.diverging_epoch',
-    347: 'PartitionData.current_leader',
-    348: 'PartitionData.current_leader',
-    349: 'PartitionData.snapshot_id',
-    350: 'PartitionData.snapshot_id',
-    351: 'PartitionData.preferred_read_replica',
-    352: 'PartitionData.preferred_read_replica',
-    353: 'PartitionData.partition_index, error_code, high_watermark',
-    354: 'PartitionData.records',
-    360: 'FetchableTopicResponse.topic',
-    361: 'FetchableTopicResponse.partitions',
-    367: 'FetchableTopicResponse.topic',
-    368: 'FetchableTopicResponse.partitions',
-    374: 'FetchResponse.responses',
-    380: 'FetchResponse.session_id',
-    381: 'FetchResponse.session_id',
-    382: 'FetchResponse.node_endpoints',
-    383: 'FetchResponse.node_endpoints',
-    384: 'FetchResponse.responses',
-    390: 'FetchResponse.throttle_time_ms',
-    392: 'FetchResponse.responses',
-    398: 'FetchResponse.session_id',
+    339: 'AbortedTransaction.producer_id, first_offset',
+    346: 'AbortedTransaction.producer_id, first_offset',
+    352: 'PartitionData.partition_index, error_code, high_watermark, last_stable_offset',
+    354: 'PartitionData.aborted_transactions',
+    355: 'PartitionData.records',
+    361: 'PartitionData.diverging_epoch',
+    362: 'PartitionData.diverging_epoch',
+    363: 'PartitionData.current_leader',
+    364: 'PartitionData.current_leader',
+    365: 'PartitionData.snapshot_id',
+    366: 'PartitionData.snapshot_id',
+    367: 'PartitionData.preferred_read_replica',
+    368: 'PartitionData.preferred_read_replica',
+    369: 'PartitionData.partition_index, error_code, high_watermark, last_stable_offset',
+    370: 'PartitionData.aborted_transactions',
+    371: 'PartitionData.records',
+    377: 'FetchableTopicResponse.topic',
+    378: 'FetchableTopicResponse.partitions',
+    384: 'FetchableTopicResponse.topic',
+    385: 'FetchableTopicResponse.partitions',
+    391: 'FetchResponse.throttle_time_ms',
+    393: 'FetchResponse.responses',
     399: 'FetchResponse.session_id',
-    400: 'FetchResponse.node_endpoints',
+    400: 'FetchResponse.session_id',
     401: 'FetchResponse.node_endpoints',
-    402: 'FetchResponse.throttle_time_ms',
-    403: 'FetchResponse.responses',
-    409: 'AbortedTransaction.producer_id, first_offset',
-    416: 'AbortedTransaction.producer_id, first_offset',
-    422: 'PartitionData.partition_index, error_code, high_watermark, last_stable_offset',
-    424: 'PartitionData.aborted_transactions',
-    425: 'PartitionData.records',
-    431: 'PartitionData.diverging_epoch',
-    432: 'PartitionData.diverging_epoch',
-    433: 'PartitionData.current_leader',
-    434: 'PartitionData.current_leader',
-    435: 'PartitionData.snapshot_id',
-    436: 'PartitionData.snapshot_id',
-    437: 'PartitionData.preferred_read_replica',
-    438: 'PartitionData.preferred_read_replica',
-    439: 'PartitionData.partition_index, error_code, high_watermark, last_stable_offset',
-    440: 'PartitionData.aborted_transactions',
-    441: 'PartitionData.records',
-    447: 'FetchableTopicResponse.topic',
-    448: 'FetchableTopicResponse.partitions',
-    454: 'FetchableTopicResponse.topic',
-    455: 'FetchableTopicResponse.partitions',
+    402: 'FetchResponse.node_endpoints',
+    403: 'FetchResponse.throttle_time_ms',
+    404: 'FetchResponse.responses',
+    410: 'PartitionData.partition_index, error_code, high_watermark, last_stable_offset, log_start_offset',
+    412: 'PartitionData.aborted_transactions',
+    413: 'PartitionData.records',
+    419: 'PartitionData.diverging_epoch',
+    420: 'PartitionData.diverging_epoch',
+    421: 'PartitionData.current_leader',
+    422: 'PartitionData.current_leader',
+    423: 'PartitionData.snapshot_id',
+    424: 'PartitionData.snapshot_id',
+    425: 'PartitionData.preferred_read_replica',
+    426: 'PartitionData.preferred_read_replica',
+    427: 'PartitionData.partition_index, error_code, high_watermark, last_stable_offset, log_start_offset',
+    428: 'PartitionData.aborted_transactions',
+    429: 'PartitionData.records',
+    435: 'FetchableTopicResponse.topic',
+    436: 'FetchableTopicResponse.partitions',
+    442: 'FetchableTopicResponse.topic',
+    443: 'FetchableTopicResponse.partitions',
+    449: 'FetchResponse.throttle_time_ms',
+    451: 'FetchResponse.responses',
+    457: 'FetchResponse.session_id',
+    458: 'FetchResponse.session_id',
+    459: 'FetchResponse.node_endpoints',
+    460: 'FetchResponse.node_endpoints',
     461: 'FetchResponse.throttle_time_ms',
-    463: 'FetchResponse.responses',
-    469: 'FetchResponse.session_id',
-    470: 'FetchResponse.session_id',
-    471: 'FetchResponse.node_endpoints',
-    472: 'FetchResponse.node_endpoints',
-    473: 'FetchResponse.throttle_time_ms',
-    474: 'FetchResponse.responses',
-    480: 'PartitionData.partition_index, error_code, high_watermark, last_stable_offset, log_start_offset',
-    482: 'PartitionData.aborted_transactions',
-    483: 'PartitionData.records',
-    489: 'PartitionData.diverging_epoch',
-    490: 'PartitionData.diverging_epoch',
-    491: 'PartitionData.current_leader',
-    492: 'PartitionData.current_leader',
-    493: 'PartitionData.snapshot_id',
-    494: 'PartitionData.snapshot_id',
-    495: 'PartitionData.preferred_read_replica',
-    496: 'PartitionData.preferred_read_replica',
-    497: 'PartitionData.partition_index, error_code, high_watermark, last_stable_offset, log_start_offset',
-    498: 'PartitionData.aborted_transactions',
-    499: 'PartitionData.records',
-    505: 'FetchableTopicResponse.topic',
-    506: 'FetchableTopicResponse.partitions',
-    512: 'FetchableTopicResponse.topic',
-    513: 'FetchableTopicResponse.partitions',
-    519: 'FetchResponse.throttle_time_ms',
-    521: 'FetchResponse.responses',
-    527: 'FetchResponse.session_id',
-    528: 'FetchResponse.session_id',
-    529: 'FetchResponse.node_endpoints',
-    530: 'FetchResponse.node_endpoints',
-    531: 'FetchResponse.throttle_time_ms',
-    532: 'FetchResponse.responses',
-    538: 'FetchResponse.throttle_time_ms, error_code, session_id',
-    540: 'FetchResponse.responses',
-    546: 'FetchResponse.node_endpoints',
-    547: 'FetchResponse.node_endpoints',
-    548: 'FetchResponse.throttle_time_ms, error_code, session_id',
-    549: 'FetchResponse.responses',
-    555: 'PartitionData.partition_index, error_code, high_watermark, last_stable_offset, log_start_offset',
-    557: 'PartitionData.aborted_transactions',
-    558: 'PartitionData.preferred_read_replica',
-    560: 'PartitionData.records',
-    566: 'PartitionData.diverging_epoch',
-    567: 'PartitionData.diverging_epoch',
-    568: 'PartitionData.current_leader',
-    569: 'PartitionData.current_leader',
-    570: 'PartitionData.snapshot_id',
-    571: 'PartitionData.snapshot_id',
-    572: 'PartitionData.partition_index, error_code, high_watermark, last_stable_offset, log_start_offset',
-    573: 'PartitionData.aborted_transactions',
-    574: 'PartitionData.preferred_read_replica',
-    575: 'PartitionData.records',
-    581: 'FetchableTopicResponse.topic',
-    582: 'FetchableTopicResponse.partitions',
-    588: 'FetchableTopicResponse.topic',
-    589: 'FetchableTopicResponse.partitions',
-    595: 'FetchResponse.throttle_time_ms, error_code, session_id',
-    597: 'FetchResponse.responses',
-    603: 'FetchResponse.node_endpoints',
-    604: 'FetchResponse.node_endpoints',
-    605: 'FetchResponse.throttle_time_ms, error_code, session_id',
-    606: 'FetchResponse.responses',
-    612: 'EpochEndOffset.epoch, end_offset',
-    614: 'EpochEndOffset.<tagged fields>',
-    615: 'EpochEndOffset.<tagged fields>',
-    623: 'EpochEndOffset.epoch, end_offset',
-    625: 'EpochEndOffset.<tagged fields>',
-    633: 'LeaderIdAndEpoch.leader_id, leader_epoch',
-    635: 'LeaderIdAndEpoch.<tagged fields>',
-    636: 'LeaderIdAndEpoch.<tagged fields>',
-    644: 'LeaderIdAndEpoch.leader_id, leader_epoch',
-    646: 'LeaderIdAndEpoch.<tagged fields>',
-    654: 'SnapshotId.end_offset, epoch',
-    656: 'SnapshotId.<tagged fields>',
-    657: 'SnapshotId.<tagged fields>',
-    665: 'SnapshotId.end_offset, epoch',
-    667: 'SnapshotId.<tagged fields>',
-    675: 'AbortedTransaction.producer_id, first_offset',
-    677: 'AbortedTransaction.<tagged fields>',
-    678: 'AbortedTransaction.<tagged fields>',
-    686: 'AbortedTransaction.producer_id, first_offset',
-    688: 'AbortedTransaction.<tagged fields>',
-    696: 'PartitionData.partition_index, error_code, high_watermark, last_stable_offset, log_start_offset',
-    698: 'PartitionData.aborted_transactions',
-    699: 'PartitionData.preferred_read_replica',
-    701: 'PartitionData.records',
-    702: 'PartitionData.<tagged fields>',
-    703: 'PartitionData.<tagged fields>',
-    711: 'PartitionData.partition_index, error_code, high_watermark, last_stable_offset, log_start_offset',
-    712: 'PartitionData.aborted_transactions',
-    713: 'PartitionData.preferred_read_replica',
-    714: 'PartitionData.records',
-    715: 'PartitionData.<tagged fields>',
-    721: 'FetchableTopicResponse.topic',
-    722: 'FetchableTopicResponse.partitions',
-    723: 'FetchableTopicResponse.<tagged fields>',
-    724: 'FetchableTopicResponse.<tagged fields>',
-    732: 'FetchableTopicResponse.topic',
-    733: 'FetchableTopicResponse.partitions',
-    735: 'FetchableTopicResponse.<tagged fields>',
-    743: 'FetchResponse.throttle_time_ms, error_code, session_id',
-    745: 'FetchResponse.responses',
-    746: 'FetchResponse.<tagged fields>',
-    747: 'FetchResponse.<tagged fields>',
-    755: 'FetchResponse.node_endpoints',
-    756: 'FetchResponse.node_endpoints',
-    757: 'FetchResponse.throttle_time_ms, error_code, session_id',
-    758: 'FetchResponse.responses',
-    760: 'FetchResponse.<tagged fields>',
-    768: 'FetchableTopicResponse.topic_id',
-    769: 'FetchableTopicResponse.partitions',
-    770: 'FetchableTopicResponse.<tagged fields>',
-    771: 'FetchableTopicResponse.<tagged fields>',
-    779: 'FetchableTopicResponse.topic_id',
-    780: 'FetchableTopicResponse.partitions',
-    782: 'FetchableTopicResponse.<tagged fields>',
-    790: 'FetchResponse.throttle_time_ms, error_code, session_id',
-    792: 'FetchResponse.responses',
-    793: 'FetchResponse.<tagged fields>',
-    794: 'FetchResponse.<tagged fields>',
-    802: 'FetchResponse.node_endpoints',
-    803: 'FetchResponse.node_endpoints',
-    804: 'FetchResponse.throttle_time_ms, error_code, session_id',
-    805: 'FetchResponse.responses',
-    807: 'FetchResponse.<tagged fields>',
-    815: 'NodeEndpoint.node_id',
-    817: 'NodeEndpoint.host',
-    818: 'NodeEndpoint.port',
-    820: 'NodeEndpoint.rack',
-    821: 'NodeEndpoint.<tagged fields>',
-    822: 'NodeEndpoint.<tagged fields>',
-    830: 'NodeEndpoint.node_id',
-    831: 'NodeEndpoint.host',
-    832: 'NodeEndpoint.port',
-    833: 'NodeEndpoint.rack',
-    835: 'NodeEndpoint.<tagged fields>',
-    843: 'FetchResponse.throttle_time_ms, error_code, session_id',
-    845: 'FetchResponse.responses',
-    846: 'FetchResponse.<tagged fields>',
-    847: 'FetchResponse.<tagged fields>',
-    855: 'FetchResponse.throttle_time_ms, error_code, session_id',
-    856: 'FetchResponse.responses',
-    857: 'FetchResponse.<tagged fields>',
+    462: 'FetchResponse.responses',
+    468: 'FetchResponse.throttle_time_ms, error_code, session_id',
+    470: 'FetchResponse.responses',
+    476: 'FetchResponse.node_endpoints',
+    477: 'FetchResponse.node_endpoints',
+    478: 'FetchResponse.throttle_time_ms, error_code, session_id',
+    479: 'FetchResponse.responses',
+    485: 'PartitionData.partition_index, error_code, high_watermark, last_stable_offset, log_start_offset',
+    487: 'PartitionData.aborted_transactions',
+    488: 'PartitionData.preferred_read_replica',
+    490: 'PartitionData.records',
+    496: 'PartitionData.diverging_epoch',
+    497: 'PartitionData.diverging_epoch',
+    498: 'PartitionData.current_leader',
+    499: 'PartitionData.current_leader',
+    500: 'PartitionData.snapshot_id',
+    501: 'PartitionData.snapshot_id',
+    502: 'PartitionData.partition_index, error_code, high_watermark, last_stable_offset, log_start_offset',
+    503: 'PartitionData.aborted_transactions',
+    504: 'PartitionData.preferred_read_replica',
+    505: 'PartitionData.records',
+    511: 'FetchableTopicResponse.topic',
+    512: 'FetchableTopicResponse.partitions',
+    518: 'FetchableTopicResponse.topic',
+    519: 'FetchableTopicResponse.partitions',
+    525: 'FetchResponse.throttle_time_ms, error_code, session_id',
+    527: 'FetchResponse.responses',
+    533: 'FetchResponse.node_endpoints',
+    534: 'FetchResponse.node_endpoints',
+    535: 'FetchResponse.throttle_time_ms, error_code, session_id',
+    536: 'FetchResponse.responses',
+    542: 'EpochEndOffset.epoch, end_offset',
+    544: 'EpochEndOffset.<tagged fields>',
+    545: 'EpochEndOffset.<tagged fields>',
+    553: 'EpochEndOffset.epoch, end_offset',
+    555: 'EpochEndOffset.<tagged fields>',
+    563: 'LeaderIdAndEpoch.leader_id, leader_epoch',
+    565: 'LeaderIdAndEpoch.<tagged fields>',
+    566: 'LeaderIdAndEpoch.<tagged fields>',
+    574: 'LeaderIdAndEpoch.leader_id, leader_epoch',
+    576: 'LeaderIdAndEpoch.<tagged fields>',
+    584: 'SnapshotId.end_offset, epoch',
+    586: 'SnapshotId.<tagged fields>',
+    587: 'SnapshotId.<tagged fields>',
+    595: 'SnapshotId.end_offset, epoch',
+    597: 'SnapshotId.<tagged fields>',
+    605: 'AbortedTransaction.producer_id, first_offset',
+    607: 'AbortedTransaction.<tagged fields>',
+    608: 'AbortedTransaction.<tagged fields>',
+    616: 'AbortedTransaction.producer_id, first_offset',
+    618: 'AbortedTransaction.<tagged fields>',
+    626: 'PartitionData.partition_index, error_code, high_watermark, last_stable_offset, log_start_offset',
+    628: 'PartitionData.aborted_transactions',
+    629: 'PartitionData.preferred_read_replica',
+    631: 'PartitionData.records',
+    632: 'PartitionData.<tagged fields>',
+    633: 'PartitionData.<tagged fields>',
+    641: 'PartitionData.partition_index, error_code, high_watermark, last_stable_offset, log_start_offset',
+    642: 'PartitionData.aborted_transactions',
+    643: 'PartitionData.preferred_read_replica',
+    644: 'PartitionData.records',
+    645: 'PartitionData.<tagged fields>',
+    651: 'FetchableTopicResponse.topic',
+    652: 'FetchableTopicResponse.partitions',
+    653: 'FetchableTopicResponse.<tagged fields>',
+    654: 'FetchableTopicResponse.<tagged fields>',
+    662: 'FetchableTopicResponse.topic',
+    663: 'FetchableTopicResponse.partitions',
+    665: 'FetchableTopicResponse.<tagged fields>',
+    673: 'FetchResponse.throttle_time_ms, error_code, session_id',
+    675: 'FetchResponse.responses',
+    676: 'FetchResponse.<tagged fields>',
+    677: 'FetchResponse.<tagged fields>',
+    685: 'FetchResponse.node_endpoints',
+    686: 'FetchResponse.node_endpoints',
+    687: 'FetchResponse.throttle_time_ms, error_code, session_id',
+    688: 'FetchResponse.responses',
+    690: 'FetchResponse.<tagged fields>',
+    698: 'FetchableTopicResponse.topic_id',
+    699: 'FetchableTopicResponse.partitions',
+    700: 'FetchableTopicResponse.<tagged fields>',
+    701: 'FetchableTopicResponse.<tagged fields>',
+    709: 'FetchableTopicResponse.topic_id',
+    710: 'FetchableTopicResponse.partitions',
+    712: 'FetchableTopicResponse.<tagged fields>',
+    720: 'FetchResponse.throttle_time_ms, error_code, session_id',
+    722: 'FetchResponse.responses',
+    723: 'FetchResponse.<tagged fields>',
+    724: 'FetchResponse.<tagged fields>',
+    732: 'FetchResponse.node_endpoints',
+    733: 'FetchResponse.node_endpoints',
+    734: 'FetchResponse.throttle_time_ms, error_code, session_id',
+    735: 'FetchResponse.responses',
+    737: 'FetchResponse.<tagged fields>',
+    745: 'NodeEndpoint.node_id',
+    747: 'NodeEndpoint.host',
+    748: 'NodeEndpoint.port',
+    750: 'NodeEndpoint.rack',
+    751: 'NodeEndpoint.<tagged fields>',
+    752: 'NodeEndpoint.<tagged fields>',
+    760: 'NodeEndpoint.node_id',
+    761: 'NodeEndpoint.host',
+    762: 'NodeEndpoint.port',
+    763: 'NodeEndpoint.rack',
+    765: 'NodeEndpoint.<tagged fields>',
+    773: 'FetchResponse.throttle_time_ms, error_code, session_id',
+    775: 'FetchResponse.responses',
+    776: 'FetchResponse.<tagged fields>',
+    777: 'FetchResponse.<tagged fields>',
+    785: 'FetchResponse.throttle_time_ms, error_code, session_id',
+    786: 'FetchResponse.responses',
+    787: 'FetchResponse.<tagged fields>',
 }

@@ -29,7 +29,7 @@ class FindCoordinatorRequest(Message):
         key (string, v0-3)
             The coordinator key.
         key_type (int8, v1+)
-            The coordinator key type. (Group, transaction, etc.)
+            The coordinator key type. (group, transaction, share).
         coordinator_keys ([]string, v4+)
             The coordinator keys.
     """

@@ -90,7 +90,7 @@ class FindCoordinatorResponse(Message):
         port (int32, v0-3)
             The port.
         coordinators ([]Coordinator, v4+)
-            Each coordinator result in the response
+            Each coordinator result in the response.
     """
 
     __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'node_id', 'host', 'port', 'coordinators')

@@ -48,7 +48,7 @@ class GetTelemetrySubscriptionsResponse(Message):
         telemetry_max_bytes (int32, v0+)
             The maximum bytes of binary data the broker accepts in PushTelemetryRequest.
         delta_temporality (bool, v0+)
-            Flag to indicate monotonic/counter metrics are to be emitted as deltas or cumulative values
+            Flag to indicate monotonic/counter metrics are to be emitted as deltas or cumulative values.
         requested_metrics ([]string, v0+)
             Requested metrics prefix string match. Empty array: No metrics subscribed, Array[0] empty string: All metrics subscribed.
     """

@@ -21,10 +21,13 @@ _p_i = _s_i.pack
 _s_iqh = _S('>iqh')
 _u_iqh = _s_iqh.unpack_from
 _p_iqh = _s_iqh.pack
+_s_iqhxx = _S('>iqh??')
+_u_iqhxx = _s_iqhxx.unpack_from
+_p_iqhxx = _s_iqhxx.pack
 
 
 class InitProducerIdRequest(Message):
-    """Kafka InitProducerIdRequest request (API key 22), versions 0-5.
+    """Kafka InitProducerIdRequest request (API key 22), versions 0-6.
 
     Fields:
         transactional_id (string, v0+, nullable v0+)
@@ -35,29 +38,37 @@ class InitProducerIdRequest(Message):
             The producer id. This is used to disambiguate requests if a transactional id is reused following its expiration.
         producer_epoch (int16, v3+)
             The producer's current epoch. This will be checked against the producer epoch on the broker, and the request will return an error if they do not match.
+        enable2_pc (bool, v6+)
+            True if the client wants to enable two-phase commit (2PC) protocol for transactions.
+        keep_prepared_txn (bool, v6+)
+            True if the client wants to keep the currently ongoing transaction instead of aborting it.
     """
 
-    __slots__ = ('transactional_id', 'transaction_timeout_ms', 'producer_id', 'producer_epoch')
+    __slots__ = ('transactional_id', 'transaction_timeout_ms', 'producer_id', 'producer_epoch', 'enable2_pc', 'keep_prepared_txn')
     NAME = 'InitProducerIdRequest'
     API_KEY = 22
     MIN_VERSION = 0
-    MAX_VERSION = 5
+    MAX_VERSION = 6
     FLEXIBLE_MIN = 2
-    LATEST_VERSION_UNSTABLE = False
+    LATEST_VERSION_UNSTABLE = True
     FIELDS = (
         Field('transactional_id', 'TransactionalId', 'string', (0, 32767), (0, 32767), None, None, False, '', None),
         Field('transaction_timeout_ms', 'TransactionTimeoutMs', 'int32', (0, 32767), None, None, None, False, 0, None),
         Field('producer_id', 'ProducerId', 'int64', (3, 32767), None, None, None, False, -1, None),
         Field('producer_epoch', 'ProducerEpoch', 'int16', (3, 32767), None, None, None, False, -1, None),
+        Field('enable2_pc', 'Enable2Pc', 'bool', (6, 32767), None, None, None, False, False, None),
+        Field('keep_prepared_txn', 'KeepPreparedTxn', 'bool', (6, 32767), None, None, None, False, False, None),
     )
-    _DEFAULTS = {'transactional_id': '', 'transaction_timeout_ms': 0, 'producer_id': -1, 'producer_epoch': -1, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'transactional_id': '', 'transaction_timeout_ms': 0, 'producer_id': -1, 'producer_epoch': -1, 'enable2_pc': False, 'keep_prepared_txn': False, 'unknown_tagged_fields': None}
     _FACTORIES = {}
 
-    def __init__(self, *, transactional_id='', transaction_timeout_ms=0, producer_id=-1, producer_epoch=-1):
+    def __init__(self, *, transactional_id='', transaction_timeout_ms=0, producer_id=-1, producer_epoch=-1, enable2_pc=False, keep_prepared_txn=False):
         self.transactional_id = transactional_id
         self.transaction_timeout_ms = transaction_timeout_ms
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
+        self.enable2_pc = enable2_pc
+        self.keep_prepared_txn = keep_prepared_txn
         self.unknown_tagged_fields = None
 
 
@@ -76,6 +87,10 @@ def _enc_InitProducerIdRequest_v0(out, blobs, o):
         raise WireError('not sendable: the field exists only in versions 3+ and is not ignorable')
     if o.producer_epoch != -1:
         raise WireError('not sendable: the field exists only in versions 3+ and is not ignorable')
+    if o.enable2_pc != False:
+        raise WireError('not sendable: the field exists only in versions 6+ and is not ignorable')
+    if o.keep_prepared_txn != False:
+        raise WireError('not sendable: the field exists only in versions 6+ and is not ignorable')
     write_nullable_string(out, blobs, o.transactional_id)
     out += _p_i(o.transaction_timeout_ms)
 
@@ -99,6 +114,10 @@ def _enc_InitProducerIdRequest_v2(out, blobs, o):
         raise WireError('not sendable: the field exists only in versions 3+ and is not ignorable')
     if o.producer_epoch != -1:
         raise WireError('not sendable: the field exists only in versions 3+ and is not ignorable')
+    if o.enable2_pc != False:
+        raise WireError('not sendable: the field exists only in versions 6+ and is not ignorable')
+    if o.keep_prepared_txn != False:
+        raise WireError('not sendable: the field exists only in versions 6+ and is not ignorable')
     write_compact_nullable_string(out, blobs, o.transactional_id)
     out += _p_i(o.transaction_timeout_ms)
     if o.unknown_tagged_fields:
@@ -122,6 +141,10 @@ def _dec_InitProducerIdRequest_v3(mv, pos):
 
 def _enc_InitProducerIdRequest_v3(out, blobs, o):
     """InitProducerIdRequest, versions 3-5."""
+    if o.enable2_pc != False:
+        raise WireError('not sendable: the field exists only in versions 6+ and is not ignorable')
+    if o.keep_prepared_txn != False:
+        raise WireError('not sendable: the field exists only in versions 6+ and is not ignorable')
     write_compact_nullable_string(out, blobs, o.transactional_id)
     out += _p_iqh(o.transaction_timeout_ms, o.producer_id, o.producer_epoch)
     if o.unknown_tagged_fields:
@@ -130,35 +153,77 @@ def _enc_InitProducerIdRequest_v3(out, blobs, o):
         out.append(0)
 
 
-InitProducerIdRequest._DECODERS = (_dec_InitProducerIdRequest_v0, _dec_InitProducerIdRequest_v0, _dec_InitProducerIdRequest_v2, _dec_InitProducerIdRequest_v3, _dec_InitProducerIdRequest_v3, _dec_InitProducerIdRequest_v3,)
-InitProducerIdRequest._ENCODERS = (_enc_InitProducerIdRequest_v0, _enc_InitProducerIdRequest_v0, _enc_InitProducerIdRequest_v2, _enc_InitProducerIdRequest_v3, _enc_InitProducerIdRequest_v3, _enc_InitProducerIdRequest_v3,)
+def _dec_InitProducerIdRequest_v6(mv, pos):
+    """InitProducerIdRequest, version 6."""
+    o = new(InitProducerIdRequest)
+    o.transactional_id, pos = read_compact_nullable_string(mv, pos)
+    o.transaction_timeout_ms, o.producer_id, o.producer_epoch, o.enable2_pc, o.keep_prepared_txn = _u_iqhxx(mv, pos)
+    pos += 16
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_InitProducerIdRequest_v6(out, blobs, o):
+    """InitProducerIdRequest, version 6."""
+    write_compact_nullable_string(out, blobs, o.transactional_id)
+    out += _p_iqhxx(o.transaction_timeout_ms, o.producer_id, o.producer_epoch, o.enable2_pc, o.keep_prepared_txn)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+InitProducerIdRequest._DECODERS = (_dec_InitProducerIdRequest_v0, _dec_InitProducerIdRequest_v0, _dec_InitProducerIdRequest_v2, _dec_InitProducerIdRequest_v3, _dec_InitProducerIdRequest_v3, _dec_InitProducerIdRequest_v3, _dec_InitProducerIdRequest_v6,)
+InitProducerIdRequest._ENCODERS = (_enc_InitProducerIdRequest_v0, _enc_InitProducerIdRequest_v0, _enc_InitProducerIdRequest_v2, _enc_InitProducerIdRequest_v3, _enc_InitProducerIdRequest_v3, _enc_InitProducerIdRequest_v3, _enc_InitProducerIdRequest_v6,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    67: 'InitProducerIdRequest.transactional_id',
-    68: 'InitProducerIdRequest.transaction_timeout_ms',
-    75: 'InitProducerIdRequest.producer_id',
-    76: 'InitProducerIdRequest.producer_id',
-    77: 'InitProducerIdRequest.producer_epoch',
-    78: 'InitProducerIdRequest.producer_epoch',
-    79: 'InitProducerIdRequest.transactional_id',
-    80: 'InitProducerIdRequest.transaction_timeout_ms',
-    86: 'InitProducerIdRequest.transactional_id',
-    87: 'InitProducerIdRequest.transaction_timeout_ms',
-    89: 'InitProducerIdRequest.<tagged fields>',
-    90: 'InitProducerIdRequest.<tagged fields>',
-    98: 'InitProducerIdRequest.producer_id',
-    99: 'InitProducerIdRequest.producer_id',
-    100: 'InitProducerIdRequest.producer_epoch',
-    101: 'InitProducerIdRequest.producer_epoch',
-    102: 'InitProducerIdRequest.transactional_id',
-    103: 'InitProducerIdRequest.transaction_timeout_ms',
+    78: 'InitProducerIdRequest.transactional_id',
+    79: 'InitProducerIdRequest.transaction_timeout_ms',
+    86: 'InitProducerIdRequest.producer_id',
+    87: 'InitProducerIdRequest.producer_id',
+    88: 'InitProducerIdRequest.producer_epoch',
+    89: 'InitProducerIdRequest.producer_epoch',
+    90: 'InitProducerIdRequest.enable2_pc',
+    91: 'InitProducerIdRequest.enable2_pc',
+    92: 'InitProducerIdRequest.keep_prepared_txn',
+    93: 'InitProducerIdRequest.keep_prepared_txn',
+    94: 'InitProducerIdRequest.transactional_id',
+    95: 'InitProducerIdRequest.transaction_timeout_ms',
+    101: 'InitProducerIdRequest.transactional_id',
+    102: 'InitProducerIdRequest.transaction_timeout_ms',
+    104: 'InitProducerIdRequest.<tagged fields>',
     105: 'InitProducerIdRequest.<tagged fields>',
-    113: 'InitProducerIdRequest.transactional_id',
-    114: 'InitProducerIdRequest.transaction_timeout_ms, producer_id, producer_epoch',
-    116: 'InitProducerIdRequest.<tagged fields>',
-    117: 'InitProducerIdRequest.<tagged fields>',
-    125: 'InitProducerIdRequest.transactional_id',
-    126: 'InitProducerIdRequest.transaction_timeout_ms, producer_id, producer_epoch',
-    128: 'InitProducerIdRequest.<tagged fields>',
+    113: 'InitProducerIdRequest.producer_id',
+    114: 'InitProducerIdRequest.producer_id',
+    115: 'InitProducerIdRequest.producer_epoch',
+    116: 'InitProducerIdRequest.producer_epoch',
+    117: 'InitProducerIdRequest.enable2_pc',
+    118: 'InitProducerIdRequest.enable2_pc',
+    119: 'InitProducerIdRequest.keep_prepared_txn',
+    120: 'InitProducerIdRequest.keep_prepared_txn',
+    121: 'InitProducerIdRequest.transactional_id',
+    122: 'InitProducerIdRequest.transaction_timeout_ms',
+    124: 'InitProducerIdRequest.<tagged fields>',
+    132: 'InitProducerIdRequest.transactional_id',
+    133: 'InitProducerIdRequest.transaction_timeout_ms, producer_id, producer_epoch',
+    135: 'InitProducerIdRequest.<tagged fields>',
+    136: 'InitProducerIdRequest.<tagged fields>',
+    144: 'InitProducerIdRequest.enable2_pc',
+    145: 'InitProducerIdRequest.enable2_pc',
+    146: 'InitProducerIdRequest.keep_prepared_txn',
+    147: 'InitProducerIdRequest.keep_prepared_txn',
+    148: 'InitProducerIdRequest.transactional_id',
+    149: 'InitProducerIdRequest.transaction_timeout_ms, producer_id, producer_epoch',
+    151: 'InitProducerIdRequest.<tagged fields>',
+    159: 'InitProducerIdRequest.transactional_id',
+    160: 'InitProducerIdRequest.transaction_timeout_ms, producer_id, producer_epoch, enable2_pc, keep_prepared_txn',
+    162: 'InitProducerIdRequest.<tagged fields>',
+    163: 'InitProducerIdRequest.<tagged fields>',
+    171: 'InitProducerIdRequest.transactional_id',
+    172: 'InitProducerIdRequest.transaction_timeout_ms, producer_id, producer_epoch, enable2_pc, keep_prepared_txn',
+    174: 'InitProducerIdRequest.<tagged fields>',
 }

@@ -14,10 +14,13 @@ from kafka_fast.protocol.primitives import (
 _s_ihqh = _S('>ihqh')
 _u_ihqh = _s_ihqh.unpack_from
 _p_ihqh = _s_ihqh.pack
+_s_ihqhqh = _S('>ihqhqh')
+_u_ihqhqh = _s_ihqhqh.unpack_from
+_p_ihqhqh = _s_ihqhqh.pack
 
 
 class InitProducerIdResponse(Message):
-    """Kafka InitProducerIdResponse response (API key 22), versions 0-5.
+    """Kafka InitProducerIdResponse response (API key 22), versions 0-6.
 
     Fields:
         throttle_time_ms (int32, v0+)
@@ -28,13 +31,17 @@ class InitProducerIdResponse(Message):
             The current producer id.
         producer_epoch (int16, v0+)
             The current epoch associated with the producer id.
+        ongoing_txn_producer_id (int64, v6+)
+            The producer id for ongoing transaction when KeepPreparedTxn is used, -1 if there is no transaction ongoing.
+        ongoing_txn_producer_epoch (int16, v6+)
+            The epoch associated with the  producer id for ongoing transaction when KeepPreparedTxn is used, -1 if there is no transaction ongoing.
     """
 
-    __slots__ = ('throttle_time_ms', 'error_code', 'producer_id', 'producer_epoch')
+    __slots__ = ('throttle_time_ms', 'error_code', 'producer_id', 'producer_epoch', 'ongoing_txn_producer_id', 'ongoing_txn_producer_epoch')
     NAME = 'InitProducerIdResponse'
     API_KEY = 22
     MIN_VERSION = 0
-    MAX_VERSION = 5
+    MAX_VERSION = 6
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
     FIELDS = (
@@ -42,15 +49,19 @@ class InitProducerIdResponse(Message):
         Field('error_code', 'ErrorCode', 'int16', (0, 32767), None, None, None, False, 0, None),
         Field('producer_id', 'ProducerId', 'int64', (0, 32767), None, None, None, False, -1, None),
         Field('producer_epoch', 'ProducerEpoch', 'int16', (0, 32767), None, None, None, False, 0, None),
+        Field('ongoing_txn_producer_id', 'OngoingTxnProducerId', 'int64', (6, 32767), None, None, None, False, -1, None),
+        Field('ongoing_txn_producer_epoch', 'OngoingTxnProducerEpoch', 'int16', (6, 32767), None, None, None, False, -1, None),
     )
-    _DEFAULTS = {'throttle_time_ms': 0, 'error_code': 0, 'producer_id': -1, 'producer_epoch': 0, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'throttle_time_ms': 0, 'error_code': 0, 'producer_id': -1, 'producer_epoch': 0, 'ongoing_txn_producer_id': -1, 'ongoing_txn_producer_epoch': -1, 'unknown_tagged_fields': None}
     _FACTORIES = {}
 
-    def __init__(self, *, throttle_time_ms=0, error_code=0, producer_id=-1, producer_epoch=0):
+    def __init__(self, *, throttle_time_ms=0, error_code=0, producer_id=-1, producer_epoch=0, ongoing_txn_producer_id=-1, ongoing_txn_producer_epoch=-1):
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
+        self.ongoing_txn_producer_id = ongoing_txn_producer_id
+        self.ongoing_txn_producer_epoch = ongoing_txn_producer_epoch
         self.unknown_tagged_fields = None
 
 
@@ -64,6 +75,10 @@ def _dec_InitProducerIdResponse_v0(mv, pos):
 
 def _enc_InitProducerIdResponse_v0(out, blobs, o):
     """InitProducerIdResponse, versions 0-1."""
+    if o.ongoing_txn_producer_id != -1:
+        raise WireError('not sendable: the field exists only in versions 6+ and is not ignorable')
+    if o.ongoing_txn_producer_epoch != -1:
+        raise WireError('not sendable: the field exists only in versions 6+ and is not ignorable')
     out += _p_ihqh(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch)
 
 
@@ -81,6 +96,10 @@ def _dec_InitProducerIdResponse_v2(mv, pos):
 
 def _enc_InitProducerIdResponse_v2(out, blobs, o):
     """InitProducerIdResponse, versions 2-5."""
+    if o.ongoing_txn_producer_id != -1:
+        raise WireError('not sendable: the field exists only in versions 6+ and is not ignorable')
+    if o.ongoing_txn_producer_epoch != -1:
+        raise WireError('not sendable: the field exists only in versions 6+ and is not ignorable')
     out += _p_ihqh(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -88,16 +107,50 @@ def _enc_InitProducerIdResponse_v2(out, blobs, o):
         out.append(0)
 
 
-InitProducerIdResponse._DECODERS = (_dec_InitProducerIdResponse_v0, _dec_InitProducerIdResponse_v0, _dec_InitProducerIdResponse_v2, _dec_InitProducerIdResponse_v2, _dec_InitProducerIdResponse_v2, _dec_InitProducerIdResponse_v2,)
-InitProducerIdResponse._ENCODERS = (_enc_InitProducerIdResponse_v0, _enc_InitProducerIdResponse_v0, _enc_InitProducerIdResponse_v2, _enc_InitProducerIdResponse_v2, _enc_InitProducerIdResponse_v2, _enc_InitProducerIdResponse_v2,)
+def _dec_InitProducerIdResponse_v6(mv, pos):
+    """InitProducerIdResponse, version 6."""
+    o = new(InitProducerIdResponse)
+    o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, o.ongoing_txn_producer_id, o.ongoing_txn_producer_epoch = _u_ihqhqh(mv, pos)
+    pos += 26
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_InitProducerIdResponse_v6(out, blobs, o):
+    """InitProducerIdResponse, version 6."""
+    out += _p_ihqhqh(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, o.ongoing_txn_producer_id, o.ongoing_txn_producer_epoch)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+InitProducerIdResponse._DECODERS = (_dec_InitProducerIdResponse_v0, _dec_InitProducerIdResponse_v0, _dec_InitProducerIdResponse_v2, _dec_InitProducerIdResponse_v2, _dec_InitProducerIdResponse_v2, _dec_InitProducerIdResponse_v2, _dec_InitProducerIdResponse_v6,)
+InitProducerIdResponse._ENCODERS = (_enc_InitProducerIdResponse_v0, _enc_InitProducerIdResponse_v0, _enc_InitProducerIdResponse_v2, _enc_InitProducerIdResponse_v2, _enc_InitProducerIdResponse_v2, _enc_InitProducerIdResponse_v2, _enc_InitProducerIdResponse_v6,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    60: 'InitProducerIdResponse.throttle_time_ms, error_code, producer_id, producer_epoch',
-    67: 'InitProducerIdResponse.throttle_time_ms, error_code, producer_id, producer_epoch',
-    73: 'InitProducerIdResponse.throttle_time_ms, error_code, producer_id, producer_epoch',
-    75: 'InitProducerIdResponse.<tagged fields>',
-    76: 'InitProducerIdResponse.<tagged fields>',
-    84: 'InitProducerIdResponse.throttle_time_ms, error_code, producer_id, producer_epoch',
-    86: 'InitProducerIdResponse.<tagged fields>',
+    71: 'InitProducerIdResponse.throttle_time_ms, error_code, producer_id, producer_epoch',
+    78: 'InitProducerIdResponse.ongoing_txn_producer_id',
+    79: 'InitProducerIdResponse.ongoing_txn_producer_id',
+    80: 'InitProducerIdResponse.ongoing_txn_producer_epoch',
+    81: 'InitProducerIdResponse.ongoing_txn_producer_epoch',
+    82: 'InitProducerIdResponse.throttle_time_ms, error_code, producer_id, producer_epoch',
+    88: 'InitProducerIdResponse.throttle_time_ms, error_code, producer_id, producer_epoch',
+    90: 'InitProducerIdResponse.<tagged fields>',
+    91: 'InitProducerIdResponse.<tagged fields>',
+    99: 'InitProducerIdResponse.ongoing_txn_producer_id',
+    100: 'InitProducerIdResponse.ongoing_txn_producer_id',
+    101: 'InitProducerIdResponse.ongoing_txn_producer_epoch',
+    102: 'InitProducerIdResponse.ongoing_txn_producer_epoch',
+    103: 'InitProducerIdResponse.throttle_time_ms, error_code, producer_id, producer_epoch',
+    105: 'InitProducerIdResponse.<tagged fields>',
+    113: 'InitProducerIdResponse.throttle_time_ms, error_code, producer_id, producer_epoch, ongoing_txn_producer_id, ongoing_txn_producer_epoch',
+    115: 'InitProducerIdResponse.<tagged fields>',
+    116: 'InitProducerIdResponse.<tagged fields>',
+    124: 'InitProducerIdResponse.throttle_time_ms, error_code, producer_id, producer_epoch, ongoing_txn_producer_id, ongoing_txn_producer_epoch',
+    126: 'InitProducerIdResponse.<tagged fields>',
 }

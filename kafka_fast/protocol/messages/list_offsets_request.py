@@ -31,9 +31,6 @@ _p_iiq = _s_iiq.pack
 _s_iq = _S('>iq')
 _u_iq = _s_iq.unpack_from
 _p_iq = _s_iq.pack
-_s_iqi = _S('>iqi')
-_u_iqi = _s_iqi.unpack_from
-_p_iqi = _s_iqi.pack
 
 
 class ListOffsetsPartition(Struct):
@@ -46,26 +43,22 @@ class ListOffsetsPartition(Struct):
             The current leader epoch.
         timestamp (int64, v0+)
             The current timestamp.
-        max_num_offsets (int32, v0-0)
-            The maximum number of offsets to report.
     """
 
     __qualname__ = 'ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition'
-    __slots__ = ('partition_index', 'current_leader_epoch', 'timestamp', 'max_num_offsets')
+    __slots__ = ('partition_index', 'current_leader_epoch', 'timestamp')
     FIELDS = (
         Field('partition_index', 'PartitionIndex', 'int32', (0, 32767), None, None, None, False, 0, None),
         Field('current_leader_epoch', 'CurrentLeaderEpoch', 'int32', (4, 32767), None, None, None, True, -1, None),
         Field('timestamp', 'Timestamp', 'int64', (0, 32767), None, None, None, False, 0, None),
-        Field('max_num_offsets', 'MaxNumOffsets', 'int32', (0, 0), None, None, None, False, 1, None),
     )
-    _DEFAULTS = {'partition_index': 0, 'current_leader_epoch': -1, 'timestamp': 0, 'max_num_offsets': 1, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'partition_index': 0, 'current_leader_epoch': -1, 'timestamp': 0, 'unknown_tagged_fields': None}
     _FACTORIES = {}
 
-    def __init__(self, *, partition_index=0, current_leader_epoch=-1, timestamp=0, max_num_offsets=1):
+    def __init__(self, *, partition_index=0, current_leader_epoch=-1, timestamp=0):
         self.partition_index = partition_index
         self.current_leader_epoch = current_leader_epoch
         self.timestamp = timestamp
-        self.max_num_offsets = max_num_offsets
         self.unknown_tagged_fields = None
 
 
@@ -96,13 +89,13 @@ class ListOffsetsTopic(Struct):
 
 
 class ListOffsetsRequest(Message):
-    """Kafka ListOffsetsRequest request (API key 2), versions 0-10.
+    """Kafka ListOffsetsRequest request (API key 2), versions 1-11.
 
     Fields:
         replica_id (int32, v0+)
             The broker ID of the requester, or -1 if this request is being made by a normal consumer.
         isolation_level (int8, v2+)
-            This setting controls the visibility of transactional records. Using READ_UNCOMMITTED (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1), non-transactional and COMMITTED transactional records are visible. To be more concrete, READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable offset), and enables the inclusion of the list of aborted transactions in the result, which allows consumers to discard ABORTED transactional records
+            This setting controls the visibility of transactional records. Using READ_UNCOMMITTED (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1), non-transactional and COMMITTED transactional records are visible. To be more concrete, READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable offset), and enables the inclusion of the list of aborted transactions in the result, which allows consumers to discard ABORTED transactional records.
         topics ([]ListOffsetsTopic, v0+)
             Each topic in the request.
         timeout_ms (int32, v10+)
@@ -112,8 +105,8 @@ class ListOffsetsRequest(Message):
     __slots__ = ('replica_id', 'isolation_level', 'topics', 'timeout_ms')
     NAME = 'ListOffsetsRequest'
     API_KEY = 2
-    MIN_VERSION = 0
-    MAX_VERSION = 10
+    MIN_VERSION = 1
+    MAX_VERSION = 11
     FLEXIBLE_MIN = 6
     LATEST_VERSION_UNSTABLE = False
     ListOffsetsTopic = ListOffsetsTopic
@@ -135,50 +128,6 @@ class ListOffsetsRequest(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_ListOffsetsPartition_v0(mv, pos):
-    """ListOffsetsPartition, version 0."""
-    o = new(ListOffsetsPartition)
-    o.partition_index, o.timestamp, o.max_num_offsets = _u_iqi(mv, pos)
-    pos += 16
-    return o, pos
-
-
-def _enc_ListOffsetsPartition_v0(out, blobs, o):
-    """ListOffsetsPartition, version 0."""
-    out += _p_iqi(o.partition_index, o.timestamp, o.max_num_offsets)
-
-
-def _dec_ListOffsetsTopic_v0(mv, pos):
-    """ListOffsetsTopic, version 0."""
-    o = new(ListOffsetsTopic)
-    o.name, pos = read_string(mv, pos)
-    o.partitions, pos = read_array(mv, pos, _dec_ListOffsetsPartition_v0)
-    return o, pos
-
-
-def _enc_ListOffsetsTopic_v0(out, blobs, o):
-    """ListOffsetsTopic, version 0."""
-    write_string(out, blobs, o.name)
-    write_array(out, blobs, o.partitions, _enc_ListOffsetsPartition_v0)
-
-
-def _dec_ListOffsetsRequest_v0(mv, pos):
-    """ListOffsetsRequest, version 0."""
-    o = new(ListOffsetsRequest)
-    o.replica_id, = _u_i(mv, pos)
-    pos += 4
-    o.topics, pos = read_array(mv, pos, _dec_ListOffsetsTopic_v0)
-    return o, pos
-
-
-def _enc_ListOffsetsRequest_v0(out, blobs, o):
-    """ListOffsetsRequest, version 0."""
-    if o.isolation_level != 0:
-        raise WireError('not sendable: the field exists only in versions 2+ and is not ignorable')
-    out += _p_i(o.replica_id)
-    write_array(out, blobs, o.topics, _enc_ListOffsetsTopic_v0)
-
-
 def _dec_ListOffsetsPartition_v1(mv, pos):
     """ListOffsetsPartition, versions 1-3."""
     o = new(ListOffsetsPartition)
@@ -189,8 +138,6 @@ def _dec_ListOffsetsPartition_v1(mv, pos):
 
 def _enc_ListOffsetsPartition_v1(out, blobs, o):
     """ListOffsetsPartition, versions 1-3."""
-    if o.max_num_offsets != 1:
-        raise WireError('not sendable: the field exists only in versions 0-0 and is not ignorable')
     out += _p_iq(o.partition_index, o.timestamp)
 
 
@@ -250,8 +197,6 @@ def _dec_ListOffsetsPartition_v4(mv, pos):
 
 def _enc_ListOffsetsPartition_v4(out, blobs, o):
     """ListOffsetsPartition, versions 4-5."""
-    if o.max_num_offsets != 1:
-        raise WireError('not sendable: the field exists only in versions 0-0 and is not ignorable')
     out += _p_iiq(o.partition_index, o.current_leader_epoch, o.timestamp)
 
 
@@ -285,7 +230,7 @@ def _enc_ListOffsetsRequest_v4(out, blobs, o):
 
 
 def _dec_ListOffsetsPartition_v6(mv, pos):
-    """ListOffsetsPartition, versions 6-10."""
+    """ListOffsetsPartition, versions 6-11."""
     o = new(ListOffsetsPartition)
     o.partition_index, o.current_leader_epoch, o.timestamp = _u_iiq(mv, pos)
     pos += 16
@@ -297,9 +242,7 @@ def _dec_ListOffsetsPartition_v6(mv, pos):
 
 
 def _enc_ListOffsetsPartition_v6(out, blobs, o):
-    """ListOffsetsPartition, versions 6-10."""
-    if o.max_num_offsets != 1:
-        raise WireError('not sendable: the field exists only in versions 0-0 and is not ignorable')
+    """ListOffsetsPartition, versions 6-11."""
     out += _p_iiq(o.partition_index, o.current_leader_epoch, o.timestamp)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -308,7 +251,7 @@ def _enc_ListOffsetsPartition_v6(out, blobs, o):
 
 
 def _dec_ListOffsetsTopic_v6(mv, pos):
-    """ListOffsetsTopic, versions 6-10."""
+    """ListOffsetsTopic, versions 6-11."""
     o = new(ListOffsetsTopic)
     o.name, pos = read_compact_string(mv, pos)
     o.partitions, pos = read_compact_array(mv, pos, _dec_ListOffsetsPartition_v6)
@@ -320,7 +263,7 @@ def _dec_ListOffsetsTopic_v6(mv, pos):
 
 
 def _enc_ListOffsetsTopic_v6(out, blobs, o):
-    """ListOffsetsTopic, versions 6-10."""
+    """ListOffsetsTopic, versions 6-11."""
     write_compact_string(out, blobs, o.name)
     write_compact_array(out, blobs, o.partitions, _enc_ListOffsetsPartition_v6)
     if o.unknown_tagged_fields:
@@ -353,7 +296,7 @@ def _enc_ListOffsetsRequest_v6(out, blobs, o):
 
 
 def _dec_ListOffsetsRequest_v10(mv, pos):
-    """ListOffsetsRequest, version 10."""
+    """ListOffsetsRequest, versions 10-11."""
     o = new(ListOffsetsRequest)
     o.replica_id, o.isolation_level = _u_ib(mv, pos)
     pos += 5
@@ -368,7 +311,7 @@ def _dec_ListOffsetsRequest_v10(mv, pos):
 
 
 def _enc_ListOffsetsRequest_v10(out, blobs, o):
-    """ListOffsetsRequest, version 10."""
+    """ListOffsetsRequest, versions 10-11."""
     out += _p_ib(o.replica_id, o.isolation_level)
     write_compact_array(out, blobs, o.topics, _enc_ListOffsetsTopic_v6)
     out += _p_i(o.timeout_ms)
@@ -378,81 +321,63 @@ def _enc_ListOffsetsRequest_v10(out, blobs, o):
         out.append(0)
 
 
-ListOffsetsRequest._DECODERS = (_dec_ListOffsetsRequest_v0, _dec_ListOffsetsRequest_v1, _dec_ListOffsetsRequest_v2, _dec_ListOffsetsRequest_v2, _dec_ListOffsetsRequest_v4, _dec_ListOffsetsRequest_v4, _dec_ListOffsetsRequest_v6, _dec_ListOffsetsRequest_v6, _dec_ListOffsetsRequest_v6, _dec_ListOffsetsRequest_v6, _dec_ListOffsetsRequest_v10,)
-ListOffsetsRequest._ENCODERS = (_enc_ListOffsetsRequest_v0, _enc_ListOffsetsRequest_v1, _enc_ListOffsetsRequest_v2, _enc_ListOffsetsRequest_v2, _enc_ListOffsetsRequest_v4, _enc_ListOffsetsRequest_v4, _enc_ListOffsetsRequest_v6, _enc_ListOffsetsRequest_v6, _enc_ListOffsetsRequest_v6, _enc_ListOffsetsRequest_v6, _enc_ListOffsetsRequest_v10,)
+ListOffsetsRequest._DECODERS = (None, _dec_ListOffsetsRequest_v1, _dec_ListOffsetsRequest_v2, _dec_ListOffsetsRequest_v2, _dec_ListOffsetsRequest_v4, _dec_ListOffsetsRequest_v4, _dec_ListOffsetsRequest_v6, _dec_ListOffsetsRequest_v6, _dec_ListOffsetsRequest_v6, _dec_ListOffsetsRequest_v6, _dec_ListOffsetsRequest_v10, _dec_ListOffsetsRequest_v10,)
+ListOffsetsRequest._ENCODERS = (None, _enc_ListOffsetsRequest_v1, _enc_ListOffsetsRequest_v2, _enc_ListOffsetsRequest_v2, _enc_ListOffsetsRequest_v4, _enc_ListOffsetsRequest_v4, _enc_ListOffsetsRequest_v6, _enc_ListOffsetsRequest_v6, _enc_ListOffsetsRequest_v6, _enc_ListOffsetsRequest_v6, _enc_ListOffsetsRequest_v10, _enc_ListOffsetsRequest_v10,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    141: 'ListOffsetsPartition.partition_index, timestamp, max_num_offsets',
-    148: 'ListOffsetsPartition.partition_index, timestamp, max_num_offsets',
+    134: 'ListOffsetsPartition.partition_index, timestamp',
+    141: 'ListOffsetsPartition.partition_index, timestamp',
+    147: 'ListOffsetsTopic.name',
+    148: 'ListOffsetsTopic.partitions',
     154: 'ListOffsetsTopic.name',
     155: 'ListOffsetsTopic.partitions',
-    161: 'ListOffsetsTopic.name',
-    162: 'ListOffsetsTopic.partitions',
-    168: 'ListOffsetsRequest.replica_id',
-    170: 'ListOffsetsRequest.topics',
-    176: 'ListOffsetsRequest.isolation_level',
-    177: 'ListOffsetsRequest.isolation_level',
-    178: 'ListOffsetsRequest.replica_id',
-    179: 'ListOffsetsRequest.topics',
-    185: 'ListOffsetsPartition.partition_index, timestamp',
-    192: 'ListOffsetsPartition.max_num_offsets',
-    193: 'ListOffsetsPartition.max_num_offsets',
-    194: 'ListOffsetsPartition.partition_index, timestamp',
-    200: 'ListOffsetsTopic.name',
-    201: 'ListOffsetsTopic.partitions',
-    207: 'ListOffsetsTopic.name',
-    208: 'ListOffsetsTopic.partitions',
-    214: 'ListOffsetsRequest.replica_id',
-    216: 'ListOffsetsRequest.topics',
-    222: 'ListOffsetsRequest.isolation_level',
-    223: 'ListOffsetsRequest.isolation_level',
-    224: 'ListOffsetsRequest.replica_id',
-    225: 'ListOffsetsRequest.topics',
-    231: 'ListOffsetsRequest.replica_id, isolation_level',
-    233: 'ListOffsetsRequest.topics',
-    239: 'ListOffsetsRequest.replica_id, isolation_level',
-    240: 'ListOffsetsRequest.topics',
+    161: 'ListOffsetsRequest.replica_id',
+    163: 'ListOffsetsRequest.topics',
+    169: 'ListOffsetsRequest.isolation_level',
+    170: 'ListOffsetsRequest.isolation_level',
+    171: 'ListOffsetsRequest.replica_id',
+    172: 'ListOffsetsRequest.topics',
+    178: 'ListOffsetsRequest.replica_id, isolation_level',
+    180: 'ListOffsetsRequest.topics',
+    186: 'ListOffsetsRequest.replica_id, isolation_level',
+    187: 'ListOffsetsRequest.topics',
+    193: 'ListOffsetsPartition.partition_index, current_leader_epoch, timestamp',
+    200: 'ListOffsetsPartition.partition_index, current_leader_epoch, timestamp',
+    206: 'ListOffsetsTopic.name',
+    207: 'ListOffsetsTopic.partitions',
+    213: 'ListOffsetsTopic.name',
+    214: 'ListOffsetsTopic.partitions',
+    220: 'ListOffsetsRequest.replica_id, isolation_level',
+    222: 'ListOffsetsRequest.topics',
+    228: 'ListOffsetsRequest.replica_id, isolation_level',
+    229: 'ListOffsetsRequest.topics',
+    235: 'ListOffsetsPartition.partition_index, current_leader_epoch, timestamp',
+    237: 'ListOffsetsPartition.<tagged fields>',
+    238: 'ListOffsetsPartition.<tagged fields>',
     246: 'ListOffsetsPartition.partition_index, current_leader_epoch, timestamp',
-    253: 'ListOffsetsPartition.max_num_offsets',
-    254: 'ListOffsetsPartition.max_num_offsets',
-    255: 'ListOffsetsPartition.partition_index, current_leader_epoch, timestamp',
-    261: 'ListOffsetsTopic.name',
-    262: 'ListOffsetsTopic.partitions',
-    268: 'ListOffsetsTopic.name',
-    269: 'ListOffsetsTopic.partitions',
-    275: 'ListOffsetsRequest.replica_id, isolation_level',
-    277: 'ListOffsetsRequest.topics',
-    283: 'ListOffsetsRequest.replica_id, isolation_level',
-    284: 'ListOffsetsRequest.topics',
-    290: 'ListOffsetsPartition.partition_index, current_leader_epoch, timestamp',
-    292: 'ListOffsetsPartition.<tagged fields>',
-    293: 'ListOffsetsPartition.<tagged fields>',
-    301: 'ListOffsetsPartition.max_num_offsets',
-    302: 'ListOffsetsPartition.max_num_offsets',
-    303: 'ListOffsetsPartition.partition_index, current_leader_epoch, timestamp',
-    305: 'ListOffsetsPartition.<tagged fields>',
-    313: 'ListOffsetsTopic.name',
-    314: 'ListOffsetsTopic.partitions',
-    315: 'ListOffsetsTopic.<tagged fields>',
-    316: 'ListOffsetsTopic.<tagged fields>',
-    324: 'ListOffsetsTopic.name',
-    325: 'ListOffsetsTopic.partitions',
-    327: 'ListOffsetsTopic.<tagged fields>',
-    335: 'ListOffsetsRequest.replica_id, isolation_level',
-    337: 'ListOffsetsRequest.topics',
-    338: 'ListOffsetsRequest.<tagged fields>',
-    339: 'ListOffsetsRequest.<tagged fields>',
-    347: 'ListOffsetsRequest.replica_id, isolation_level',
-    348: 'ListOffsetsRequest.topics',
-    350: 'ListOffsetsRequest.<tagged fields>',
-    358: 'ListOffsetsRequest.replica_id, isolation_level',
-    360: 'ListOffsetsRequest.topics',
-    361: 'ListOffsetsRequest.timeout_ms',
-    363: 'ListOffsetsRequest.<tagged fields>',
-    364: 'ListOffsetsRequest.<tagged fields>',
-    372: 'ListOffsetsRequest.replica_id, isolation_level',
-    373: 'ListOffsetsRequest.topics',
-    374: 'ListOffsetsRequest.timeout_ms',
-    376: 'ListOffsetsRequest.<tagged fields>',
+    248: 'ListOffsetsPartition.<tagged fields>',
+    256: 'ListOffsetsTopic.name',
+    257: 'ListOffsetsTopic.partitions',
+    258: 'ListOffsetsTopic.<tagged fields>',
+    259: 'ListOffsetsTopic.<tagged fields>',
+    267: 'ListOffsetsTopic.name',
+    268: 'ListOffsetsTopic.partitions',
+    270: 'ListOffsetsTopic.<tagged fields>',
+    278: 'ListOffsetsRequest.replica_id, isolation_level',
+    280: 'ListOffsetsRequest.topics',
+    281: 'ListOffsetsRequest.<tagged fields>',
+    282: 'ListOffsetsRequest.<tagged fields>',
+    290: 'ListOffsetsRequest.replica_id, isolation_level',
+    291: 'ListOffsetsRequest.topics',
+    293: 'ListOffsetsRequest.<tagged fields>',
+    301: 'ListOffsetsRequest.replica_id, isolation_level',
+    303: 'ListOffsetsRequest.topics',
+    304: 'ListOffsetsRequest.timeout_ms',
+    306: 'ListOffsetsRequest.<tagged fields>',
+    307: 'ListOffsetsRequest.<tagged fields>',
+    315: 'ListOffsetsRequest.replica_id, isolation_level',
+    316: 'ListOffsetsRequest.topics',
+    317: 'ListOffsetsRequest.timeout_ms',
+    319: 'ListOffsetsRequest.<tagged fields>',
 }

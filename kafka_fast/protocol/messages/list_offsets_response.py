@@ -5,7 +5,6 @@ from struct import Struct as _S
 
 from kafka_fast.protocol.base import DEFAULT, Field, Message, Struct, new
 from kafka_fast.protocol.primitives import (
-    Fixed,
     WireError,
     ZERO_UUID,
     read_array,
@@ -23,16 +22,12 @@ from kafka_fast.protocol.primitives import (
 _s_i = _S('>i')
 _u_i = _s_i.unpack_from
 _p_i = _s_i.pack
-_s_ih = _S('>ih')
-_u_ih = _s_ih.unpack_from
-_p_ih = _s_ih.pack
 _s_ihqq = _S('>ihqq')
 _u_ihqq = _s_ihqq.unpack_from
 _p_ihqq = _s_ihqq.pack
 _s_ihqqi = _S('>ihqqi')
 _u_ihqqi = _s_ihqqi.unpack_from
 _p_ihqqi = _s_ihqqi.pack
-_INT64 = Fixed('q', 8)
 
 
 class ListOffsetsPartitionResponse(Struct):
@@ -43,32 +38,29 @@ class ListOffsetsPartitionResponse(Struct):
             The partition index.
         error_code (int16, v0+)
             The partition error code, or 0 if there was no error.
-        old_style_offsets ([]int64, v0-0)
-            The result offsets.
         timestamp (int64, v1+)
             The timestamp associated with the returned offset.
         offset (int64, v1+)
             The returned offset.
         leader_epoch (int32, v4+)
+            The leader epoch associated with the returned offset.
     """
 
     __qualname__ = 'ListOffsetsResponse.ListOffsetsTopicResponse.ListOffsetsPartitionResponse'
-    __slots__ = ('partition_index', 'error_code', 'old_style_offsets', 'timestamp', 'offset', 'leader_epoch')
+    __slots__ = ('partition_index', 'error_code', 'timestamp', 'offset', 'leader_epoch')
     FIELDS = (
         Field('partition_index', 'PartitionIndex', 'int32', (0, 32767), None, None, None, False, 0, None),
         Field('error_code', 'ErrorCode', 'int16', (0, 32767), None, None, None, False, 0, None),
-        Field('old_style_offsets', 'OldStyleOffsets', '[]int64', (0, 0), None, None, None, False, list, None),
         Field('timestamp', 'Timestamp', 'int64', (1, 32767), None, None, None, False, -1, None),
         Field('offset', 'Offset', 'int64', (1, 32767), None, None, None, False, -1, None),
         Field('leader_epoch', 'LeaderEpoch', 'int32', (4, 32767), None, None, None, False, -1, None),
     )
     _DEFAULTS = {'partition_index': 0, 'error_code': 0, 'timestamp': -1, 'offset': -1, 'leader_epoch': -1, 'unknown_tagged_fields': None}
-    _FACTORIES = {'old_style_offsets': list}
+    _FACTORIES = {}
 
-    def __init__(self, *, partition_index=0, error_code=0, old_style_offsets=DEFAULT, timestamp=-1, offset=-1, leader_epoch=-1):
+    def __init__(self, *, partition_index=0, error_code=0, timestamp=-1, offset=-1, leader_epoch=-1):
         self.partition_index = partition_index
         self.error_code = error_code
-        self.old_style_offsets = [] if old_style_offsets is DEFAULT else old_style_offsets
         self.timestamp = timestamp
         self.offset = offset
         self.leader_epoch = leader_epoch
@@ -80,7 +72,7 @@ class ListOffsetsTopicResponse(Struct):
 
     Fields:
         name (string, v0+)
-            The topic name
+            The topic name.
         partitions ([]ListOffsetsPartitionResponse, v0+)
             Each partition in the response.
     """
@@ -102,7 +94,7 @@ class ListOffsetsTopicResponse(Struct):
 
 
 class ListOffsetsResponse(Message):
-    """Kafka ListOffsetsResponse response (API key 2), versions 0-10.
+    """Kafka ListOffsetsResponse response (API key 2), versions 1-11.
 
     Fields:
         throttle_time_ms (int32, v2+)
@@ -114,8 +106,8 @@ class ListOffsetsResponse(Message):
     __slots__ = ('throttle_time_ms', 'topics')
     NAME = 'ListOffsetsResponse'
     API_KEY = 2
-    MIN_VERSION = 0
-    MAX_VERSION = 10
+    MIN_VERSION = 1
+    MAX_VERSION = 11
     FLEXIBLE_MIN = 6
     LATEST_VERSION_UNSTABLE = False
     ListOffsetsTopicResponse = ListOffsetsTopicResponse
@@ -133,53 +125,6 @@ class ListOffsetsResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_ListOffsetsPartitionResponse_v0(mv, pos):
-    """ListOffsetsPartitionResponse, version 0."""
-    o = new(ListOffsetsPartitionResponse)
-    o.partition_index, o.error_code = _u_ih(mv, pos)
-    pos += 6
-    o.old_style_offsets, pos = read_array(mv, pos, _INT64)
-    return o, pos
-
-
-def _enc_ListOffsetsPartitionResponse_v0(out, blobs, o):
-    """ListOffsetsPartitionResponse, version 0."""
-    if o.timestamp != -1:
-        raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
-    if o.offset != -1:
-        raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
-    if o.leader_epoch != -1:
-        raise WireError('not sendable: the field exists only in versions 4+ and is not ignorable')
-    out += _p_ih(o.partition_index, o.error_code)
-    write_array(out, blobs, o.old_style_offsets, _INT64)
-
-
-def _dec_ListOffsetsTopicResponse_v0(mv, pos):
-    """ListOffsetsTopicResponse, version 0."""
-    o = new(ListOffsetsTopicResponse)
-    o.name, pos = read_string(mv, pos)
-    o.partitions, pos = read_array(mv, pos, _dec_ListOffsetsPartitionResponse_v0)
-    return o, pos
-
-
-def _enc_ListOffsetsTopicResponse_v0(out, blobs, o):
-    """ListOffsetsTopicResponse, version 0."""
-    write_string(out, blobs, o.name)
-    write_array(out, blobs, o.partitions, _enc_ListOffsetsPartitionResponse_v0)
-
-
-def _dec_ListOffsetsResponse_v0(mv, pos):
-    """ListOffsetsResponse, version 0."""
-    o = new(ListOffsetsResponse)
-    o.topics, pos = read_array(mv, pos, _dec_ListOffsetsTopicResponse_v0)
-    return o, pos
-
-
-def _enc_ListOffsetsResponse_v0(out, blobs, o):
-    """ListOffsetsResponse, version 0."""
-    write_array(out, blobs, o.topics, _enc_ListOffsetsTopicResponse_v0)
-
-
 def _dec_ListOffsetsPartitionResponse_v1(mv, pos):
     """ListOffsetsPartitionResponse, versions 1-3."""
     o = new(ListOffsetsPartitionResponse)
@@ -190,8 +135,6 @@ def _dec_ListOffsetsPartitionResponse_v1(mv, pos):
 
 def _enc_ListOffsetsPartitionResponse_v1(out, blobs, o):
     """ListOffsetsPartitionResponse, versions 1-3."""
-    if o.old_style_offsets != []:
-        raise WireError('not sendable: the field exists only in versions 0-0 and is not ignorable')
     if o.leader_epoch != -1:
         raise WireError('not sendable: the field exists only in versions 4+ and is not ignorable')
     out += _p_ihqq(o.partition_index, o.error_code, o.timestamp, o.offset)
@@ -248,8 +191,6 @@ def _dec_ListOffsetsPartitionResponse_v4(mv, pos):
 
 def _enc_ListOffsetsPartitionResponse_v4(out, blobs, o):
     """ListOffsetsPartitionResponse, versions 4-5."""
-    if o.old_style_offsets != []:
-        raise WireError('not sendable: the field exists only in versions 0-0 and is not ignorable')
     out += _p_ihqqi(o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch)
 
 
@@ -283,7 +224,7 @@ def _enc_ListOffsetsResponse_v4(out, blobs, o):
 
 
 def _dec_ListOffsetsPartitionResponse_v6(mv, pos):
-    """ListOffsetsPartitionResponse, versions 6-10."""
+    """ListOffsetsPartitionResponse, versions 6-11."""
     o = new(ListOffsetsPartitionResponse)
     o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch = _u_ihqqi(mv, pos)
     pos += 26
@@ -295,9 +236,7 @@ def _dec_ListOffsetsPartitionResponse_v6(mv, pos):
 
 
 def _enc_ListOffsetsPartitionResponse_v6(out, blobs, o):
-    """ListOffsetsPartitionResponse, versions 6-10."""
-    if o.old_style_offsets != []:
-        raise WireError('not sendable: the field exists only in versions 0-0 and is not ignorable')
+    """ListOffsetsPartitionResponse, versions 6-11."""
     out += _p_ihqqi(o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -306,7 +245,7 @@ def _enc_ListOffsetsPartitionResponse_v6(out, blobs, o):
 
 
 def _dec_ListOffsetsTopicResponse_v6(mv, pos):
-    """ListOffsetsTopicResponse, versions 6-10."""
+    """ListOffsetsTopicResponse, versions 6-11."""
     o = new(ListOffsetsTopicResponse)
     o.name, pos = read_compact_string(mv, pos)
     o.partitions, pos = read_compact_array(mv, pos, _dec_ListOffsetsPartitionResponse_v6)
@@ -318,7 +257,7 @@ def _dec_ListOffsetsTopicResponse_v6(mv, pos):
 
 
 def _enc_ListOffsetsTopicResponse_v6(out, blobs, o):
-    """ListOffsetsTopicResponse, versions 6-10."""
+    """ListOffsetsTopicResponse, versions 6-11."""
     write_compact_string(out, blobs, o.name)
     write_compact_array(out, blobs, o.partitions, _enc_ListOffsetsPartitionResponse_v6)
     if o.unknown_tagged_fields:
@@ -328,7 +267,7 @@ def _enc_ListOffsetsTopicResponse_v6(out, blobs, o):
 
 
 def _dec_ListOffsetsResponse_v6(mv, pos):
-    """ListOffsetsResponse, versions 6-10."""
+    """ListOffsetsResponse, versions 6-11."""
     o = new(ListOffsetsResponse)
     o.throttle_time_ms, = _u_i(mv, pos)
     pos += 4
@@ -341,7 +280,7 @@ def _dec_ListOffsetsResponse_v6(mv, pos):
 
 
 def _enc_ListOffsetsResponse_v6(out, blobs, o):
-    """ListOffsetsResponse, versions 6-10."""
+    """ListOffsetsResponse, versions 6-11."""
     out += _p_i(o.throttle_time_ms)
     write_compact_array(out, blobs, o.topics, _enc_ListOffsetsTopicResponse_v6)
     if o.unknown_tagged_fields:
@@ -350,74 +289,52 @@ def _enc_ListOffsetsResponse_v6(out, blobs, o):
         out.append(0)
 
 
-ListOffsetsResponse._DECODERS = (_dec_ListOffsetsResponse_v0, _dec_ListOffsetsResponse_v1, _dec_ListOffsetsResponse_v2, _dec_ListOffsetsResponse_v2, _dec_ListOffsetsResponse_v4, _dec_ListOffsetsResponse_v4, _dec_ListOffsetsResponse_v6, _dec_ListOffsetsResponse_v6, _dec_ListOffsetsResponse_v6, _dec_ListOffsetsResponse_v6, _dec_ListOffsetsResponse_v6,)
-ListOffsetsResponse._ENCODERS = (_enc_ListOffsetsResponse_v0, _enc_ListOffsetsResponse_v1, _enc_ListOffsetsResponse_v2, _enc_ListOffsetsResponse_v2, _enc_ListOffsetsResponse_v4, _enc_ListOffsetsResponse_v4, _enc_ListOffsetsResponse_v6, _enc_ListOffsetsResponse_v6, _enc_ListOffsetsResponse_v6, _enc_ListOffsetsResponse_v6, _enc_ListOffsetsResponse_v6,)
+ListOffsetsResponse._DECODERS = (None, _dec_ListOffsetsResponse_v1, _dec_ListOffsetsResponse_v2, _dec_ListOffsetsResponse_v2, _dec_ListOffsetsResponse_v4, _dec_ListOffsetsResponse_v4, _dec_ListOffsetsResponse_v6, _dec_ListOffsetsResponse_v6, _dec_ListOffsetsResponse_v6, _dec_ListOffsetsResponse_v6, _dec_ListOffsetsResponse_v6, _dec_ListOffsetsResponse_v6,)
+ListOffsetsResponse._ENCODERS = (None, _enc_ListOffsetsResponse_v1, _enc_ListOffsetsResponse_v2, _enc_ListOffsetsResponse_v2, _enc_ListOffsetsResponse_v4, _enc_ListOffsetsResponse_v4, _enc_ListOffsetsResponse_v6, _enc_ListOffsetsResponse_v6, _enc_ListOffsetsResponse_v6, _enc_ListOffsetsResponse_v6, _enc_ListOffsetsResponse_v6, _enc_ListOffsetsResponse_v6,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    139: 'ListOffsetsPartitionResponse.partition_index, error_code',
-    141: 'ListOffsetsPartitionResponse.old_style_offsets',
-    147: 'ListOffsetsPartitionResponse.timestamp',
-    148: 'ListOffsetsPartitionResponse.timestamp',
-    149: 'ListOffsetsPartitionResponse.offset',
-    150: 'ListOffsetsPartitionResponse.offset',
-    151: 'ListOffsetsPartitionResponse.leader_epoch',
-    152: 'ListOffsetsPartitionResponse.leader_epoch',
-    153: 'ListOffsetsPartitionResponse.partition_index, error_code',
-    154: 'ListOffsetsPartitionResponse.old_style_offsets',
-    160: 'ListOffsetsTopicResponse.name',
-    161: 'ListOffsetsTopicResponse.partitions',
-    167: 'ListOffsetsTopicResponse.name',
-    168: 'ListOffsetsTopicResponse.partitions',
+    131: 'ListOffsetsPartitionResponse.partition_index, error_code, timestamp, offset',
+    138: 'ListOffsetsPartitionResponse.leader_epoch',
+    139: 'ListOffsetsPartitionResponse.leader_epoch',
+    140: 'ListOffsetsPartitionResponse.partition_index, error_code, timestamp, offset',
+    146: 'ListOffsetsTopicResponse.name',
+    147: 'ListOffsetsTopicResponse.partitions',
+    153: 'ListOffsetsTopicResponse.name',
+    154: 'ListOffsetsTopicResponse.partitions',
+    160: 'ListOffsetsResponse.topics',
+    166: 'ListOffsetsResponse.topics',
+    172: 'ListOffsetsResponse.throttle_time_ms',
     174: 'ListOffsetsResponse.topics',
-    180: 'ListOffsetsResponse.topics',
-    186: 'ListOffsetsPartitionResponse.partition_index, error_code, timestamp, offset',
-    193: 'ListOffsetsPartitionResponse.old_style_offsets',
-    194: 'ListOffsetsPartitionResponse.old_style_offsets',
-    195: 'ListOffsetsPartitionResponse.leader_epoch',
-    196: 'ListOffsetsPartitionResponse.leader_epoch',
-    197: 'ListOffsetsPartitionResponse.partition_index, error_code, timestamp, offset',
-    203: 'ListOffsetsTopicResponse.name',
-    204: 'ListOffsetsTopicResponse.partitions',
-    210: 'ListOffsetsTopicResponse.name',
-    211: 'ListOffsetsTopicResponse.partitions',
-    217: 'ListOffsetsResponse.topics',
+    180: 'ListOffsetsResponse.throttle_time_ms',
+    181: 'ListOffsetsResponse.topics',
+    187: 'ListOffsetsPartitionResponse.partition_index, error_code, timestamp, offset, leader_epoch',
+    194: 'ListOffsetsPartitionResponse.partition_index, error_code, timestamp, offset, leader_epoch',
+    200: 'ListOffsetsTopicResponse.name',
+    201: 'ListOffsetsTopicResponse.partitions',
+    207: 'ListOffsetsTopicResponse.name',
+    208: 'ListOffsetsTopicResponse.partitions',
+    214: 'ListOffsetsResponse.throttle_time_ms',
+    216: 'ListOffsetsResponse.topics',
+    222: 'ListOffsetsResponse.throttle_time_ms',
     223: 'ListOffsetsResponse.topics',
-    229: 'ListOffsetsResponse.throttle_time_ms',
-    231: 'ListOffsetsResponse.topics',
-    237: 'ListOffsetsResponse.throttle_time_ms',
-    238: 'ListOffsetsResponse.topics',
-    244: 'ListOffsetsPartitionResponse.partition_index, error_code, timestamp, offset, leader_epoch',
-    251: 'ListOffsetsPartitionResponse.old_style_offsets',
-    252: 'ListOffsetsPartitionResponse.old_style_offsets',
-    253: 'ListOffsetsPartitionResponse.partition_index, error_code, timestamp, offset, leader_epoch',
-    259: 'ListOffsetsTopicResponse.name',
-    260: 'ListOffsetsTopicResponse.partitions',
-    266: 'ListOffsetsTopicResponse.name',
-    267: 'ListOffsetsTopicResponse.partitions',
-    273: 'ListOffsetsResponse.throttle_time_ms',
-    275: 'ListOffsetsResponse.topics',
-    281: 'ListOffsetsResponse.throttle_time_ms',
-    282: 'ListOffsetsResponse.topics',
-    288: 'ListOffsetsPartitionResponse.partition_index, error_code, timestamp, offset, leader_epoch',
-    290: 'ListOffsetsPartitionResponse.<tagged fields>',
-    291: 'ListOffsetsPartitionResponse.<tagged fields>',
-    299: 'ListOffsetsPartitionResponse.old_style_offsets',
-    300: 'ListOffsetsPartitionResponse.old_style_offsets',
-    301: 'ListOffsetsPartitionResponse.partition_index, error_code, timestamp, offset, leader_epoch',
-    303: 'ListOffsetsPartitionResponse.<tagged fields>',
-    311: 'ListOffsetsTopicResponse.name',
-    312: 'ListOffsetsTopicResponse.partitions',
-    313: 'ListOffsetsTopicResponse.<tagged fields>',
-    314: 'ListOffsetsTopicResponse.<tagged fields>',
-    322: 'ListOffsetsTopicResponse.name',
-    323: 'ListOffsetsTopicResponse.partitions',
-    325: 'ListOffsetsTopicResponse.<tagged fields>',
-    333: 'ListOffsetsResponse.throttle_time_ms',
-    335: 'ListOffsetsResponse.topics',
-    336: 'ListOffsetsResponse.<tagged fields>',
-    337: 'ListOffsetsResponse.<tagged fields>',
-    345: 'ListOffsetsResponse.throttle_time_ms',
-    346: 'ListOffsetsResponse.topics',
-    348: 'ListOffsetsResponse.<tagged fields>',
+    229: 'ListOffsetsPartitionResponse.partition_index, error_code, timestamp, offset, leader_epoch',
+    231: 'ListOffsetsPartitionResponse.<tagged fields>',
+    232: 'ListOffsetsPartitionResponse.<tagged fields>',
+    240: 'ListOffsetsPartitionResponse.partition_index, error_code, timestamp, offset, leader_epoch',
+    242: 'ListOffsetsPartitionResponse.<tagged fields>',
+    250: 'ListOffsetsTopicResponse.name',
+    251: 'ListOffsetsTopicResponse.partitions',
+    252: 'ListOffsetsTopicResponse.<tagged fields>',
+    253: 'ListOffsetsTopicResponse.<tagged fields>',
+    261: 'ListOffsetsTopicResponse.name',
+    262: 'ListOffsetsTopicResponse.partitions',
+    264: 'ListOffsetsTopicResponse.<tagged fields>',
+    272: 'ListOffsetsResponse.throttle_time_ms',
+    274: 'ListOffsetsResponse.topics',
+    275: 'ListOffsetsResponse.<tagged fields>',
+    276: 'ListOffsetsResponse.<tagged fields>',
+    284: 'ListOffsetsResponse.throttle_time_ms',
+    285: 'ListOffsetsResponse.topics',
+    287: 'ListOffsetsResponse.<tagged fields>',
 }

@@ -29,7 +29,7 @@ class ListPartitionReassignmentsTopics(Struct):
 
     Fields:
         name (string, v0+)
-            The topic name
+            The topic name.
         partition_indexes ([]int32, v0+)
             The partitions to list partition reassignments for.
     """

@@ -93,7 +93,7 @@ class ListPartitionReassignmentsResponse(Message):
         throttle_time_ms (int32, v0+)
             The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         error_code (int16, v0+)
-            The top-level error code, or 0 if there was no error
+            The top-level error code, or 0 if there was no error.
         error_message (string, v0+, nullable v0+)
             The top-level error message, or null if there was no error.
         topics ([]OngoingTopicReassignment, v0+)

@@ -9,9 +9,11 @@ from kafka_fast.protocol.primitives import (
     WireError,
     ZERO_UUID,
     read_compact_array,
+    read_compact_nullable_string,
     read_compact_string,
     read_tags,
     write_compact_array,
+    write_compact_nullable_string,
     write_compact_string,
     write_tags,
 )
@@ -23,36 +25,40 @@ _INT64 = Fixed('q', 8)
 
 
 class ListTransactionsRequest(Message):
-    """Kafka ListTransactionsRequest request (API key 66), versions 0-1.
+    """Kafka ListTransactionsRequest request (API key 66), versions 0-2.
 
     Fields:
         state_filters ([]string, v0+)
-            The transaction states to filter by: if empty, all transactions are returned; if non-empty, then only transactions matching one of the filtered states will be returned
+            The transaction states to filter by: if empty, all transactions are returned; if non-empty, then only transactions matching one of the filtered states will be returned.
         producer_id_filters ([]int64, v0+)
-            The producerIds to filter by: if empty, all transactions will be returned; if non-empty, only transactions which match one of the filtered producerIds will be returned
+            The producerIds to filter by: if empty, all transactions will be returned; if non-empty, only transactions which match one of the filtered producerIds will be returned.
         duration_filter (int64, v1+)
-            Duration (in millis) to filter by: if < 0, all transactions will be returned; otherwise, only transactions running longer than this duration will be returned
+            Duration (in millis) to filter by: if < 0, all transactions will be returned; otherwise, only transactions running longer than this duration will be returned.
+        transactional_id_pattern (string, v2+, nullable v2+)
+            The transactional ID regular expression pattern to filter by: if it is empty or null, all transactions are returned; Otherwise then only the transactions matching the given regular expression will be returned.
     """
 
-    __slots__ = ('state_filters', 'producer_id_filters', 'duration_filter')
+    __slots__ = ('state_filters', 'producer_id_filters', 'duration_filter', 'transactional_id_pattern')
     NAME = 'ListTransactionsRequest'
     API_KEY = 66
     MIN_VERSION = 0
-    MAX_VERSION = 1
+    MAX_VERSION = 2
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
     FIELDS = (
         Field('state_filters', 'StateFilters', '[]string', (0, 32767), None, None, None, False, list, None),
         Field('producer_id_filters', 'ProducerIdFilters', '[]int64', (0, 32767), None, None, None, False, list, None),
         Field('duration_filter', 'DurationFilter', 'int64', (1, 32767), None, None, None, False, -1, None),
+        Field('transactional_id_pattern', 'TransactionalIdPattern', 'string', (2, 32767), (2, 32767), None, None, False, None, None),
     )
-    _DEFAULTS = {'duration_filter': -1, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'duration_filter': -1, 'transactional_id_pattern': None, 'unknown_tagged_fields': None}
     _FACTORIES = {'state_filters': list, 'producer_id_filters': list}
 
-    def __init__(self, *, state_filters=DEFAULT, producer_id_filters=DEFAULT, duration_filter=-1):
+    def __init__(self, *, state_filters=DEFAULT, producer_id_filters=DEFAULT, duration_filter=-1, transactional_id_pattern=None):
         self.state_filters = [] if state_filters is DEFAULT else state_filters
         self.producer_id_filters = [] if producer_id_filters is DEFAULT else producer_id_filters
         self.duration_filter = duration_filter
+        self.transactional_id_pattern = transactional_id_pattern
         self.unknown_tagged_fields = None
 
 
@@ -72,6 +78,8 @@ def _enc_ListTransactionsRequest_v0(out, blobs, o):
     """ListTransactionsRequest, version 0."""
     if o.duration_filter != -1:
         raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
+    if o.transactional_id_pattern != None:
+        raise WireError('not sendable: the field exists only in versions 2+ and is not ignorable')
     write_compact_array(out, blobs, o.state_filters, write_compact_string)
     write_compact_array(out, blobs, o.producer_id_filters, _INT64)
     if o.unknown_tagged_fields:
@@ -96,6 +104,8 @@ def _dec_ListTransactionsRequest_v1(mv, pos):
 
 def _enc_ListTransactionsRequest_v1(out, blobs, o):
     """ListTransactionsRequest, version 1."""
+    if o.transactional_id_pattern != None:
+        raise WireError('not sendable: the field exists only in versions 2+ and is not ignorable')
     write_compact_array(out, blobs, o.state_filters, write_compact_string)
     write_compact_array(out, blobs, o.producer_id_filters, _INT64)
     out += _p_q(o.duration_filter)
@@ -105,27 +115,69 @@ def _enc_ListTransactionsRequest_v1(out, blobs, o):
         out.append(0)
 
 
-ListTransactionsRequest._DECODERS = (_dec_ListTransactionsRequest_v0, _dec_ListTransactionsRequest_v1,)
-ListTransactionsRequest._ENCODERS = (_enc_ListTransactionsRequest_v0, _enc_ListTransactionsRequest_v1,)
+def _dec_ListTransactionsRequest_v2(mv, pos):
+    """ListTransactionsRequest, version 2."""
+    o = new(ListTransactionsRequest)
+    o.state_filters, pos = read_compact_array(mv, pos, read_compact_string)
+    o.producer_id_filters, pos = read_compact_array(mv, pos, _INT64)
+    o.duration_filter, = _u_q(mv, pos)
+    pos += 8
+    o.transactional_id_pattern, pos = read_compact_nullable_string(mv, pos)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_ListTransactionsRequest_v2(out, blobs, o):
+    """ListTransactionsRequest, version 2."""
+    write_compact_array(out, blobs, o.state_filters, write_compact_string)
+    write_compact_array(out, blobs, o.producer_id_filters, _INT64)
+    out += _p_q(o.duration_filter)
+    write_compact_nullable_string(out, blobs, o.transactional_id_pattern)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+ListTransactionsRequest._DECODERS = (_dec_ListTransactionsRequest_v0, _dec_ListTransactionsRequest_v1, _dec_ListTransactionsRequest_v2,)
+ListTransactionsRequest._ENCODERS = (_enc_ListTransactionsRequest_v0, _enc_ListTransactionsRequest_v1, _enc_ListTransactionsRequest_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    62: 'ListTransactionsRequest.state_filters',
-    63: 'ListTransactionsRequest.producer_id_filters',
-    64: 'ListTransactionsRequest.<tagged fields>',
-    65: 'ListTransactionsRequest.<tagged fields>',
-    73: 'ListTransactionsRequest.duration_filter',
-    74: 'ListTransactionsRequest.duration_filter',
-    75: 'ListTransactionsRequest.state_filters',
-    76: 'ListTransactionsRequest.producer_id_filters',
-    78: 'ListTransactionsRequest.<tagged fields>',
-    86: 'ListTransactionsRequest.state_filters',
-    87: 'ListTransactionsRequest.producer_id_filters',
-    88: 'ListTransactionsRequest.duration_filter',
-    90: 'ListTransactionsRequest.<tagged fields>',
-    91: 'ListTransactionsRequest.<tagged fields>',
-    99: 'ListTransactionsRequest.state_filters',
-    100: 'ListTransactionsRequest.producer_id_filters',
-    101: 'ListTransactionsRequest.duration_filter',
-    103: 'ListTransactionsRequest.<tagged fields>',
+    68: 'ListTransactionsRequest.state_filters',
+    69: 'ListTransactionsRequest.producer_id_filters',
+    70: 'ListTransactionsRequest.<tagged fields>',
+    71: 'ListTransactionsRequest.<tagged fields>',
+    79: 'ListTransactionsRequest.duration_filter',
+    80: 'ListTransactionsRequest.duration_filter',
+    81: 'ListTransactionsRequest.transactional_id_pattern',
+    82: 'ListTransactionsRequest.transactional_id_pattern',
+    83: 'ListTransactionsRequest.state_filters',
+    84: 'ListTransactionsRequest.producer_id_filters',
+    86: 'ListTransactionsRequest.<tagged fields>',
+    94: 'ListTransactionsRequest.state_filters',
+    95: 'ListTransactionsRequest.producer_id_filters',
+    96: 'ListTransactionsRequest.duration_filter',
+    98: 'ListTransactionsRequest.<tagged fields>',
+    99: 'ListTransactionsRequest.<tagged fields>',
+    107: 'ListTransactionsRequest.transactional_id_pattern',
+    108: 'ListTransactionsRequest.transactional_id_pattern',
+    109: 'ListTransactionsRequest.state_filters',
+    110: 'ListTransactionsRequest.producer_id_filters',
+    111: 'ListTransactionsRequest.duration_filter',
+    113: 'ListTransactionsRequest.<tagged fields>',
+    121: 'ListTransactionsRequest.state_filters',
+    122: 'ListTransactionsRequest.producer_id_filters',
+    123: 'ListTransactionsRequest.duration_filter',
+    125: 'ListTransactionsRequest.transactional_id_pattern',
+    126: 'ListTransactionsRequest.<tagged fields>',
+    127: 'ListTransactionsRequest.<tagged fields>',
+    135: 'ListTransactionsRequest.state_filters',
+    136: 'ListTransactionsRequest.producer_id_filters',
+    137: 'ListTransactionsRequest.duration_filter',
+    138: 'ListTransactionsRequest.transactional_id_pattern',
+    140: 'ListTransactionsRequest.<tagged fields>',
 }

@@ -28,9 +28,11 @@ class TransactionState(Struct):
 
     Fields:
         transactional_id (string, v0+)
+            The transactional id.
         producer_id (int64, v0+)
+            The producer id.
         transaction_state (string, v0+)
-            The current transaction state of the producer
+            The current transaction state of the producer.
     """
 
     __qualname__ = 'ListTransactionsResponse.TransactionState'
@@ -51,22 +53,24 @@ class TransactionState(Struct):
 
 
 class ListTransactionsResponse(Message):
-    """Kafka ListTransactionsResponse response (API key 66), versions 0-1.
+    """Kafka ListTransactionsResponse response (API key 66), versions 0-2.
 
     Fields:
         throttle_time_ms (int32, v0+)
             The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         error_code (int16, v0+)
+            The error code, or 0 if there was no error.
         unknown_state_filters ([]string, v0+)
-            Set of state filters provided in the request which were unknown to the transaction coordinator
+            Set of state filters provided in the request which were unknown to the transaction coordinator.
         transaction_states ([]TransactionState, v0+)
+            The current state of the transaction for the transactional id.
     """
 
     __slots__ = ('throttle_time_ms', 'error_code', 'unknown_state_filters', 'transaction_states')
     NAME = 'ListTransactionsResponse'
     API_KEY = 66
     MIN_VERSION = 0
-    MAX_VERSION = 1
+    MAX_VERSION = 2
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
     TransactionState = TransactionState
@@ -88,7 +92,7 @@ class ListTransactionsResponse(Message):
 
 
 def _dec_TransactionState_v0(mv, pos):
-    """TransactionState, versions 0-1."""
+    """TransactionState, versions 0-2."""
     o = new(TransactionState)
     o.transactional_id, pos = read_compact_string(mv, pos)
     o.producer_id, = _u_q(mv, pos)
@@ -102,7 +106,7 @@ def _dec_TransactionState_v0(mv, pos):
 
 
 def _enc_TransactionState_v0(out, blobs, o):
-    """TransactionState, versions 0-1."""
+    """TransactionState, versions 0-2."""
     write_compact_string(out, blobs, o.transactional_id)
     out += _p_q(o.producer_id)
     write_compact_string(out, blobs, o.transaction_state)
@@ -113,7 +117,7 @@ def _enc_TransactionState_v0(out, blobs, o):
 
 
 def _dec_ListTransactionsResponse_v0(mv, pos):
-    """ListTransactionsResponse, versions 0-1."""
+    """ListTransactionsResponse, versions 0-2."""
     o = new(ListTransactionsResponse)
     o.throttle_time_ms, o.error_code = _u_ih(mv, pos)
     pos += 6
@@ -127,7 +131,7 @@ def _dec_ListTransactionsResponse_v0(mv, pos):
 
 
 def _enc_ListTransactionsResponse_v0(out, blobs, o):
-    """ListTransactionsResponse, versions 0-1."""
+    """ListTransactionsResponse, versions 0-2."""
     out += _p_ih(o.throttle_time_ms, o.error_code)
     write_compact_array(out, blobs, o.unknown_state_filters, write_compact_string)
     write_compact_array(out, blobs, o.transaction_states, _enc_TransactionState_v0)
@@ -137,27 +141,27 @@ def _enc_ListTransactionsResponse_v0(out, blobs, o):
         out.append(0)
 
 
-ListTransactionsResponse._DECODERS = (_dec_ListTransactionsResponse_v0, _dec_ListTransactionsResponse_v0,)
-ListTransactionsResponse._ENCODERS = (_enc_ListTransactionsResponse_v0, _enc_ListTransactionsResponse_v0,)
+ListTransactionsResponse._DECODERS = (_dec_ListTransactionsResponse_v0, _dec_ListTransactionsResponse_v0, _dec_ListTransactionsResponse_v0,)
+ListTransactionsResponse._ENCODERS = (_enc_ListTransactionsResponse_v0, _enc_ListTransactionsResponse_v0, _enc_ListTransactionsResponse_v0,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    93: 'TransactionState.transactional_id',
-    94: 'TransactionState.producer_id',
-    96: 'TransactionState.transaction_state',
-    97: 'TransactionState.<tagged fields>',
-    98: 'TransactionState.<tagged fields>',
-    106: 'TransactionState.transactional_id',
-    107: 'TransactionState.producer_id',
-    108: 'TransactionState.transaction_state',
-    110: 'TransactionState.<tagged fields>',
-    118: 'ListTransactionsResponse.throttle_time_ms, error_code',
-    120: 'ListTransactionsResponse.unknown_state_filters',
-    121: 'ListTransactionsResponse.transaction_states',
-    122: 'ListTransactionsResponse.<tagged fields>',
-    123: 'ListTransactionsResponse.<tagged fields>',
-    131: 'ListTransactionsResponse.throttle_time_ms, error_code',
-    132: 'ListTransactionsResponse.unknown_state_filters',
-    133: 'ListTransactionsResponse.transaction_states',
-    135: 'ListTransactionsResponse.<tagged fields>',
+    97: 'TransactionState.transactional_id',
+    98: 'TransactionState.producer_id',
+    100: 'TransactionState.transaction_state',
+    101: 'TransactionState.<tagged fields>',
+    102: 'TransactionState.<tagged fields>',
+    110: 'TransactionState.transactional_id',
+    111: 'TransactionState.producer_id',
+    112: 'TransactionState.transaction_state',
+    114: 'TransactionState.<tagged fields>',
+    122: 'ListTransactionsResponse.throttle_time_ms, error_code',
+    124: 'ListTransactionsResponse.unknown_state_filters',
+    125: 'ListTransactionsResponse.transaction_states',
+    126: 'ListTransactionsResponse.<tagged fields>',
+    127: 'ListTransactionsResponse.<tagged fields>',
+    135: 'ListTransactionsResponse.throttle_time_ms, error_code',
+    136: 'ListTransactionsResponse.unknown_state_filters',
+    137: 'ListTransactionsResponse.transaction_states',
+    139: 'ListTransactionsResponse.<tagged fields>',
 }

@@ -61,7 +61,7 @@ class MetadataRequestTopic(Struct):
 
 
 class MetadataRequest(Message):
-    """Kafka MetadataRequest request (API key 3), versions 0-12.
+    """Kafka MetadataRequest request (API key 3), versions 0-13.
 
     Fields:
         topics ([]MetadataRequestTopic, v0+, nullable v1+)
@@ -78,7 +78,7 @@ class MetadataRequest(Message):
     NAME = 'MetadataRequest'
     API_KEY = 3
     MIN_VERSION = 0
-    MAX_VERSION = 12
+    MAX_VERSION = 13
     FLEXIBLE_MIN = 9
     LATEST_VERSION_UNSTABLE = False
     MetadataRequestTopic = MetadataRequestTopic
@@ -225,7 +225,7 @@ def _enc_MetadataRequest_v9(out, blobs, o):
 
 
 def _dec_MetadataRequestTopic_v10(mv, pos):
-    """MetadataRequestTopic, versions 10-12."""
+    """MetadataRequestTopic, versions 10-13."""
     o = new(MetadataRequestTopic)
     o.topic_id, pos = read_uuid(mv, pos)
     o.name, pos = read_compact_nullable_string(mv, pos)
@@ -237,7 +237,7 @@ def _dec_MetadataRequestTopic_v10(mv, pos):
 
 
 def _enc_MetadataRequestTopic_v10(out, blobs, o):
-    """MetadataRequestTopic, versions 10-12."""
+    """MetadataRequestTopic, versions 10-13."""
     out += o.topic_id.bytes
     write_compact_nullable_string(out, blobs, o.name)
     if o.unknown_tagged_fields:
@@ -270,7 +270,7 @@ def _enc_MetadataRequest_v10(out, blobs, o):
 
 
 def _dec_MetadataRequest_v11(mv, pos):
-    """MetadataRequest, versions 11-12."""
+    """MetadataRequest, versions 11-13."""
     o = new(MetadataRequest)
     o.topics, pos = read_compact_nullable_array(mv, pos, _dec_MetadataRequestTopic_v10)
     o.allow_auto_topic_creation, o.include_topic_authorized_operations = _u_xx(mv, pos)
@@ -283,7 +283,7 @@ def _dec_MetadataRequest_v11(mv, pos):
 
 
 def _enc_MetadataRequest_v11(out, blobs, o):
-    """MetadataRequest, versions 11-12."""
+    """MetadataRequest, versions 11-13."""
     if o.include_cluster_authorized_operations != False:
         raise WireError('not sendable: the field exists only in versions 8-10 and is not ignorable')
     write_compact_nullable_array(out, blobs, o.topics, _enc_MetadataRequestTopic_v10)
@@ -294,8 +294,8 @@ def _enc_MetadataRequest_v11(out, blobs, o):
         out.append(0)
 
 
-MetadataRequest._DECODERS = (_dec_MetadataRequest_v0, _dec_MetadataRequest_v1, _dec_MetadataRequest_v1, _dec_MetadataRequest_v1, _dec_MetadataRequest_v4, _dec_MetadataRequest_v4, _dec_MetadataRequest_v4, _dec_MetadataRequest_v4, _dec_MetadataRequest_v8, _dec_MetadataRequest_v9, _dec_MetadataRequest_v10, _dec_MetadataRequest_v11, _dec_MetadataRequest_v11,)
-MetadataRequest._ENCODERS = (_enc_MetadataRequest_v0, _enc_MetadataRequest_v1, _enc_MetadataRequest_v1, _enc_MetadataRequest_v1, _enc_MetadataRequest_v4, _enc_MetadataRequest_v4, _enc_MetadataRequest_v4, _enc_MetadataRequest_v4, _enc_MetadataRequest_v8, _enc_MetadataRequest_v9, _enc_MetadataRequest_v10, _enc_MetadataRequest_v11, _enc_MetadataRequest_v11,)
+MetadataRequest._DECODERS = (_dec_MetadataRequest_v0, _dec_MetadataRequest_v1, _dec_MetadataRequest_v1, _dec_MetadataRequest_v1, _dec_MetadataRequest_v4, _dec_MetadataRequest_v4, _dec_MetadataRequest_v4, _dec_MetadataRequest_v4, _dec_MetadataRequest_v8, _dec_MetadataRequest_v9, _dec_MetadataRequest_v10, _dec_MetadataRequest_v11, _dec_MetadataRequest_v11, _dec_MetadataRequest_v11,)
+MetadataRequest._ENCODERS = (_enc_MetadataRequest_v0, _enc_MetadataRequest_v1, _enc_MetadataRequest_v1, _enc_MetadataRequest_v1, _enc_MetadataRequest_v4, _enc_MetadataRequest_v4, _enc_MetadataRequest_v4, _enc_MetadataRequest_v4, _enc_MetadataRequest_v8, _enc_MetadataRequest_v9, _enc_MetadataRequest_v10, _enc_MetadataRequest_v11, _enc_MetadataRequest_v11, _enc_MetadataRequest_v11,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

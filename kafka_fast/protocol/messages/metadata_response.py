@@ -164,7 +164,7 @@ class MetadataResponseTopic(Struct):
 
 
 class MetadataResponse(Message):
-    """Kafka MetadataResponse response (API key 3), versions 0-12.
+    """Kafka MetadataResponse response (API key 3), versions 0-13.
 
     Fields:
         throttle_time_ms (int32, v3+)
@@ -179,13 +179,15 @@ class MetadataResponse(Message):
             Each topic in the response.
         cluster_authorized_operations (int32, v8-10)
             32-bit bitfield to represent authorized operations for this cluster.
+        error_code (int16, v13+)
+            The top-level error code, or 0 if there was no error.
     """
 
-    __slots__ = ('throttle_time_ms', 'brokers', 'cluster_id', 'controller_id', 'topics', 'cluster_authorized_operations')
+    __slots__ = ('throttle_time_ms', 'brokers', 'cluster_id', 'controller_id', 'topics', 'cluster_authorized_operations', 'error_code')
     NAME = 'MetadataResponse'
     API_KEY = 3
     MIN_VERSION = 0
-    MAX_VERSION = 12
+    MAX_VERSION = 13
     FLEXIBLE_MIN = 9
     LATEST_VERSION_UNSTABLE = False
     MetadataResponseBroker = MetadataResponseBroker
@@ -198,17 +200,19 @@ class MetadataResponse(Message):
         Field('controller_id', 'ControllerId', 'int32', (1, 32767), None, None, None, True, -1, None),
         Field('topics', 'Topics', '[]MetadataResponseTopic', (0, 32767), None, None, None, False, list, MetadataResponseTopic),
         Field('cluster_authorized_operations', 'ClusterAuthorizedOperations', 'int32', (8, 10), None, None, None, False, -2147483648, None),
+        Field('error_code', 'ErrorCode', 'int16', (13, 32767), None, None, None, True, 0, None),
     )
-    _DEFAULTS = {'throttle_time_ms': 0, 'cluster_id': None, 'controller_id': -1, 'cluster_authorized_operations': -2147483648, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'throttle_time_ms': 0, 'cluster_id': None, 'controller_id': -1, 'cluster_authorized_operations': -2147483648, 'error_code': 0, 'unknown_tagged_fields': None}
     _FACTORIES = {'brokers': list, 'topics': list}
 
-    def __init__(self, *, throttle_time_ms=0, brokers=DEFAULT, cluster_id=None, controller_id=-1, topics=DEFAULT, cluster_authorized_operations=-2147483648):
+    def __init__(self, *, throttle_time_ms=0, brokers=DEFAULT, cluster_id=None, controller_id=-1, topics=DEFAULT, cluster_authorized_operations=-2147483648, error_code=0):
         self.throttle_time_ms = throttle_time_ms
         self.brokers = [] if brokers is DEFAULT else brokers
         self.cluster_id = cluster_id
         self.controller_id = controller_id
         self.topics = [] if topics is DEFAULT else topics
         self.cluster_authorized_operations = cluster_authorized_operations
+        self.error_code = error_code
         self.unknown_tagged_fields = None
 
 
@@ -567,7 +571,7 @@ def _enc_MetadataResponse_v8(out, blobs, o):
 
 
 def _dec_MetadataResponseBroker_v9(mv, pos):
-    """MetadataResponseBroker, versions 9-12."""
+    """MetadataResponseBroker, versions 9-13."""
     o = new(MetadataResponseBroker)
     o.node_id, = _u_i(mv, pos)
     pos += 4
@@ -583,7 +587,7 @@ def _dec_MetadataResponseBroker_v9(mv, pos):
 
 
 def _enc_MetadataResponseBroker_v9(out, blobs, o):
-    """MetadataResponseBroker, versions 9-12."""
+    """MetadataResponseBroker, versions 9-13."""
     out += _p_i(o.node_id)
     write_compact_string(out, blobs, o.host)
     out += _p_i(o.port)
@@ -595,7 +599,7 @@ def _enc_MetadataResponseBroker_v9(out, blobs, o):
 
 
 def _dec_MetadataResponsePartition_v9(mv, pos):
-    """MetadataResponsePartition, versions 9-12."""
+    """MetadataResponsePartition, versions 9-13."""
     o = new(MetadataResponsePartition)
     o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _u_hiii(mv, pos)
     pos += 14
@@ -610,7 +614,7 @@ def _dec_MetadataResponsePartition_v9(mv, pos):
 
 
 def _enc_MetadataResponsePartition_v9(out, blobs, o):
-    """MetadataResponsePartition, versions 9-12."""
+    """MetadataResponsePartition, versions 9-13."""
     out += _p_hiii(o.error_code, o.partition_index, o.leader_id, o.leader_epoch)
     write_compact_array(out, blobs, o.replica_nodes, _INT32)
     write_compact_array(out, blobs, o.isr_nodes, _INT32)
@@ -784,7 +788,7 @@ def _enc_MetadataResponse_v11(out, blobs, o):
 
 
 def _dec_MetadataResponseTopic_v12(mv, pos):
-    """MetadataResponseTopic, version 12."""
+    """MetadataResponseTopic, versions 12-13."""
     o = new(MetadataResponseTopic)
     o.error_code, = _u_h(mv, pos)
     pos += 2
@@ -803,7 +807,7 @@ def _dec_MetadataResponseTopic_v12(mv, pos):
 
 
 def _enc_MetadataResponseTopic_v12(out, blobs, o):
-    """MetadataResponseTopic, version 12."""
+    """MetadataResponseTopic, versions 12-13."""
     out += _p_h(o.error_code)
     write_compact_nullable_string(out, blobs, o.name)
     out += o.topic_id.bytes
@@ -848,290 +852,342 @@ def _enc_MetadataResponse_v12(out, blobs, o):
         out.append(0)
 
 
-MetadataResponse._DECODERS = (_dec_MetadataResponse_v0, _dec_MetadataResponse_v1, _dec_MetadataResponse_v2, _dec_MetadataResponse_v3, _dec_MetadataResponse_v3, _dec_MetadataResponse_v5, _dec_MetadataResponse_v5, _dec_MetadataResponse_v7, _dec_MetadataResponse_v8, _dec_MetadataResponse_v9, _dec_MetadataResponse_v10, _dec_MetadataResponse_v11, _dec_MetadataResponse_v12,)
-MetadataResponse._ENCODERS = (_enc_MetadataResponse_v0, _enc_MetadataResponse_v1, _enc_MetadataResponse_v2, _enc_MetadataResponse_v3, _enc_MetadataResponse_v3, _enc_MetadataResponse_v5, _enc_MetadataResponse_v5, _enc_MetadataResponse_v7, _enc_MetadataResponse_v8, _enc_MetadataResponse_v9, _enc_MetadataResponse_v10, _enc_MetadataResponse_v11, _enc_MetadataResponse_v12,)
+def _dec_MetadataResponse_v13(mv, pos):
+    """MetadataResponse, version 13."""
+    o = new(MetadataResponse)
+    o.throttle_time_ms, = _u_i(mv, pos)
+    pos += 4
+    o.brokers, pos = read_compact_array(mv, pos, _dec_MetadataResponseBroker_v9)
+    o.cluster_id, pos = read_compact_nullable_string(mv, pos)
+    o.controller_id, = _u_i(mv, pos)
+    pos += 4
+    o.topics, pos = read_compact_array(mv, pos, _dec_MetadataResponseTopic_v12)
+    o.error_code, = _u_h(mv, pos)
+    pos += 2
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_MetadataResponse_v13(out, blobs, o):
+    """MetadataResponse, version 13."""
+    if o.cluster_authorized_operations != -2147483648:
+        raise WireError('not sendable: the field exists only in versions 8-10 and is not ignorable')
+    out += _p_i(o.throttle_time_ms)
+    write_compact_array(out, blobs, o.brokers, _enc_MetadataResponseBroker_v9)
+    write_compact_nullable_string(out, blobs, o.cluster_id)
+    out += _p_i(o.controller_id)
+    write_compact_array(out, blobs, o.topics, _enc_MetadataResponseTopic_v12)
+    out += _p_h(o.error_code)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+MetadataResponse._DECODERS = (_dec_MetadataResponse_v0, _dec_MetadataResponse_v1, _dec_MetadataResponse_v2, _dec_MetadataResponse_v3, _dec_MetadataResponse_v3, _dec_MetadataResponse_v5, _dec_MetadataResponse_v5, _dec_MetadataResponse_v7, _dec_MetadataResponse_v8, _dec_MetadataResponse_v9, _dec_MetadataResponse_v10, _dec_MetadataResponse_v11, _dec_MetadataResponse_v12, _dec_MetadataResponse_v13,)
+MetadataResponse._ENCODERS = (_enc_MetadataResponse_v0, _enc_MetadataResponse_v1, _enc_MetadataResponse_v2, _enc_MetadataResponse_v3, _enc_MetadataResponse_v3, _enc_MetadataResponse_v5, _enc_MetadataResponse_v5, _enc_MetadataResponse_v7, _enc_MetadataResponse_v8, _enc_MetadataResponse_v9, _enc_MetadataResponse_v10, _enc_MetadataResponse_v11, _enc_MetadataResponse_v12, _enc_MetadataResponse_v13,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    218: 'MetadataResponseBroker.node_id',
-    220: 'MetadataResponseBroker.host',
-    221: 'MetadataResponseBroker.port',
-    228: 'MetadataResponseBroker.node_id',
-    229: 'MetadataResponseBroker.host',
-    230: 'MetadataResponseBroker.port',
-    236: 'MetadataResponsePartition.error_code, partition_index, leader_id',
-    238: 'MetadataResponsePartition.replica_nodes',
-    239: 'MetadataResponsePartition.isr_nodes',
-    245: 'MetadataResponsePartition.error_code, partition_index, leader_id',
-    246: 'MetadataResponsePartition.replica_nodes',
-    247: 'MetadataResponsePartition.isr_nodes',
-    253: 'MetadataResponseTopic.error_code',
-    255: 'MetadataResponseTopic.name',
-    256: 'MetadataResponseTopic.partitions',
-    262: 'MetadataResponseTopic.topic_authorized_operations',
-    263: 'MetadataResponseTopic.topic_authorized_operations',
-    264: 'MetadataResponseTopic.error_code',
-    265: 'MetadataResponseTopic.name',
-    266: 'MetadataResponseTopic.partitions',
-    272: 'MetadataResponse.brokers',
-    273: 'MetadataResponse.topics',
-    279: 'MetadataResponse.cluster_authorized_operations',
-    280: 'MetadataResponse.cluster_authorized_operations',
-    281: 'MetadataResponse.brokers',
-    282: 'MetadataResponse.topics',
-    288: 'MetadataResponseBroker.node_id',
-    290: 'MetadataResponseBroker.host',
-    291: 'MetadataResponseBroker.port',
-    293: 'MetadataResponseBroker.rack',
-    299: 'MetadataResponseBroker.node_id',
-    300: 'MetadataResponseBroker.host',
-    301: 'MetadataResponseBroker.port',
-    302: 'MetadataResponseBroker.rack',
-    308: 'MetadataResponseTopic.error_code',
-    310: 'MetadataResponseTopic.name',
-    311: 'MetadataResponseTopic.is_internal',
-    313: 'MetadataResponseTopic.partitions',
-    319: 'MetadataResponseTopic.topic_authorized_operations',
-    320: 'MetadataResponseTopic.topic_authorized_operations',
-    321: 'MetadataResponseTopic.error_code',
-    322: 'MetadataResponseTopic.name',
-    323: 'MetadataResponseTopic.is_internal',
-    324: 'MetadataResponseTopic.partitions',
-    330: 'MetadataResponse.brokers',
-    331: 'MetadataResponse.controller_id',
-    333: 'MetadataResponse.topics',
-    339: 'MetadataResponse.cluster_authorized_operations',
-    340: 'MetadataResponse.cluster_authorized_operations',
-    341: 'MetadataResponse.brokers',
-    342: 'MetadataResponse.controller_id',
-    343: 'MetadataResponse.topics',
-    349: 'MetadataResponse.brokers',
-    350: 'MetadataResponse.cluster_id',
-    351: 'MetadataResponse.controller_id',
-    353: 'MetadataResponse.topics',
-    359: 'MetadataResponse.cluster_authorized_operations',
-    360: 'MetadataResponse.cluster_authorized_operations',
-    361: 'MetadataResponse.brokers',
-    362: 'MetadataResponse.cluster_id',
-    363: 'MetadataResponse.controller_id',
-    364: 'MetadataResponse.topics',
-    370: 'MetadataResponse.throttle_time_ms',
-    372: 'MetadataResponse.brokers',
-    373: 'MetadataResponse.cluster_id',
-    374: 'MetadataResponse.controller_id',
-    376: 'MetadataResponse.topics',
-    382: 'MetadataResponse.cluster_authorized_operations',
-    383: 'MetadataResponse.cluster_authorized_operations',
-    384: 'MetadataResponse.throttle_time_ms',
-    385: 'MetadataResponse.brokers',
-    386: 'MetadataResponse.cluster_id',
-    387: 'MetadataResponse.controller_id',
-    388: 'MetadataResponse.topics',
-    394: 'MetadataResponsePartition.error_code, partition_index, leader_id',
-    396: 'MetadataResponsePartition.replica_nodes',
-    397: 'MetadataResponsePartition.isr_nodes',
-    398: 'MetadataResponsePartition.offline_replicas',
-    404: 'MetadataResponsePartition.error_code, partition_index, leader_id',
-    405: 'MetadataResponsePartition.replica_nodes',
-    406: 'MetadataResponsePartition.isr_nodes',
-    407: 'MetadataResponsePartition.offline_replicas',
-    413: 'MetadataResponseTopic.error_code',
-    415: 'MetadataResponseTopic.name',
-    416: 'MetadataResponseTopic.is_internal',
-    418: 'MetadataResponseTopic.partitions',
-    424: 'MetadataResponseTopic.topic_authorized_operations',
-    425: 'MetadataResponseTopic.topic_authorized_operations',
-    426: 'MetadataResponseTopic.error_code',
-    427: 'MetadataResponseTopic.name',
-    428: 'MetadataResponseTopic.is_internal',
-    429: 'MetadataResponseTopic.partitions',
-    435: 'MetadataResponse.throttle_time_ms',
-    437: 'MetadataResponse.brokers',
-    438: 'MetadataResponse.cluster_id',
-    439: 'MetadataResponse.controller_id',
-    441: 'MetadataResponse.topics',
-    447: 'MetadataResponse.cluster_authorized_operations',
-    448: 'MetadataResponse.cluster_authorized_operations',
-    449: 'MetadataResponse.throttle_time_ms',
-    450: 'MetadataResponse.brokers',
-    451: 'MetadataResponse.cluster_id',
-    452: 'MetadataResponse.controller_id',
-    453: 'MetadataResponse.topics',
-    459: 'MetadataResponsePartition.error_code, partition_index, leader_id, leader_epoch',
-    461: 'MetadataResponsePartition.replica_nodes',
-    462: 'MetadataResponsePartition.isr_nodes',
-    463: 'MetadataResponsePartition.offline_replicas',
-    469: 'MetadataResponsePartition.error_code, partition_index, leader_id, leader_epoch',
-    470: 'MetadataResponsePartition.replica_nodes',
-    471: 'MetadataResponsePartition.isr_nodes',
-    472: 'MetadataResponsePartition.offline_replicas',
-    478: 'MetadataResponseTopic.error_code',
-    480: 'MetadataResponseTopic.name',
-    481: 'MetadataResponseTopic.is_internal',
-    483: 'MetadataResponseTopic.partitions',
-    489: 'MetadataResponseTopic.topic_authorized_operations',
-    490: 'MetadataResponseTopic.topic_authorized_operations',
-    491: 'MetadataResponseTopic.error_code',
-    492: 'MetadataResponseTopic.name',
-    493: 'MetadataResponseTopic.is_internal',
-    494: 'MetadataResponseTopic.partitions',
-    500: 'MetadataResponse.throttle_time_ms',
-    502: 'MetadataResponse.brokers',
-    503: 'MetadataResponse.cluster_id',
-    504: 'MetadataResponse.controller_id',
-    506: 'MetadataResponse.topics',
-    512: 'MetadataResponse.cluster_authorized_operations',
-    513: 'MetadataResponse.cluster_authorized_operations',
-    514: 'MetadataResponse.throttle_time_ms',
-    515: 'MetadataResponse.brokers',
-    516: 'MetadataResponse.cluster_id',
-    517: 'MetadataResponse.controller_id',
-    518: 'MetadataResponse.topics',
-    524: 'MetadataResponseTopic.error_code',
-    526: 'MetadataResponseTopic.name',
-    527: 'MetadataResponseTopic.is_internal',
-    529: 'MetadataResponseTopic.partitions',
-    530: 'MetadataResponseTopic.topic_authorized_operations',
-    537: 'MetadataResponseTopic.error_code',
-    538: 'MetadataResponseTopic.name',
-    539: 'MetadataResponseTopic.is_internal',
-    540: 'MetadataResponseTopic.partitions',
-    541: 'MetadataResponseTopic.topic_authorized_operations',
-    547: 'MetadataResponse.throttle_time_ms',
-    549: 'MetadataResponse.brokers',
-    550: 'MetadataResponse.cluster_id',
-    551: 'MetadataResponse.controller_id',
-    553: 'MetadataResponse.topics',
-    554: 'MetadataResponse.cluster_authorized_operations',
-    561: 'MetadataResponse.throttle_time_ms',
-    562: 'MetadataResponse.brokers',
-    563: 'MetadataResponse.cluster_id',
-    564: 'MetadataResponse.controller_id',
-    565: 'MetadataResponse.topics',
-    566: 'MetadataResponse.cluster_authorized_operations',
-    572: 'MetadataResponseBroker.node_id',
-    574: 'MetadataResponseBroker.host',
-    575: 'MetadataResponseBroker.port',
-    577: 'MetadataResponseBroker.rack',
-    578: 'MetadataResponseBroker.<tagged fields>',
-    579: 'MetadataResponseBroker.<tagged fields>',
-    587: 'MetadataResponseBroker.node_id',
-    588: 'MetadataResponseBroker.host',
-    589: 'MetadataResponseBroker.port',
-    590: 'MetadataResponseBroker.rack',
-    592: 'MetadataResponseBroker.<tagged fields>',
-    600: 'MetadataResponsePartition.error_code, partition_index, leader_id, leader_epoch',
-    602: 'MetadataResponsePartition.replica_nodes',
-    603: 'MetadataResponsePartition.isr_nodes',
-    604: 'MetadataResponsePartition.offline_replicas',
-    605: 'MetadataResponsePartition.<tagged fields>',
-    606: 'MetadataResponsePartition.<tagged fields>',
-    614: 'MetadataResponsePartition.error_code, partition_index, leader_id, leader_epoch',
-    615: 'MetadataResponsePartition.replica_nodes',
-    616: 'MetadataResponsePartition.isr_nodes',
-    617: 'MetadataResponsePartition.offline_replicas',
-    619: 'MetadataResponsePartition.<tagged fields>',
-    627: 'MetadataResponseTopic.error_code',
-    629: 'MetadataResponseTopic.name',
-    630: 'MetadataResponseTopic.is_internal',
-    632: 'MetadataResponseTopic.partitions',
-    633: 'MetadataResponseTopic.topic_authorized_operations',
-    635: 'MetadataResponseTopic.<tagged fields>',
-    636: 'MetadataResponseTopic.<tagged fields>',
-    644: 'MetadataResponseTopic.error_code',
-    645: 'MetadataResponseTopic.name',
-    646: 'MetadataResponseTopic.is_internal',
-    647: 'MetadataResponseTopic.partitions',
-    648: 'MetadataResponseTopic.topic_authorized_operations',
-    650: 'MetadataResponseTopic.<tagged fields>',
-    658: 'MetadataResponse.throttle_time_ms',
-    660: 'MetadataResponse.brokers',
-    661: 'MetadataResponse.cluster_id',
-    662: 'MetadataResponse.controller_id',
-    664: 'MetadataResponse.topics',
-    665: 'MetadataResponse.cluster_authorized_operations',
-    667: 'MetadataResponse.<tagged fields>',
-    668: 'MetadataResponse.<tagged fields>',
-    676: 'MetadataResponse.throttle_time_ms',
-    677: 'MetadataResponse.brokers',
-    678: 'MetadataResponse.cluster_id',
-    679: 'MetadataResponse.controller_id',
-    680: 'MetadataResponse.topics',
-    681: 'MetadataResponse.cluster_authorized_operations',
-    683: 'MetadataResponse.<tagged fields>',
-    691: 'MetadataResponseTopic.error_code',
-    693: 'MetadataResponseTopic.name',
-    694: 'MetadataResponseTopic.topic_id',
-    695: 'MetadataResponseTopic.is_internal',
-    697: 'MetadataResponseTopic.partitions',
-    698: 'MetadataResponseTopic.topic_authorized_operations',
-    700: 'MetadataResponseTopic.<tagged fields>',
-    701: 'MetadataResponseTopic.<tagged fields>',
-    709: 'MetadataResponseTopic.error_code',
-    710: 'MetadataResponseTopic.name',
-    711: 'MetadataResponseTopic.topic_id',
-    712: 'MetadataResponseTopic.is_internal',
-    713: 'MetadataResponseTopic.partitions',
-    714: 'MetadataResponseTopic.topic_authorized_operations',
-    716: 'MetadataResponseTopic.<tagged fields>',
-    724: 'MetadataResponse.throttle_time_ms',
-    726: 'MetadataResponse.brokers',
-    727: 'MetadataResponse.cluster_id',
-    728: 'MetadataResponse.controller_id',
-    730: 'MetadataResponse.topics',
-    731: 'MetadataResponse.cluster_authorized_operations',
-    733: 'MetadataResponse.<tagged fields>',
-    734: 'MetadataResponse.<tagged fields>',
-    742: 'MetadataResponse.throttle_time_ms',
-    743: 'MetadataResponse.brokers',
-    744: 'MetadataResponse.cluster_id',
-    745: 'MetadataResponse.controller_id',
-    746: 'MetadataResponse.topics',
-    747: 'MetadataResponse.cluster_authorized_operations',
-    749: 'MetadataResponse.<tagged fields>',
-    757: 'MetadataResponse.throttle_time_ms',
-    759: 'MetadataResponse.brokers',
-    760: 'MetadataResponse.cluster_id',
-    761: 'MetadataResponse.controller_id',
-    763: 'MetadataResponse.topics',
-    764: 'MetadataResponse.<tagged fields>',
-    765: 'MetadataResponse.<tagged fields>',
-    773: 'MetadataResponse.cluster_authorized_operations',
-    774: 'MetadataResponse.cluster_authorized_operations',
-    775: 'MetadataResponse.throttle_time_ms',
-    776: 'MetadataResponse.brokers',
-    777: 'MetadataResponse.cluster_id',
-    778: 'MetadataResponse.controller_id',
-    779: 'MetadataResponse.topics',
-    781: 'MetadataResponse.<tagged fields>',
-    789: 'MetadataResponseTopic.error_code',
-    791: 'MetadataResponseTopic.name',
-    792: 'MetadataResponseTopic.topic_id',
-    793: 'MetadataResponseTopic.is_internal',
-    795: 'MetadataResponseTopic.partitions',
-    796: 'MetadataResponseTopic.topic_authorized_operations',
-    798: 'MetadataResponseTopic.<tagged fields>',
-    799: 'MetadataResponseTopic.<tagged fields>',
-    807: 'MetadataResponseTopic.error_code',
-    808: 'MetadataResponseTopic.name',
-    809: 'MetadataResponseTopic.topic_id',
-    810: 'MetadataResponseTopic.is_internal',
-    811: 'MetadataResponseTopic.partitions',
-    812: 'MetadataResponseTopic.topic_authorized_operations',
-    814: 'MetadataResponseTopic.<tagged fields>',
-    822: 'MetadataResponse.throttle_time_ms',
-    824: 'MetadataResponse.brokers',
-    825: 'MetadataResponse.cluster_id',
-    826: 'MetadataResponse.controller_id',
-    828: 'MetadataResponse.topics',
-    829: 'MetadataResponse.<tagged fields>',
-    830: 'MetadataResponse.<tagged fields>',
-    838: 'MetadataResponse.cluster_authorized_operations',
-    839: 'MetadataResponse.cluster_authorized_operations',
-    840: 'MetadataResponse.throttle_time_ms',
-    841: 'MetadataResponse.brokers',
-    842: 'MetadataResponse.cluster_id',
-    843: 'MetadataResponse.controller_id',
-    844: 'MetadataResponse.topics',
-    846: 'MetadataResponse.<tagged fields>',
+    222: 'MetadataResponseBroker.node_id',
+    224: 'MetadataResponseBroker.host',
+    225: 'MetadataResponseBroker.port',
+    232: 'MetadataResponseBroker.node_id',
+    233: 'MetadataResponseBroker.host',
+    234: 'MetadataResponseBroker.port',
+    240: 'MetadataResponsePartition.error_code, partition_index, leader_id',
+    242: 'MetadataResponsePartition.replica_nodes',
+    243: 'MetadataResponsePartition.isr_nodes',
+    249: 'MetadataResponsePartition.error_code, partition_index, leader_id',
+    250: 'MetadataResponsePartition.replica_nodes',
+    251: 'MetadataResponsePartition.isr_nodes',
+    257: 'MetadataResponseTopic.error_code',
+    259: 'MetadataResponseTopic.name',
+    260: 'MetadataResponseTopic.partitions',
+    266: 'MetadataResponseTopic.topic_authorized_operations',
+    267: 'MetadataResponseTopic.topic_authorized_operations',
+    268: 'MetadataResponseTopic.error_code',
+    269: 'MetadataResponseTopic.name',
+    270: 'MetadataResponseTopic.partitions',
+    276: 'MetadataResponse.brokers',
+    277: 'MetadataResponse.topics',
+    283: 'MetadataResponse.cluster_authorized_operations',
+    284: 'MetadataResponse.cluster_authorized_operations',
+    285: 'MetadataResponse.brokers',
+    286: 'MetadataResponse.topics',
+    292: 'MetadataResponseBroker.node_id',
+    294: 'MetadataResponseBroker.host',
+    295: 'MetadataResponseBroker.port',
+    297: 'MetadataResponseBroker.rack',
+    303: 'MetadataResponseBroker.node_id',
+    304: 'MetadataResponseBroker.host',
+    305: 'MetadataResponseBroker.port',
+    306: 'MetadataResponseBroker.rack',
+    312: 'MetadataResponseTopic.error_code',
+    314: 'MetadataResponseTopic.name',
+    315: 'MetadataResponseTopic.is_internal',
+    317: 'MetadataResponseTopic.partitions',
+    323: 'MetadataResponseTopic.topic_authorized_operations',
+    324: 'MetadataResponseTopic.topic_authorized_operations',
+    325: 'MetadataResponseTopic.error_code',
+    326: 'MetadataResponseTopic.name',
+    327: 'MetadataResponseTopic.is_internal',
+    328: 'MetadataResponseTopic.partitions',
+    334: 'MetadataResponse.brokers',
+    335: 'MetadataResponse.controller_id',
+    337: 'MetadataResponse.topics',
+    343: 'MetadataResponse.cluster_authorized_operations',
+    344: 'MetadataResponse.cluster_authorized_operations',
+    345: 'MetadataResponse.brokers',
+    346: 'MetadataResponse.controller_id',
+    347: 'MetadataResponse.topics',
+    353: 'MetadataResponse.brokers',
+    354: 'MetadataResponse.cluster_id',
+    355: 'MetadataResponse.controller_id',
+    357: 'MetadataResponse.topics',
+    363: 'MetadataResponse.cluster_authorized_operations',
+    364: 'MetadataResponse.cluster_authorized_operations',
+    365: 'MetadataResponse.brokers',
+    366: 'MetadataResponse.cluster_id',
+    367: 'MetadataResponse.controller_id',
+    368: 'MetadataResponse.topics',
+    374: 'MetadataResponse.throttle_time_ms',
+    376: 'MetadataResponse.brokers',
+    377: 'MetadataResponse.cluster_id',
+    378: 'MetadataResponse.controller_id',
+    380: 'MetadataResponse.topics',
+    386: 'MetadataResponse.cluster_authorized_operations',
+    387: 'MetadataResponse.cluster_authorized_operations',
+    388: 'MetadataResponse.throttle_time_ms',
+    389: 'MetadataResponse.brokers',
+    390: 'MetadataResponse.cluster_id',
+    391: 'MetadataResponse.controller_id',
+    392: 'MetadataResponse.topics',
+    398: 'MetadataResponsePartition.error_code, partition_index, leader_id',
+    400: 'MetadataResponsePartition.replica_nodes',
+    401: 'MetadataResponsePartition.isr_nodes',
+    402: 'MetadataResponsePartition.offline_replicas',
+    408: 'MetadataResponsePartition.error_code, partition_index, leader_id',
+    409: 'MetadataResponsePartition.replica_nodes',
+    410: 'MetadataResponsePartition.isr_nodes',
+    411: 'MetadataResponsePartition.offline_replicas',
+    417: 'MetadataResponseTopic.error_code',
+    419: 'MetadataResponseTopic.name',
+    420: 'MetadataResponseTopic.is_internal',
+    422: 'MetadataResponseTopic.partitions',
+    428: 'MetadataResponseTopic.topic_authorized_operations',
+    429: 'MetadataResponseTopic.topic_authorized_operations',
+    430: 'MetadataResponseTopic.error_code',
+    431: 'MetadataResponseTopic.name',
+    432: 'MetadataResponseTopic.is_internal',
+    433: 'MetadataResponseTopic.partitions',
+    439: 'MetadataResponse.throttle_time_ms',
+    441: 'MetadataResponse.brokers',
+    442: 'MetadataResponse.cluster_id',
+    443: 'MetadataResponse.controller_id',
+    445: 'MetadataResponse.topics',
+    451: 'MetadataResponse.cluster_authorized_operations',
+    452: 'MetadataResponse.cluster_authorized_operations',
+    453: 'MetadataResponse.throttle_time_ms',
+    454: 'MetadataResponse.brokers',
+    455: 'MetadataResponse.cluster_id',
+    456: 'MetadataResponse.controller_id',
+    457: 'MetadataResponse.topics',
+    463: 'MetadataResponsePartition.error_code, partition_index, leader_id, leader_epoch',
+    465: 'MetadataResponsePartition.replica_nodes',
+    466: 'MetadataResponsePartition.isr_nodes',
+    467: 'MetadataResponsePartition.offline_replicas',
+    473: 'MetadataResponsePartition.error_code, partition_index, leader_id, leader_epoch',
+    474: 'MetadataResponsePartition.replica_nodes',
+    475: 'MetadataResponsePartition.isr_nodes',
+    476: 'MetadataResponsePartition.offline_replicas',
+    482: 'MetadataResponseTopic.error_code',
+    484: 'MetadataResponseTopic.name',
+    485: 'MetadataResponseTopic.is_internal',
+    487: 'MetadataResponseTopic.partitions',
+    493: 'MetadataResponseTopic.topic_authorized_operations',
+    494: 'MetadataResponseTopic.topic_authorized_operations',
+    495: 'MetadataResponseTopic.error_code',
+    496: 'MetadataResponseTopic.name',
+    497: 'MetadataResponseTopic.is_internal',
+    498: 'MetadataResponseTopic.partitions',
+    504: 'MetadataResponse.throttle_time_ms',
+    506: 'MetadataResponse.brokers',
+    507: 'MetadataResponse.cluster_id',
+    508: 'MetadataResponse.controller_id',
+    510: 'MetadataResponse.topics',
+    516: 'MetadataResponse.cluster_authorized_operations',
+    517: 'MetadataResponse.cluster_authorized_operations',
+    518: 'MetadataResponse.throttle_time_ms',
+    519: 'MetadataResponse.brokers',
+    520: 'MetadataResponse.cluster_id',
+    521: 'MetadataResponse.controller_id',
+    522: 'MetadataResponse.topics',
+    528: 'MetadataResponseTopic.error_code',
+    530: 'MetadataResponseTopic.name',
+    531: 'MetadataResponseTopic.is_internal',
+    533: 'MetadataResponseTopic.partitions',
+    534: 'MetadataResponseTopic.topic_authorized_operations',
+    541: 'MetadataResponseTopic.error_code',
+    542: 'MetadataResponseTopic.name',
+    543: 'MetadataResponseTopic.is_internal',
+    544: 'MetadataResponseTopic.partitions',
+    545: 'MetadataResponseTopic.topic_authorized_operations',
+    551: 'MetadataResponse.throttle_time_ms',
+    553: 'MetadataResponse.brokers',
+    554: 'MetadataResponse.cluster_id',
+    555: 'MetadataResponse.controller_id',
+    557: 'MetadataResponse.topics',
+    558: 'MetadataResponse.cluster_authorized_operations',
+    565: 'MetadataResponse.throttle_time_ms',
+    566: 'MetadataResponse.brokers',
+    567: 'MetadataResponse.cluster_id',
+    568: 'MetadataResponse.controller_id',
+    569: 'MetadataResponse.topics',
+    570: 'MetadataResponse.cluster_authorized_operations',
+    576: 'MetadataResponseBroker.node_id',
+    578: 'MetadataResponseBroker.host',
+    579: 'MetadataResponseBroker.port',
+    581: 'MetadataResponseBroker.rack',
+    582: 'MetadataResponseBroker.<tagged fields>',
+    583: 'MetadataResponseBroker.<tagged fields>',
+    591: 'MetadataResponseBroker.node_id',
+    592: 'MetadataResponseBroker.host',
+    593: 'MetadataResponseBroker.port',
+    594: 'MetadataResponseBroker.rack',
+    596: 'MetadataResponseBroker.<tagged fields>',
+    604: 'MetadataResponsePartition.error_code, partition_index, leader_id, leader_epoch',
+    606: 'MetadataResponsePartition.replica_nodes',
+    607: 'MetadataResponsePartition.isr_nodes',
+    608: 'MetadataResponsePartition.offline_replicas',
+    609: 'MetadataResponsePartition.<tagged fields>',
+    610: 'MetadataResponsePartition.<tagged fields>',
+    618: 'MetadataResponsePartition.error_code, partition_index, leader_id, leader_epoch',
+    619: 'MetadataResponsePartition.replica_nodes',
+    620: 'MetadataResponsePartition.isr_nodes',
+    621: 'MetadataResponsePartition.offline_replicas',
+    623: 'MetadataResponsePartition.<tagged fields>',
+    631: 'MetadataResponseTopic.error_code',
+    633: 'MetadataResponseTopic.name',
+    634: 'MetadataResponseTopic.is_internal',
+    636: 'MetadataResponseTopic.partitions',
+    637: 'MetadataResponseTopic.topic_authorized_operations',
+    639: 'MetadataResponseTopic.<tagged fields>',
+    640: 'MetadataResponseTopic.<tagged fields>',
+    648: 'MetadataResponseTopic.error_code',
+    649: 'MetadataResponseTopic.name',
+    650: 'MetadataResponseTopic.is_internal',
+    651: 'MetadataResponseTopic.partitions',
+    652: 'MetadataResponseTopic.topic_authorized_operations',
+    654: 'MetadataResponseTopic.<tagged fields>',
+    662: 'MetadataResponse.throttle_time_ms',
+    664: 'MetadataResponse.brokers',
+    665: 'MetadataResponse.cluster_id',
+    666: 'MetadataResponse.controller_id',
+    668: 'MetadataResponse.topics',
+    669: 'MetadataResponse.cluster_authorized_operations',
+    671: 'MetadataResponse.<tagged fields>',
+    672: 'MetadataResponse.<tagged fields>',
+    680: 'MetadataResponse.throttle_time_ms',
+    681: 'MetadataResponse.brokers',
+    682: 'MetadataResponse.cluster_id',
+    683: 'MetadataResponse.controller_id',
+    684: 'MetadataResponse.topics',
+    685: 'MetadataResponse.cluster_authorized_operations',
+    687: 'MetadataResponse.<tagged fields>',
+    695: 'MetadataResponseTopic.error_code',
+    697: 'MetadataResponseTopic.name',
+    698: 'MetadataResponseTopic.topic_id',
+    699: 'MetadataResponseTopic.is_internal',
+    701: 'MetadataResponseTopic.partitions',
+    702: 'MetadataResponseTopic.topic_authorized_operations',
+    704: 'MetadataResponseTopic.<tagged fields>',
+    705: 'MetadataResponseTopic.<tagged fields>',
+    713: 'MetadataResponseTopic.error_code',
+    714: 'MetadataResponseTopic.name',
+    715: 'MetadataResponseTopic.topic_id',
+    716: 'MetadataResponseTopic.is_internal',
+    717: 'MetadataResponseTopic.partitions',
+    718: 'MetadataResponseTopic.topic_authorized_operations',
+    720: 'MetadataResponseTopic.<tagged fields>',
+    728: 'MetadataResponse.throttle_time_ms',
+    730: 'MetadataResponse.brokers',
+    731: 'MetadataResponse.cluster_id',
+    732: 'MetadataResponse.controller_id',
+    734: 'MetadataResponse.topics',
+    735: 'MetadataResponse.cluster_authorized_operations',
+    737: 'MetadataResponse.<tagged fields>',
+    738: 'MetadataResponse.<tagged fields>',
+    746: 'MetadataResponse.throttle_time_ms',
+    747: 'MetadataResponse.brokers',
+    748: 'MetadataResponse.cluster_id',
+    749: 'MetadataResponse.controller_id',
+    750: 'MetadataResponse.topics',
+    751: 'MetadataResponse.cluster_authorized_operations',
+    753: 'MetadataResponse.<tagged fields>',
+    761: 'MetadataResponse.throttle_time_ms',
+    763: 'MetadataResponse.brokers',
+    764: 'MetadataResponse.cluster_id',
+    765: 'MetadataResponse.controller_id',
+    767: 'MetadataResponse.topics',
+    768: 'MetadataResponse.<tagged fields>',
+    769: 'MetadataResponse.<tagged fields>',
+    777: 'MetadataResponse.cluster_authorized_operations',
+    778: 'MetadataResponse.cluster_authorized_operations',
+    779: 'MetadataResponse.throttle_time_ms',
+    780: 'MetadataResponse.brokers',
+    781: 'MetadataResponse.cluster_id',
+    782: 'MetadataResponse.controller_id',
+    783: 'MetadataResponse.topics',
+    785: 'MetadataResponse.<tagged fields>',
+    793: 'MetadataResponseTopic.error_code',
+    795: 'MetadataResponseTopic.name',
+    796: 'MetadataResponseTopic.topic_id',
+    797: 'MetadataResponseTopic.is_internal',
+    799: 'MetadataResponseTopic.partitions',
+    800: 'MetadataResponseTopic.topic_authorized_operations',
+    802: 'MetadataResponseTopic.<tagged fields>',
+    803: 'MetadataResponseTopic.<tagged fields>',
+    811: 'MetadataResponseTopic.error_code',
+    812: 'MetadataResponseTopic.name',
+    813: 'MetadataResponseTopic.topic_id',
+    814: 'MetadataResponseTopic.is_internal',
+    815: 'MetadataResponseTopic.partitions',
+    816: 'MetadataResponseTopic.topic_authorized_operations',
+    818: 'MetadataResponseTopic.<tagged fields>',
+    826: 'MetadataResponse.throttle_time_ms',
+    828: 'MetadataResponse.brokers',
+    829: 'MetadataResponse.cluster_id',
+    830: 'MetadataResponse.controller_id',
+    832: 'MetadataResponse.topics',
+    833: 'MetadataResponse.<tagged fields>',
+    834: 'MetadataResponse.<tagged fields>',
+    842: 'MetadataResponse.cluster_authorized_operations',
+    843: 'MetadataResponse.cluster_authorized_operations',
+    844: 'MetadataResponse.throttle_time_ms',
+    845: 'MetadataResponse.brokers',
+    846: 'MetadataResponse.cluster_id',
+    847: 'MetadataResponse.controller_id',
+    848: 'MetadataResponse.topics',
+    850: 'MetadataResponse.<tagged fields>',
+    858: 'MetadataResponse.throttle_time_ms',
+    860: 'MetadataResponse.brokers',
+    861: 'MetadataResponse.cluster_id',
+    862: 'MetadataResponse.controller_id',
+    864: 'MetadataResponse.topics',
+    865: 'MetadataResponse.error_code',
+    867: 'MetadataResponse.<tagged fields>',
+    868: 'MetadataResponse.<tagged fields>',
+    876: 'MetadataResponse.cluster_authorized_operations',
+    877: 'MetadataResponse.cluster_authorized_operations',
+    878: 'MetadataResponse.throttle_time_ms',
+    879: 'MetadataResponse.brokers',
+    880: 'MetadataResponse.cluster_id',
+    881: 'MetadataResponse.controller_id',
+    882: 'MetadataResponse.topics',
+    883: 'MetadataResponse.error_code',
+    885: 'MetadataResponse.<tagged fields>',
 }

@@ -14,6 +14,7 @@ from kafka_fast.protocol.primitives import (
     read_nullable_string,
     read_string,
     read_tags,
+    read_uuid,
     write_array,
     write_compact_array,
     write_compact_nullable_string,
@@ -32,9 +33,6 @@ _p_iq = _s_iq.pack
 _s_iqi = _S('>iqi')
 _u_iqi = _s_iqi.unpack_from
 _p_iqi = _s_iqi.pack
-_s_iqq = _S('>iqq')
-_u_iqq = _s_iqq.unpack_from
-_p_iqq = _s_iqq.pack
 _s_q = _S('>q')
 _u_q = _s_q.unpack_from
 _p_q = _s_q.pack
@@ -50,29 +48,25 @@ class OffsetCommitRequestPartition(Struct):
             The message offset to be committed.
         committed_leader_epoch (int32, v6+)
             The leader epoch of this partition.
-        commit_timestamp (int64, v1-1)
-            The timestamp of the commit.
         committed_metadata (string, v0+, nullable v0+)
             Any associated metadata the client wants to keep.
     """
 
     __qualname__ = 'OffsetCommitRequest.OffsetCommitRequestTopic.OffsetCommitRequestPartition'
-    __slots__ = ('partition_index', 'committed_offset', 'committed_leader_epoch', 'commit_timestamp', 'committed_metadata')
+    __slots__ = ('partition_index', 'committed_offset', 'committed_leader_epoch', 'committed_metadata')
     FIELDS = (
         Field('partition_index', 'PartitionIndex', 'int32', (0, 32767), None, None, None, False, 0, None),
         Field('committed_offset', 'CommittedOffset', 'int64', (0, 32767), None, None, None, False, 0, None),
         Field('committed_leader_epoch', 'CommittedLeaderEpoch', 'int32', (6, 32767), None, None, None, True, -1, None),
-        Field('commit_timestamp', 'CommitTimestamp', 'int64', (1, 1), None, None, None, False, -1, None),
         Field('committed_metadata', 'CommittedMetadata', 'string', (0, 32767), (0, 32767), None, None, False, '', None),
     )
-    _DEFAULTS = {'partition_index': 0, 'committed_offset': 0, 'committed_leader_epoch': -1, 'commit_timestamp': -1, 'committed_metadata': '', 'unknown_tagged_fields': None}
+    _DEFAULTS = {'partition_index': 0, 'committed_offset': 0, 'committed_leader_epoch': -1, 'committed_metadata': '', 'unknown_tagged_fields': None}
     _FACTORIES = {}
 
-    def __init__(self, *, partition_index=0, committed_offset=0, committed_leader_epoch=-1, commit_timestamp=-1, committed_metadata=''):
+    def __init__(self, *, partition_index=0, committed_offset=0, committed_leader_epoch=-1, committed_metadata=''):
         self.partition_index = partition_index
         self.committed_offset = committed_offset
         self.committed_leader_epoch = committed_leader_epoch
-        self.commit_timestamp = commit_timestamp
         self.committed_metadata = committed_metadata
         self.unknown_tagged_fields = None
 
@@ -81,30 +75,34 @@ class OffsetCommitRequestTopic(Struct):
     """OffsetCommitRequestTopic, part of OffsetCommitRequest.
 
     Fields:
-        name (string, v0+)
+        name (string, v0-9)
             The topic name.
+        topic_id (uuid, v10+)
+            The topic ID.
         partitions ([]OffsetCommitRequestPartition, v0+)
             Each partition to commit offsets for.
     """
 
     __qualname__ = 'OffsetCommitRequest.OffsetCommitRequestTopic'
-    __slots__ = ('name', 'partitions')
+    __slots__ = ('name', 'topic_id', 'partitions')
     OffsetCommitRequestPartition = OffsetCommitRequestPartition
     FIELDS = (
-        Field('name', 'Name', 'string', (0, 32767), None, None, None, False, '', None),
+        Field('name', 'Name', 'string', (0, 9), None, None, None, True, '', None),
+        Field('topic_id', 'TopicId', 'uuid', (10, 32767), None, None, None, True, ZERO_UUID, None),
         Field('partitions', 'Partitions', '[]OffsetCommitRequestPartition', (0, 32767), None, None, None, False, list, OffsetCommitRequestPartition),
     )
-    _DEFAULTS = {'name': '', 'unknown_tagged_fields': None}
+    _DEFAULTS = {'name': '', 'topic_id': ZERO_UUID, 'unknown_tagged_fields': None}
     _FACTORIES = {'partitions': list}
 
-    def __init__(self, *, name='', partitions=DEFAULT):
+    def __init__(self, *, name='', topic_id=ZERO_UUID, partitions=DEFAULT):
         self.name = name
+        self.topic_id = topic_id
         self.partitions = [] if partitions is DEFAULT else partitions
         self.unknown_tagged_fields = None
 
 
 class OffsetCommitRequest(Message):
-    """Kafka OffsetCommitRequest request (API key 8), versions 0-9.
+    """Kafka OffsetCommitRequest request (API key 8), versions 2-10.
 
     Fields:
         group_id (string, v0+)
@@ -124,8 +122,8 @@ class OffsetCommitRequest(Message):
     __slots__ = ('group_id', 'generation_id_or_member_epoch', 'member_id', 'group_instance_id', 'retention_time_ms', 'topics')
     NAME = 'OffsetCommitRequest'
     API_KEY = 8
-    MIN_VERSION = 0
-    MAX_VERSION = 9
+    MIN_VERSION = 2
+    MAX_VERSION = 10
     FLEXIBLE_MIN = 8
     LATEST_VERSION_UNSTABLE = False
     OffsetCommitRequestTopic = OffsetCommitRequestTopic
@@ -151,8 +149,8 @@ class OffsetCommitRequest(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_OffsetCommitRequestPartition_v0(mv, pos):
-    """OffsetCommitRequestPartition, versions 0, 2-5."""
+def _dec_OffsetCommitRequestPartition_v2(mv, pos):
+    """OffsetCommitRequestPartition, versions 2-5."""
     o = new(OffsetCommitRequestPartition)
     o.partition_index, o.committed_offset = _u_iq(mv, pos)
     pos += 12
@@ -160,92 +158,24 @@ def _dec_OffsetCommitRequestPartition_v0(mv, pos):
     return o, pos
 
 
-def _enc_OffsetCommitRequestPartition_v0(out, blobs, o):
-    """OffsetCommitRequestPartition, versions 0, 2-5."""
-    if o.commit_timestamp != -1:
-        raise WireError('not sendable: the field exists only in versions 1-1 and is not ignorable')
+def _enc_OffsetCommitRequestPartition_v2(out, blobs, o):
+    """OffsetCommitRequestPartition, versions 2-5."""
     out += _p_iq(o.partition_index, o.committed_offset)
     write_nullable_string(out, blobs, o.committed_metadata)
 
 
-def _dec_OffsetCommitRequestTopic_v0(mv, pos):
-    """OffsetCommitRequestTopic, versions 0, 2-5."""
+def _dec_OffsetCommitRequestTopic_v2(mv, pos):
+    """OffsetCommitRequestTopic, versions 2-5."""
     o = new(OffsetCommitRequestTopic)
     o.name, pos = read_string(mv, pos)
-    o.partitions, pos = read_array(mv, pos, _dec_OffsetCommitRequestPartition_v0)
+    o.partitions, pos = read_array(mv, pos, _dec_OffsetCommitRequestPartition_v2)
     return o, pos
 
 
-def _enc_OffsetCommitRequestTopic_v0(out, blobs, o):
-    """OffsetCommitRequestTopic, versions 0, 2-5."""
+def _enc_OffsetCommitRequestTopic_v2(out, blobs, o):
+    """OffsetCommitRequestTopic, versions 2-5."""
     write_string(out, blobs, o.name)
-    write_array(out, blobs, o.partitions, _enc_OffsetCommitRequestPartition_v0)
-
-
-def _dec_OffsetCommitRequest_v0(mv, pos):
-    """OffsetCommitRequest, version 0."""
-    o = new(OffsetCommitRequest)
-    o.group_id, pos = read_string(mv, pos)
-    o.topics, pos = read_array(mv, pos, _dec_OffsetCommitRequestTopic_v0)
-    return o, pos
-
-
-def _enc_OffsetCommitRequest_v0(out, blobs, o):
-    """OffsetCommitRequest, version 0."""
-    if o.group_instance_id != None:
-        raise WireError('not sendable: the field exists only in versions 7+ and is not ignorable')
-    write_string(out, blobs, o.group_id)
-    write_array(out, blobs, o.topics, _enc_OffsetCommitRequestTopic_v0)
-
-
-def _dec_OffsetCommitRequestPartition_v1(mv, pos):
-    """OffsetCommitRequestPartition, version 1."""
-    o = new(OffsetCommitRequestPartition)
-    o.partition_index, o.committed_offset, o.commit_timestamp = _u_iqq(mv, pos)
-    pos += 20
-    o.committed_metadata, pos = read_nullable_string(mv, pos)
-    return o, pos
-
-
-def _enc_OffsetCommitRequestPartition_v1(out, blobs, o):
-    """OffsetCommitRequestPartition, version 1."""
-    out += _p_iqq(o.partition_index, o.committed_offset, o.commit_timestamp)
-    write_nullable_string(out, blobs, o.committed_metadata)
-
-
-def _dec_OffsetCommitRequestTopic_v1(mv, pos):
-    """OffsetCommitRequestTopic, version 1."""
-    o = new(OffsetCommitRequestTopic)
-    o.name, pos = read_string(mv, pos)
-    o.partitions, pos = read_array(mv, pos, _dec_OffsetCommitRequestPartition_v1)
-    return o, pos
-
-
-def _enc_OffsetCommitRequestTopic_v1(out, blobs, o):
-    """OffsetCommitRequestTopic, version 1."""
-    write_string(out, blobs, o.name)
-    write_array(out, blobs, o.partitions, _enc_OffsetCommitRequestPartition_v1)
-
-
-def _dec_OffsetCommitRequest_v1(mv, pos):
-    """OffsetCommitRequest, version 1."""
-    o = new(OffsetCommitRequest)
-    o.group_id, pos = read_string(mv, pos)
-    o.generation_id_or_member_epoch, = _u_i(mv, pos)
-    pos += 4
-    o.member_id, pos = read_string(mv, pos)
-    o.topics, pos = read_array(mv, pos, _dec_OffsetCommitRequestTopic_v1)
-    return o, pos
-
-
-def _enc_OffsetCommitRequest_v1(out, blobs, o):
-    """OffsetCommitRequest, version 1."""
-    if o.group_instance_id != None:
-        raise WireError('not sendable: the field exists only in versions 7+ and is not ignorable')
-    write_string(out, blobs, o.group_id)
-    out += _p_i(o.generation_id_or_member_epoch)
-    write_string(out, blobs, o.member_id)
-    write_array(out, blobs, o.topics, _enc_OffsetCommitRequestTopic_v1)
+    write_array(out, blobs, o.partitions, _enc_OffsetCommitRequestPartition_v2)
 
 
 def _dec_OffsetCommitRequest_v2(mv, pos):
@@ -257,7 +187,7 @@ def _dec_OffsetCommitRequest_v2(mv, pos):
     o.member_id, pos = read_string(mv, pos)
     o.retention_time_ms, = _u_q(mv, pos)
     pos += 8
-    o.topics, pos = read_array(mv, pos, _dec_OffsetCommitRequestTopic_v0)
+    o.topics, pos = read_array(mv, pos, _dec_OffsetCommitRequestTopic_v2)
     return o, pos
 
 
@@ -269,7 +199,7 @@ def _enc_OffsetCommitRequest_v2(out, blobs, o):
     out += _p_i(o.generation_id_or_member_epoch)
     write_string(out, blobs, o.member_id)
     out += _p_q(o.retention_time_ms)
-    write_array(out, blobs, o.topics, _enc_OffsetCommitRequestTopic_v0)
+    write_array(out, blobs, o.topics, _enc_OffsetCommitRequestTopic_v2)
 
 
 def _dec_OffsetCommitRequest_v5(mv, pos):
@@ -279,7 +209,7 @@ def _dec_OffsetCommitRequest_v5(mv, pos):
     o.generation_id_or_member_epoch, = _u_i(mv, pos)
     pos += 4
     o.member_id, pos = read_string(mv, pos)
-    o.topics, pos = read_array(mv, pos, _dec_OffsetCommitRequestTopic_v0)
+    o.topics, pos = read_array(mv, pos, _dec_OffsetCommitRequestTopic_v2)
     return o, pos
 
 
@@ -290,7 +220,7 @@ def _enc_OffsetCommitRequest_v5(out, blobs, o):
     write_string(out, blobs, o.group_id)
     out += _p_i(o.generation_id_or_member_epoch)
     write_string(out, blobs, o.member_id)
-    write_array(out, blobs, o.topics, _enc_OffsetCommitRequestTopic_v0)
+    write_array(out, blobs, o.topics, _enc_OffsetCommitRequestTopic_v2)
 
 
 def _dec_OffsetCommitRequestPartition_v6(mv, pos):
@@ -304,8 +234,6 @@ def _dec_OffsetCommitRequestPartition_v6(mv, pos):
 
 def _enc_OffsetCommitRequestPartition_v6(out, blobs, o):
     """OffsetCommitRequestPartition, versions 6-7."""
-    if o.commit_timestamp != -1:
-        raise WireError('not sendable: the field exists only in versions 1-1 and is not ignorable')
     out += _p_iqi(o.partition_index, o.committed_offset, o.committed_leader_epoch)
     write_nullable_string(out, blobs, o.committed_metadata)
 
@@ -367,7 +295,7 @@ def _enc_OffsetCommitRequest_v7(out, blobs, o):
 
 
 def _dec_OffsetCommitRequestPartition_v8(mv, pos):
-    """OffsetCommitRequestPartition, versions 8-9."""
+    """OffsetCommitRequestPartition, versions 8-10."""
     o = new(OffsetCommitRequestPartition)
     o.partition_index, o.committed_offset, o.committed_leader_epoch = _u_iqi(mv, pos)
     pos += 16
@@ -380,9 +308,7 @@ def _dec_OffsetCommitRequestPartition_v8(mv, pos):
 
 
 def _enc_OffsetCommitRequestPartition_v8(out, blobs, o):
-    """OffsetCommitRequestPartition, versions 8-9."""
-    if o.commit_timestamp != -1:
-        raise WireError('not sendable: the field exists only in versions 1-1 and is not ignorable')
+    """OffsetCommitRequestPartition, versions 8-10."""
     out += _p_iqi(o.partition_index, o.committed_offset, o.committed_leader_epoch)
     write_compact_nullable_string(out, blobs, o.committed_metadata)
     if o.unknown_tagged_fields:
@@ -442,124 +368,165 @@ def _enc_OffsetCommitRequest_v8(out, blobs, o):
         out.append(0)
 
 
-OffsetCommitRequest._DECODERS = (_dec_OffsetCommitRequest_v0, _dec_OffsetCommitRequest_v1, _dec_OffsetCommitRequest_v2, _dec_OffsetCommitRequest_v2, _dec_OffsetCommitRequest_v2, _dec_OffsetCommitRequest_v5, _dec_OffsetCommitRequest_v6, _dec_OffsetCommitRequest_v7, _dec_OffsetCommitRequest_v8, _dec_OffsetCommitRequest_v8,)
-OffsetCommitRequest._ENCODERS = (_enc_OffsetCommitRequest_v0, _enc_OffsetCommitRequest_v1, _enc_OffsetCommitRequest_v2, _enc_OffsetCommitRequest_v2, _enc_OffsetCommitRequest_v2, _enc_OffsetCommitRequest_v5, _enc_OffsetCommitRequest_v6, _enc_OffsetCommitRequest_v7, _enc_OffsetCommitRequest_v8, _enc_OffsetCommitRequest_v8,)
+def _dec_OffsetCommitRequestTopic_v10(mv, pos):
+    """OffsetCommitRequestTopic, version 10."""
+    o = new(OffsetCommitRequestTopic)
+    o.topic_id, pos = read_uuid(mv, pos)
+    o.partitions, pos = read_compact_array(mv, pos, _dec_OffsetCommitRequestPartition_v8)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_OffsetCommitRequestTopic_v10(out, blobs, o):
+    """OffsetCommitRequestTopic, version 10."""
+    out += o.topic_id.bytes
+    write_compact_array(out, blobs, o.partitions, _enc_OffsetCommitRequestPartition_v8)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_OffsetCommitRequest_v10(mv, pos):
+    """OffsetCommitRequest, version 10."""
+    o = new(OffsetCommitRequest)
+    o.group_id, pos = read_compact_string(mv, pos)
+    o.generation_id_or_member_epoch, = _u_i(mv, pos)
+    pos += 4
+    o.member_id, pos = read_compact_string(mv, pos)
+    o.group_instance_id, pos = read_compact_nullable_string(mv, pos)
+    o.topics, pos = read_compact_array(mv, pos, _dec_OffsetCommitRequestTopic_v10)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_OffsetCommitRequest_v10(out, blobs, o):
+    """OffsetCommitRequest, version 10."""
+    write_compact_string(out, blobs, o.group_id)
+    out += _p_i(o.generation_id_or_member_epoch)
+    write_compact_string(out, blobs, o.member_id)
+    write_compact_nullable_string(out, blobs, o.group_instance_id)
+    write_compact_array(out, blobs, o.topics, _enc_OffsetCommitRequestTopic_v10)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+OffsetCommitRequest._DECODERS = (None, None, _dec_OffsetCommitRequest_v2, _dec_OffsetCommitRequest_v2, _dec_OffsetCommitRequest_v2, _dec_OffsetCommitRequest_v5, _dec_OffsetCommitRequest_v6, _dec_OffsetCommitRequest_v7, _dec_OffsetCommitRequest_v8, _dec_OffsetCommitRequest_v8, _dec_OffsetCommitRequest_v10,)
+OffsetCommitRequest._ENCODERS = (None, None, _enc_OffsetCommitRequest_v2, _enc_OffsetCommitRequest_v2, _enc_OffsetCommitRequest_v2, _enc_OffsetCommitRequest_v5, _enc_OffsetCommitRequest_v6, _enc_OffsetCommitRequest_v7, _enc_OffsetCommitRequest_v8, _enc_OffsetCommitRequest_v8, _enc_OffsetCommitRequest_v10,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    157: 'OffsetCommitRequestPartition.partition_index, committed_offset',
-    159: 'OffsetCommitRequestPartition.committed_metadata',
-    165: 'OffsetCommitRequestPartition.commit_timestamp',
-    166: 'OffsetCommitRequestPartition.commit_timestamp',
-    167: 'OffsetCommitRequestPartition.partition_index, committed_offset',
-    168: 'OffsetCommitRequestPartition.committed_metadata',
-    174: 'OffsetCommitRequestTopic.name',
-    175: 'OffsetCommitRequestTopic.partitions',
-    181: 'OffsetCommitRequestTopic.name',
-    182: 'OffsetCommitRequestTopic.partitions',
-    188: 'OffsetCommitRequest.group_id',
-    189: 'OffsetCommitRequest.topics',
-    195: 'OffsetCommitRequest.group_instance_id',
+    155: 'OffsetCommitRequestPartition.partition_index, committed_offset',
+    157: 'OffsetCommitRequestPartition.committed_metadata',
+    163: 'OffsetCommitRequestPartition.partition_index, committed_offset',
+    164: 'OffsetCommitRequestPartition.committed_metadata',
+    170: 'OffsetCommitRequestTopic.name',
+    171: 'OffsetCommitRequestTopic.partitions',
+    177: 'OffsetCommitRequestTopic.name',
+    178: 'OffsetCommitRequestTopic.partitions',
+    184: 'OffsetCommitRequest.group_id',
+    185: 'OffsetCommitRequest.generation_id_or_member_epoch',
+    187: 'OffsetCommitRequest.member_id',
+    188: 'OffsetCommitRequest.retention_time_ms',
+    190: 'OffsetCommitRequest.topics',
     196: 'OffsetCommitRequest.group_instance_id',
-    197: 'OffsetCommitRequest.group_id',
-    198: 'OffsetCommitRequest.topics',
-    204: 'OffsetCommitRequestPartition.partition_index, committed_offset, commit_timestamp',
-    206: 'OffsetCommitRequestPartition.committed_metadata',
-    212: 'OffsetCommitRequestPartition.partition_index, committed_offset, commit_timestamp',
-    213: 'OffsetCommitRequestPartition.committed_metadata',
-    219: 'OffsetCommitRequestTopic.name',
-    220: 'OffsetCommitRequestTopic.partitions',
-    226: 'OffsetCommitRequestTopic.name',
-    227: 'OffsetCommitRequestTopic.partitions',
-    233: 'OffsetCommitRequest.group_id',
-    234: 'OffsetCommitRequest.generation_id_or_member_epoch',
-    236: 'OffsetCommitRequest.member_id',
-    237: 'OffsetCommitRequest.topics',
-    243: 'OffsetCommitRequest.group_instance_id',
-    244: 'OffsetCommitRequest.group_instance_id',
-    245: 'OffsetCommitRequest.group_id',
-    246: 'OffsetCommitRequest.generation_id_or_member_epoch',
-    247: 'OffsetCommitRequest.member_id',
-    248: 'OffsetCommitRequest.topics',
-    254: 'OffsetCommitRequest.group_id',
-    255: 'OffsetCommitRequest.generation_id_or_member_epoch',
-    257: 'OffsetCommitRequest.member_id',
-    258: 'OffsetCommitRequest.retention_time_ms',
-    260: 'OffsetCommitRequest.topics',
-    266: 'OffsetCommitRequest.group_instance_id',
-    267: 'OffsetCommitRequest.group_instance_id',
-    268: 'OffsetCommitRequest.group_id',
-    269: 'OffsetCommitRequest.generation_id_or_member_epoch',
-    270: 'OffsetCommitRequest.member_id',
-    271: 'OffsetCommitRequest.retention_time_ms',
-    272: 'OffsetCommitRequest.topics',
-    278: 'OffsetCommitRequest.group_id',
-    279: 'OffsetCommitRequest.generation_id_or_member_epoch',
-    281: 'OffsetCommitRequest.member_id',
-    282: 'OffsetCommitRequest.topics',
-    288: 'OffsetCommitRequest.group_instance_id',
-    289: 'OffsetCommitRequest.group_instance_id',
+    197: 'OffsetCommitRequest.group_instance_id',
+    198: 'OffsetCommitRequest.group_id',
+    199: 'OffsetCommitRequest.generation_id_or_member_epoch',
+    200: 'OffsetCommitRequest.member_id',
+    201: 'OffsetCommitRequest.retention_time_ms',
+    202: 'OffsetCommitRequest.topics',
+    208: 'OffsetCommitRequest.group_id',
+    209: 'OffsetCommitRequest.generation_id_or_member_epoch',
+    211: 'OffsetCommitRequest.member_id',
+    212: 'OffsetCommitRequest.topics',
+    218: 'OffsetCommitRequest.group_instance_id',
+    219: 'OffsetCommitRequest.group_instance_id',
+    220: 'OffsetCommitRequest.group_id',
+    221: 'OffsetCommitRequest.generation_id_or_member_epoch',
+    222: 'OffsetCommitRequest.member_id',
+    223: 'OffsetCommitRequest.topics',
+    229: 'OffsetCommitRequestPartition.partition_index, committed_offset, committed_leader_epoch',
+    231: 'OffsetCommitRequestPartition.committed_metadata',
+    237: 'OffsetCommitRequestPartition.partition_index, committed_offset, committed_leader_epoch',
+    238: 'OffsetCommitRequestPartition.committed_metadata',
+    244: 'OffsetCommitRequestTopic.name',
+    245: 'OffsetCommitRequestTopic.partitions',
+    251: 'OffsetCommitRequestTopic.name',
+    252: 'OffsetCommitRequestTopic.partitions',
+    258: 'OffsetCommitRequest.group_id',
+    259: 'OffsetCommitRequest.generation_id_or_member_epoch',
+    261: 'OffsetCommitRequest.member_id',
+    262: 'OffsetCommitRequest.topics',
+    268: 'OffsetCommitRequest.group_instance_id',
+    269: 'OffsetCommitRequest.group_instance_id',
+    270: 'OffsetCommitRequest.group_id',
+    271: 'OffsetCommitRequest.generation_id_or_member_epoch',
+    272: 'OffsetCommitRequest.member_id',
+    273: 'OffsetCommitRequest.topics',
+    279: 'OffsetCommitRequest.group_id',
+    280: 'OffsetCommitRequest.generation_id_or_member_epoch',
+    282: 'OffsetCommitRequest.member_id',
+    283: 'OffsetCommitRequest.group_instance_id',
+    284: 'OffsetCommitRequest.topics',
     290: 'OffsetCommitRequest.group_id',
     291: 'OffsetCommitRequest.generation_id_or_member_epoch',
     292: 'OffsetCommitRequest.member_id',
-    293: 'OffsetCommitRequest.topics',
-    299: 'OffsetCommitRequestPartition.partition_index, committed_offset, committed_leader_epoch',
-    301: 'OffsetCommitRequestPartition.committed_metadata',
-    307: 'OffsetCommitRequestPartition.commit_timestamp',
-    308: 'OffsetCommitRequestPartition.commit_timestamp',
-    309: 'OffsetCommitRequestPartition.partition_index, committed_offset, committed_leader_epoch',
-    310: 'OffsetCommitRequestPartition.committed_metadata',
-    316: 'OffsetCommitRequestTopic.name',
-    317: 'OffsetCommitRequestTopic.partitions',
+    293: 'OffsetCommitRequest.group_instance_id',
+    294: 'OffsetCommitRequest.topics',
+    300: 'OffsetCommitRequestPartition.partition_index, committed_offset, committed_leader_epoch',
+    302: 'OffsetCommitRequestPartition.committed_metadata',
+    303: 'OffsetCommitRequestPartition.<tagged fields>',
+    304: 'OffsetCommitRequestPartition.<tagged fields>',
+    312: 'OffsetCommitRequestPartition.partition_index, committed_offset, committed_leader_epoch',
+    313: 'OffsetCommitRequestPartition.committed_metadata',
+    315: 'OffsetCommitRequestPartition.<tagged fields>',
     323: 'OffsetCommitRequestTopic.name',
     324: 'OffsetCommitRequestTopic.partitions',
-    330: 'OffsetCommitRequest.group_id',
-    331: 'OffsetCommitRequest.generation_id_or_member_epoch',
-    333: 'OffsetCommitRequest.member_id',
-    334: 'OffsetCommitRequest.topics',
-    340: 'OffsetCommitRequest.group_instance_id',
-    341: 'OffsetCommitRequest.group_instance_id',
-    342: 'OffsetCommitRequest.group_id',
-    343: 'OffsetCommitRequest.generation_id_or_member_epoch',
-    344: 'OffsetCommitRequest.member_id',
-    345: 'OffsetCommitRequest.topics',
-    351: 'OffsetCommitRequest.group_id',
-    352: 'OffsetCommitRequest.generation_id_or_member_epoch',
-    354: 'OffsetCommitRequest.member_id',
-    355: 'OffsetCommitRequest.group_instance_id',
-    356: 'OffsetCommitRequest.topics',
-    362: 'OffsetCommitRequest.group_id',
-    363: 'OffsetCommitRequest.generation_id_or_member_epoch',
-    364: 'OffsetCommitRequest.member_id',
-    365: 'OffsetCommitRequest.group_instance_id',
-    366: 'OffsetCommitRequest.topics',
-    372: 'OffsetCommitRequestPartition.partition_index, committed_offset, committed_leader_epoch',
-    374: 'OffsetCommitRequestPartition.committed_metadata',
-    375: 'OffsetCommitRequestPartition.<tagged fields>',
-    376: 'OffsetCommitRequestPartition.<tagged fields>',
-    384: 'OffsetCommitRequestPartition.commit_timestamp',
-    385: 'OffsetCommitRequestPartition.commit_timestamp',
-    386: 'OffsetCommitRequestPartition.partition_index, committed_offset, committed_leader_epoch',
-    387: 'OffsetCommitRequestPartition.committed_metadata',
-    389: 'OffsetCommitRequestPartition.<tagged fields>',
-    397: 'OffsetCommitRequestTopic.name',
-    398: 'OffsetCommitRequestTopic.partitions',
-    399: 'OffsetCommitRequestTopic.<tagged fields>',
-    400: 'OffsetCommitRequestTopic.<tagged fields>',
-    408: 'OffsetCommitRequestTopic.name',
-    409: 'OffsetCommitRequestTopic.partitions',
-    411: 'OffsetCommitRequestTopic.<tagged fields>',
-    419: 'OffsetCommitRequest.group_id',
-    420: 'OffsetCommitRequest.generation_id_or_member_epoch',
-    422: 'OffsetCommitRequest.member_id',
-    423: 'OffsetCommitRequest.group_instance_id',
-    424: 'OffsetCommitRequest.topics',
-    425: 'OffsetCommitRequest.<tagged fields>',
-    426: 'OffsetCommitRequest.<tagged fields>',
-    434: 'OffsetCommitRequest.group_id',
-    435: 'OffsetCommitRequest.generation_id_or_member_epoch',
-    436: 'OffsetCommitRequest.member_id',
-    437: 'OffsetCommitRequest.group_instance_id',
-    438: 'OffsetCommitRequest.topics',
-    440: 'OffsetCommitRequest.<tagged fields>',
+    325: 'OffsetCommitRequestTopic.<tagged fields>',
+    326: 'OffsetCommitRequestTopic.<tagged fields>',
+    334: 'OffsetCommitRequestTopic.name',
+    335: 'OffsetCommitRequestTopic.partitions',
+    337: 'OffsetCommitRequestTopic.<tagged fields>',
+    345: 'OffsetCommitRequest.group_id',
+    346: 'OffsetCommitRequest.generation_id_or_member_epoch',
+    348: 'OffsetCommitRequest.member_id',
+    349: 'OffsetCommitRequest.group_instance_id',
+    350: 'OffsetCommitRequest.topics',
+    351: 'OffsetCommitRequest.<tagged fields>',
+    352: 'OffsetCommitRequest.<tagged fields>',
+    360: 'OffsetCommitRequest.group_id',
+    361: 'OffsetCommitRequest.generation_id_or_member_epoch',
+    362: 'OffsetCommitRequest.member_id',
+    363: 'OffsetCommitRequest.group_instance_id',
+    364: 'OffsetCommitRequest.topics',
+    366: 'OffsetCommitRequest.<tagged fields>',
+    374: 'OffsetCommitRequestTopic.topic_id',
+    375: 'OffsetCommitRequestTopic.partitions',
+    376: 'OffsetCommitRequestTopic.<tagged fields>',
+    377: 'OffsetCommitRequestTopic.<tagged fields>',
+    385: 'OffsetCommitRequestTopic.topic_id',
+    386: 'OffsetCommitRequestTopic.partitions',
+    388: 'OffsetCommitRequestTopic.<tagged fields>',
+    396: 'OffsetCommitRequest.group_id',
+    397: 'OffsetCommitRequest.generation_id_or_member_epoch',
+    399: 'OffsetCommitRequest.member_id',
+    400: 'OffsetCommitRequest.group_instance_id',
+    401: 'OffsetCommitRequest.topics',
+    402: 'OffsetCommitRequest.<tagged fields>',
+    403: 'OffsetCommitRequest.<tagged fields>',
+    411: 'OffsetCommitRequest.group_id',
+    412: 'OffsetCommitRequest.generation_id_or_member_epoch',
+    413: 'OffsetCommitRequest.member_id',
+    414: 'OffsetCommitRequest.group_instance_id',
+    415: 'OffsetCommitRequest.topics',
+    417: 'OffsetCommitRequest.<tagged fields>',
 }

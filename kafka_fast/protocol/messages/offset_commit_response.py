@@ -12,6 +12,7 @@ from kafka_fast.protocol.primitives import (
     read_compact_string,
     read_string,
     read_tags,
+    read_uuid,
     write_array,
     write_compact_array,
     write_compact_string,
@@ -56,30 +57,34 @@ class OffsetCommitResponseTopic(Struct):
     """OffsetCommitResponseTopic, part of OffsetCommitResponse.
 
     Fields:
-        name (string, v0+)
+        name (string, v0-9)
             The topic name.
+        topic_id (uuid, v10+)
+            The topic ID.
         partitions ([]OffsetCommitResponsePartition, v0+)
             The responses for each partition in the topic.
     """
 
     __qualname__ = 'OffsetCommitResponse.OffsetCommitResponseTopic'
-    __slots__ = ('name', 'partitions')
+    __slots__ = ('name', 'topic_id', 'partitions')
     OffsetCommitResponsePartition = OffsetCommitResponsePartition
     FIELDS = (
-        Field('name', 'Name', 'string', (0, 32767), None, None, None, False, '', None),
+        Field('name', 'Name', 'string', (0, 9), None, None, None, True, '', None),
+        Field('topic_id', 'TopicId', 'uuid', (10, 32767), None, None, None, True, ZERO_UUID, None),
         Field('partitions', 'Partitions', '[]OffsetCommitResponsePartition', (0, 32767), None, None, None, False, list, OffsetCommitResponsePartition),
     )
-    _DEFAULTS = {'name': '', 'unknown_tagged_fields': None}
+    _DEFAULTS = {'name': '', 'topic_id': ZERO_UUID, 'unknown_tagged_fields': None}
     _FACTORIES = {'partitions': list}
 
-    def __init__(self, *, name='', partitions=DEFAULT):
+    def __init__(self, *, name='', topic_id=ZERO_UUID, partitions=DEFAULT):
         self.name = name
+        self.topic_id = topic_id
         self.partitions = [] if partitions is DEFAULT else partitions
         self.unknown_tagged_fields = None
 
 
 class OffsetCommitResponse(Message):
-    """Kafka OffsetCommitResponse response (API key 8), versions 0-9.
+    """Kafka OffsetCommitResponse response (API key 8), versions 2-10.
 
     Fields:
         throttle_time_ms (int32, v3+)
@@ -91,8 +96,8 @@ class OffsetCommitResponse(Message):
     __slots__ = ('throttle_time_ms', 'topics')
     NAME = 'OffsetCommitResponse'
     API_KEY = 8
-    MIN_VERSION = 0
-    MAX_VERSION = 9
+    MIN_VERSION = 2
+    MAX_VERSION = 10
     FLEXIBLE_MIN = 8
     LATEST_VERSION_UNSTABLE = False
     OffsetCommitResponseTopic = OffsetCommitResponseTopic
@@ -110,43 +115,43 @@ class OffsetCommitResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_OffsetCommitResponsePartition_v0(mv, pos):
-    """OffsetCommitResponsePartition, versions 0-7."""
+def _dec_OffsetCommitResponsePartition_v2(mv, pos):
+    """OffsetCommitResponsePartition, versions 2-7."""
     o = new(OffsetCommitResponsePartition)
     o.partition_index, o.error_code = _u_ih(mv, pos)
     pos += 6
     return o, pos
 
 
-def _enc_OffsetCommitResponsePartition_v0(out, blobs, o):
-    """OffsetCommitResponsePartition, versions 0-7."""
+def _enc_OffsetCommitResponsePartition_v2(out, blobs, o):
+    """OffsetCommitResponsePartition, versions 2-7."""
     out += _p_ih(o.partition_index, o.error_code)
 
 
-def _dec_OffsetCommitResponseTopic_v0(mv, pos):
-    """OffsetCommitResponseTopic, versions 0-7."""
+def _dec_OffsetCommitResponseTopic_v2(mv, pos):
+    """OffsetCommitResponseTopic, versions 2-7."""
     o = new(OffsetCommitResponseTopic)
     o.name, pos = read_string(mv, pos)
-    o.partitions, pos = read_array(mv, pos, _dec_OffsetCommitResponsePartition_v0)
+    o.partitions, pos = read_array(mv, pos, _dec_OffsetCommitResponsePartition_v2)
     return o, pos
 
 
-def _enc_OffsetCommitResponseTopic_v0(out, blobs, o):
-    """OffsetCommitResponseTopic, versions 0-7."""
+def _enc_OffsetCommitResponseTopic_v2(out, blobs, o):
+    """OffsetCommitResponseTopic, versions 2-7."""
     write_string(out, blobs, o.name)
-    write_array(out, blobs, o.partitions, _enc_OffsetCommitResponsePartition_v0)
+    write_array(out, blobs, o.partitions, _enc_OffsetCommitResponsePartition_v2)
 
 
-def _dec_OffsetCommitResponse_v0(mv, pos):
-    """OffsetCommitResponse, versions 0-2."""
+def _dec_OffsetCommitResponse_v2(mv, pos):
+    """OffsetCommitResponse, version 2."""
     o = new(OffsetCommitResponse)
-    o.topics, pos = read_array(mv, pos, _dec_OffsetCommitResponseTopic_v0)
+    o.topics, pos = read_array(mv, pos, _dec_OffsetCommitResponseTopic_v2)
     return o, pos
 
 
-def _enc_OffsetCommitResponse_v0(out, blobs, o):
-    """OffsetCommitResponse, versions 0-2."""
-    write_array(out, blobs, o.topics, _enc_OffsetCommitResponseTopic_v0)
+def _enc_OffsetCommitResponse_v2(out, blobs, o):
+    """OffsetCommitResponse, version 2."""
+    write_array(out, blobs, o.topics, _enc_OffsetCommitResponseTopic_v2)
 
 
 def _dec_OffsetCommitResponse_v3(mv, pos):
@@ -154,18 +159,18 @@ def _dec_OffsetCommitResponse_v3(mv, pos):
     o = new(OffsetCommitResponse)
     o.throttle_time_ms, = _u_i(mv, pos)
     pos += 4
-    o.topics, pos = read_array(mv, pos, _dec_OffsetCommitResponseTopic_v0)
+    o.topics, pos = read_array(mv, pos, _dec_OffsetCommitResponseTopic_v2)
     return o, pos
 
 
 def _enc_OffsetCommitResponse_v3(out, blobs, o):
     """OffsetCommitResponse, versions 3-7."""
     out += _p_i(o.throttle_time_ms)
-    write_array(out, blobs, o.topics, _enc_OffsetCommitResponseTopic_v0)
+    write_array(out, blobs, o.topics, _enc_OffsetCommitResponseTopic_v2)
 
 
 def _dec_OffsetCommitResponsePartition_v8(mv, pos):
-    """OffsetCommitResponsePartition, versions 8-9."""
+    """OffsetCommitResponsePartition, versions 8-10."""
     o = new(OffsetCommitResponsePartition)
     o.partition_index, o.error_code = _u_ih(mv, pos)
     pos += 6
@@ -177,7 +182,7 @@ def _dec_OffsetCommitResponsePartition_v8(mv, pos):
 
 
 def _enc_OffsetCommitResponsePartition_v8(out, blobs, o):
-    """OffsetCommitResponsePartition, versions 8-9."""
+    """OffsetCommitResponsePartition, versions 8-10."""
     out += _p_ih(o.partition_index, o.error_code)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -230,40 +235,99 @@ def _enc_OffsetCommitResponse_v8(out, blobs, o):
         out.append(0)
 
 
-OffsetCommitResponse._DECODERS = (_dec_OffsetCommitResponse_v0, _dec_OffsetCommitResponse_v0, _dec_OffsetCommitResponse_v0, _dec_OffsetCommitResponse_v3, _dec_OffsetCommitResponse_v3, _dec_OffsetCommitResponse_v3, _dec_OffsetCommitResponse_v3, _dec_OffsetCommitResponse_v3, _dec_OffsetCommitResponse_v8, _dec_OffsetCommitResponse_v8,)
-OffsetCommitResponse._ENCODERS = (_enc_OffsetCommitResponse_v0, _enc_OffsetCommitResponse_v0, _enc_OffsetCommitResponse_v0, _enc_OffsetCommitResponse_v3, _enc_OffsetCommitResponse_v3, _enc_OffsetCommitResponse_v3, _enc_OffsetCommitResponse_v3, _enc_OffsetCommitResponse_v3, _enc_OffsetCommitResponse_v8, _enc_OffsetCommitResponse_v8,)
+def _dec_OffsetCommitResponseTopic_v10(mv, pos):
+    """OffsetCommitResponseTopic, version 10."""
+    o = new(OffsetCommitResponseTopic)
+    o.topic_id, pos = read_uuid(mv, pos)
+    o.partitions, pos = read_compact_array(mv, pos, _dec_OffsetCommitResponsePartition_v8)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_OffsetCommitResponseTopic_v10(out, blobs, o):
+    """OffsetCommitResponseTopic, version 10."""
+    out += o.topic_id.bytes
+    write_compact_array(out, blobs, o.partitions, _enc_OffsetCommitResponsePartition_v8)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_OffsetCommitResponse_v10(mv, pos):
+    """OffsetCommitResponse, version 10."""
+    o = new(OffsetCommitResponse)
+    o.throttle_time_ms, = _u_i(mv, pos)
+    pos += 4
+    o.topics, pos = read_compact_array(mv, pos, _dec_OffsetCommitResponseTopic_v10)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_OffsetCommitResponse_v10(out, blobs, o):
+    """OffsetCommitResponse, version 10."""
+    out += _p_i(o.throttle_time_ms)
+    write_compact_array(out, blobs, o.topics, _enc_OffsetCommitResponseTopic_v10)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+OffsetCommitResponse._DECODERS = (None, None, _dec_OffsetCommitResponse_v2, _dec_OffsetCommitResponse_v3, _dec_OffsetCommitResponse_v3, _dec_OffsetCommitResponse_v3, _dec_OffsetCommitResponse_v3, _dec_OffsetCommitResponse_v3, _dec_OffsetCommitResponse_v8, _dec_OffsetCommitResponse_v8, _dec_OffsetCommitResponse_v10,)
+OffsetCommitResponse._ENCODERS = (None, None, _enc_OffsetCommitResponse_v2, _enc_OffsetCommitResponse_v3, _enc_OffsetCommitResponse_v3, _enc_OffsetCommitResponse_v3, _enc_OffsetCommitResponse_v3, _enc_OffsetCommitResponse_v3, _enc_OffsetCommitResponse_v8, _enc_OffsetCommitResponse_v8, _enc_OffsetCommitResponse_v10,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    116: 'OffsetCommitResponsePartition.partition_index, error_code',
-    123: 'OffsetCommitResponsePartition.partition_index, error_code',
-    129: 'OffsetCommitResponseTopic.name',
-    130: 'OffsetCommitResponseTopic.partitions',
-    136: 'OffsetCommitResponseTopic.name',
-    137: 'OffsetCommitResponseTopic.partitions',
-    143: 'OffsetCommitResponse.topics',
-    149: 'OffsetCommitResponse.topics',
-    155: 'OffsetCommitResponse.throttle_time_ms',
-    157: 'OffsetCommitResponse.topics',
-    163: 'OffsetCommitResponse.throttle_time_ms',
-    164: 'OffsetCommitResponse.topics',
-    170: 'OffsetCommitResponsePartition.partition_index, error_code',
-    172: 'OffsetCommitResponsePartition.<tagged fields>',
-    173: 'OffsetCommitResponsePartition.<tagged fields>',
-    181: 'OffsetCommitResponsePartition.partition_index, error_code',
-    183: 'OffsetCommitResponsePartition.<tagged fields>',
-    191: 'OffsetCommitResponseTopic.name',
-    192: 'OffsetCommitResponseTopic.partitions',
-    193: 'OffsetCommitResponseTopic.<tagged fields>',
-    194: 'OffsetCommitResponseTopic.<tagged fields>',
-    202: 'OffsetCommitResponseTopic.name',
-    203: 'OffsetCommitResponseTopic.partitions',
-    205: 'OffsetCommitResponseTopic.<tagged fields>',
-    213: 'OffsetCommitResponse.throttle_time_ms',
-    215: 'OffsetCommitResponse.topics',
-    216: 'OffsetCommitResponse.<tagged fields>',
-    217: 'OffsetCommitResponse.<tagged fields>',
-    225: 'OffsetCommitResponse.throttle_time_ms',
-    226: 'OffsetCommitResponse.topics',
-    228: 'OffsetCommitResponse.<tagged fields>',
+    121: 'OffsetCommitResponsePartition.partition_index, error_code',
+    128: 'OffsetCommitResponsePartition.partition_index, error_code',
+    134: 'OffsetCommitResponseTopic.name',
+    135: 'OffsetCommitResponseTopic.partitions',
+    141: 'OffsetCommitResponseTopic.name',
+    142: 'OffsetCommitResponseTopic.partitions',
+    148: 'OffsetCommitResponse.topics',
+    154: 'OffsetCommitResponse.topics',
+    160: 'OffsetCommitResponse.throttle_time_ms',
+    162: 'OffsetCommitResponse.topics',
+    168: 'OffsetCommitResponse.throttle_time_ms',
+    169: 'OffsetCommitResponse.topics',
+    175: 'OffsetCommitResponsePartition.partition_index, error_code',
+    177: 'OffsetCommitResponsePartition.<tagged fields>',
+    178: 'OffsetCommitResponsePartition.<tagged fields>',
+    186: 'OffsetCommitResponsePartition.partition_index, error_code',
+    188: 'OffsetCommitResponsePartition.<tagged fields>',
+    196: 'OffsetCommitResponseTopic.name',
+    197: 'OffsetCommitResponseTopic.partitions',
+    198: 'OffsetCommitResponseTopic.<tagged fields>',
+    199: 'OffsetCommitResponseTopic.<tagged fields>',
+    207: 'OffsetCommitResponseTopic.name',
+    208: 'OffsetCommitResponseTopic.partitions',
+    210: 'OffsetCommitResponseTopic.<tagged fields>',
+    218: 'OffsetCommitResponse.throttle_time_ms',
+    220: 'OffsetCommitResponse.topics',
+    221: 'OffsetCommitResponse.<tagged fields>',
+    222: 'OffsetCommitResponse.<tagged fields>',
+    230: 'OffsetCommitResponse.throttle_time_ms',
+    231: 'OffsetCommitResponse.topics',
+    233: 'OffsetCommitResponse.<tagged fields>',
+    241: 'OffsetCommitResponseTopic.topic_id',
+    242: 'OffsetCommitResponseTopic.partitions',
+    243: 'OffsetCommitResponseTopic.<tagged fields>',
+    244: 'OffsetCommitResponseTopic.<tagged fields>',
+    252: 'OffsetCommitResponseTopic.topic_id',
+    253: 'OffsetCommitResponseTopic.partitions',
+    255: 'OffsetCommitResponseTopic.<tagged fields>',
+    263: 'OffsetCommitResponse.throttle_time_ms',
+    265: 'OffsetCommitResponse.topics',
+    266: 'OffsetCommitResponse.<tagged fields>',
+    267: 'OffsetCommitResponse.<tagged fields>',
+    275: 'OffsetCommitResponse.throttle_time_ms',
+    276: 'OffsetCommitResponse.topics',
+    278: 'OffsetCommitResponse.<tagged fields>',
 }

@@ -72,7 +72,7 @@ class OffsetDeleteRequest(Message):
         group_id (string, v0+)
             The unique group identifier.
         topics ([]OffsetDeleteRequestTopic, v0+)
-            The topics to delete offsets for
+            The topics to delete offsets for.
     """
 
     __slots__ = ('group_id', 'topics')

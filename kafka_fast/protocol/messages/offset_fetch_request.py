@@ -16,6 +16,7 @@ from kafka_fast.protocol.primitives import (
     read_nullable_array,
     read_string,
     read_tags,
+    read_uuid,
     write_array,
     write_compact_array,
     write_compact_nullable_array,
@@ -64,23 +65,27 @@ class OffsetFetchRequestTopics(Struct):
     """OffsetFetchRequestTopics, part of OffsetFetchRequest.
 
     Fields:
-        name (string, v8+)
+        name (string, v8-9)
             The topic name.
+        topic_id (uuid, v10+)
+            The topic ID.
         partition_indexes ([]int32, v8+)
             The partition indexes we would like to fetch offsets for.
     """
 
     __qualname__ = 'OffsetFetchRequest.OffsetFetchRequestGroup.OffsetFetchRequestTopics'
-    __slots__ = ('name', 'partition_indexes')
+    __slots__ = ('name', 'topic_id', 'partition_indexes')
     FIELDS = (
-        Field('name', 'Name', 'string', (8, 32767), None, None, None, False, '', None),
+        Field('name', 'Name', 'string', (8, 9), None, None, None, True, '', None),
+        Field('topic_id', 'TopicId', 'uuid', (10, 32767), None, None, None, True, ZERO_UUID, None),
         Field('partition_indexes', 'PartitionIndexes', '[]int32', (8, 32767), None, None, None, False, list, None),
     )
-    _DEFAULTS = {'name': '', 'unknown_tagged_fields': None}
+    _DEFAULTS = {'name': '', 'topic_id': ZERO_UUID, 'unknown_tagged_fields': None}
     _FACTORIES = {'partition_indexes': list}
 
-    def __init__(self, *, name='', partition_indexes=DEFAULT):
+    def __init__(self, *, name='', topic_id=ZERO_UUID, partition_indexes=DEFAULT):
         self.name = name
+        self.topic_id = topic_id
         self.partition_indexes = [] if partition_indexes is DEFAULT else partition_indexes
         self.unknown_tagged_fields = None
 
@@ -92,7 +97,7 @@ class OffsetFetchRequestGroup(Struct):
         group_id (string, v8+)
             The group ID.
         member_id (string, v9+, nullable v9+)
-            The member ID assigned by the group coordinator if using the new consumer protocol (KIP-848).
+            The member id.
         member_epoch (int32, v9+)
             The member epoch if using the new consumer protocol (KIP-848).
         topics ([]OffsetFetchRequestTopics, v8+, nullable v8+)
@@ -120,7 +125,7 @@ class OffsetFetchRequestGroup(Struct):
 
 
 class OffsetFetchRequest(Message):
-    """Kafka OffsetFetchRequest request (API key 9), versions 0-9.
+    """Kafka OffsetFetchRequest request (API key 9), versions 1-10.
 
     Fields:
         group_id (string, v0-7)
@@ -128,7 +133,7 @@ class OffsetFetchRequest(Message):
         topics ([]OffsetFetchRequestTopic, v0-7, nullable v2+)
             Each topic we would like to fetch offsets for, or null to fetch offsets for all topics.
         groups ([]OffsetFetchRequestGroup, v8+)
-            Each group we would like to fetch offsets for
+            Each group we would like to fetch offsets for.
         require_stable (bool, v7+)
             Whether broker should hold on returning unstable offsets but set a retriable error code for the partitions.
     """
@@ -136,8 +141,8 @@ class OffsetFetchRequest(Message):
     __slots__ = ('group_id', 'topics', 'groups', 'require_stable')
     NAME = 'OffsetFetchRequest'
     API_KEY = 9
-    MIN_VERSION = 0
-    MAX_VERSION = 9
+    MIN_VERSION = 1
+    MAX_VERSION = 10
     FLEXIBLE_MIN = 6
     LATEST_VERSION_UNSTABLE = False
     OffsetFetchRequestTopic = OffsetFetchRequestTopic
@@ -160,43 +165,43 @@ class OffsetFetchRequest(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_OffsetFetchRequestTopic_v0(mv, pos):
-    """OffsetFetchRequestTopic, versions 0-5."""
+def _dec_OffsetFetchRequestTopic_v1(mv, pos):
+    """OffsetFetchRequestTopic, versions 1-5."""
     o = new(OffsetFetchRequestTopic)
     o.name, pos = read_string(mv, pos)
     o.partition_indexes, pos = read_array(mv, pos, _INT32)
     return o, pos
 
 
-def _enc_OffsetFetchRequestTopic_v0(out, blobs, o):
-    """OffsetFetchRequestTopic, versions 0-5."""
+def _enc_OffsetFetchRequestTopic_v1(out, blobs, o):
+    """OffsetFetchRequestTopic, versions 1-5."""
     write_string(out, blobs, o.name)
     write_array(out, blobs, o.partition_indexes, _INT32)
 
 
-def _dec_OffsetFetchRequest_v0(mv, pos):
-    """OffsetFetchRequest, versions 0-1."""
+def _dec_OffsetFetchRequest_v1(mv, pos):
+    """OffsetFetchRequest, version 1."""
     o = new(OffsetFetchRequest)
     o.group_id, pos = read_string(mv, pos)
-    o.topics, pos = read_array(mv, pos, _dec_OffsetFetchRequestTopic_v0)
+    o.topics, pos = read_array(mv, pos, _dec_OffsetFetchRequestTopic_v1)
     return o, pos
 
 
-def _enc_OffsetFetchRequest_v0(out, blobs, o):
-    """OffsetFetchRequest, versions 0-1."""
+def _enc_OffsetFetchRequest_v1(out, blobs, o):
+    """OffsetFetchRequest, version 1."""
     if o.groups != []:
         raise WireError('not sendable: the field exists only in versions 8+ and is not ignorable')
     if o.require_stable != False:
         raise WireError('not sendable: the field exists only in versions 7+ and is not ignorable')
     write_string(out, blobs, o.group_id)
-    write_array(out, blobs, o.topics, _enc_OffsetFetchRequestTopic_v0)
+    write_array(out, blobs, o.topics, _enc_OffsetFetchRequestTopic_v1)
 
 
 def _dec_OffsetFetchRequest_v2(mv, pos):
     """OffsetFetchRequest, versions 2-5."""
     o = new(OffsetFetchRequest)
     o.group_id, pos = read_string(mv, pos)
-    o.topics, pos = read_nullable_array(mv, pos, _dec_OffsetFetchRequestTopic_v0)
+    o.topics, pos = read_nullable_array(mv, pos, _dec_OffsetFetchRequestTopic_v1)
     return o, pos
 
 
@@ -207,7 +212,7 @@ def _enc_OffsetFetchRequest_v2(out, blobs, o):
     if o.require_stable != False:
         raise WireError('not sendable: the field exists only in versions 7+ and is not ignorable')
     write_string(out, blobs, o.group_id)
-    write_nullable_array(out, blobs, o.topics, _enc_OffsetFetchRequestTopic_v0)
+    write_nullable_array(out, blobs, o.topics, _enc_OffsetFetchRequestTopic_v1)
 
 
 def _dec_OffsetFetchRequestTopic_v6(mv, pos):
@@ -410,105 +415,210 @@ def _enc_OffsetFetchRequest_v9(out, blobs, o):
         out.append(0)
 
 
-OffsetFetchRequest._DECODERS = (_dec_OffsetFetchRequest_v0, _dec_OffsetFetchRequest_v0, _dec_OffsetFetchRequest_v2, _dec_OffsetFetchRequest_v2, _dec_OffsetFetchRequest_v2, _dec_OffsetFetchRequest_v2, _dec_OffsetFetchRequest_v6, _dec_OffsetFetchRequest_v7, _dec_OffsetFetchRequest_v8, _dec_OffsetFetchRequest_v9,)
-OffsetFetchRequest._ENCODERS = (_enc_OffsetFetchRequest_v0, _enc_OffsetFetchRequest_v0, _enc_OffsetFetchRequest_v2, _enc_OffsetFetchRequest_v2, _enc_OffsetFetchRequest_v2, _enc_OffsetFetchRequest_v2, _enc_OffsetFetchRequest_v6, _enc_OffsetFetchRequest_v7, _enc_OffsetFetchRequest_v8, _enc_OffsetFetchRequest_v9,)
+def _dec_OffsetFetchRequestTopics_v10(mv, pos):
+    """OffsetFetchRequestTopics, version 10."""
+    o = new(OffsetFetchRequestTopics)
+    o.topic_id, pos = read_uuid(mv, pos)
+    o.partition_indexes, pos = read_compact_array(mv, pos, _INT32)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_OffsetFetchRequestTopics_v10(out, blobs, o):
+    """OffsetFetchRequestTopics, version 10."""
+    out += o.topic_id.bytes
+    write_compact_array(out, blobs, o.partition_indexes, _INT32)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_OffsetFetchRequestGroup_v10(mv, pos):
+    """OffsetFetchRequestGroup, version 10."""
+    o = new(OffsetFetchRequestGroup)
+    o.group_id, pos = read_compact_string(mv, pos)
+    o.member_id, pos = read_compact_nullable_string(mv, pos)
+    o.member_epoch, = _u_i(mv, pos)
+    pos += 4
+    o.topics, pos = read_compact_nullable_array(mv, pos, _dec_OffsetFetchRequestTopics_v10)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_OffsetFetchRequestGroup_v10(out, blobs, o):
+    """OffsetFetchRequestGroup, version 10."""
+    write_compact_string(out, blobs, o.group_id)
+    write_compact_nullable_string(out, blobs, o.member_id)
+    out += _p_i(o.member_epoch)
+    write_compact_nullable_array(out, blobs, o.topics, _enc_OffsetFetchRequestTopics_v10)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_OffsetFetchRequest_v10(mv, pos):
+    """OffsetFetchRequest, version 10."""
+    o = new(OffsetFetchRequest)
+    o.groups, pos = read_compact_array(mv, pos, _dec_OffsetFetchRequestGroup_v10)
+    o.require_stable, = _u_x(mv, pos)
+    pos += 1
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_OffsetFetchRequest_v10(out, blobs, o):
+    """OffsetFetchRequest, version 10."""
+    if o.group_id != '':
+        raise WireError('not sendable: the field exists only in versions 0-7 and is not ignorable')
+    if o.topics != []:
+        raise WireError('not sendable: the field exists only in versions 0-7 and is not ignorable')
+    write_compact_array(out, blobs, o.groups, _enc_OffsetFetchRequestGroup_v10)
+    out += _p_x(o.require_stable)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+OffsetFetchRequest._DECODERS = (None, _dec_OffsetFetchRequest_v1, _dec_OffsetFetchRequest_v2, _dec_OffsetFetchRequest_v2, _dec_OffsetFetchRequest_v2, _dec_OffsetFetchRequest_v2, _dec_OffsetFetchRequest_v6, _dec_OffsetFetchRequest_v7, _dec_OffsetFetchRequest_v8, _dec_OffsetFetchRequest_v9, _dec_OffsetFetchRequest_v10,)
+OffsetFetchRequest._ENCODERS = (None, _enc_OffsetFetchRequest_v1, _enc_OffsetFetchRequest_v2, _enc_OffsetFetchRequest_v2, _enc_OffsetFetchRequest_v2, _enc_OffsetFetchRequest_v2, _enc_OffsetFetchRequest_v6, _enc_OffsetFetchRequest_v7, _enc_OffsetFetchRequest_v8, _enc_OffsetFetchRequest_v9, _enc_OffsetFetchRequest_v10,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    166: 'OffsetFetchRequestTopic.name',
-    167: 'OffsetFetchRequestTopic.partition_indexes',
-    173: 'OffsetFetchRequestTopic.name',
-    174: 'OffsetFetchRequestTopic.partition_indexes',
-    180: 'OffsetFetchRequest.group_id',
-    181: 'OffsetFetchRequest.topics',
-    187: 'OffsetFetchRequest.groups',
-    188: 'OffsetFetchRequest.groups',
-    189: 'OffsetFetchRequest.require_stable',
-    190: 'OffsetFetchRequest.require_stable',
-    191: 'OffsetFetchRequest.group_id',
-    192: 'OffsetFetchRequest.topics',
-    198: 'OffsetFetchRequest.group_id',
-    199: 'OffsetFetchRequest.topics',
-    205: 'OffsetFetchRequest.groups',
-    206: 'OffsetFetchRequest.groups',
-    207: 'OffsetFetchRequest.require_stable',
-    208: 'OffsetFetchRequest.require_stable',
-    209: 'OffsetFetchRequest.group_id',
-    210: 'OffsetFetchRequest.topics',
-    216: 'OffsetFetchRequestTopic.name',
-    217: 'OffsetFetchRequestTopic.partition_indexes',
-    218: 'OffsetFetchRequestTopic.<tagged fields>',
-    219: 'OffsetFetchRequestTopic.<tagged fields>',
-    227: 'OffsetFetchRequestTopic.name',
-    228: 'OffsetFetchRequestTopic.partition_indexes',
-    230: 'OffsetFetchRequestTopic.<tagged fields>',
-    238: 'OffsetFetchRequest.group_id',
-    239: 'OffsetFetchRequest.topics',
-    240: 'OffsetFetchRequest.<tagged fields>',
-    241: 'OffsetFetchRequest.<tagged fields>',
-    249: 'OffsetFetchRequest.groups',
-    250: 'OffsetFetchRequest.groups',
-    251: 'OffsetFetchRequest.require_stable',
-    252: 'OffsetFetchRequest.require_stable',
-    253: 'OffsetFetchRequest.group_id',
-    254: 'OffsetFetchRequest.topics',
-    256: 'OffsetFetchRequest.<tagged fields>',
-    264: 'OffsetFetchRequest.group_id',
-    265: 'OffsetFetchRequest.topics',
-    266: 'OffsetFetchRequest.require_stable',
-    268: 'OffsetFetchRequest.<tagged fields>',
-    269: 'OffsetFetchRequest.<tagged fields>',
-    277: 'OffsetFetchRequest.groups',
-    278: 'OffsetFetchRequest.groups',
-    279: 'OffsetFetchRequest.group_id',
-    280: 'OffsetFetchRequest.topics',
-    281: 'OffsetFetchRequest.require_stable',
-    283: 'OffsetFetchRequest.<tagged fields>',
-    291: 'OffsetFetchRequestTopics.name',
-    292: 'OffsetFetchRequestTopics.partition_indexes',
-    293: 'OffsetFetchRequestTopics.<tagged fields>',
-    294: 'OffsetFetchRequestTopics.<tagged fields>',
-    302: 'OffsetFetchRequestTopics.name',
-    303: 'OffsetFetchRequestTopics.partition_indexes',
-    305: 'OffsetFetchRequestTopics.<tagged fields>',
-    313: 'OffsetFetchRequestGroup.group_id',
-    314: 'OffsetFetchRequestGroup.topics',
-    315: 'OffsetFetchRequestGroup.<tagged fields>',
-    316: 'OffsetFetchRequestGroup.<tagged fields>',
-    324: 'OffsetFetchRequestGroup.group_id',
-    325: 'OffsetFetchRequestGroup.topics',
-    327: 'OffsetFetchRequestGroup.<tagged fields>',
-    335: 'OffsetFetchRequest.groups',
-    336: 'OffsetFetchRequest.require_stable',
-    338: 'OffsetFetchRequest.<tagged fields>',
-    339: 'OffsetFetchRequest.<tagged fields>',
-    347: 'OffsetFetchRequest.group_id',
-    348: 'OffsetFetchRequest.group_id',
-    349: 'OffsetFetchRequest.topics',
-    350: 'OffsetFetchRequest.topics',
-    351: 'OffsetFetchRequest.groups',
-    352: 'OffsetFetchRequest.require_stable',
-    354: 'OffsetFetchRequest.<tagged fields>',
-    362: 'OffsetFetchRequestGroup.group_id',
-    363: 'OffsetFetchRequestGroup.member_id',
-    364: 'OffsetFetchRequestGroup.member_epoch',
-    366: 'OffsetFetchRequestGroup.topics',
-    367: 'OffsetFetchRequestGroup.<tagged fields>',
-    368: 'OffsetFetchRequestGroup.<tagged fields>',
-    376: 'OffsetFetchRequestGroup.group_id',
-    377: 'OffsetFetchRequestGroup.member_id',
-    378: 'OffsetFetchRequestGroup.member_epoch',
-    379: 'OffsetFetchRequestGroup.topics',
-    381: 'OffsetFetchRequestGroup.<tagged fields>',
-    389: 'OffsetFetchRequest.groups',
-    390: 'OffsetFetchRequest.require_stable',
-    392: 'OffsetFetchRequest.<tagged fields>',
-    393: 'OffsetFetchRequest.<tagged fields>',
-    401: 'OffsetFetchRequest.group_id',
-    402: 'OffsetFetchRequest.group_id',
-    403: 'OffsetFetchRequest.topics',
-    404: 'OffsetFetchRequest.topics',
-    405: 'OffsetFetchRequest.groups',
-    406: 'OffsetFetchRequest.require_stable',
-    408: 'OffsetFetchRequest.<tagged fields>',
+    171: 'OffsetFetchRequestTopic.name',
+    172: 'OffsetFetchRequestTopic.partition_indexes',
+    178: 'OffsetFetchRequestTopic.name',
+    179: 'OffsetFetchRequestTopic.partition_indexes',
+    185: 'OffsetFetchRequest.group_id',
+    186: 'OffsetFetchRequest.topics',
+    192: 'OffsetFetchRequest.groups',
+    193: 'OffsetFetchRequest.groups',
+    194: 'OffsetFetchRequest.require_stable',
+    195: 'OffsetFetchRequest.require_stable',
+    196: 'OffsetFetchRequest.group_id',
+    197: 'OffsetFetchRequest.topics',
+    203: 'OffsetFetchRequest.group_id',
+    204: 'OffsetFetchRequest.topics',
+    210: 'OffsetFetchRequest.groups',
+    211: 'OffsetFetchRequest.groups',
+    212: 'OffsetFetchRequest.require_stable',
+    213: 'OffsetFetchRequest.require_stable',
+    214: 'OffsetFetchRequest.group_id',
+    215: 'OffsetFetchRequest.topics',
+    221: 'OffsetFetchRequestTopic.name',
+    222: 'OffsetFetchRequestTopic.partition_indexes',
+    223: 'OffsetFetchRequestTopic.<tagged fields>',
+    224: 'OffsetFetchRequestTopic.<tagged fields>',
+    232: 'OffsetFetchRequestTopic.name',
+    233: 'OffsetFetchRequestTopic.partition_indexes',
+    235: 'OffsetFetchRequestTopic.<tagged fields>',
+    243: 'OffsetFetchRequest.group_id',
+    244: 'OffsetFetchRequest.topics',
+    245: 'OffsetFetchRequest.<tagged fields>',
+    246: 'OffsetFetchRequest.<tagged fields>',
+    254: 'OffsetFetchRequest.groups',
+    255: 'OffsetFetchRequest.groups',
+    256: 'OffsetFetchRequest.require_stable',
+    257: 'OffsetFetchRequest.require_stable',
+    258: 'OffsetFetchRequest.group_id',
+    259: 'OffsetFetchRequest.topics',
+    261: 'OffsetFetchRequest.<tagged fields>',
+    269: 'OffsetFetchRequest.group_id',
+    270: 'OffsetFetchRequest.topics',
+    271: 'OffsetFetchRequest.require_stable',
+    273: 'OffsetFetchRequest.<tagged fields>',
+    274: 'OffsetFetchRequest.<tagged fields>',
+    282: 'OffsetFetchRequest.groups',
+    283: 'OffsetFetchRequest.groups',
+    284: 'OffsetFetchRequest.group_id',
+    285: 'OffsetFetchRequest.topics',
+    286: 'OffsetFetchRequest.require_stable',
+    288: 'OffsetFetchRequest.<tagged fields>',
+    296: 'OffsetFetchRequestTopics.name',
+    297: 'OffsetFetchRequestTopics.partition_indexes',
+    298: 'OffsetFetchRequestTopics.<tagged fields>',
+    299: 'OffsetFetchRequestTopics.<tagged fields>',
+    307: 'OffsetFetchRequestTopics.name',
+    308: 'OffsetFetchRequestTopics.partition_indexes',
+    310: 'OffsetFetchRequestTopics.<tagged fields>',
+    318: 'OffsetFetchRequestGroup.group_id',
+    319: 'OffsetFetchRequestGroup.topics',
+    320: 'OffsetFetchRequestGroup.<tagged fields>',
+    321: 'OffsetFetchRequestGroup.<tagged fields>',
+    329: 'OffsetFetchRequestGroup.group_id',
+    330: 'OffsetFetchRequestGroup.topics',
+    332: 'OffsetFetchRequestGroup.<tagged fields>',
+    340: 'OffsetFetchRequest.groups',
+    341: 'OffsetFetchRequest.require_stable',
+    343: 'OffsetFetchRequest.<tagged fields>',
+    344: 'OffsetFetchRequest.<tagged fields>',
+    352: 'OffsetFetchRequest.group_id',
+    353: 'OffsetFetchRequest.group_id',
+    354: 'OffsetFetchRequest.topics',
+    355: 'OffsetFetchRequest.topics',
+    356: 'OffsetFetchRequest.groups',
+    357: 'OffsetFetchRequest.require_stable',
+    359: 'OffsetFetchRequest.<tagged fields>',
+    367: 'OffsetFetchRequestGroup.group_id',
+    368: 'OffsetFetchRequestGroup.member_id',
+    369: 'OffsetFetchRequestGroup.member_epoch',
+    371: 'OffsetFetchRequestGroup.topics',
+    372: 'OffsetFetchRequestGroup.<tagged fields>',
+    373: 'OffsetFetchRequestGroup.<tagged fields>',
+    381: 'OffsetFetchRequestGroup.group_id',
+    382: 'OffsetFetchRequestGroup.member_id',
+    383: 'OffsetFetchRequestGroup.member_epoch',
+    384: 'OffsetFetchRequestGroup.topics',
+    386: 'OffsetFetchRequestGroup.<tagged fields>',
+    394: 'OffsetFetchRequest.groups',
+    395: 'OffsetFetchRequest.require_stable',
+    397: 'OffsetFetchRequest.<tagged fields>',
+    398: 'OffsetFetchRequest.<tagged fields>',
+    406: 'OffsetFetchRequest.group_id',
+    407: 'OffsetFetchRequest.group_id',
+    408: 'OffsetFetchRequest.topics',
+    409: 'OffsetFetchRequest.topics',
+    410: 'OffsetFetchRequest.groups',
+    411: 'OffsetFetchRequest.require_stable',
+    413: 'OffsetFetchRequest.<tagged fields>',
+    421: 'OffsetFetchRequestTopics.topic_id',
+    422: 'OffsetFetchRequestTopics.partition_indexes',
+    423: 'OffsetFetchRequestTopics.<tagged fields>',
+    424: 'OffsetFetchRequestTopics.<tagged fields>',
+    432: 'OffsetFetchRequestTopics.topic_id',
+    433: 'OffsetFetchRequestTopics.partition_indexes',
+    435: 'OffsetFetchRequestTopics.<tagged fields>',
+    443: 'OffsetFetchRequestGroup.group_id',
+    444: 'OffsetFetchRequestGroup.member_id',
+    445: 'OffsetFetchRequestGroup.member_epoch',
+    447: 'OffsetFetchRequestGroup.topics',
+    448: 'OffsetFetchRequestGroup.<tagged fields>',
+    449: 'OffsetFetchRequestGroup.<tagged fields>',
+    457: 'OffsetFetchRequestGroup.group_id',
+    458: 'OffsetFetchRequestGroup.member_id',
+    459: 'OffsetFetchRequestGroup.member_epoch',
+    460: 'OffsetFetchRequestGroup.topics',
+    462: 'OffsetFetchRequestGroup.<tagged fields>',
+    470: 'OffsetFetchRequest.groups',
+    471: 'OffsetFetchRequest.require_stable',
+    473: 'OffsetFetchRequest.<tagged fields>',
+    474: 'OffsetFetchRequest.<tagged fields>',
+    482: 'OffsetFetchRequest.group_id',
+    483: 'OffsetFetchRequest.group_id',
+    484: 'OffsetFetchRequest.topics',
+    485: 'OffsetFetchRequest.topics',
+    486: 'OffsetFetchRequest.groups',
+    487: 'OffsetFetchRequest.require_stable',
+    489: 'OffsetFetchRequest.<tagged fields>',
 }

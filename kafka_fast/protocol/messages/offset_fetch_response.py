@@ -14,6 +14,7 @@ from kafka_fast.protocol.primitives import (
     read_nullable_string,
     read_string,
     read_tags,
+    read_uuid,
     write_array,
     write_compact_array,
     write_compact_nullable_string,
@@ -81,7 +82,7 @@ class OffsetFetchResponseTopic(Struct):
         name (string, v0-7)
             The topic name.
         partitions ([]OffsetFetchResponsePartition, v0-7)
-            The responses per partition
+            The responses per partition.
     """
 
     __qualname__ = 'OffsetFetchResponse.OffsetFetchResponseTopic'
@@ -141,24 +142,28 @@ class OffsetFetchResponseTopics(Struct):
     """OffsetFetchResponseTopics, part of OffsetFetchResponse.
 
     Fields:
-        name (string, v8+)
+        name (string, v8-9)
             The topic name.
+        topic_id (uuid, v10+)
+            The topic ID.
         partitions ([]OffsetFetchResponsePartitions, v8+)
-            The responses per partition
+            The responses per partition.
     """
 
     __qualname__ = 'OffsetFetchResponse.OffsetFetchResponseGroup.OffsetFetchResponseTopics'
-    __slots__ = ('name', 'partitions')
+    __slots__ = ('name', 'topic_id', 'partitions')
     OffsetFetchResponsePartitions = OffsetFetchResponsePartitions
     FIELDS = (
-        Field('name', 'Name', 'string', (8, 32767), None, None, None, False, '', None),
+        Field('name', 'Name', 'string', (8, 9), None, None, None, True, '', None),
+        Field('topic_id', 'TopicId', 'uuid', (10, 32767), None, None, None, True, ZERO_UUID, None),
         Field('partitions', 'Partitions', '[]OffsetFetchResponsePartitions', (8, 32767), None, None, None, False, list, OffsetFetchResponsePartitions),
     )
-    _DEFAULTS = {'name': '', 'unknown_tagged_fields': None}
+    _DEFAULTS = {'name': '', 'topic_id': ZERO_UUID, 'unknown_tagged_fields': None}
     _FACTORIES = {'partitions': list}
 
-    def __init__(self, *, name='', partitions=DEFAULT):
+    def __init__(self, *, name='', topic_id=ZERO_UUID, partitions=DEFAULT):
         self.name = name
+        self.topic_id = topic_id
         self.partitions = [] if partitions is DEFAULT else partitions
         self.unknown_tagged_fields = None
 
@@ -194,7 +199,7 @@ class OffsetFetchResponseGroup(Struct):
 
 
 class OffsetFetchResponse(Message):
-    """Kafka OffsetFetchResponse response (API key 9), versions 0-9.
+    """Kafka OffsetFetchResponse response (API key 9), versions 1-10.
 
     Fields:
         throttle_time_ms (int32, v3+)
@@ -210,8 +215,8 @@ class OffsetFetchResponse(Message):
     __slots__ = ('throttle_time_ms', 'topics', 'error_code', 'groups')
     NAME = 'OffsetFetchResponse'
     API_KEY = 9
-    MIN_VERSION = 0
-    MAX_VERSION = 9
+    MIN_VERSION = 1
+    MAX_VERSION = 10
     FLEXIBLE_MIN = 6
     LATEST_VERSION_UNSTABLE = False
     OffsetFetchResponseTopic = OffsetFetchResponseTopic
@@ -236,8 +241,8 @@ class OffsetFetchResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_OffsetFetchResponsePartition_v0(mv, pos):
-    """OffsetFetchResponsePartition, versions 0-4."""
+def _dec_OffsetFetchResponsePartition_v1(mv, pos):
+    """OffsetFetchResponsePartition, versions 1-4."""
     o = new(OffsetFetchResponsePartition)
     o.partition_index, o.committed_offset = _u_iq(mv, pos)
     pos += 12
@@ -247,45 +252,45 @@ def _dec_OffsetFetchResponsePartition_v0(mv, pos):
     return o, pos
 
 
-def _enc_OffsetFetchResponsePartition_v0(out, blobs, o):
-    """OffsetFetchResponsePartition, versions 0-4."""
+def _enc_OffsetFetchResponsePartition_v1(out, blobs, o):
+    """OffsetFetchResponsePartition, versions 1-4."""
     out += _p_iq(o.partition_index, o.committed_offset)
     write_nullable_string(out, blobs, o.metadata)
     out += _p_h(o.error_code)
 
 
-def _dec_OffsetFetchResponseTopic_v0(mv, pos):
-    """OffsetFetchResponseTopic, versions 0-4."""
+def _dec_OffsetFetchResponseTopic_v1(mv, pos):
+    """OffsetFetchResponseTopic, versions 1-4."""
     o = new(OffsetFetchResponseTopic)
     o.name, pos = read_string(mv, pos)
-    o.partitions, pos = read_array(mv, pos, _dec_OffsetFetchResponsePartition_v0)
+    o.partitions, pos = read_array(mv, pos, _dec_OffsetFetchResponsePartition_v1)
     return o, pos
 
 
-def _enc_OffsetFetchResponseTopic_v0(out, blobs, o):
-    """OffsetFetchResponseTopic, versions 0-4."""
+def _enc_OffsetFetchResponseTopic_v1(out, blobs, o):
+    """OffsetFetchResponseTopic, versions 1-4."""
     write_string(out, blobs, o.name)
-    write_array(out, blobs, o.partitions, _enc_OffsetFetchResponsePartition_v0)
+    write_array(out, blobs, o.partitions, _enc_OffsetFetchResponsePartition_v1)
 
 
-def _dec_OffsetFetchResponse_v0(mv, pos):
-    """OffsetFetchResponse, versions 0-1."""
+def _dec_OffsetFetchResponse_v1(mv, pos):
+    """OffsetFetchResponse, version 1."""
     o = new(OffsetFetchResponse)
-    o.topics, pos = read_array(mv, pos, _dec_OffsetFetchResponseTopic_v0)
+    o.topics, pos = read_array(mv, pos, _dec_OffsetFetchResponseTopic_v1)
     return o, pos
 
 
-def _enc_OffsetFetchResponse_v0(out, blobs, o):
-    """OffsetFetchResponse, versions 0-1."""
+def _enc_OffsetFetchResponse_v1(out, blobs, o):
+    """OffsetFetchResponse, version 1."""
     if o.groups != []:
         raise WireError('not sendable: the field exists only in versions 8+ and is not ignorable')
-    write_array(out, blobs, o.topics, _enc_OffsetFetchResponseTopic_v0)
+    write_array(out, blobs, o.topics, _enc_OffsetFetchResponseTopic_v1)
 
 
 def _dec_OffsetFetchResponse_v2(mv, pos):
     """OffsetFetchResponse, version 2."""
     o = new(OffsetFetchResponse)
-    o.topics, pos = read_array(mv, pos, _dec_OffsetFetchResponseTopic_v0)
+    o.topics, pos = read_array(mv, pos, _dec_OffsetFetchResponseTopic_v1)
     o.error_code, = _u_h(mv, pos)
     pos += 2
     return o, pos
@@ -295,7 +300,7 @@ def _enc_OffsetFetchResponse_v2(out, blobs, o):
     """OffsetFetchResponse, version 2."""
     if o.groups != []:
         raise WireError('not sendable: the field exists only in versions 8+ and is not ignorable')
-    write_array(out, blobs, o.topics, _enc_OffsetFetchResponseTopic_v0)
+    write_array(out, blobs, o.topics, _enc_OffsetFetchResponseTopic_v1)
     out += _p_h(o.error_code)
 
 
@@ -304,7 +309,7 @@ def _dec_OffsetFetchResponse_v3(mv, pos):
     o = new(OffsetFetchResponse)
     o.throttle_time_ms, = _u_i(mv, pos)
     pos += 4
-    o.topics, pos = read_array(mv, pos, _dec_OffsetFetchResponseTopic_v0)
+    o.topics, pos = read_array(mv, pos, _dec_OffsetFetchResponseTopic_v1)
     o.error_code, = _u_h(mv, pos)
     pos += 2
     return o, pos
@@ -315,7 +320,7 @@ def _enc_OffsetFetchResponse_v3(out, blobs, o):
     if o.groups != []:
         raise WireError('not sendable: the field exists only in versions 8+ and is not ignorable')
     out += _p_i(o.throttle_time_ms)
-    write_array(out, blobs, o.topics, _enc_OffsetFetchResponseTopic_v0)
+    write_array(out, blobs, o.topics, _enc_OffsetFetchResponseTopic_v1)
     out += _p_h(o.error_code)
 
 
@@ -448,7 +453,7 @@ def _enc_OffsetFetchResponse_v6(out, blobs, o):
 
 
 def _dec_OffsetFetchResponsePartitions_v8(mv, pos):
-    """OffsetFetchResponsePartitions, versions 8-9."""
+    """OffsetFetchResponsePartitions, versions 8-10."""
     o = new(OffsetFetchResponsePartitions)
     o.partition_index, o.committed_offset, o.committed_leader_epoch = _u_iqi(mv, pos)
     pos += 16
@@ -463,7 +468,7 @@ def _dec_OffsetFetchResponsePartitions_v8(mv, pos):
 
 
 def _enc_OffsetFetchResponsePartitions_v8(out, blobs, o):
-    """OffsetFetchResponsePartitions, versions 8-9."""
+    """OffsetFetchResponsePartitions, versions 8-10."""
     out += _p_iqi(o.partition_index, o.committed_offset, o.committed_leader_epoch)
     write_compact_nullable_string(out, blobs, o.metadata)
     out += _p_h(o.error_code)
@@ -545,116 +550,213 @@ def _enc_OffsetFetchResponse_v8(out, blobs, o):
         out.append(0)
 
 
-OffsetFetchResponse._DECODERS = (_dec_OffsetFetchResponse_v0, _dec_OffsetFetchResponse_v0, _dec_OffsetFetchResponse_v2, _dec_OffsetFetchResponse_v3, _dec_OffsetFetchResponse_v3, _dec_OffsetFetchResponse_v5, _dec_OffsetFetchResponse_v6, _dec_OffsetFetchResponse_v6, _dec_OffsetFetchResponse_v8, _dec_OffsetFetchResponse_v8,)
-OffsetFetchResponse._ENCODERS = (_enc_OffsetFetchResponse_v0, _enc_OffsetFetchResponse_v0, _enc_OffsetFetchResponse_v2, _enc_OffsetFetchResponse_v3, _enc_OffsetFetchResponse_v3, _enc_OffsetFetchResponse_v5, _enc_OffsetFetchResponse_v6, _enc_OffsetFetchResponse_v6, _enc_OffsetFetchResponse_v8, _enc_OffsetFetchResponse_v8,)
+def _dec_OffsetFetchResponseTopics_v10(mv, pos):
+    """OffsetFetchResponseTopics, version 10."""
+    o = new(OffsetFetchResponseTopics)
+    o.topic_id, pos = read_uuid(mv, pos)
+    o.partitions, pos = read_compact_array(mv, pos, _dec_OffsetFetchResponsePartitions_v8)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_OffsetFetchResponseTopics_v10(out, blobs, o):
+    """OffsetFetchResponseTopics, version 10."""
+    out += o.topic_id.bytes
+    write_compact_array(out, blobs, o.partitions, _enc_OffsetFetchResponsePartitions_v8)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_OffsetFetchResponseGroup_v10(mv, pos):
+    """OffsetFetchResponseGroup, version 10."""
+    o = new(OffsetFetchResponseGroup)
+    o.group_id, pos = read_compact_string(mv, pos)
+    o.topics, pos = read_compact_array(mv, pos, _dec_OffsetFetchResponseTopics_v10)
+    o.error_code, = _u_h(mv, pos)
+    pos += 2
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_OffsetFetchResponseGroup_v10(out, blobs, o):
+    """OffsetFetchResponseGroup, version 10."""
+    write_compact_string(out, blobs, o.group_id)
+    write_compact_array(out, blobs, o.topics, _enc_OffsetFetchResponseTopics_v10)
+    out += _p_h(o.error_code)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_OffsetFetchResponse_v10(mv, pos):
+    """OffsetFetchResponse, version 10."""
+    o = new(OffsetFetchResponse)
+    o.throttle_time_ms, = _u_i(mv, pos)
+    pos += 4
+    o.groups, pos = read_compact_array(mv, pos, _dec_OffsetFetchResponseGroup_v10)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_OffsetFetchResponse_v10(out, blobs, o):
+    """OffsetFetchResponse, version 10."""
+    if o.topics != []:
+        raise WireError('not sendable: the field exists only in versions 0-7 and is not ignorable')
+    out += _p_i(o.throttle_time_ms)
+    write_compact_array(out, blobs, o.groups, _enc_OffsetFetchResponseGroup_v10)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+OffsetFetchResponse._DECODERS = (None, _dec_OffsetFetchResponse_v1, _dec_OffsetFetchResponse_v2, _dec_OffsetFetchResponse_v3, _dec_OffsetFetchResponse_v3, _dec_OffsetFetchResponse_v5, _dec_OffsetFetchResponse_v6, _dec_OffsetFetchResponse_v6, _dec_OffsetFetchResponse_v8, _dec_OffsetFetchResponse_v8, _dec_OffsetFetchResponse_v10,)
+OffsetFetchResponse._ENCODERS = (None, _enc_OffsetFetchResponse_v1, _enc_OffsetFetchResponse_v2, _enc_OffsetFetchResponse_v3, _enc_OffsetFetchResponse_v3, _enc_OffsetFetchResponse_v5, _enc_OffsetFetchResponse_v6, _enc_OffsetFetchResponse_v6, _enc_OffsetFetchResponse_v8, _enc_OffsetFetchResponse_v8, _enc_OffsetFetchResponse_v10,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    242: 'OffsetFetchResponsePartition.partition_index, committed_offset',
-    244: 'OffsetFetchResponsePartition.metadata',
-    245: 'OffsetFetchResponsePartition.error_code',
-    252: 'OffsetFetchResponsePartition.partition_index, committed_offset',
-    253: 'OffsetFetchResponsePartition.metadata',
-    254: 'OffsetFetchResponsePartition.error_code',
-    260: 'OffsetFetchResponseTopic.name',
-    261: 'OffsetFetchResponseTopic.partitions',
-    267: 'OffsetFetchResponseTopic.name',
-    268: 'OffsetFetchResponseTopic.partitions',
-    274: 'OffsetFetchResponse.topics',
-    280: 'OffsetFetchResponse.groups',
-    281: 'OffsetFetchResponse.groups',
-    282: 'OffsetFetchResponse.topics',
-    288: 'OffsetFetchResponse.topics',
-    289: 'OffsetFetchResponse.error_code',
-    296: 'OffsetFetchResponse.groups',
-    297: 'OffsetFetchResponse.groups',
-    298: 'OffsetFetchResponse.topics',
-    299: 'OffsetFetchResponse.error_code',
-    305: 'OffsetFetchResponse.throttle_time_ms',
-    307: 'OffsetFetchResponse.topics',
-    308: 'OffsetFetchResponse.error_code',
-    315: 'OffsetFetchResponse.groups',
-    316: 'OffsetFetchResponse.groups',
-    317: 'OffsetFetchResponse.throttle_time_ms',
-    318: 'OffsetFetchResponse.topics',
-    319: 'OffsetFetchResponse.error_code',
-    325: 'OffsetFetchResponsePartition.partition_index, committed_offset, committed_leader_epoch',
-    327: 'OffsetFetchResponsePartition.metadata',
-    328: 'OffsetFetchResponsePartition.error_code',
-    335: 'OffsetFetchResponsePartition.partition_index, committed_offset, committed_leader_epoch',
-    336: 'OffsetFetchResponsePartition.metadata',
-    337: 'OffsetFetchResponsePartition.error_code',
-    343: 'OffsetFetchResponseTopic.name',
-    344: 'OffsetFetchResponseTopic.partitions',
-    350: 'OffsetFetchResponseTopic.name',
-    351: 'OffsetFetchResponseTopic.partitions',
-    357: 'OffsetFetchResponse.throttle_time_ms',
-    359: 'OffsetFetchResponse.topics',
-    360: 'OffsetFetchResponse.error_code',
-    367: 'OffsetFetchResponse.groups',
-    368: 'OffsetFetchResponse.groups',
-    369: 'OffsetFetchResponse.throttle_time_ms',
-    370: 'OffsetFetchResponse.topics',
-    371: 'OffsetFetchResponse.error_code',
-    377: 'OffsetFetchResponsePartition.partition_index, committed_offset, committed_leader_epoch',
-    379: 'OffsetFetchResponsePartition.metadata',
-    380: 'OffsetFetchResponsePartition.error_code',
-    382: 'OffsetFetchResponsePartition.<tagged fields>',
-    383: 'OffsetFetchResponsePartition.<tagged fields>',
-    391: 'OffsetFetchResponsePartition.partition_index, committed_offset, committed_leader_epoch',
-    392: 'OffsetFetchResponsePartition.metadata',
-    393: 'OffsetFetchResponsePartition.error_code',
-    395: 'OffsetFetchResponsePartition.<tagged fields>',
-    403: 'OffsetFetchResponseTopic.name',
-    404: 'OffsetFetchResponseTopic.partitions',
-    405: 'OffsetFetchResponseTopic.<tagged fields>',
-    406: 'OffsetFetchResponseTopic.<tagged fields>',
-    414: 'OffsetFetchResponseTopic.name',
-    415: 'OffsetFetchResponseTopic.partitions',
-    417: 'OffsetFetchResponseTopic.<tagged fields>',
-    425: 'OffsetFetchResponse.throttle_time_ms',
-    427: 'OffsetFetchResponse.topics',
-    428: 'OffsetFetchResponse.error_code',
-    430: 'OffsetFetchResponse.<tagged fields>',
-    431: 'OffsetFetchResponse.<tagged fields>',
-    439: 'OffsetFetchResponse.groups',
-    440: 'OffsetFetchResponse.groups',
-    441: 'OffsetFetchResponse.throttle_time_ms',
-    442: 'OffsetFetchResponse.topics',
-    443: 'OffsetFetchResponse.error_code',
-    445: 'OffsetFetchResponse.<tagged fields>',
-    453: 'OffsetFetchResponsePartitions.partition_index, committed_offset, committed_leader_epoch',
-    455: 'OffsetFetchResponsePartitions.metadata',
-    456: 'OffsetFetchResponsePartitions.error_code',
-    458: 'OffsetFetchResponsePartitions.<tagged fields>',
-    459: 'OffsetFetchResponsePartitions.<tagged fields>',
-    467: 'OffsetFetchResponsePartitions.partition_index, committed_offset, committed_leader_epoch',
-    468: 'OffsetFetchResponsePartitions.metadata',
-    469: 'OffsetFetchResponsePartitions.error_code',
-    471: 'OffsetFetchResponsePartitions.<tagged fields>',
-    479: 'OffsetFetchResponseTopics.name',
-    480: 'OffsetFetchResponseTopics.partitions',
-    481: 'OffsetFetchResponseTopics.<tagged fields>',
-    482: 'OffsetFetchResponseTopics.<tagged fields>',
-    490: 'OffsetFetchResponseTopics.name',
-    491: 'OffsetFetchResponseTopics.partitions',
-    493: 'OffsetFetchResponseTopics.<tagged fields>',
-    501: 'OffsetFetchResponseGroup.group_id',
-    502: 'OffsetFetchResponseGroup.topics',
-    503: 'OffsetFetchResponseGroup.error_code',
-    505: 'OffsetFetchResponseGroup.<tagged fields>',
-    506: 'OffsetFetchResponseGroup.<tagged fields>',
-    514: 'OffsetFetchResponseGroup.group_id',
-    515: 'OffsetFetchResponseGroup.topics',
-    516: 'OffsetFetchResponseGroup.error_code',
-    518: 'OffsetFetchResponseGroup.<tagged fields>',
-    526: 'OffsetFetchResponse.throttle_time_ms',
-    528: 'OffsetFetchResponse.groups',
-    529: 'OffsetFetchResponse.<tagged fields>',
-    530: 'OffsetFetchResponse.<tagged fields>',
-    538: 'OffsetFetchResponse.topics',
-    539: 'OffsetFetchResponse.topics',
-    540: 'OffsetFetchResponse.throttle_time_ms',
-    541: 'OffsetFetchResponse.groups',
-    543: 'OffsetFetchResponse.<tagged fields>',
+    247: 'OffsetFetchResponsePartition.partition_index, committed_offset',
+    249: 'OffsetFetchResponsePartition.metadata',
+    250: 'OffsetFetchResponsePartition.error_code',
+    257: 'OffsetFetchResponsePartition.partition_index, committed_offset',
+    258: 'OffsetFetchResponsePartition.metadata',
+    259: 'OffsetFetchResponsePartition.error_code',
+    265: 'OffsetFetchResponseTopic.name',
+    266: 'OffsetFetchResponseTopic.partitions',
+    272: 'OffsetFetchResponseTopic.name',
+    273: 'OffsetFetchResponseTopic.partitions',
+    279: 'OffsetFetchResponse.topics',
+    285: 'OffsetFetchResponse.groups',
+    286: 'OffsetFetchResponse.groups',
+    287: 'OffsetFetchResponse.topics',
+    293: 'OffsetFetchResponse.topics',
+    294: 'OffsetFetchResponse.error_code',
+    301: 'OffsetFetchResponse.groups',
+    302: 'OffsetFetchResponse.groups',
+    303: 'OffsetFetchResponse.topics',
+    304: 'OffsetFetchResponse.error_code',
+    310: 'OffsetFetchResponse.throttle_time_ms',
+    312: 'OffsetFetchResponse.topics',
+    313: 'OffsetFetchResponse.error_code',
+    320: 'OffsetFetchResponse.groups',
+    321: 'OffsetFetchResponse.groups',
+    322: 'OffsetFetchResponse.throttle_time_ms',
+    323: 'OffsetFetchResponse.topics',
+    324: 'OffsetFetchResponse.error_code',
+    330: 'OffsetFetchResponsePartition.partition_index, committed_offset, committed_leader_epoch',
+    332: 'OffsetFetchResponsePartition.metadata',
+    333: 'OffsetFetchResponsePartition.error_code',
+    340: 'OffsetFetchResponsePartition.partition_index, committed_offset, committed_leader_epoch',
+    341: 'OffsetFetchResponsePartition.metadata',
+    342: 'OffsetFetchResponsePartition.error_code',
+    348: 'OffsetFetchResponseTopic.name',
+    349: 'OffsetFetchResponseTopic.partitions',
+    355: 'OffsetFetchResponseTopic.name',
+    356: 'OffsetFetchResponseTopic.partitions',
+    362: 'OffsetFetchResponse.throttle_time_ms',
+    364: 'OffsetFetchResponse.topics',
+    365: 'OffsetFetchResponse.error_code',
+    372: 'OffsetFetchResponse.groups',
+    373: 'OffsetFetchResponse.groups',
+    374: 'OffsetFetchResponse.throttle_time_ms',
+    375: 'OffsetFetchResponse.topics',
+    376: 'OffsetFetchResponse.error_code',
+    382: 'OffsetFetchResponsePartition.partition_index, committed_offset, committed_leader_epoch',
+    384: 'OffsetFetchResponsePartition.metadata',
+    385: 'OffsetFetchResponsePartition.error_code',
+    387: 'OffsetFetchResponsePartition.<tagged fields>',
+    388: 'OffsetFetchResponsePartition.<tagged fields>',
+    396: 'OffsetFetchResponsePartition.partition_index, committed_offset, committed_leader_epoch',
+    397: 'OffsetFetchResponsePartition.metadata',
+    398: 'OffsetFetchResponsePartition.error_code',
+    400: 'OffsetFetchResponsePartition.<tagged fields>',
+    408: 'OffsetFetchResponseTopic.name',
+    409: 'OffsetFetchResponseTopic.partitions',
+    410: 'OffsetFetchResponseTopic.<tagged fields>',
+    411: 'OffsetFetchResponseTopic.<tagged fields>',
+    419: 'OffsetFetchResponseTopic.name',
+    420: 'OffsetFetchResponseTopic.partitions',
+    422: 'OffsetFetchResponseTopic.<tagged fields>',
+    430: 'OffsetFetchResponse.throttle_time_ms',
+    432: 'OffsetFetchResponse.topics',
+    433: 'OffsetFetchResponse.error_code',
+    435: 'OffsetFetchResponse.<tagged fields>',
+    436: 'OffsetFetchResponse.<tagged fields>',
+    444: 'OffsetFetchResponse.groups',
+    445: 'OffsetFetchResponse.groups',
+    446: 'OffsetFetchResponse.throttle_time_ms',
+    447: 'OffsetFetchResponse.topics',
+    448: 'OffsetFetchResponse.error_code',
+    450: 'OffsetFetchResponse.<tagged fields>',
+    458: 'OffsetFetchResponsePartitions.partition_index, committed_offset, committed_leader_epoch',
+    460: 'OffsetFetchResponsePartitions.metadata',
+    461: 'OffsetFetchResponsePartitions.error_code',
+    463: 'OffsetFetchResponsePartitions.<tagged fields>',
+    464: 'OffsetFetchResponsePartitions.<tagged fields>',
+    472: 'OffsetFetchResponsePartitions.partition_index, committed_offset, committed_leader_epoch',
+    473: 'OffsetFetchResponsePartitions.metadata',
+    474: 'OffsetFetchResponsePartitions.error_code',
+    476: 'OffsetFetchResponsePartitions.<tagged fields>',
+    484: 'OffsetFetchResponseTopics.name',
+    485: 'OffsetFetchResponseTopics.partitions',
+    486: 'OffsetFetchResponseTopics.<tagged fields>',
+    487: 'OffsetFetchResponseTopics.<tagged fields>',
+    495: 'OffsetFetchResponseTopics.name',
+    496: 'OffsetFetchResponseTopics.partitions',
+    498: 'OffsetFetchResponseTopics.<tagged fields>',
+    506: 'OffsetFetchResponseGroup.group_id',
+    507: 'OffsetFetchResponseGroup.topics',
+    508: 'OffsetFetchResponseGroup.error_code',
+    510: 'OffsetFetchResponseGroup.<tagged fields>',
+    511: 'OffsetFetchResponseGroup.<tagged fields>',
+    519: 'OffsetFetchResponseGroup.group_id',
+    520: 'OffsetFetchResponseGroup.topics',
+    521: 'OffsetFetchResponseGroup.error_code',
+    523: 'OffsetFetchResponseGroup.<tagged fields>',
+    531: 'OffsetFetchResponse.throttle_time_ms',
+    533: 'OffsetFetchResponse.groups',
+    534: 'OffsetFetchResponse.<tagged fields>',
+    535: 'OffsetFetchResponse.<tagged fields>',
+    543: 'OffsetFetchResponse.topics',
+    544: 'OffsetFetchResponse.topics',
+    545: 'OffsetFetchResponse.throttle_time_ms',
+    546: 'OffsetFetchResponse.groups',
+    548: 'OffsetFetchResponse.<tagged fields>',
+    556: 'OffsetFetchResponseTopics.topic_id',
+    557: 'OffsetFetchResponseTopics.partitions',
+    558: 'OffsetFetchResponseTopics.<tagged fields>',
+    559: 'OffsetFetchResponseTopics.<tagged fields>',
+    567: 'OffsetFetchResponseTopics.topic_id',
+    568: 'OffsetFetchResponseTopics.partitions',
+    570: 'OffsetFetchResponseTopics.<tagged fields>',
+    578: 'OffsetFetchResponseGroup.group_id',
+    579: 'OffsetFetchResponseGroup.topics',
+    580: 'OffsetFetchResponseGroup.error_code',
+    582: 'OffsetFetchResponseGroup.<tagged fields>',
+    583: 'OffsetFetchResponseGroup.<tagged fields>',
+    591: 'OffsetFetchResponseGroup.group_id',
+    592: 'OffsetFetchResponseGroup.topics',
+    593: 'OffsetFetchResponseGroup.error_code',
+    595: 'OffsetFetchResponseGroup.<tagged fields>',
+    603: 'OffsetFetchResponse.throttle_time_ms',
+    605: 'OffsetFetchResponse.groups',
+    606: 'OffsetFetchResponse.<tagged fields>',
+    607: 'OffsetFetchResponse.<tagged fields>',
+    615: 'OffsetFetchResponse.topics',
+    616: 'OffsetFetchResponse.topics',
+    617: 'OffsetFetchResponse.throttle_time_ms',
+    618: 'OffsetFetchResponse.groups',
+    620: 'OffsetFetchResponse.<tagged fields>',
 }

@@ -22,9 +22,6 @@ from kafka_fast.protocol.primitives import (
 _s_i = _S('>i')
 _u_i = _s_i.unpack_from
 _p_i = _s_i.pack
-_s_ii = _S('>ii')
-_u_ii = _s_ii.unpack_from
-_p_ii = _s_ii.pack
 _s_iii = _S('>iii')
 _u_iii = _s_iii.unpack_from
 _p_iii = _s_iii.pack
@@ -86,7 +83,7 @@ class OffsetForLeaderTopic(Struct):
 
 
 class OffsetForLeaderEpochRequest(Message):
-    """Kafka OffsetForLeaderEpochRequest request (API key 23), versions 0-4.
+    """Kafka OffsetForLeaderEpochRequest request (API key 23), versions 2-4.
 
     Fields:
         replica_id (int32, v3+)
@@ -98,7 +95,7 @@ class OffsetForLeaderEpochRequest(Message):
     __slots__ = ('replica_id', 'topics')
     NAME = 'OffsetForLeaderEpochRequest'
     API_KEY = 23
-    MIN_VERSION = 0
+    MIN_VERSION = 2
     MAX_VERSION = 4
     FLEXIBLE_MIN = 4
     LATEST_VERSION_UNSTABLE = False
@@ -115,45 +112,6 @@ class OffsetForLeaderEpochRequest(Message):
         self.replica_id = replica_id
         self.topics = [] if topics is DEFAULT else topics
         self.unknown_tagged_fields = None
-
-
-def _dec_OffsetForLeaderPartition_v0(mv, pos):
-    """OffsetForLeaderPartition, versions 0-1."""
-    o = new(OffsetForLeaderPartition)
-    o.partition, o.leader_epoch = _u_ii(mv, pos)
-    pos += 8
-    return o, pos
-
-
-def _enc_OffsetForLeaderPartition_v0(out, blobs, o):
-    """OffsetForLeaderPartition, versions 0-1."""
-    out += _p_ii(o.partition, o.leader_epoch)
-
-
-def _dec_OffsetForLeaderTopic_v0(mv, pos):
-    """OffsetForLeaderTopic, versions 0-1."""
-    o = new(OffsetForLeaderTopic)
-    o.topic, pos = read_string(mv, pos)
-    o.partitions, pos = read_array(mv, pos, _dec_OffsetForLeaderPartition_v0)
-    return o, pos
-
-
-def _enc_OffsetForLeaderTopic_v0(out, blobs, o):
-    """OffsetForLeaderTopic, versions 0-1."""
-    write_string(out, blobs, o.topic)
-    write_array(out, blobs, o.partitions, _enc_OffsetForLeaderPartition_v0)
-
-
-def _dec_OffsetForLeaderEpochRequest_v0(mv, pos):
-    """OffsetForLeaderEpochRequest, versions 0-1."""
-    o = new(OffsetForLeaderEpochRequest)
-    o.topics, pos = read_array(mv, pos, _dec_OffsetForLeaderTopic_v0)
-    return o, pos
-
-
-def _enc_OffsetForLeaderEpochRequest_v0(out, blobs, o):
-    """OffsetForLeaderEpochRequest, versions 0-1."""
-    write_array(out, blobs, o.topics, _enc_OffsetForLeaderTopic_v0)
 
 
 def _dec_OffsetForLeaderPartition_v2(mv, pos):
@@ -276,48 +234,40 @@ def _enc_OffsetForLeaderEpochRequest_v4(out, blobs, o):
         out.append(0)
 
 
-OffsetForLeaderEpochRequest._DECODERS = (_dec_OffsetForLeaderEpochRequest_v0, _dec_OffsetForLeaderEpochRequest_v0, _dec_OffsetForLeaderEpochRequest_v2, _dec_OffsetForLeaderEpochRequest_v3, _dec_OffsetForLeaderEpochRequest_v4,)
-OffsetForLeaderEpochRequest._ENCODERS = (_enc_OffsetForLeaderEpochRequest_v0, _enc_OffsetForLeaderEpochRequest_v0, _enc_OffsetForLeaderEpochRequest_v2, _enc_OffsetForLeaderEpochRequest_v3, _enc_OffsetForLeaderEpochRequest_v4,)
+OffsetForLeaderEpochRequest._DECODERS = (None, None, _dec_OffsetForLeaderEpochRequest_v2, _dec_OffsetForLeaderEpochRequest_v3, _dec_OffsetForLeaderEpochRequest_v4,)
+OffsetForLeaderEpochRequest._ENCODERS = (None, None, _enc_OffsetForLeaderEpochRequest_v2, _enc_OffsetForLeaderEpochRequest_v3, _enc_OffsetForLeaderEpochRequest_v4,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    123: 'OffsetForLeaderPartition.partition, leader_epoch',
-    130: 'OffsetForLeaderPartition.partition, leader_epoch',
-    136: 'OffsetForLeaderTopic.topic',
-    137: 'OffsetForLeaderTopic.partitions',
-    143: 'OffsetForLeaderTopic.topic',
-    144: 'OffsetForLeaderTopic.partitions',
-    150: 'OffsetForLeaderEpochRequest.topics',
-    156: 'OffsetForLeaderEpochRequest.topics',
-    162: 'OffsetForLeaderPartition.partition, current_leader_epoch, leader_epoch',
-    169: 'OffsetForLeaderPartition.partition, current_leader_epoch, leader_epoch',
-    175: 'OffsetForLeaderTopic.topic',
-    176: 'OffsetForLeaderTopic.partitions',
-    182: 'OffsetForLeaderTopic.topic',
-    183: 'OffsetForLeaderTopic.partitions',
-    189: 'OffsetForLeaderEpochRequest.topics',
-    195: 'OffsetForLeaderEpochRequest.topics',
-    201: 'OffsetForLeaderEpochRequest.replica_id',
-    203: 'OffsetForLeaderEpochRequest.topics',
-    209: 'OffsetForLeaderEpochRequest.replica_id',
-    210: 'OffsetForLeaderEpochRequest.topics',
-    216: 'OffsetForLeaderPartition.partition, current_leader_epoch, leader_epoch',
-    218: 'OffsetForLeaderPartition.<tagged fields>',
-    219: 'OffsetForLeaderPartition.<tagged fields>',
-    227: 'OffsetForLeaderPartition.partition, current_leader_epoch, leader_epoch',
-    229: 'OffsetForLeaderPartition.<tagged fields>',
-    237: 'OffsetForLeaderTopic.topic',
-    238: 'OffsetForLeaderTopic.partitions',
-    239: 'OffsetForLeaderTopic.<tagged fields>',
-    240: 'OffsetForLeaderTopic.<tagged fields>',
-    248: 'OffsetForLeaderTopic.topic',
-    249: 'OffsetForLeaderTopic.partitions',
-    251: 'OffsetForLeaderTopic.<tagged fields>',
-    259: 'OffsetForLeaderEpochRequest.replica_id',
-    261: 'OffsetForLeaderEpochRequest.topics',
-    262: 'OffsetForLeaderEpochRequest.<tagged fields>',
-    263: 'OffsetForLeaderEpochRequest.<tagged fields>',
-    271: 'OffsetForLeaderEpochRequest.replica_id',
-    272: 'OffsetForLeaderEpochRequest.topics',
-    274: 'OffsetForLeaderEpochRequest.<tagged fields>',
+    120: 'OffsetForLeaderPartition.partition, current_leader_epoch, leader_epoch',
+    127: 'OffsetForLeaderPartition.partition, current_leader_epoch, leader_epoch',
+    133: 'OffsetForLeaderTopic.topic',
+    134: 'OffsetForLeaderTopic.partitions',
+    140: 'OffsetForLeaderTopic.topic',
+    141: 'OffsetForLeaderTopic.partitions',
+    147: 'OffsetForLeaderEpochRequest.topics',
+    153: 'OffsetForLeaderEpochRequest.topics',
+    159: 'OffsetForLeaderEpochRequest.replica_id',
+    161: 'OffsetForLeaderEpochRequest.topics',
+    167: 'OffsetForLeaderEpochRequest.replica_id',
+    168: 'OffsetForLeaderEpochRequest.topics',
+    174: 'OffsetForLeaderPartition.partition, current_leader_epoch, leader_epoch',
+    176: 'OffsetForLeaderPartition.<tagged fields>',
+    177: 'OffsetForLeaderPartition.<tagged fields>',
+    185: 'OffsetForLeaderPartition.partition, current_leader_epoch, leader_epoch',
+    187: 'OffsetForLeaderPartition.<tagged fields>',
+    195: 'OffsetForLeaderTopic.topic',
+    196: 'OffsetForLeaderTopic.partitions',
+    197: 'OffsetForLeaderTopic.<tagged fields>',
+    198: 'OffsetForLeaderTopic.<tagged fields>',
+    206: 'OffsetForLeaderTopic.topic',
+    207: 'OffsetForLeaderTopic.partitions',
+    209: 'OffsetForLeaderTopic.<tagged fields>',
+    217: 'OffsetForLeaderEpochRequest.replica_id',
+    219: 'OffsetForLeaderEpochRequest.topics',
+    220: 'OffsetForLeaderEpochRequest.<tagged fields>',
+    221: 'OffsetForLeaderEpochRequest.<tagged fields>',
+    229: 'OffsetForLeaderEpochRequest.replica_id',
+    230: 'OffsetForLeaderEpochRequest.topics',
+    232: 'OffsetForLeaderEpochRequest.<tagged fields>',
 }

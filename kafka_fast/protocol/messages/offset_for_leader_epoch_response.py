@@ -22,9 +22,6 @@ from kafka_fast.protocol.primitives import (
 _s_hiiq = _S('>hiiq')
 _u_hiiq = _s_hiiq.unpack_from
 _p_hiiq = _s_hiiq.pack
-_s_hiq = _S('>hiq')
-_u_hiq = _s_hiq.unpack_from
-_p_hiq = _s_hiq.pack
 _s_i = _S('>i')
 _u_i = _s_i.unpack_from
 _p_i = _s_i.pack
@@ -90,7 +87,7 @@ class OffsetForLeaderTopicResult(Struct):
 
 
 class OffsetForLeaderEpochResponse(Message):
-    """Kafka OffsetForLeaderEpochResponse response (API key 23), versions 0-4.
+    """Kafka OffsetForLeaderEpochResponse response (API key 23), versions 2-4.
 
     Fields:
         throttle_time_ms (int32, v2+)
@@ -102,7 +99,7 @@ class OffsetForLeaderEpochResponse(Message):
     __slots__ = ('throttle_time_ms', 'topics')
     NAME = 'OffsetForLeaderEpochResponse'
     API_KEY = 23
-    MIN_VERSION = 0
+    MIN_VERSION = 2
     MAX_VERSION = 4
     FLEXIBLE_MIN = 4
     LATEST_VERSION_UNSTABLE = False
@@ -121,82 +118,31 @@ class OffsetForLeaderEpochResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_EpochEndOffset_v0(mv, pos):
-    """EpochEndOffset, version 0."""
-    o = new(EpochEndOffset)
-    o.error_code, o.partition, o.end_offset = _u_hiq(mv, pos)
-    pos += 14
-    return o, pos
-
-
-def _enc_EpochEndOffset_v0(out, blobs, o):
-    """EpochEndOffset, version 0."""
-    out += _p_hiq(o.error_code, o.partition, o.end_offset)
-
-
-def _dec_OffsetForLeaderTopicResult_v0(mv, pos):
-    """OffsetForLeaderTopicResult, version 0."""
-    o = new(OffsetForLeaderTopicResult)
-    o.topic, pos = read_string(mv, pos)
-    o.partitions, pos = read_array(mv, pos, _dec_EpochEndOffset_v0)
-    return o, pos
-
-
-def _enc_OffsetForLeaderTopicResult_v0(out, blobs, o):
-    """OffsetForLeaderTopicResult, version 0."""
-    write_string(out, blobs, o.topic)
-    write_array(out, blobs, o.partitions, _enc_EpochEndOffset_v0)
-
-
-def _dec_OffsetForLeaderEpochResponse_v0(mv, pos):
-    """OffsetForLeaderEpochResponse, version 0."""
-    o = new(OffsetForLeaderEpochResponse)
-    o.topics, pos = read_array(mv, pos, _dec_OffsetForLeaderTopicResult_v0)
-    return o, pos
-
-
-def _enc_OffsetForLeaderEpochResponse_v0(out, blobs, o):
-    """OffsetForLeaderEpochResponse, version 0."""
-    write_array(out, blobs, o.topics, _enc_OffsetForLeaderTopicResult_v0)
-
-
-def _dec_EpochEndOffset_v1(mv, pos):
-    """EpochEndOffset, versions 1-3."""
+def _dec_EpochEndOffset_v2(mv, pos):
+    """EpochEndOffset, versions 2-3."""
     o = new(EpochEndOffset)
     o.error_code, o.partition, o.leader_epoch, o.end_offset = _u_hiiq(mv, pos)
     pos += 18
     return o, pos
 
 
-def _enc_EpochEndOffset_v1(out, blobs, o):
-    """EpochEndOffset, versions 1-3."""
+def _enc_EpochEndOffset_v2(out, blobs, o):
+    """EpochEndOffset, versions 2-3."""
     out += _p_hiiq(o.error_code, o.partition, o.leader_epoch, o.end_offset)
 
 
-def _dec_OffsetForLeaderTopicResult_v1(mv, pos):
-    """OffsetForLeaderTopicResult, versions 1-3."""
+def _dec_OffsetForLeaderTopicResult_v2(mv, pos):
+    """OffsetForLeaderTopicResult, versions 2-3."""
     o = new(OffsetForLeaderTopicResult)
     o.topic, pos = read_string(mv, pos)
-    o.partitions, pos = read_array(mv, pos, _dec_EpochEndOffset_v1)
+    o.partitions, pos = read_array(mv, pos, _dec_EpochEndOffset_v2)
     return o, pos
 
 
-def _enc_OffsetForLeaderTopicResult_v1(out, blobs, o):
-    """OffsetForLeaderTopicResult, versions 1-3."""
+def _enc_OffsetForLeaderTopicResult_v2(out, blobs, o):
+    """OffsetForLeaderTopicResult, versions 2-3."""
     write_string(out, blobs, o.topic)
-    write_array(out, blobs, o.partitions, _enc_EpochEndOffset_v1)
-
-
-def _dec_OffsetForLeaderEpochResponse_v1(mv, pos):
-    """OffsetForLeaderEpochResponse, version 1."""
-    o = new(OffsetForLeaderEpochResponse)
-    o.topics, pos = read_array(mv, pos, _dec_OffsetForLeaderTopicResult_v1)
-    return o, pos
-
-
-def _enc_OffsetForLeaderEpochResponse_v1(out, blobs, o):
-    """OffsetForLeaderEpochResponse, version 1."""
-    write_array(out, blobs, o.topics, _enc_OffsetForLeaderTopicResult_v1)
+    write_array(out, blobs, o.partitions, _enc_EpochEndOffset_v2)
 
 
 def _dec_OffsetForLeaderEpochResponse_v2(mv, pos):
@@ -204,14 +150,14 @@ def _dec_OffsetForLeaderEpochResponse_v2(mv, pos):
     o = new(OffsetForLeaderEpochResponse)
     o.throttle_time_ms, = _u_i(mv, pos)
     pos += 4
-    o.topics, pos = read_array(mv, pos, _dec_OffsetForLeaderTopicResult_v1)
+    o.topics, pos = read_array(mv, pos, _dec_OffsetForLeaderTopicResult_v2)
     return o, pos
 
 
 def _enc_OffsetForLeaderEpochResponse_v2(out, blobs, o):
     """OffsetForLeaderEpochResponse, versions 2-3."""
     out += _p_i(o.throttle_time_ms)
-    write_array(out, blobs, o.topics, _enc_OffsetForLeaderTopicResult_v1)
+    write_array(out, blobs, o.topics, _enc_OffsetForLeaderTopicResult_v2)
 
 
 def _dec_EpochEndOffset_v4(mv, pos):
@@ -280,48 +226,38 @@ def _enc_OffsetForLeaderEpochResponse_v4(out, blobs, o):
         out.append(0)
 
 
-OffsetForLeaderEpochResponse._DECODERS = (_dec_OffsetForLeaderEpochResponse_v0, _dec_OffsetForLeaderEpochResponse_v1, _dec_OffsetForLeaderEpochResponse_v2, _dec_OffsetForLeaderEpochResponse_v2, _dec_OffsetForLeaderEpochResponse_v4,)
-OffsetForLeaderEpochResponse._ENCODERS = (_enc_OffsetForLeaderEpochResponse_v0, _enc_OffsetForLeaderEpochResponse_v1, _enc_OffsetForLeaderEpochResponse_v2, _enc_OffsetForLeaderEpochResponse_v2, _enc_OffsetForLeaderEpochResponse_v4,)
+OffsetForLeaderEpochResponse._DECODERS = (None, None, _dec_OffsetForLeaderEpochResponse_v2, _dec_OffsetForLeaderEpochResponse_v2, _dec_OffsetForLeaderEpochResponse_v4,)
+OffsetForLeaderEpochResponse._ENCODERS = (None, None, _enc_OffsetForLeaderEpochResponse_v2, _enc_OffsetForLeaderEpochResponse_v2, _enc_OffsetForLeaderEpochResponse_v4,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    127: 'EpochEndOffset.error_code, partition, end_offset',
-    134: 'EpochEndOffset.error_code, partition, end_offset',
-    140: 'OffsetForLeaderTopicResult.topic',
-    141: 'OffsetForLeaderTopicResult.partitions',
-    147: 'OffsetForLeaderTopicResult.topic',
-    148: 'OffsetForLeaderTopicResult.partitions',
-    154: 'OffsetForLeaderEpochResponse.topics',
+    124: 'EpochEndOffset.error_code, partition, leader_epoch, end_offset',
+    131: 'EpochEndOffset.error_code, partition, leader_epoch, end_offset',
+    137: 'OffsetForLeaderTopicResult.topic',
+    138: 'OffsetForLeaderTopicResult.partitions',
+    144: 'OffsetForLeaderTopicResult.topic',
+    145: 'OffsetForLeaderTopicResult.partitions',
+    151: 'OffsetForLeaderEpochResponse.throttle_time_ms',
+    153: 'OffsetForLeaderEpochResponse.topics',
+    159: 'OffsetForLeaderEpochResponse.throttle_time_ms',
     160: 'OffsetForLeaderEpochResponse.topics',
     166: 'EpochEndOffset.error_code, partition, leader_epoch, end_offset',
-    173: 'EpochEndOffset.error_code, partition, leader_epoch, end_offset',
-    179: 'OffsetForLeaderTopicResult.topic',
-    180: 'OffsetForLeaderTopicResult.partitions',
-    186: 'OffsetForLeaderTopicResult.topic',
-    187: 'OffsetForLeaderTopicResult.partitions',
-    193: 'OffsetForLeaderEpochResponse.topics',
-    199: 'OffsetForLeaderEpochResponse.topics',
-    205: 'OffsetForLeaderEpochResponse.throttle_time_ms',
-    207: 'OffsetForLeaderEpochResponse.topics',
-    213: 'OffsetForLeaderEpochResponse.throttle_time_ms',
-    214: 'OffsetForLeaderEpochResponse.topics',
-    220: 'EpochEndOffset.error_code, partition, leader_epoch, end_offset',
-    222: 'EpochEndOffset.<tagged fields>',
-    223: 'EpochEndOffset.<tagged fields>',
-    231: 'EpochEndOffset.error_code, partition, leader_epoch, end_offset',
-    233: 'EpochEndOffset.<tagged fields>',
-    241: 'OffsetForLeaderTopicResult.topic',
-    242: 'OffsetForLeaderTopicResult.partitions',
-    243: 'OffsetForLeaderTopicResult.<tagged fields>',
-    244: 'OffsetForLeaderTopicResult.<tagged fields>',
-    252: 'OffsetForLeaderTopicResult.topic',
-    253: 'OffsetForLeaderTopicResult.partitions',
-    255: 'OffsetForLeaderTopicResult.<tagged fields>',
-    263: 'OffsetForLeaderEpochResponse.throttle_time_ms',
-    265: 'OffsetForLeaderEpochResponse.topics',
-    266: 'OffsetForLeaderEpochResponse.<tagged fields>',
-    267: 'OffsetForLeaderEpochResponse.<tagged fields>',
-    275: 'OffsetForLeaderEpochResponse.throttle_time_ms',
-    276: 'OffsetForLeaderEpochResponse.topics',
-    278: 'OffsetForLeaderEpochResponse.<tagged fields>',
+    168: 'EpochEndOffset.<tagged fields>',
+    169: 'EpochEndOffset.<tagged fields>',
+    177: 'EpochEndOffset.error_code, partition, leader_epoch, end_offset',
+    179: 'EpochEndOffset.<tagged fields>',
+    187: 'OffsetForLeaderTopicResult.topic',
+    188: 'OffsetForLeaderTopicResult.partitions',
+    189: 'OffsetForLeaderTopicResult.<tagged fields>',
+    190: 'OffsetForLeaderTopicResult.<tagged fields>',
+    198: 'OffsetForLeaderTopicResult.topic',
+    199: 'OffsetForLeaderTopicResult.partitions',
+    201: 'OffsetForLeaderTopicResult.<tagged fields>',
+    209: 'OffsetForLeaderEpochResponse.throttle_time_ms',
+    211: 'OffsetForLeaderEpochResponse.topics',
+    212: 'OffsetForLeaderEpochResponse.<tagged fields>',
+    213: 'OffsetForLeaderEpochResponse.<tagged fields>',
+    221: 'OffsetForLeaderEpochResponse.throttle_time_ms',
+    222: 'OffsetForLeaderEpochResponse.topics',
+    224: 'OffsetForLeaderEpochResponse.<tagged fields>',
 }

@@ -16,6 +16,7 @@ from kafka_fast.protocol.primitives import (
     read_nullable_string,
     read_string,
     read_tags,
+    read_uuid,
     write_array,
     write_compact_array,
     write_compact_nullable_records,
@@ -64,30 +65,34 @@ class TopicProduceData(Struct):
     """TopicProduceData, part of ProduceRequest.
 
     Fields:
-        name (string, v0+)
+        name (string, v0-12)
             The topic name.
+        topic_id (uuid, v13+)
+            The unique topic ID
         partition_data ([]PartitionProduceData, v0+)
             Each partition to produce to.
     """
 
     __qualname__ = 'ProduceRequest.TopicProduceData'
-    __slots__ = ('name', 'partition_data')
+    __slots__ = ('name', 'topic_id', 'partition_data')
     PartitionProduceData = PartitionProduceData
     FIELDS = (
-        Field('name', 'Name', 'string', (0, 32767), None, None, None, False, '', None),
+        Field('name', 'Name', 'string', (0, 12), None, None, None, True, '', None),
+        Field('topic_id', 'TopicId', 'uuid', (13, 32767), None, None, None, True, ZERO_UUID, None),
         Field('partition_data', 'PartitionData', '[]PartitionProduceData', (0, 32767), None, None, None, False, list, PartitionProduceData),
     )
-    _DEFAULTS = {'name': '', 'unknown_tagged_fields': None}
+    _DEFAULTS = {'name': '', 'topic_id': ZERO_UUID, 'unknown_tagged_fields': None}
     _FACTORIES = {'partition_data': list}
 
-    def __init__(self, *, name='', partition_data=DEFAULT):
+    def __init__(self, *, name='', topic_id=ZERO_UUID, partition_data=DEFAULT):
         self.name = name
+        self.topic_id = topic_id
         self.partition_data = [] if partition_data is DEFAULT else partition_data
         self.unknown_tagged_fields = None
 
 
 class ProduceRequest(Message):
-    """Kafka ProduceRequest request (API key 0), versions 0-12.
+    """Kafka ProduceRequest request (API key 0), versions 3-13.
 
     Fields:
         transactional_id (string, v3+, nullable v3+)
@@ -103,8 +108,8 @@ class ProduceRequest(Message):
     __slots__ = ('transactional_id', 'acks', 'timeout_ms', 'topic_data')
     NAME = 'ProduceRequest'
     API_KEY = 0
-    MIN_VERSION = 0
-    MAX_VERSION = 12
+    MIN_VERSION = 3
+    MAX_VERSION = 13
     FLEXIBLE_MIN = 9
     LATEST_VERSION_UNSTABLE = False
     TopicProduceData = TopicProduceData
@@ -126,8 +131,8 @@ class ProduceRequest(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_PartitionProduceData_v0(mv, pos):
-    """PartitionProduceData, versions 0-8."""
+def _dec_PartitionProduceData_v3(mv, pos):
+    """PartitionProduceData, versions 3-8."""
     o = new(PartitionProduceData)
     o.index, = _u_i(mv, pos)
     pos += 4
@@ -135,41 +140,24 @@ def _dec_PartitionProduceData_v0(mv, pos):
     return o, pos
 
 
-def _enc_PartitionProduceData_v0(out, blobs, o):
-    """PartitionProduceData, versions 0-8."""
+def _enc_PartitionProduceData_v3(out, blobs, o):
+    """PartitionProduceData, versions 3-8."""
     out += _p_i(o.index)
     write_nullable_records(out, blobs, o.records)
 
 
-def _dec_TopicProduceData_v0(mv, pos):
-    """TopicProduceData, versions 0-8."""
+def _dec_TopicProduceData_v3(mv, pos):
+    """TopicProduceData, versions 3-8."""
     o = new(TopicProduceData)
     o.name, pos = read_string(mv, pos)
-    o.partition_data, pos = read_array(mv, pos, _dec_PartitionProduceData_v0)
+    o.partition_data, pos = read_array(mv, pos, _dec_PartitionProduceData_v3)
     return o, pos
 
 
-def _enc_TopicProduceData_v0(out, blobs, o):
-    """TopicProduceData, versions 0-8."""
+def _enc_TopicProduceData_v3(out, blobs, o):
+    """TopicProduceData, versions 3-8."""
     write_string(out, blobs, o.name)
-    write_array(out, blobs, o.partition_data, _enc_PartitionProduceData_v0)
-
-
-def _dec_ProduceRequest_v0(mv, pos):
-    """ProduceRequest, versions 0-2."""
-    o = new(ProduceRequest)
-    o.acks, o.timeout_ms = _u_hi(mv, pos)
-    pos += 6
-    o.topic_data, pos = read_array(mv, pos, _dec_TopicProduceData_v0)
-    return o, pos
-
-
-def _enc_ProduceRequest_v0(out, blobs, o):
-    """ProduceRequest, versions 0-2."""
-    if o.transactional_id != None:
-        raise WireError('not sendable: the field exists only in versions 3+ and is not ignorable')
-    out += _p_hi(o.acks, o.timeout_ms)
-    write_array(out, blobs, o.topic_data, _enc_TopicProduceData_v0)
+    write_array(out, blobs, o.partition_data, _enc_PartitionProduceData_v3)
 
 
 def _dec_ProduceRequest_v3(mv, pos):
@@ -178,7 +166,7 @@ def _dec_ProduceRequest_v3(mv, pos):
     o.transactional_id, pos = read_nullable_string(mv, pos)
     o.acks, o.timeout_ms = _u_hi(mv, pos)
     pos += 6
-    o.topic_data, pos = read_array(mv, pos, _dec_TopicProduceData_v0)
+    o.topic_data, pos = read_array(mv, pos, _dec_TopicProduceData_v3)
     return o, pos
 
 
@@ -186,11 +174,11 @@ def _enc_ProduceRequest_v3(out, blobs, o):
     """ProduceRequest, versions 3-8."""
     write_nullable_string(out, blobs, o.transactional_id)
     out += _p_hi(o.acks, o.timeout_ms)
-    write_array(out, blobs, o.topic_data, _enc_TopicProduceData_v0)
+    write_array(out, blobs, o.topic_data, _enc_TopicProduceData_v3)
 
 
 def _dec_PartitionProduceData_v9(mv, pos):
-    """PartitionProduceData, versions 9-12."""
+    """PartitionProduceData, versions 9-13."""
     o = new(PartitionProduceData)
     o.index, = _u_i(mv, pos)
     pos += 4
@@ -203,7 +191,7 @@ def _dec_PartitionProduceData_v9(mv, pos):
 
 
 def _enc_PartitionProduceData_v9(out, blobs, o):
-    """PartitionProduceData, versions 9-12."""
+    """PartitionProduceData, versions 9-13."""
     out += _p_i(o.index)
     write_compact_nullable_records(out, blobs, o.records)
     if o.unknown_tagged_fields:
@@ -259,52 +247,109 @@ def _enc_ProduceRequest_v9(out, blobs, o):
         out.append(0)
 
 
-ProduceRequest._DECODERS = (_dec_ProduceRequest_v0, _dec_ProduceRequest_v0, _dec_ProduceRequest_v0, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v9, _dec_ProduceRequest_v9, _dec_ProduceRequest_v9, _dec_ProduceRequest_v9,)
-ProduceRequest._ENCODERS = (_enc_ProduceRequest_v0, _enc_ProduceRequest_v0, _enc_ProduceRequest_v0, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v9, _enc_ProduceRequest_v9, _enc_ProduceRequest_v9, _enc_ProduceRequest_v9,)
+def _dec_TopicProduceData_v13(mv, pos):
+    """TopicProduceData, version 13."""
+    o = new(TopicProduceData)
+    o.topic_id, pos = read_uuid(mv, pos)
+    o.partition_data, pos = read_compact_array(mv, pos, _dec_PartitionProduceData_v9)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_TopicProduceData_v13(out, blobs, o):
+    """TopicProduceData, version 13."""
+    out += o.topic_id.bytes
+    write_compact_array(out, blobs, o.partition_data, _enc_PartitionProduceData_v9)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_ProduceRequest_v13(mv, pos):
+    """ProduceRequest, version 13."""
+    o = new(ProduceRequest)
+    o.transactional_id, pos = read_compact_nullable_string(mv, pos)
+    o.acks, o.timeout_ms = _u_hi(mv, pos)
+    pos += 6
+    o.topic_data, pos = read_compact_array(mv, pos, _dec_TopicProduceData_v13)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_ProduceRequest_v13(out, blobs, o):
+    """ProduceRequest, version 13."""
+    write_compact_nullable_string(out, blobs, o.transactional_id)
+    out += _p_hi(o.acks, o.timeout_ms)
+    write_compact_array(out, blobs, o.topic_data, _enc_TopicProduceData_v13)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+ProduceRequest._DECODERS = (None, None, None, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v3, _dec_ProduceRequest_v9, _dec_ProduceRequest_v9, _dec_ProduceRequest_v9, _dec_ProduceRequest_v9, _dec_ProduceRequest_v13,)
+ProduceRequest._ENCODERS = (None, None, None, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v3, _enc_ProduceRequest_v9, _enc_ProduceRequest_v9, _enc_ProduceRequest_v9, _enc_ProduceRequest_v9, _enc_ProduceRequest_v13,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    132: 'PartitionProduceData.index',
-    134: 'PartitionProduceData.records',
-    140: 'PartitionProduceData.index',
-    141: 'PartitionProduceData.records',
-    147: 'TopicProduceData.name',
-    148: 'TopicProduceData.partition_data',
-    154: 'TopicProduceData.name',
-    155: 'TopicProduceData.partition_data',
-    161: 'ProduceRequest.acks, timeout_ms',
-    163: 'ProduceRequest.topic_data',
-    169: 'ProduceRequest.transactional_id',
-    170: 'ProduceRequest.transactional_id',
-    171: 'ProduceRequest.acks, timeout_ms',
-    172: 'ProduceRequest.topic_data',
-    178: 'ProduceRequest.transactional_id',
-    179: 'ProduceRequest.acks, timeout_ms',
-    181: 'ProduceRequest.topic_data',
-    187: 'ProduceRequest.transactional_id',
-    188: 'ProduceRequest.acks, timeout_ms',
-    189: 'ProduceRequest.topic_data',
+    137: 'PartitionProduceData.index',
+    139: 'PartitionProduceData.records',
+    145: 'PartitionProduceData.index',
+    146: 'PartitionProduceData.records',
+    152: 'TopicProduceData.name',
+    153: 'TopicProduceData.partition_data',
+    159: 'TopicProduceData.name',
+    160: 'TopicProduceData.partition_data',
+    166: 'ProduceRequest.transactional_id',
+    167: 'ProduceRequest.acks, timeout_ms',
+    169: 'ProduceRequest.topic_data',
+    175: 'ProduceRequest.transactional_id',
+    176: 'ProduceRequest.acks, timeout_ms',
+    177: 'ProduceRequest.topic_data',
+    183: 'PartitionProduceData.index',
+    185: 'PartitionProduceData.records',
+    186: 'PartitionProduceData.<tagged fields>',
+    187: 'PartitionProduceData.<tagged fields>',
     195: 'PartitionProduceData.index',
-    197: 'PartitionProduceData.records',
+    196: 'PartitionProduceData.records',
     198: 'PartitionProduceData.<tagged fields>',
-    199: 'PartitionProduceData.<tagged fields>',
-    207: 'PartitionProduceData.index',
-    208: 'PartitionProduceData.records',
-    210: 'PartitionProduceData.<tagged fields>',
-    218: 'TopicProduceData.name',
-    219: 'TopicProduceData.partition_data',
+    206: 'TopicProduceData.name',
+    207: 'TopicProduceData.partition_data',
+    208: 'TopicProduceData.<tagged fields>',
+    209: 'TopicProduceData.<tagged fields>',
+    217: 'TopicProduceData.name',
+    218: 'TopicProduceData.partition_data',
     220: 'TopicProduceData.<tagged fields>',
-    221: 'TopicProduceData.<tagged fields>',
-    229: 'TopicProduceData.name',
-    230: 'TopicProduceData.partition_data',
-    232: 'TopicProduceData.<tagged fields>',
-    240: 'ProduceRequest.transactional_id',
-    241: 'ProduceRequest.acks, timeout_ms',
+    228: 'ProduceRequest.transactional_id',
+    229: 'ProduceRequest.acks, timeout_ms',
+    231: 'ProduceRequest.topic_data',
+    232: 'ProduceRequest.<tagged fields>',
+    233: 'ProduceRequest.<tagged fields>',
+    241: 'ProduceRequest.transactional_id',
+    242: 'ProduceRequest.acks, timeout_ms',
     243: 'ProduceRequest.topic_data',
-    244: 'ProduceRequest.<tagged fields>',
     245: 'ProduceRequest.<tagged fields>',
-    253: 'ProduceRequest.transactional_id',
-    254: 'ProduceRequest.acks, timeout_ms',
-    255: 'ProduceRequest.topic_data',
-    257: 'ProduceRequest.<tagged fields>',
+    253: 'TopicProduceData.topic_id',
+    254: 'TopicProduceData.partition_data',
+    255: 'TopicProduceData.<tagged fields>',
+    256: 'TopicProduceData.<tagged fields>',
+    264: 'TopicProduceData.topic_id',
+    265: 'TopicProduceData.partition_data',
+    267: 'TopicProduceData.<tagged fields>',
+    275: 'ProduceRequest.transactional_id',
+    276: 'ProduceRequest.acks, timeout_ms',
+    278: 'ProduceRequest.topic_data',
+    279: 'ProduceRequest.<tagged fields>',
+    280: 'ProduceRequest.<tagged fields>',
+    288: 'ProduceRequest.transactional_id',
+    289: 'ProduceRequest.acks, timeout_ms',
+    290: 'ProduceRequest.topic_data',
+    292: 'ProduceRequest.<tagged fields>',
 }

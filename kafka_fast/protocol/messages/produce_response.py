@@ -14,6 +14,7 @@ from kafka_fast.protocol.primitives import (
     read_nullable_string,
     read_string,
     read_tags,
+    read_uuid,
     write_array,
     write_compact_array,
     write_compact_nullable_string,
@@ -26,9 +27,6 @@ from kafka_fast.protocol.primitives import (
 _s_i = _S('>i')
 _u_i = _s_i.unpack_from
 _p_i = _s_i.pack
-_s_ihq = _S('>ihq')
-_u_ihq = _s_ihq.unpack_from
-_p_ihq = _s_ihq.pack
 _s_ihqq = _S('>ihqq')
 _u_ihqq = _s_ihqq.unpack_from
 _p_ihqq = _s_ihqq.pack
@@ -45,9 +43,9 @@ class BatchIndexAndErrorMessage(Struct):
 
     Fields:
         batch_index (int32, v8+)
-            The batch index of the record that cause the batch to be dropped
+            The batch index of the record that caused the batch to be dropped.
         batch_index_error_message (string, v8+, nullable v8+)
-            The error message of the record that caused the batch to be dropped
+            The error message of the record that caused the batch to be dropped.
     """
 
     __qualname__ = 'ProduceResponse.TopicProduceResponse.PartitionProduceResponse.BatchIndexAndErrorMessage'
@@ -72,7 +70,7 @@ class LeaderIdAndEpoch(Struct):
         leader_id (int32, v10+)
             The ID of the current leader or -1 if the leader is unknown.
         leader_epoch (int32, v10+)
-            The latest known leader epoch
+            The latest known leader epoch.
     """
 
     __qualname__ = 'ProduceResponse.TopicProduceResponse.PartitionProduceResponse.LeaderIdAndEpoch'
@@ -105,10 +103,11 @@ class PartitionProduceResponse(Struct):
         log_start_offset (int64, v5+)
             The log start offset.
         record_errors ([]BatchIndexAndErrorMessage, v8+)
-            The batch indices of records that caused the batch to be dropped
+            The batch indices of records that caused the batch to be dropped.
         error_message (string, v8+, nullable v8+)
-            The global error message summarizing the common root cause of the records that caused the batch to be dropped
+            The global error message summarizing the common root cause of the records that caused the batch to be dropped.
         current_leader (LeaderIdAndEpoch, v10+, tag 0)
+            The leader broker that the producer should use for future requests.
     """
 
     __qualname__ = 'ProduceResponse.TopicProduceResponse.PartitionProduceResponse'
@@ -144,24 +143,28 @@ class TopicProduceResponse(Struct):
     """TopicProduceResponse, part of ProduceResponse.
 
     Fields:
-        name (string, v0+)
-            The topic name
+        name (string, v0-12)
+            The topic name.
+        topic_id (uuid, v13+)
+            The unique topic ID
         partition_responses ([]PartitionProduceResponse, v0+)
             Each partition that we produced to within the topic.
     """
 
     __qualname__ = 'ProduceResponse.TopicProduceResponse'
-    __slots__ = ('name', 'partition_responses')
+    __slots__ = ('name', 'topic_id', 'partition_responses')
     PartitionProduceResponse = PartitionProduceResponse
     FIELDS = (
-        Field('name', 'Name', 'string', (0, 32767), None, None, None, False, '', None),
+        Field('name', 'Name', 'string', (0, 12), None, None, None, True, '', None),
+        Field('topic_id', 'TopicId', 'uuid', (13, 32767), None, None, None, True, ZERO_UUID, None),
         Field('partition_responses', 'PartitionResponses', '[]PartitionProduceResponse', (0, 32767), None, None, None, False, list, PartitionProduceResponse),
     )
-    _DEFAULTS = {'name': '', 'unknown_tagged_fields': None}
+    _DEFAULTS = {'name': '', 'topic_id': ZERO_UUID, 'unknown_tagged_fields': None}
     _FACTORIES = {'partition_responses': list}
 
-    def __init__(self, *, name='', partition_responses=DEFAULT):
+    def __init__(self, *, name='', topic_id=ZERO_UUID, partition_responses=DEFAULT):
         self.name = name
+        self.topic_id = topic_id
         self.partition_responses = [] if partition_responses is DEFAULT else partition_responses
         self.unknown_tagged_fields = None
 
@@ -200,11 +203,11 @@ class NodeEndpoint(Struct):
 
 
 class ProduceResponse(Message):
-    """Kafka ProduceResponse response (API key 0), versions 0-12.
+    """Kafka ProduceResponse response (API key 0), versions 3-13.
 
     Fields:
         responses ([]TopicProduceResponse, v0+)
-            Each produce response
+            Each produce response.
         throttle_time_ms (int32, v1+)
             The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         node_endpoints ([]NodeEndpoint, v10+, tag 0)
@@ -214,8 +217,8 @@ class ProduceResponse(Message):
     __slots__ = ('responses', 'throttle_time_ms', 'node_endpoints')
     NAME = 'ProduceResponse'
     API_KEY = 0
-    MIN_VERSION = 0
-    MAX_VERSION = 12
+    MIN_VERSION = 3
+    MAX_VERSION = 13
     FLEXIBLE_MIN = 9
     LATEST_VERSION_UNSTABLE = False
     TopicProduceResponse = TopicProduceResponse
@@ -238,109 +241,49 @@ class ProduceResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_PartitionProduceResponse_v0(mv, pos):
-    """PartitionProduceResponse, versions 0-1."""
-    o = new(PartitionProduceResponse)
-    o.index, o.error_code, o.base_offset = _u_ihq(mv, pos)
-    pos += 14
-    return o, pos
-
-
-def _enc_PartitionProduceResponse_v0(out, blobs, o):
-    """PartitionProduceResponse, versions 0-1."""
-    if o.current_leader != LeaderIdAndEpoch():
-        raise WireError('not sendable: the field exists only in versions 10+ and is not ignorable')
-    out += _p_ihq(o.index, o.error_code, o.base_offset)
-
-
-def _dec_TopicProduceResponse_v0(mv, pos):
-    """TopicProduceResponse, versions 0-1."""
-    o = new(TopicProduceResponse)
-    o.name, pos = read_string(mv, pos)
-    o.partition_responses, pos = read_array(mv, pos, _dec_PartitionProduceResponse_v0)
-    return o, pos
-
-
-def _enc_TopicProduceResponse_v0(out, blobs, o):
-    """TopicProduceResponse, versions 0-1."""
-    write_string(out, blobs, o.name)
-    write_array(out, blobs, o.partition_responses, _enc_PartitionProduceResponse_v0)
-
-
-def _dec_ProduceResponse_v0(mv, pos):
-    """ProduceResponse, version 0."""
-    o = new(ProduceResponse)
-    o.responses, pos = read_array(mv, pos, _dec_TopicProduceResponse_v0)
-    return o, pos
-
-
-def _enc_ProduceResponse_v0(out, blobs, o):
-    """ProduceResponse, version 0."""
-    if o.node_endpoints != []:
-        raise WireError('not sendable: the field exists only in versions 10+ and is not ignorable')
-    write_array(out, blobs, o.responses, _enc_TopicProduceResponse_v0)
-
-
-def _dec_ProduceResponse_v1(mv, pos):
-    """ProduceResponse, version 1."""
-    o = new(ProduceResponse)
-    o.responses, pos = read_array(mv, pos, _dec_TopicProduceResponse_v0)
-    o.throttle_time_ms, = _u_i(mv, pos)
-    pos += 4
-    return o, pos
-
-
-def _enc_ProduceResponse_v1(out, blobs, o):
-    """ProduceResponse, version 1."""
-    if o.node_endpoints != []:
-        raise WireError('not sendable: the field exists only in versions 10+ and is not ignorable')
-    write_array(out, blobs, o.responses, _enc_TopicProduceResponse_v0)
-    out += _p_i(o.throttle_time_ms)
-
-
-def _dec_PartitionProduceResponse_v2(mv, pos):
-    """PartitionProduceResponse, versions 2-4."""
+def _dec_PartitionProduceResponse_v3(mv, pos):
+    """PartitionProduceResponse, versions 3-4."""
     o = new(PartitionProduceResponse)
     o.index, o.error_code, o.base_offset, o.log_append_time_ms = _u_ihqq(mv, pos)
     pos += 22
     return o, pos
 
 
-def _enc_PartitionProduceResponse_v2(out, blobs, o):
-    """PartitionProduceResponse, versions 2-4."""
+def _enc_PartitionProduceResponse_v3(out, blobs, o):
+    """PartitionProduceResponse, versions 3-4."""
     if o.current_leader != LeaderIdAndEpoch():
         raise WireError('not sendable: the field exists only in versions 10+ and is not ignorable')
     out += _p_ihqq(o.index, o.error_code, o.base_offset, o.log_append_time_ms)
 
 
-def _dec_TopicProduceResponse_v2(mv, pos):
-    """TopicProduceResponse, versions 2-4."""
+def _dec_TopicProduceResponse_v3(mv, pos):
+    """TopicProduceResponse, versions 3-4."""
     o = new(TopicProduceResponse)
     o.name, pos = read_string(mv, pos)
-    o.partition_responses, pos = read_array(mv, pos, _dec_PartitionProduceResponse_v2)
+    o.partition_responses, pos = read_array(mv, pos, _dec_PartitionProduceResponse_v3)
     return o, pos
 
 
-def _enc_TopicProduceResponse_v2(out, blobs, o):
-    """TopicProduceResponse, versions 2-4."""
+def _enc_TopicProduceResponse_v3(out, blobs, o):
+    """TopicProduceResponse, versions 3-4."""
     write_string(out, blobs, o.name)
-    write_array(out, blobs, o.partition_responses, _enc_PartitionProduceResponse_v2)
+    write_array(out, blobs, o.partition_responses, _enc_PartitionProduceResponse_v3)
 
 
-def _dec_ProduceResponse_v2(mv, pos):
-    """ProduceResponse, versions 2-4."""
+def _dec_ProduceResponse_v3(mv, pos):
+    """ProduceResponse, versions 3-4."""
     o = new(ProduceResponse)
-    o.responses, pos = read_array(mv, pos, _dec_TopicProduceResponse_v2)
+    o.responses, pos = read_array(mv, pos, _dec_TopicProduceResponse_v3)
     o.throttle_time_ms, = _u_i(mv, pos)
     pos += 4
     return o, pos
 
 
-def _enc_ProduceResponse_v2(out, blobs, o):
-    """ProduceResponse, versions 2-4."""
+def _enc_ProduceResponse_v3(out, blobs, o):
+    """ProduceResponse, versions 3-4."""
     if o.node_endpoints != []:
         raise WireError('not sendable: the field exists only in versions 10+ and is not ignorable')
-    write_array(out, blobs, o.responses, _enc_TopicProduceResponse_v2)
+    write_array(out, blobs, o.responses, _enc_TopicProduceResponse_v3)
     out += _p_i(o.throttle_time_ms)
 
 
@@ -456,7 +399,7 @@ def _enc_ProduceResponse_v8(out, blobs, o):
 
 
 def _dec_BatchIndexAndErrorMessage_v9(mv, pos):
-    """BatchIndexAndErrorMessage, versions 9-12."""
+    """BatchIndexAndErrorMessage, versions 9-13."""
     o = new(BatchIndexAndErrorMessage)
     o.batch_index, = _u_i(mv, pos)
     pos += 4
@@ -469,7 +412,7 @@ def _dec_BatchIndexAndErrorMessage_v9(mv, pos):
 
 
 def _enc_BatchIndexAndErrorMessage_v9(out, blobs, o):
-    """BatchIndexAndErrorMessage, versions 9-12."""
+    """BatchIndexAndErrorMessage, versions 9-13."""
     out += _p_i(o.batch_index)
     write_compact_nullable_string(out, blobs, o.batch_index_error_message)
     if o.unknown_tagged_fields:
@@ -553,7 +496,7 @@ def _enc_ProduceResponse_v9(out, blobs, o):
 
 
 def _dec_LeaderIdAndEpoch_v10(mv, pos):
-    """LeaderIdAndEpoch, versions 10-12."""
+    """LeaderIdAndEpoch, versions 10-13."""
     o = new(LeaderIdAndEpoch)
     o.leader_id, o.leader_epoch = _u_ii(mv, pos)
     pos += 8
@@ -565,7 +508,7 @@ def _dec_LeaderIdAndEpoch_v10(mv, pos):
 
 
 def _enc_LeaderIdAndEpoch_v10(out, blobs, o):
-    """LeaderIdAndEpoch, versions 10-12."""
+    """LeaderIdAndEpoch, versions 10-13."""
     out += _p_ii(o.leader_id, o.leader_epoch)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -574,7 +517,7 @@ def _enc_LeaderIdAndEpoch_v10(out, blobs, o):
 
 
 def _dec_PartitionProduceResponse_v10(mv, pos):
-    """PartitionProduceResponse, versions 10-12."""
+    """PartitionProduceResponse, versions 10-13."""
     o = new(PartitionProduceResponse)
     o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset = _u_ihqqq(mv, pos)
     pos += 30
@@ -588,7 +531,7 @@ def _dec_PartitionProduceResponse_v10(mv, pos):
 
 
 def _enc_PartitionProduceResponse_v10(out, blobs, o):
-    """PartitionProduceResponse, versions 10-12."""
+    """PartitionProduceResponse, versions 10-13."""
     out += _p_ihqqq(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
     write_compact_array(out, blobs, o.record_errors, _enc_BatchIndexAndErrorMessage_v9)
     write_compact_nullable_string(out, blobs, o.error_message)
@@ -618,7 +561,7 @@ def _enc_TopicProduceResponse_v10(out, blobs, o):
 
 
 def _dec_NodeEndpoint_v10(mv, pos):
-    """NodeEndpoint, versions 10-12."""
+    """NodeEndpoint, versions 10-13."""
     o = new(NodeEndpoint)
     o.node_id, = _u_i(mv, pos)
     pos += 4
@@ -634,7 +577,7 @@ def _dec_NodeEndpoint_v10(mv, pos):
 
 
 def _enc_NodeEndpoint_v10(out, blobs, o):
-    """NodeEndpoint, versions 10-12."""
+    """NodeEndpoint, versions 10-13."""
     out += _p_i(o.node_id)
     write_compact_string(out, blobs, o.host)
     out += _p_i(o.port)
@@ -665,6 +608,48 @@ def _enc_ProduceResponse_v10(out, blobs, o):
     write_tags(out, blobs, o, _WRITE_TAGS_ProduceResponse_v10)
 
 
+def _dec_TopicProduceResponse_v13(mv, pos):
+    """TopicProduceResponse, version 13."""
+    o = new(TopicProduceResponse)
+    o.topic_id, pos = read_uuid(mv, pos)
+    o.partition_responses, pos = read_compact_array(mv, pos, _dec_PartitionProduceResponse_v10)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_TopicProduceResponse_v13(out, blobs, o):
+    """TopicProduceResponse, version 13."""
+    out += o.topic_id.bytes
+    write_compact_array(out, blobs, o.partition_responses, _enc_PartitionProduceResponse_v10)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_ProduceResponse_v13(mv, pos):
+    """ProduceResponse, version 13."""
+    o = new(ProduceResponse)
+    o.responses, pos = read_compact_array(mv, pos, _dec_TopicProduceResponse_v13)
+    o.throttle_time_ms, = _u_i(mv, pos)
+    pos += 4
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, _READ_TAGS_ProduceResponse_v13)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_ProduceResponse_v13(out, blobs, o):
+    """ProduceResponse, version 13."""
+    write_compact_array(out, blobs, o.responses, _enc_TopicProduceResponse_v13)
+    out += _p_i(o.throttle_time_ms)
+    write_tags(out, blobs, o, _WRITE_TAGS_ProduceResponse_v13)
+
+
 def _read_compact_array_of_NodeEndpoint_v10(mv, pos):
     return read_compact_array(mv, pos, _dec_NodeEndpoint_v10)
 
@@ -677,151 +662,149 @@ _READ_TAGS_PartitionProduceResponse_v10 = {0: ('current_leader', _dec_LeaderIdAn
 _WRITE_TAGS_PartitionProduceResponse_v10: tuple = ((0, 'current_leader', LeaderIdAndEpoch(), _enc_LeaderIdAndEpoch_v10),)
 _READ_TAGS_ProduceResponse_v10 = {0: ('node_endpoints', _read_compact_array_of_NodeEndpoint_v10)}
 _WRITE_TAGS_ProduceResponse_v10: tuple = ((0, 'node_endpoints', [], _write_compact_array_of_NodeEndpoint_v10),)
+_READ_TAGS_ProduceResponse_v13 = {0: ('node_endpoints', _read_compact_array_of_NodeEndpoint_v10)}
+_WRITE_TAGS_ProduceResponse_v13: tuple = ((0, 'node_endpoints', [], _write_compact_array_of_NodeEndpoint_v10),)
 
-ProduceResponse._DECODERS = (_dec_ProduceResponse_v0, _dec_ProduceResponse_v1, _dec_ProduceResponse_v2, _dec_ProduceResponse_v2, _dec_ProduceResponse_v2, _dec_ProduceResponse_v5, _dec_ProduceResponse_v5, _dec_ProduceResponse_v5, _dec_ProduceResponse_v8, _dec_ProduceResponse_v9, _dec_ProduceResponse_v10, _dec_ProduceResponse_v10, _dec_ProduceResponse_v10,)
-ProduceResponse._ENCODERS = (_enc_ProduceResponse_v0, _enc_ProduceResponse_v1, _enc_ProduceResponse_v2, _enc_ProduceResponse_v2, _enc_ProduceResponse_v2, _enc_ProduceResponse_v5, _enc_ProduceResponse_v5, _enc_ProduceResponse_v5, _enc_ProduceResponse_v8, _enc_ProduceResponse_v9, _enc_ProduceResponse_v10, _enc_ProduceResponse_v10, _enc_ProduceResponse_v10,)
+ProduceResponse._DECODERS = (None, None, None, _dec_ProduceResponse_v3, _dec_ProduceResponse_v3, _dec_ProduceResponse_v5, _dec_ProduceResponse_v5, _dec_ProduceResponse_v5, _dec_ProduceResponse_v8, _dec_ProduceResponse_v9, _dec_ProduceResponse_v10, _dec_ProduceResponse_v10, _dec_ProduceResponse_v10, _dec_ProduceResponse_v13,)
+ProduceResponse._ENCODERS = (None, None, None, _enc_ProduceResponse_v3, _enc_ProduceResponse_v3, _enc_ProduceResponse_v5, _enc_ProduceResponse_v5, _enc_ProduceResponse_v5, _enc_ProduceResponse_v8, _enc_ProduceResponse_v9, _enc_ProduceResponse_v10, _enc_ProduceResponse_v10, _enc_ProduceResponse_v10, _enc_ProduceResponse_v13,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    244: 'PartitionProduceResponse.index, error_code, base_offset',
-    251: 'PartitionProduceResponse.current_leader',
-    252: 'PartitionProduceResponse.current_leader',
-    253: 'PartitionProduceResponse.index, error_code, base_offset',
-    259: 'TopicProduceResponse.name',
-    260: 'TopicProduceResponse.partition_responses',
-    266: 'TopicProduceResponse.name',
-    267: 'TopicProduceResponse.partition_responses',
-    273: 'ProduceResponse.responses',
-    279: 'ProduceResponse.node_endpoints',
-    280: 'ProduceResponse.node_endpoints',
-    281: 'ProduceResponse.responses',
-    287: 'ProduceResponse.responses',
-    288: 'ProduceResponse.throttle_time_ms',
-    295: 'ProduceResponse.node_endpoints',
-    296: 'ProduceResponse.node_endpoints',
-    297: 'ProduceResponse.responses',
-    298: 'ProduceResponse.throttle_time_ms',
-    304: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms',
-    311: 'PartitionProduceResponse.current_leader',
-    312: 'PartitionProduceResponse.current_leader',
-    313: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms',
-    319: 'TopicProduceResponse.name',
-    320: 'TopicProduceResponse.partition_responses',
-    326: 'TopicProduceResponse.name',
-    327: 'TopicProduceResponse.partition_responses',
-    333: 'ProduceResponse.responses',
-    334: 'ProduceResponse.throttle_time_ms',
-    341: 'ProduceResponse.node_endpoints',
-    342: 'ProduceResponse.node_endpoints',
-    343: 'ProduceResponse.responses',
-    344: 'ProduceResponse.throttle_time_ms',
-    350: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms, log_start_offset',
-    357: 'PartitionProduceResponse.current_leader',
-    358: 'PartitionProduceResponse.current_leader',
-    359: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms, log_start_offset',
-    365: 'TopicProduceResponse.name',
-    366: 'TopicProduceResponse.partition_responses',
-    372: 'TopicProduceResponse.name',
-    373: 'TopicProduceResponse.partition_responses',
-    379: 'ProduceResponse.responses',
-    380: 'ProduceResponse.throttle_time_ms',
-    387: 'ProduceResponse.node_endpoints',
-    388: 'ProduceResponse.node_endpoints',
-    389: 'ProduceResponse.responses',
-    390: 'ProduceResponse.throttle_time_ms',
-    396: 'BatchIndexAndErrorMessage.batch_index',
-    398: 'BatchIndexAndErrorMessage.batch_index_error_message',
+    247: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms',
+    254: 'PartitionProduceResponse.current_leader',
+    255: 'PartitionProduceResponse.current_leader',
+    256: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms',
+    262: 'TopicProduceResponse.name',
+    263: 'TopicProduceResponse.partition_responses',
+    269: 'TopicProduceResponse.name',
+    270: 'TopicProduceResponse.partition_responses',
+    276: 'ProduceResponse.responses',
+    277: 'ProduceResponse.throttle_time_ms',
+    284: 'ProduceResponse.node_endpoints',
+    285: 'ProduceResponse.node_endpoints',
+    286: 'ProduceResponse.responses',
+    287: 'ProduceResponse.throttle_time_ms',
+    293: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms, log_start_offset',
+    300: 'PartitionProduceResponse.current_leader',
+    301: 'PartitionProduceResponse.current_leader',
+    302: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms, log_start_offset',
+    308: 'TopicProduceResponse.name',
+    309: 'TopicProduceResponse.partition_responses',
+    315: 'TopicProduceResponse.name',
+    316: 'TopicProduceResponse.partition_responses',
+    322: 'ProduceResponse.responses',
+    323: 'ProduceResponse.throttle_time_ms',
+    330: 'ProduceResponse.node_endpoints',
+    331: 'ProduceResponse.node_endpoints',
+    332: 'ProduceResponse.responses',
+    333: 'ProduceResponse.throttle_time_ms',
+    339: 'BatchIndexAndErrorMessage.batch_index',
+    341: 'BatchIndexAndErrorMessage.batch_index_error_message',
+    347: 'BatchIndexAndErrorMessage.batch_index',
+    348: 'BatchIndexAndErrorMessage.batch_index_error_message',
+    354: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms, log_start_offset',
+    356: 'PartitionProduceResponse.record_errors',
+    357: 'PartitionProduceResponse.error_message',
+    363: 'PartitionProduceResponse.current_leader',
+    364: 'PartitionProduceResponse.current_leader',
+    365: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms, log_start_offset',
+    366: 'PartitionProduceResponse.record_errors',
+    367: 'PartitionProduceResponse.error_message',
+    373: 'TopicProduceResponse.name',
+    374: 'TopicProduceResponse.partition_responses',
+    380: 'TopicProduceResponse.name',
+    381: 'TopicProduceResponse.partition_responses',
+    387: 'ProduceResponse.responses',
+    388: 'ProduceResponse.throttle_time_ms',
+    395: 'ProduceResponse.node_endpoints',
+    396: 'ProduceResponse.node_endpoints',
+    397: 'ProduceResponse.responses',
+    398: 'ProduceResponse.throttle_time_ms',
     404: 'BatchIndexAndErrorMessage.batch_index',
-    405: 'BatchIndexAndErrorMessage.batch_index_error_message',
-    411: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms, log_start_offset',
-    413: 'PartitionProduceResponse.record_errors',
-    414: 'PartitionProduceResponse.error_message',
-    420: 'PartitionProduceResponse.current_leader',
-    421: 'PartitionProduceResponse.current_leader',
-    422: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms, log_start_offset',
-    423: 'PartitionProduceResponse.record_errors',
-    424: 'PartitionProduceResponse.error_message',
-    430: 'TopicProduceResponse.name',
-    431: 'TopicProduceResponse.partition_responses',
-    437: 'TopicProduceResponse.name',
-    438: 'TopicProduceResponse.partition_responses',
-    444: 'ProduceResponse.responses',
-    445: 'ProduceResponse.throttle_time_ms',
-    452: 'ProduceResponse.node_endpoints',
-    453: 'ProduceResponse.node_endpoints',
-    454: 'ProduceResponse.responses',
-    455: 'ProduceResponse.throttle_time_ms',
-    461: 'BatchIndexAndErrorMessage.batch_index',
-    463: 'BatchIndexAndErrorMessage.batch_index_error_message',
-    464: 'BatchIndexAndErrorMessage.<tagged fields>',
-    465: 'BatchIndexAndErrorMessage.<tagged fields>',
-    473: 'BatchIndexAndErrorMessage.batch_index',
-    474: 'BatchIndexAndErrorMessage.batch_index_error_message',
-    476: 'BatchIndexAndErrorMessage.<tagged fields>',
-    484: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms, log_start_offset',
-    486: 'PartitionProduceResponse.record_errors',
-    487: 'PartitionProduceResponse.error_message',
-    488: 'PartitionProduceResponse.<tagged fields>',
-    489: 'PartitionProduceResponse.<tagged fields>',
-    497: 'PartitionProduceResponse.current_leader',
-    498: 'PartitionProduceResponse.current_leader',
-    499: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms, log_start_offset',
-    500: 'PartitionProduceResponse.record_errors',
-    501: 'PartitionProduceResponse.error_message',
-    503: 'PartitionProduceResponse.<tagged fields>',
-    511: 'TopicProduceResponse.name',
-    512: 'TopicProduceResponse.partition_responses',
-    513: 'TopicProduceResponse.<tagged fields>',
-    514: 'TopicProduceResponse.<tagged fields>',
-    522: 'TopicProduceResponse.name',
-    523: 'TopicProduceResponse.partition_responses',
-    525: 'TopicProduceResponse.<tagged fields>',
-    533: 'ProduceResponse.responses',
-    534: 'ProduceResponse.throttle_time_ms',
-    536: 'ProduceResponse.<tagged fields>',
-    537: 'ProduceResponse.<tagged fields>',
-    545: 'ProduceResponse.node_endpoints',
-    546: 'ProduceResponse.node_endpoints',
-    547: 'ProduceResponse.responses',
-    548: 'ProduceResponse.throttle_time_ms',
-    550: 'ProduceResponse.<tagged fields>',
-    558: 'LeaderIdAndEpoch.leader_id, leader_epoch',
-    560: 'LeaderIdAndEpoch.<tagged fields>',
-    561: 'LeaderIdAndEpoch.<tagged fields>',
-    569: 'LeaderIdAndEpoch.leader_id, leader_epoch',
-    571: 'LeaderIdAndEpoch.<tagged fields>',
-    579: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms, log_start_offset',
-    581: 'PartitionProduceResponse.record_errors',
-    582: 'PartitionProduceResponse.error_message',
-    583: 'PartitionProduceResponse.<tagged fields>',
-    584: 'PartitionProduceResponse.<tagged fields>',
-    592: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms, log_start_offset',
-    593: 'PartitionProduceResponse.record_errors',
-    594: 'PartitionProduceResponse.error_message',
-    595: 'PartitionProduceResponse.<tagged fields>',
-    601: 'TopicProduceResponse.name',
-    602: 'TopicProduceResponse.partition_responses',
-    603: 'TopicProduceResponse.<tagged fields>',
-    604: 'TopicProduceResponse.<tagged fields>',
-    612: 'TopicProduceResponse.name',
-    613: 'TopicProduceResponse.partition_responses',
-    615: 'TopicProduceResponse.<tagged fields>',
-    623: 'NodeEndpoint.node_id',
-    625: 'NodeEndpoint.host',
-    626: 'NodeEndpoint.port',
-    628: 'NodeEndpoint.rack',
-    629: 'NodeEndpoint.<tagged fields>',
-    630: 'NodeEndpoint.<tagged fields>',
-    638: 'NodeEndpoint.node_id',
-    639: 'NodeEndpoint.host',
-    640: 'NodeEndpoint.port',
-    641: 'NodeEndpoint.rack',
-    643: 'NodeEndpoint.<tagged fields>',
-    651: 'ProduceResponse.responses',
-    652: 'ProduceResponse.throttle_time_ms',
-    654: 'ProduceResponse.<tagged fields>',
-    655: 'ProduceResponse.<tagged fields>',
-    663: 'ProduceResponse.responses',
-    664: 'ProduceResponse.throttle_time_ms',
-    665: 'ProduceResponse.<tagged fields>',
+    406: 'BatchIndexAndErrorMessage.batch_index_error_message',
+    407: 'BatchIndexAndErrorMessage.<tagged fields>',
+    408: 'BatchIndexAndErrorMessage.<tagged fields>',
+    416: 'BatchIndexAndErrorMessage.batch_index',
+    417: 'BatchIndexAndErrorMessage.batch_index_error_message',
+    419: 'BatchIndexAndErrorMessage.<tagged fields>',
+    427: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms, log_start_offset',
+    429: 'PartitionProduceResponse.record_errors',
+    430: 'PartitionProduceResponse.error_message',
+    431: 'PartitionProduceResponse.<tagged fields>',
+    432: 'PartitionProduceResponse.<tagged fields>',
+    440: 'PartitionProduceResponse.current_leader',
+    441: 'PartitionProduceResponse.current_leader',
+    442: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms, log_start_offset',
+    443: 'PartitionProduceResponse.record_errors',
+    444: 'PartitionProduceResponse.error_message',
+    446: 'PartitionProduceResponse.<tagged fields>',
+    454: 'TopicProduceResponse.name',
+    455: 'TopicProduceResponse.partition_responses',
+    456: 'TopicProduceResponse.<tagged fields>',
+    457: 'TopicProduceResponse.<tagged fields>',
+    465: 'TopicProduceResponse.name',
+    466: 'TopicProduceResponse.partition_responses',
+    468: 'TopicProduceResponse.<tagged fields>',
+    476: 'ProduceResponse.responses',
+    477: 'ProduceResponse.throttle_time_ms',
+    479: 'ProduceResponse.<tagged fields>',
+    480: 'ProduceResponse.<tagged fields>',
+    488: 'ProduceResponse.node_endpoints',
+    489: 'ProduceResponse.node_endpoints',
+    490: 'ProduceResponse.responses',
+    491: 'ProduceResponse.throttle_time_ms',
+    493: 'ProduceResponse.<tagged fields>',
+    501: 'LeaderIdAndEpoch.leader_id, leader_epoch',
+    503: 'LeaderIdAndEpoch.<tagged fields>',
+    504: 'LeaderIdAndEpoch.<tagged fields>',
+    512: 'LeaderIdAndEpoch.leader_id, leader_epoch',
+    514: 'LeaderIdAndEpoch.<tagged fields>',
+    522: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms, log_start_offset',
+    524: 'PartitionProduceResponse.record_errors',
+    525: 'PartitionProduceResponse.error_message',
+    526: 'PartitionProduceResponse.<tagged fields>',
+    527: 'PartitionProduceResponse.<tagged fields>',
+    535: 'PartitionProduceResponse.index, error_code, base_offset, log_append_time_ms, log_start_offset',
+    536: 'PartitionProduceResponse.record_errors',
+    537: 'PartitionProduceResponse.error_message',
+    538: 'PartitionProduceResponse.<tagged fields>',
+    544: 'TopicProduceResponse.name',
+    545: 'TopicProduceResponse.partition_responses',
+    546: 'TopicProduceResponse.<tagged fields>',
+    547: 'TopicProduceResponse.<tagged fields>',
+    555: 'TopicProduceResponse.name',
+    556: 'TopicProduceResponse.partition_responses',
+    558: 'TopicProduceResponse.<tagged fields>',
+    566: 'NodeEndpoint.node_id',
+    568: 'NodeEndpoint.host',
+    569: 'NodeEndpoint.port',
+    571: 'NodeEndpoint.rack',
+    572: 'NodeEndpoint.<tagged fields>',
+    573: 'NodeEndpoint.<tagged fields>',
+    581: 'NodeEndpoint.node_id',
+    582: 'NodeEndpoint.host',
+    583: 'NodeEndpoint.port',
+    584: 'NodeEndpoint.rack',
+    586: 'NodeEndpoint.<tagged fields>',
+    594: 'ProduceResponse.responses',
+    595: 'ProduceResponse.throttle_time_ms',
+    597: 'ProduceResponse.<tagged fields>',
+    598: 'ProduceResponse.<tagged fields>',
+    606: 'ProduceResponse.responses',
+    607: 'ProduceResponse.throttle_time_ms',
+    608: 'ProduceResponse.<tagged fields>',
+    614: 'TopicProduceResponse.topic_id',
+    615: 'TopicProduceResponse.partition_responses',
+    616: 'TopicProduceResponse.<tagged fields>',
+    617: 'TopicProduceResponse.<tagged fields>',
+    625: 'TopicProduceResponse.topic_id',
+    626: 'TopicProduceResponse.partition_responses',
+    628: 'TopicProduceResponse.<tagged fields>',
+    636: 'ProduceResponse.responses',
+    637: 'ProduceResponse.throttle_time_ms',
+    639: 'ProduceResponse.<tagged fields>',
+    640: 'ProduceResponse.<tagged fields>',
+    648: 'ProduceResponse.responses',
+    649: 'ProduceResponse.throttle_time_ms',
+    650: 'ProduceResponse.<tagged fields>',
 }

@@ -24,10 +24,11 @@ class RemoveRaftVoterRequest(Message):
 
     Fields:
         cluster_id (string, v0+, nullable v0+)
+            The cluster id of the request.
         voter_id (int32, v0+)
-            The replica id of the voter getting removed from the topic partition
+            The replica id of the voter getting removed from the topic partition.
         voter_directory_id (uuid, v0+)
-            The directory id of the voter getting removed from the topic partition
+            The directory id of the voter getting removed from the topic partition.
     """
 
     __slots__ = ('cluster_id', 'voter_id', 'voter_directory_id')
@@ -82,13 +83,13 @@ RemoveRaftVoterRequest._ENCODERS = (_enc_RemoveRaftVoterRequest_v0,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    58: 'RemoveRaftVoterRequest.cluster_id',
-    59: 'RemoveRaftVoterRequest.voter_id',
-    61: 'RemoveRaftVoterRequest.voter_directory_id',
-    62: 'RemoveRaftVoterRequest.<tagged fields>',
+    59: 'RemoveRaftVoterRequest.cluster_id',
+    60: 'RemoveRaftVoterRequest.voter_id',
+    62: 'RemoveRaftVoterRequest.voter_directory_id',
     63: 'RemoveRaftVoterRequest.<tagged fields>',
-    71: 'RemoveRaftVoterRequest.cluster_id',
-    72: 'RemoveRaftVoterRequest.voter_id',
-    73: 'RemoveRaftVoterRequest.voter_directory_id',
-    75: 'RemoveRaftVoterRequest.<tagged fields>',
+    64: 'RemoveRaftVoterRequest.<tagged fields>',
+    72: 'RemoveRaftVoterRequest.cluster_id',
+    73: 'RemoveRaftVoterRequest.voter_id',
+    74: 'RemoveRaftVoterRequest.voter_directory_id',
+    76: 'RemoveRaftVoterRequest.<tagged fields>',
 }

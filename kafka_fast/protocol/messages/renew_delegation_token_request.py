@@ -21,7 +21,7 @@ _p_q = _s_q.pack
 
 
 class RenewDelegationTokenRequest(Message):
-    """Kafka RenewDelegationTokenRequest request (API key 39), versions 0-2.
+    """Kafka RenewDelegationTokenRequest request (API key 39), versions 1-2.
 
     Fields:
         hmac (bytes, v0+)
@@ -33,7 +33,7 @@ class RenewDelegationTokenRequest(Message):
     __slots__ = ('hmac', 'renew_period_ms')
     NAME = 'RenewDelegationTokenRequest'
     API_KEY = 39
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 2
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
@@ -50,8 +50,8 @@ class RenewDelegationTokenRequest(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_RenewDelegationTokenRequest_v0(mv, pos):
-    """RenewDelegationTokenRequest, versions 0-1."""
+def _dec_RenewDelegationTokenRequest_v1(mv, pos):
+    """RenewDelegationTokenRequest, version 1."""
     o = new(RenewDelegationTokenRequest)
     o.hmac, pos = read_bytes(mv, pos)
     o.renew_period_ms, = _u_q(mv, pos)
@@ -59,8 +59,8 @@ def _dec_RenewDelegationTokenRequest_v0(mv, pos):
     return o, pos
 
 
-def _enc_RenewDelegationTokenRequest_v0(out, blobs, o):
-    """RenewDelegationTokenRequest, versions 0-1."""
+def _enc_RenewDelegationTokenRequest_v1(out, blobs, o):
+    """RenewDelegationTokenRequest, version 1."""
     write_bytes(out, blobs, o.hmac)
     out += _p_q(o.renew_period_ms)
 
@@ -88,8 +88,8 @@ def _enc_RenewDelegationTokenRequest_v2(out, blobs, o):
         out.append(0)
 
 
-RenewDelegationTokenRequest._DECODERS = (_dec_RenewDelegationTokenRequest_v0, _dec_RenewDelegationTokenRequest_v0, _dec_RenewDelegationTokenRequest_v2,)
-RenewDelegationTokenRequest._ENCODERS = (_enc_RenewDelegationTokenRequest_v0, _enc_RenewDelegationTokenRequest_v0, _enc_RenewDelegationTokenRequest_v2,)
+RenewDelegationTokenRequest._DECODERS = (None, _dec_RenewDelegationTokenRequest_v1, _dec_RenewDelegationTokenRequest_v2,)
+RenewDelegationTokenRequest._ENCODERS = (None, _enc_RenewDelegationTokenRequest_v1, _enc_RenewDelegationTokenRequest_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

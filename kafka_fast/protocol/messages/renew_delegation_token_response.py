@@ -17,7 +17,7 @@ _p_hqi = _s_hqi.pack
 
 
 class RenewDelegationTokenResponse(Message):
-    """Kafka RenewDelegationTokenResponse response (API key 39), versions 0-2.
+    """Kafka RenewDelegationTokenResponse response (API key 39), versions 1-2.
 
     Fields:
         error_code (int16, v0+)
@@ -31,7 +31,7 @@ class RenewDelegationTokenResponse(Message):
     __slots__ = ('error_code', 'expiry_timestamp_ms', 'throttle_time_ms')
     NAME = 'RenewDelegationTokenResponse'
     API_KEY = 39
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 2
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
@@ -50,16 +50,16 @@ class RenewDelegationTokenResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_RenewDelegationTokenResponse_v0(mv, pos):
-    """RenewDelegationTokenResponse, versions 0-1."""
+def _dec_RenewDelegationTokenResponse_v1(mv, pos):
+    """RenewDelegationTokenResponse, version 1."""
     o = new(RenewDelegationTokenResponse)
     o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms = _u_hqi(mv, pos)
     pos += 14
     return o, pos
 
 
-def _enc_RenewDelegationTokenResponse_v0(out, blobs, o):
-    """RenewDelegationTokenResponse, versions 0-1."""
+def _enc_RenewDelegationTokenResponse_v1(out, blobs, o):
+    """RenewDelegationTokenResponse, version 1."""
     out += _p_hqi(o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms)
 
 
@@ -84,8 +84,8 @@ def _enc_RenewDelegationTokenResponse_v2(out, blobs, o):
         out.append(0)
 
 
-RenewDelegationTokenResponse._DECODERS = (_dec_RenewDelegationTokenResponse_v0, _dec_RenewDelegationTokenResponse_v0, _dec_RenewDelegationTokenResponse_v2,)
-RenewDelegationTokenResponse._ENCODERS = (_enc_RenewDelegationTokenResponse_v0, _enc_RenewDelegationTokenResponse_v0, _enc_RenewDelegationTokenResponse_v2,)
+RenewDelegationTokenResponse._DECODERS = (None, _dec_RenewDelegationTokenResponse_v1, _dec_RenewDelegationTokenResponse_v2,)
+RenewDelegationTokenResponse._ENCODERS = (None, _enc_RenewDelegationTokenResponse_v1, _enc_RenewDelegationTokenResponse_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

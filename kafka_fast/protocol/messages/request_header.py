@@ -19,7 +19,7 @@ _p_hhi = _s_hhi.pack
 
 
 class RequestHeader(Message):
-    """Kafka RequestHeader header, versions 0-2.
+    """Kafka RequestHeader header, versions 1-2.
 
     Fields:
         request_api_key (int16, v0+)
@@ -35,7 +35,7 @@ class RequestHeader(Message):
     __slots__ = ('request_api_key', 'request_api_version', 'correlation_id', 'client_id')
     NAME = 'RequestHeader'
     API_KEY = None
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 2
     FLEXIBLE_MIN = 2
     LATEST_VERSION_UNSTABLE = False
@@ -43,7 +43,7 @@ class RequestHeader(Message):
         Field('request_api_key', 'RequestApiKey', 'int16', (0, 32767), None, None, None, False, 0, None),
         Field('request_api_version', 'RequestApiVersion', 'int16', (0, 32767), None, None, None, False, 0, None),
         Field('correlation_id', 'CorrelationId', 'int32', (0, 32767), None, None, None, False, 0, None),
-        Field('client_id', 'ClientId', 'string', (1, 32767), (1, 32767), None, None, True, '', None),
+        Field('client_id', 'ClientId', 'string', (1, 32767), (1, 32767), None, None, False, '', None),
     )
     _DEFAULTS = {'request_api_key': 0, 'request_api_version': 0, 'correlation_id': 0, 'client_id': '', 'unknown_tagged_fields': None}
     _FACTORIES = {}
@@ -54,19 +54,6 @@ class RequestHeader(Message):
         self.correlation_id = correlation_id
         self.client_id = client_id
         self.unknown_tagged_fields = None
-
-
-def _dec_RequestHeader_v0(mv, pos):
-    """RequestHeader, version 0."""
-    o = new(RequestHeader)
-    o.request_api_key, o.request_api_version, o.correlation_id = _u_hhi(mv, pos)
-    pos += 8
-    return o, pos
-
-
-def _enc_RequestHeader_v0(out, blobs, o):
-    """RequestHeader, version 0."""
-    out += _p_hhi(o.request_api_key, o.request_api_version, o.correlation_id)
 
 
 def _dec_RequestHeader_v1(mv, pos):
@@ -107,22 +94,20 @@ def _enc_RequestHeader_v2(out, blobs, o):
         out.append(0)
 
 
-RequestHeader._DECODERS = (_dec_RequestHeader_v0, _dec_RequestHeader_v1, _dec_RequestHeader_v2,)
-RequestHeader._ENCODERS = (_enc_RequestHeader_v0, _enc_RequestHeader_v1, _enc_RequestHeader_v2,)
+RequestHeader._DECODERS = (None, _dec_RequestHeader_v1, _dec_RequestHeader_v2,)
+RequestHeader._ENCODERS = (None, _enc_RequestHeader_v1, _enc_RequestHeader_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
     62: 'RequestHeader.request_api_key, request_api_version, correlation_id',
-    69: 'RequestHeader.request_api_key, request_api_version, correlation_id',
-    75: 'RequestHeader.request_api_key, request_api_version, correlation_id',
-    77: 'RequestHeader.client_id',
-    83: 'RequestHeader.request_api_key, request_api_version, correlation_id',
-    84: 'RequestHeader.client_id',
-    90: 'RequestHeader.request_api_key, request_api_version, correlation_id',
-    92: 'RequestHeader.client_id',
-    93: 'RequestHeader.<tagged fields>',
-    94: 'RequestHeader.<tagged fields>',
-    102: 'RequestHeader.request_api_key, request_api_version, correlation_id',
-    103: 'RequestHeader.client_id',
-    105: 'RequestHeader.<tagged fields>',
+    64: 'RequestHeader.client_id',
+    70: 'RequestHeader.request_api_key, request_api_version, correlation_id',
+    71: 'RequestHeader.client_id',
+    77: 'RequestHeader.request_api_key, request_api_version, correlation_id',
+    79: 'RequestHeader.client_id',
+    80: 'RequestHeader.<tagged fields>',
+    81: 'RequestHeader.<tagged fields>',
+    89: 'RequestHeader.request_api_key, request_api_version, correlation_id',
+    90: 'RequestHeader.client_id',
+    92: 'RequestHeader.<tagged fields>',
 }

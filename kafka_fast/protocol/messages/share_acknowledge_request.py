@@ -20,6 +20,9 @@ from kafka_fast.protocol.primitives import (
 _s_i = _S('>i')
 _u_i = _s_i.unpack_from
 _p_i = _s_i.pack
+_s_ix = _S('>i?')
+_u_ix = _s_ix.unpack_from
+_p_ix = _s_ix.pack
 _s_qq = _S('>qq')
 _u_qq = _s_qq.unpack_from
 _p_qq = _s_qq.pack
@@ -35,7 +38,7 @@ class AcknowledgementBatch(Struct):
         last_offset (int64, v0+)
             Last offset (inclusive) of batch of records to acknowledge.
         acknowledge_types ([]int8, v0+)
-            Array of acknowledge types - 0:Gap,1:Accept,2:Release,3:Reject.
+            Array of acknowledge types - 0:Gap,1:Accept,2:Release,3:Reject,4:Renew.
     """
 
     __qualname__ = 'ShareAcknowledgeRequest.AcknowledgeTopic.AcknowledgePartition.AcknowledgementBatch'
@@ -108,7 +111,7 @@ class AcknowledgeTopic(Struct):
 
 
 class ShareAcknowledgeRequest(Message):
-    """Kafka ShareAcknowledgeRequest request (API key 79), versions 0-0.
+    """Kafka ShareAcknowledgeRequest request (API key 79), versions 0-2.
 
     Fields:
         group_id (string, v0+, nullable v0+)
@@ -117,17 +120,19 @@ class ShareAcknowledgeRequest(Message):
             The member ID.
         share_session_epoch (int32, v0+)
             The current share session epoch: 0 to open a share session; -1 to close it; otherwise increments for consecutive requests.
+        is_renew_ack (bool, v2+)
+            Whether Renew type acknowledgements present in AcknowledgementBatches.
         topics ([]AcknowledgeTopic, v0+)
             The topics containing records to acknowledge.
     """
 
-    __slots__ = ('group_id', 'member_id', 'share_session_epoch', 'topics')
+    __slots__ = ('group_id', 'member_id', 'share_session_epoch', 'is_renew_ack', 'topics')
     NAME = 'ShareAcknowledgeRequest'
     API_KEY = 79
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 2
     FLEXIBLE_MIN = 0
-    LATEST_VERSION_UNSTABLE = True
+    LATEST_VERSION_UNSTABLE = False
     AcknowledgeTopic = AcknowledgeTopic
     AcknowledgePartition = AcknowledgePartition
     AcknowledgementBatch = AcknowledgementBatch
@@ -135,21 +140,23 @@ class ShareAcknowledgeRequest(Message):
         Field('group_id', 'GroupId', 'string', (0, 32767), (0, 32767), None, None, False, None, None),
         Field('member_id', 'MemberId', 'string', (0, 32767), (0, 32767), None, None, False, '', None),
         Field('share_session_epoch', 'ShareSessionEpoch', 'int32', (0, 32767), None, None, None, False, 0, None),
+        Field('is_renew_ack', 'IsRenewAck', 'bool', (2, 32767), None, None, None, False, False, None),
         Field('topics', 'Topics', '[]AcknowledgeTopic', (0, 32767), None, None, None, False, list, AcknowledgeTopic),
     )
-    _DEFAULTS = {'group_id': None, 'member_id': '', 'share_session_epoch': 0, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'group_id': None, 'member_id': '', 'share_session_epoch': 0, 'is_renew_ack': False, 'unknown_tagged_fields': None}
     _FACTORIES = {'topics': list}
 
-    def __init__(self, *, group_id=None, member_id='', share_session_epoch=0, topics=DEFAULT):
+    def __init__(self, *, group_id=None, member_id='', share_session_epoch=0, is_renew_ack=False, topics=DEFAULT):
         self.group_id = group_id
         self.member_id = member_id
         self.share_session_epoch = share_session_epoch
+        self.is_renew_ack = is_renew_ack
         self.topics = [] if topics is DEFAULT else topics
         self.unknown_tagged_fields = None
 
 
 def _dec_AcknowledgementBatch_v0(mv, pos):
-    """AcknowledgementBatch, version 0."""
+    """AcknowledgementBatch, versions 0-2."""
     o = new(AcknowledgementBatch)
     o.first_offset, o.last_offset = _u_qq(mv, pos)
     pos += 16
@@ -162,7 +169,7 @@ def _dec_AcknowledgementBatch_v0(mv, pos):
 
 
 def _enc_AcknowledgementBatch_v0(out, blobs, o):
-    """AcknowledgementBatch, version 0."""
+    """AcknowledgementBatch, versions 0-2."""
     out += _p_qq(o.first_offset, o.last_offset)
     write_compact_array(out, blobs, o.acknowledge_types, _INT8)
     if o.unknown_tagged_fields:
@@ -172,7 +179,7 @@ def _enc_AcknowledgementBatch_v0(out, blobs, o):
 
 
 def _dec_AcknowledgePartition_v0(mv, pos):
-    """AcknowledgePartition, version 0."""
+    """AcknowledgePartition, versions 0-2."""
     o = new(AcknowledgePartition)
     o.partition_index, = _u_i(mv, pos)
     pos += 4
@@ -185,7 +192,7 @@ def _dec_AcknowledgePartition_v0(mv, pos):
 
 
 def _enc_AcknowledgePartition_v0(out, blobs, o):
-    """AcknowledgePartition, version 0."""
+    """AcknowledgePartition, versions 0-2."""
     out += _p_i(o.partition_index)
     write_compact_array(out, blobs, o.acknowledgement_batches, _enc_AcknowledgementBatch_v0)
     if o.unknown_tagged_fields:
@@ -195,7 +202,7 @@ def _enc_AcknowledgePartition_v0(out, blobs, o):
 
 
 def _dec_AcknowledgeTopic_v0(mv, pos):
-    """AcknowledgeTopic, version 0."""
+    """AcknowledgeTopic, versions 0-2."""
     o = new(AcknowledgeTopic)
     o.topic_id, pos = read_uuid(mv, pos)
     o.partitions, pos = read_compact_array(mv, pos, _dec_AcknowledgePartition_v0)
@@ -207,7 +214,7 @@ def _dec_AcknowledgeTopic_v0(mv, pos):
 
 
 def _enc_AcknowledgeTopic_v0(out, blobs, o):
-    """AcknowledgeTopic, version 0."""
+    """AcknowledgeTopic, versions 0-2."""
     out += o.topic_id.bytes
     write_compact_array(out, blobs, o.partitions, _enc_AcknowledgePartition_v0)
     if o.unknown_tagged_fields:
@@ -217,7 +224,7 @@ def _enc_AcknowledgeTopic_v0(out, blobs, o):
 
 
 def _dec_ShareAcknowledgeRequest_v0(mv, pos):
-    """ShareAcknowledgeRequest, version 0."""
+    """ShareAcknowledgeRequest, versions 0-1."""
     o = new(ShareAcknowledgeRequest)
     o.group_id, pos = read_compact_nullable_string(mv, pos)
     o.member_id, pos = read_compact_nullable_string(mv, pos)
@@ -232,7 +239,9 @@ def _dec_ShareAcknowledgeRequest_v0(mv, pos):
 
 
 def _enc_ShareAcknowledgeRequest_v0(out, blobs, o):
-    """ShareAcknowledgeRequest, version 0."""
+    """ShareAcknowledgeRequest, versions 0-1."""
+    if o.is_renew_ack != False:
+        raise WireError('not sendable: the field exists only in versions 2+ and is not ignorable')
     write_compact_nullable_string(out, blobs, o.group_id)
     write_compact_nullable_string(out, blobs, o.member_id)
     out += _p_i(o.share_session_epoch)
@@ -243,41 +252,81 @@ def _enc_ShareAcknowledgeRequest_v0(out, blobs, o):
         out.append(0)
 
 
-ShareAcknowledgeRequest._DECODERS = (_dec_ShareAcknowledgeRequest_v0,)
-ShareAcknowledgeRequest._ENCODERS = (_enc_ShareAcknowledgeRequest_v0,)
+def _dec_ShareAcknowledgeRequest_v2(mv, pos):
+    """ShareAcknowledgeRequest, version 2."""
+    o = new(ShareAcknowledgeRequest)
+    o.group_id, pos = read_compact_nullable_string(mv, pos)
+    o.member_id, pos = read_compact_nullable_string(mv, pos)
+    o.share_session_epoch, o.is_renew_ack = _u_ix(mv, pos)
+    pos += 5
+    o.topics, pos = read_compact_array(mv, pos, _dec_AcknowledgeTopic_v0)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_ShareAcknowledgeRequest_v2(out, blobs, o):
+    """ShareAcknowledgeRequest, version 2."""
+    write_compact_nullable_string(out, blobs, o.group_id)
+    write_compact_nullable_string(out, blobs, o.member_id)
+    out += _p_ix(o.share_session_epoch, o.is_renew_ack)
+    write_compact_array(out, blobs, o.topics, _enc_AcknowledgeTopic_v0)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+ShareAcknowledgeRequest._DECODERS = (_dec_ShareAcknowledgeRequest_v0, _dec_ShareAcknowledgeRequest_v0, _dec_ShareAcknowledgeRequest_v2,)
+ShareAcknowledgeRequest._ENCODERS = (_enc_ShareAcknowledgeRequest_v0, _enc_ShareAcknowledgeRequest_v0, _enc_ShareAcknowledgeRequest_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    154: 'AcknowledgementBatch.first_offset, last_offset',
-    156: 'AcknowledgementBatch.acknowledge_types',
-    157: 'AcknowledgementBatch.<tagged fields>',
-    158: 'AcknowledgementBatch.<tagged fields>',
-    166: 'AcknowledgementBatch.first_offset, last_offset',
-    167: 'AcknowledgementBatch.acknowledge_types',
-    169: 'AcknowledgementBatch.<tagged fields>',
-    177: 'AcknowledgePartition.partition_index',
-    179: 'AcknowledgePartition.acknowledgement_batches',
-    180: 'AcknowledgePartition.<tagged fields>',
-    181: 'AcknowledgePartition.<tagged fields>',
-    189: 'AcknowledgePartition.partition_index',
-    190: 'AcknowledgePartition.acknowledgement_batches',
-    192: 'AcknowledgePartition.<tagged fields>',
-    200: 'AcknowledgeTopic.topic_id',
-    201: 'AcknowledgeTopic.partitions',
-    202: 'AcknowledgeTopic.<tagged fields>',
-    203: 'AcknowledgeTopic.<tagged fields>',
-    211: 'AcknowledgeTopic.topic_id',
-    212: 'AcknowledgeTopic.partitions',
-    214: 'AcknowledgeTopic.<tagged fields>',
-    222: 'ShareAcknowledgeRequest.group_id',
-    223: 'ShareAcknowledgeRequest.member_id',
-    224: 'ShareAcknowledgeRequest.share_session_epoch',
-    226: 'ShareAcknowledgeRequest.topics',
-    227: 'ShareAcknowledgeRequest.<tagged fields>',
-    228: 'ShareAcknowledgeRequest.<tagged fields>',
-    236: 'ShareAcknowledgeRequest.group_id',
-    237: 'ShareAcknowledgeRequest.member_id',
-    238: 'ShareAcknowledgeRequest.share_session_epoch',
-    239: 'ShareAcknowledgeRequest.topics',
-    241: 'ShareAcknowledgeRequest.<tagged fields>',
+    161: 'AcknowledgementBatch.first_offset, last_offset',
+    163: 'AcknowledgementBatch.acknowledge_types',
+    164: 'AcknowledgementBatch.<tagged fields>',
+    165: 'AcknowledgementBatch.<tagged fields>',
+    173: 'AcknowledgementBatch.first_offset, last_offset',
+    174: 'AcknowledgementBatch.acknowledge_types',
+    176: 'AcknowledgementBatch.<tagged fields>',
+    184: 'AcknowledgePartition.partition_index',
+    186: 'AcknowledgePartition.acknowledgement_batches',
+    187: 'AcknowledgePartition.<tagged fields>',
+    188: 'AcknowledgePartition.<tagged fields>',
+    196: 'AcknowledgePartition.partition_index',
+    197: 'AcknowledgePartition.acknowledgement_batches',
+    199: 'AcknowledgePartition.<tagged fields>',
+    207: 'AcknowledgeTopic.topic_id',
+    208: 'AcknowledgeTopic.partitions',
+    209: 'AcknowledgeTopic.<tagged fields>',
+    210: 'AcknowledgeTopic.<tagged fields>',
+    218: 'AcknowledgeTopic.topic_id',
+    219: 'AcknowledgeTopic.partitions',
+    221: 'AcknowledgeTopic.<tagged fields>',
+    229: 'ShareAcknowledgeRequest.group_id',
+    230: 'ShareAcknowledgeRequest.member_id',
+    231: 'ShareAcknowledgeRequest.share_session_epoch',
+    233: 'ShareAcknowledgeRequest.topics',
+    234: 'ShareAcknowledgeRequest.<tagged fields>',
+    235: 'ShareAcknowledgeRequest.<tagged fields>',
+    243: 'ShareAcknowledgeRequest.is_renew_ack',
+    244: 'ShareAcknowledgeRequest.is_renew_ack',
+    245: 'ShareAcknowledgeRequest.group_id',
+    246: 'ShareAcknowledgeRequest.member_id',
+    247: 'ShareAcknowledgeRequest.share_session_epoch',
+    248: 'ShareAcknowledgeRequest.topics',
+    250: 'ShareAcknowledgeRequest.<tagged fields>',
+    258: 'ShareAcknowledgeRequest.group_id',
+    259: 'ShareAcknowledgeRequest.member_id',
+    260: 'ShareAcknowledgeRequest.share_session_epoch, is_renew_ack',
+    262: 'ShareAcknowledgeRequest.topics',
+    263: 'ShareAcknowledgeRequest.<tagged fields>',
+    264: 'ShareAcknowledgeRequest.<tagged fields>',
+    272: 'ShareAcknowledgeRequest.group_id',
+    273: 'ShareAcknowledgeRequest.member_id',
+    274: 'ShareAcknowledgeRequest.share_session_epoch, is_renew_ack',
+    275: 'ShareAcknowledgeRequest.topics',
+    277: 'ShareAcknowledgeRequest.<tagged fields>',
 }

@@ -65,6 +65,7 @@ class PartitionData(Struct):
         error_message (string, v0+, nullable v0+)
             The error message, or null if there was no error.
         current_leader (LeaderIdAndEpoch, v0+)
+            The current leader of the partition.
     """
 
     __qualname__ = 'ShareAcknowledgeResponse.ShareAcknowledgeTopicResponse.PartitionData'
@@ -101,7 +102,7 @@ class ShareAcknowledgeTopicResponse(Struct):
     __slots__ = ('topic_id', 'partitions')
     PartitionData = PartitionData
     FIELDS = (
-        Field('topic_id', 'TopicId', 'uuid', (0, 32767), None, None, None, True, ZERO_UUID, None),
+        Field('topic_id', 'TopicId', 'uuid', (0, 32767), None, None, None, False, ZERO_UUID, None),
         Field('partitions', 'Partitions', '[]PartitionData', (0, 32767), None, None, None, False, list, PartitionData),
     )
     _DEFAULTS = {'topic_id': ZERO_UUID, 'unknown_tagged_fields': None}
@@ -147,7 +148,7 @@ class NodeEndpoint(Struct):
 
 
 class ShareAcknowledgeResponse(Message):
-    """Kafka ShareAcknowledgeResponse response (API key 79), versions 0-0.
+    """Kafka ShareAcknowledgeResponse response (API key 79), versions 0-2.
 
     Fields:
         throttle_time_ms (int32, v0+)
@@ -156,17 +157,19 @@ class ShareAcknowledgeResponse(Message):
             The top level response error code.
         error_message (string, v0+, nullable v0+)
             The top-level error message, or null if there was no error.
+        acquisition_lock_timeout_ms (int32, v2+)
+            The time in milliseconds for which the acquired records are locked.
         responses ([]ShareAcknowledgeTopicResponse, v0+)
             The response topics.
         node_endpoints ([]NodeEndpoint, v0+)
             Endpoints for all current leaders enumerated in PartitionData with error NOT_LEADER_OR_FOLLOWER.
     """
 
-    __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'responses', 'node_endpoints')
+    __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'acquisition_lock_timeout_ms', 'responses', 'node_endpoints')
     NAME = 'ShareAcknowledgeResponse'
     API_KEY = 79
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 2
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
     ShareAcknowledgeTopicResponse = ShareAcknowledgeTopicResponse
@@ -174,26 +177,28 @@ class ShareAcknowledgeResponse(Message):
     LeaderIdAndEpoch = LeaderIdAndEpoch
     NodeEndpoint = NodeEndpoint
     FIELDS = (
-        Field('throttle_time_ms', 'ThrottleTimeMs', 'int32', (0, 32767), None, None, None, True, 0, None),
-        Field('error_code', 'ErrorCode', 'int16', (0, 32767), None, None, None, True, 0, None),
+        Field('throttle_time_ms', 'ThrottleTimeMs', 'int32', (0, 32767), None, None, None, False, 0, None),
+        Field('error_code', 'ErrorCode', 'int16', (0, 32767), None, None, None, False, 0, None),
         Field('error_message', 'ErrorMessage', 'string', (0, 32767), (0, 32767), None, None, False, None, None),
+        Field('acquisition_lock_timeout_ms', 'AcquisitionLockTimeoutMs', 'int32', (2, 32767), None, None, None, True, 0, None),
         Field('responses', 'Responses', '[]ShareAcknowledgeTopicResponse', (0, 32767), None, None, None, False, list, ShareAcknowledgeTopicResponse),
         Field('node_endpoints', 'NodeEndpoints', '[]NodeEndpoint', (0, 32767), None, None, None, False, list, NodeEndpoint),
     )
-    _DEFAULTS = {'throttle_time_ms': 0, 'error_code': 0, 'error_message': None, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'throttle_time_ms': 0, 'error_code': 0, 'error_message': None, 'acquisition_lock_timeout_ms': 0, 'unknown_tagged_fields': None}
     _FACTORIES = {'responses': list, 'node_endpoints': list}
 
-    def __init__(self, *, throttle_time_ms=0, error_code=0, error_message=None, responses=DEFAULT, node_endpoints=DEFAULT):
+    def __init__(self, *, throttle_time_ms=0, error_code=0, error_message=None, acquisition_lock_timeout_ms=0, responses=DEFAULT, node_endpoints=DEFAULT):
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
         self.error_message = error_message
+        self.acquisition_lock_timeout_ms = acquisition_lock_timeout_ms
         self.responses = [] if responses is DEFAULT else responses
         self.node_endpoints = [] if node_endpoints is DEFAULT else node_endpoints
         self.unknown_tagged_fields = None
 
 
 def _dec_LeaderIdAndEpoch_v0(mv, pos):
-    """LeaderIdAndEpoch, version 0."""
+    """LeaderIdAndEpoch, versions 0-2."""
     o = new(LeaderIdAndEpoch)
     o.leader_id, o.leader_epoch = _u_ii(mv, pos)
     pos += 8
@@ -205,7 +210,7 @@ def _dec_LeaderIdAndEpoch_v0(mv, pos):
 
 
 def _enc_LeaderIdAndEpoch_v0(out, blobs, o):
-    """LeaderIdAndEpoch, version 0."""
+    """LeaderIdAndEpoch, versions 0-2."""
     out += _p_ii(o.leader_id, o.leader_epoch)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -214,7 +219,7 @@ def _enc_LeaderIdAndEpoch_v0(out, blobs, o):
 
 
 def _dec_PartitionData_v0(mv, pos):
-    """PartitionData, version 0."""
+    """PartitionData, versions 0-2."""
     o = new(PartitionData)
     o.partition_index, o.error_code = _u_ih(mv, pos)
     pos += 6
@@ -228,7 +233,7 @@ def _dec_PartitionData_v0(mv, pos):
 
 
 def _enc_PartitionData_v0(out, blobs, o):
-    """PartitionData, version 0."""
+    """PartitionData, versions 0-2."""
     out += _p_ih(o.partition_index, o.error_code)
     write_compact_nullable_string(out, blobs, o.error_message)
     _enc_LeaderIdAndEpoch_v0(out, blobs, o.current_leader)
@@ -239,7 +244,7 @@ def _enc_PartitionData_v0(out, blobs, o):
 
 
 def _dec_ShareAcknowledgeTopicResponse_v0(mv, pos):
-    """ShareAcknowledgeTopicResponse, version 0."""
+    """ShareAcknowledgeTopicResponse, versions 0-2."""
     o = new(ShareAcknowledgeTopicResponse)
     o.topic_id, pos = read_uuid(mv, pos)
     o.partitions, pos = read_compact_array(mv, pos, _dec_PartitionData_v0)
@@ -251,7 +256,7 @@ def _dec_ShareAcknowledgeTopicResponse_v0(mv, pos):
 
 
 def _enc_ShareAcknowledgeTopicResponse_v0(out, blobs, o):
-    """ShareAcknowledgeTopicResponse, version 0."""
+    """ShareAcknowledgeTopicResponse, versions 0-2."""
     out += o.topic_id.bytes
     write_compact_array(out, blobs, o.partitions, _enc_PartitionData_v0)
     if o.unknown_tagged_fields:
@@ -261,7 +266,7 @@ def _enc_ShareAcknowledgeTopicResponse_v0(out, blobs, o):
 
 
 def _dec_NodeEndpoint_v0(mv, pos):
-    """NodeEndpoint, version 0."""
+    """NodeEndpoint, versions 0-2."""
     o = new(NodeEndpoint)
     o.node_id, = _u_i(mv, pos)
     pos += 4
@@ -277,7 +282,7 @@ def _dec_NodeEndpoint_v0(mv, pos):
 
 
 def _enc_NodeEndpoint_v0(out, blobs, o):
-    """NodeEndpoint, version 0."""
+    """NodeEndpoint, versions 0-2."""
     out += _p_i(o.node_id)
     write_compact_string(out, blobs, o.host)
     out += _p_i(o.port)
@@ -289,7 +294,7 @@ def _enc_NodeEndpoint_v0(out, blobs, o):
 
 
 def _dec_ShareAcknowledgeResponse_v0(mv, pos):
-    """ShareAcknowledgeResponse, version 0."""
+    """ShareAcknowledgeResponse, versions 0-1."""
     o = new(ShareAcknowledgeResponse)
     o.throttle_time_ms, o.error_code = _u_ih(mv, pos)
     pos += 6
@@ -304,7 +309,7 @@ def _dec_ShareAcknowledgeResponse_v0(mv, pos):
 
 
 def _enc_ShareAcknowledgeResponse_v0(out, blobs, o):
-    """ShareAcknowledgeResponse, version 0."""
+    """ShareAcknowledgeResponse, versions 0-1."""
     out += _p_ih(o.throttle_time_ms, o.error_code)
     write_compact_nullable_string(out, blobs, o.error_message)
     write_compact_array(out, blobs, o.responses, _enc_ShareAcknowledgeTopicResponse_v0)
@@ -315,52 +320,95 @@ def _enc_ShareAcknowledgeResponse_v0(out, blobs, o):
         out.append(0)
 
 
-ShareAcknowledgeResponse._DECODERS = (_dec_ShareAcknowledgeResponse_v0,)
-ShareAcknowledgeResponse._ENCODERS = (_enc_ShareAcknowledgeResponse_v0,)
+def _dec_ShareAcknowledgeResponse_v2(mv, pos):
+    """ShareAcknowledgeResponse, version 2."""
+    o = new(ShareAcknowledgeResponse)
+    o.throttle_time_ms, o.error_code = _u_ih(mv, pos)
+    pos += 6
+    o.error_message, pos = read_compact_nullable_string(mv, pos)
+    o.acquisition_lock_timeout_ms, = _u_i(mv, pos)
+    pos += 4
+    o.responses, pos = read_compact_array(mv, pos, _dec_ShareAcknowledgeTopicResponse_v0)
+    o.node_endpoints, pos = read_compact_array(mv, pos, _dec_NodeEndpoint_v0)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_ShareAcknowledgeResponse_v2(out, blobs, o):
+    """ShareAcknowledgeResponse, version 2."""
+    out += _p_ih(o.throttle_time_ms, o.error_code)
+    write_compact_nullable_string(out, blobs, o.error_message)
+    out += _p_i(o.acquisition_lock_timeout_ms)
+    write_compact_array(out, blobs, o.responses, _enc_ShareAcknowledgeTopicResponse_v0)
+    write_compact_array(out, blobs, o.node_endpoints, _enc_NodeEndpoint_v0)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+ShareAcknowledgeResponse._DECODERS = (_dec_ShareAcknowledgeResponse_v0, _dec_ShareAcknowledgeResponse_v0, _dec_ShareAcknowledgeResponse_v2,)
+ShareAcknowledgeResponse._ENCODERS = (_enc_ShareAcknowledgeResponse_v0, _enc_ShareAcknowledgeResponse_v0, _enc_ShareAcknowledgeResponse_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    198: 'LeaderIdAndEpoch.leader_id, leader_epoch',
-    200: 'LeaderIdAndEpoch.<tagged fields>',
-    201: 'LeaderIdAndEpoch.<tagged fields>',
-    209: 'LeaderIdAndEpoch.leader_id, leader_epoch',
-    211: 'LeaderIdAndEpoch.<tagged fields>',
-    219: 'PartitionData.partition_index, error_code',
-    221: 'PartitionData.error_message',
-    222: 'PartitionData.current_leader',
-    223: 'PartitionData.<tagged fields>',
-    224: 'PartitionData.<tagged fields>',
-    232: 'PartitionData.partition_index, error_code',
-    233: 'PartitionData.error_message',
-    234: 'PartitionData.current_leader',
-    236: 'PartitionData.<tagged fields>',
-    244: 'ShareAcknowledgeTopicResponse.topic_id',
-    245: 'ShareAcknowledgeTopicResponse.partitions',
-    246: 'ShareAcknowledgeTopicResponse.<tagged fields>',
-    247: 'ShareAcknowledgeTopicResponse.<tagged fields>',
-    255: 'ShareAcknowledgeTopicResponse.topic_id',
-    256: 'ShareAcknowledgeTopicResponse.partitions',
-    258: 'ShareAcknowledgeTopicResponse.<tagged fields>',
-    266: 'NodeEndpoint.node_id',
-    268: 'NodeEndpoint.host',
-    269: 'NodeEndpoint.port',
-    271: 'NodeEndpoint.rack',
-    272: 'NodeEndpoint.<tagged fields>',
-    273: 'NodeEndpoint.<tagged fields>',
-    281: 'NodeEndpoint.node_id',
-    282: 'NodeEndpoint.host',
-    283: 'NodeEndpoint.port',
-    284: 'NodeEndpoint.rack',
-    286: 'NodeEndpoint.<tagged fields>',
-    294: 'ShareAcknowledgeResponse.throttle_time_ms, error_code',
-    296: 'ShareAcknowledgeResponse.error_message',
-    297: 'ShareAcknowledgeResponse.responses',
-    298: 'ShareAcknowledgeResponse.node_endpoints',
-    299: 'ShareAcknowledgeResponse.<tagged fields>',
-    300: 'ShareAcknowledgeResponse.<tagged fields>',
-    308: 'ShareAcknowledgeResponse.throttle_time_ms, error_code',
-    309: 'ShareAcknowledgeResponse.error_message',
-    310: 'ShareAcknowledgeResponse.responses',
-    311: 'ShareAcknowledgeResponse.node_endpoints',
-    313: 'ShareAcknowledgeResponse.<tagged fields>',
+    203: 'LeaderIdAndEpoch.leader_id, leader_epoch',
+    205: 'LeaderIdAndEpoch.<tagged fields>',
+    206: 'LeaderIdAndEpoch.<tagged fields>',
+    214: 'LeaderIdAndEpoch.leader_id, leader_epoch',
+    216: 'LeaderIdAndEpoch.<tagged fields>',
+    224: 'PartitionData.partition_index, error_code',
+    226: 'PartitionData.error_message',
+    227: 'PartitionData.current_leader',
+    228: 'PartitionData.<tagged fields>',
+    229: 'PartitionData.<tagged fields>',
+    237: 'PartitionData.partition_index, error_code',
+    238: 'PartitionData.error_message',
+    239: 'PartitionData.current_leader',
+    241: 'PartitionData.<tagged fields>',
+    249: 'ShareAcknowledgeTopicResponse.topic_id',
+    250: 'ShareAcknowledgeTopicResponse.partitions',
+    251: 'ShareAcknowledgeTopicResponse.<tagged fields>',
+    252: 'ShareAcknowledgeTopicResponse.<tagged fields>',
+    260: 'ShareAcknowledgeTopicResponse.topic_id',
+    261: 'ShareAcknowledgeTopicResponse.partitions',
+    263: 'ShareAcknowledgeTopicResponse.<tagged fields>',
+    271: 'NodeEndpoint.node_id',
+    273: 'NodeEndpoint.host',
+    274: 'NodeEndpoint.port',
+    276: 'NodeEndpoint.rack',
+    277: 'NodeEndpoint.<tagged fields>',
+    278: 'NodeEndpoint.<tagged fields>',
+    286: 'NodeEndpoint.node_id',
+    287: 'NodeEndpoint.host',
+    288: 'NodeEndpoint.port',
+    289: 'NodeEndpoint.rack',
+    291: 'NodeEndpoint.<tagged fields>',
+    299: 'ShareAcknowledgeResponse.throttle_time_ms, error_code',
+    301: 'ShareAcknowledgeResponse.error_message',
+    302: 'ShareAcknowledgeResponse.responses',
+    303: 'ShareAcknowledgeResponse.node_endpoints',
+    304: 'ShareAcknowledgeResponse.<tagged fields>',
+    305: 'ShareAcknowledgeResponse.<tagged fields>',
+    313: 'ShareAcknowledgeResponse.throttle_time_ms, error_code',
+    314: 'ShareAcknowledgeResponse.error_message',
+    315: 'ShareAcknowledgeResponse.responses',
+    316: 'ShareAcknowledgeResponse.node_endpoints',
+    318: 'ShareAcknowledgeResponse.<tagged fields>',
+    326: 'ShareAcknowledgeResponse.throttle_time_ms, error_code',
+    328: 'ShareAcknowledgeResponse.error_message',
+    329: 'ShareAcknowledgeResponse.acquisition_lock_timeout_ms',
+    331: 'ShareAcknowledgeResponse.responses',
+    332: 'ShareAcknowledgeResponse.node_endpoints',
+    333: 'ShareAcknowledgeResponse.<tagged fields>',
+    334: 'ShareAcknowledgeResponse.<tagged fields>',
+    342: 'ShareAcknowledgeResponse.throttle_time_ms, error_code',
+    343: 'ShareAcknowledgeResponse.error_message',
+    344: 'ShareAcknowledgeResponse.acquisition_lock_timeout_ms',
+    345: 'ShareAcknowledgeResponse.responses',
+    346: 'ShareAcknowledgeResponse.node_endpoints',
+    348: 'ShareAcknowledgeResponse.<tagged fields>',
 }

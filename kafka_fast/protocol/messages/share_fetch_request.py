@@ -17,12 +17,21 @@ from kafka_fast.protocol.primitives import (
     write_tags,
 )
 
+_s_i = _S('>i')
+_u_i = _s_i.unpack_from
+_p_i = _s_i.pack
 _s_ii = _S('>ii')
 _u_ii = _s_ii.unpack_from
 _p_ii = _s_ii.pack
 _s_iiii = _S('>iiii')
 _u_iiii = _s_iiii.unpack_from
 _p_iiii = _s_iiii.pack
+_s_iiiiii = _S('>iiiiii')
+_u_iiiiii = _s_iiiiii.unpack_from
+_p_iiiiii = _s_iiiiii.pack
+_s_iiiiiibx = _S('>iiiiiib?')
+_u_iiiiiibx = _s_iiiiiibx.unpack_from
+_p_iiiiiibx = _s_iiiiiibx.pack
 _s_qq = _S('>qq')
 _u_qq = _s_qq.unpack_from
 _p_qq = _s_qq.pack
@@ -39,7 +48,7 @@ class AcknowledgementBatch(Struct):
         last_offset (int64, v0+)
             Last offset (inclusive) of batch of records to acknowledge.
         acknowledge_types ([]int8, v0+)
-            Array of acknowledge types - 0:Gap,1:Accept,2:Release,3:Reject.
+            Array of acknowledge types - 0:Gap,1:Accept,2:Release,3:Reject,4:Renew.
     """
 
     __qualname__ = 'ShareFetchRequest.FetchTopic.FetchPartition.AcknowledgementBatch'
@@ -65,7 +74,7 @@ class FetchPartition(Struct):
     Fields:
         partition_index (int32, v0+)
             The partition index.
-        partition_max_bytes (int32, v0+)
+        partition_max_bytes (int32, v0-0)
             The maximum bytes to fetch from this partition. 0 when only acknowledgement with no fetching is required. See KIP-74 for cases where this limit may not be honored.
         acknowledgement_batches ([]AcknowledgementBatch, v0+)
             Record batches to acknowledge.
@@ -76,7 +85,7 @@ class FetchPartition(Struct):
     AcknowledgementBatch = AcknowledgementBatch
     FIELDS = (
         Field('partition_index', 'PartitionIndex', 'int32', (0, 32767), None, None, None, False, 0, None),
-        Field('partition_max_bytes', 'PartitionMaxBytes', 'int32', (0, 32767), None, None, None, False, 0, None),
+        Field('partition_max_bytes', 'PartitionMaxBytes', 'int32', (0, 0), None, None, None, False, 0, None),
         Field('acknowledgement_batches', 'AcknowledgementBatches', '[]AcknowledgementBatch', (0, 32767), None, None, None, False, list, AcknowledgementBatch),
     )
     _DEFAULTS = {'partition_index': 0, 'partition_max_bytes': 0, 'unknown_tagged_fields': None}
@@ -141,7 +150,7 @@ class ForgottenTopic(Struct):
 
 
 class ShareFetchRequest(Message):
-    """Kafka ShareFetchRequest request (API key 78), versions 0-0.
+    """Kafka ShareFetchRequest request (API key 78), versions 0-2.
 
     Fields:
         group_id (string, v0+, nullable v0+)
@@ -155,20 +164,28 @@ class ShareFetchRequest(Message):
         min_bytes (int32, v0+)
             The minimum bytes to accumulate in the response.
         max_bytes (int32, v0+)
-            The maximum bytes to fetch.  See KIP-74 for cases where this limit may not be honored.
+            The maximum bytes to fetch. See KIP-74 for cases where this limit may not be honored.
+        max_records (int32, v1+)
+            The maximum number of records to fetch. This limit can be exceeded for alignment of batch boundaries.
+        batch_size (int32, v1+)
+            The optimal number of records for batches of acquired records and acknowledgements.
+        share_acquire_mode (int8, v2+)
+            The acquire mode to control the fetch behavior - 0:batch-optimized,1:record-limit.
+        is_renew_ack (bool, v2+)
+            Whether Renew type acknowledgements present in AcknowledgementBatches.
         topics ([]FetchTopic, v0+)
             The topics to fetch.
         forgotten_topics_data ([]ForgottenTopic, v0+)
             The partitions to remove from this share session.
     """
 
-    __slots__ = ('group_id', 'member_id', 'share_session_epoch', 'max_wait_ms', 'min_bytes', 'max_bytes', 'topics', 'forgotten_topics_data')
+    __slots__ = ('group_id', 'member_id', 'share_session_epoch', 'max_wait_ms', 'min_bytes', 'max_bytes', 'max_records', 'batch_size', 'share_acquire_mode', 'is_renew_ack', 'topics', 'forgotten_topics_data')
     NAME = 'ShareFetchRequest'
     API_KEY = 78
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 2
     FLEXIBLE_MIN = 0
-    LATEST_VERSION_UNSTABLE = True
+    LATEST_VERSION_UNSTABLE = False
     FetchTopic = FetchTopic
     FetchPartition = FetchPartition
     AcknowledgementBatch = AcknowledgementBatch
@@ -180,26 +197,34 @@ class ShareFetchRequest(Message):
         Field('max_wait_ms', 'MaxWaitMs', 'int32', (0, 32767), None, None, None, False, 0, None),
         Field('min_bytes', 'MinBytes', 'int32', (0, 32767), None, None, None, False, 0, None),
         Field('max_bytes', 'MaxBytes', 'int32', (0, 32767), None, None, None, False, 2147483647, None),
+        Field('max_records', 'MaxRecords', 'int32', (1, 32767), None, None, None, False, 0, None),
+        Field('batch_size', 'BatchSize', 'int32', (1, 32767), None, None, None, False, 0, None),
+        Field('share_acquire_mode', 'ShareAcquireMode', 'int8', (2, 32767), None, None, None, True, 0, None),
+        Field('is_renew_ack', 'IsRenewAck', 'bool', (2, 32767), None, None, None, False, False, None),
         Field('topics', 'Topics', '[]FetchTopic', (0, 32767), None, None, None, False, list, FetchTopic),
         Field('forgotten_topics_data', 'ForgottenTopicsData', '[]ForgottenTopic', (0, 32767), None, None, None, False, list, ForgottenTopic),
     )
-    _DEFAULTS = {'group_id': None, 'member_id': '', 'share_session_epoch': 0, 'max_wait_ms': 0, 'min_bytes': 0, 'max_bytes': 2147483647, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'group_id': None, 'member_id': '', 'share_session_epoch': 0, 'max_wait_ms': 0, 'min_bytes': 0, 'max_bytes': 2147483647, 'max_records': 0, 'batch_size': 0, 'share_acquire_mode': 0, 'is_renew_ack': False, 'unknown_tagged_fields': None}
     _FACTORIES = {'topics': list, 'forgotten_topics_data': list}
 
-    def __init__(self, *, group_id=None, member_id='', share_session_epoch=0, max_wait_ms=0, min_bytes=0, max_bytes=2147483647, topics=DEFAULT, forgotten_topics_data=DEFAULT):
+    def __init__(self, *, group_id=None, member_id='', share_session_epoch=0, max_wait_ms=0, min_bytes=0, max_bytes=2147483647, max_records=0, batch_size=0, share_acquire_mode=0, is_renew_ack=False, topics=DEFAULT, forgotten_topics_data=DEFAULT):
         self.group_id = group_id
         self.member_id = member_id
         self.share_session_epoch = share_session_epoch
         self.max_wait_ms = max_wait_ms
         self.min_bytes = min_bytes
         self.max_bytes = max_bytes
+        self.max_records = max_records
+        self.batch_size = batch_size
+        self.share_acquire_mode = share_acquire_mode
+        self.is_renew_ack = is_renew_ack
         self.topics = [] if topics is DEFAULT else topics
         self.forgotten_topics_data = [] if forgotten_topics_data is DEFAULT else forgotten_topics_data
         self.unknown_tagged_fields = None
 
 
 def _dec_AcknowledgementBatch_v0(mv, pos):
-    """AcknowledgementBatch, version 0."""
+    """AcknowledgementBatch, versions 0-2."""
     o = new(AcknowledgementBatch)
     o.first_offset, o.last_offset = _u_qq(mv, pos)
     pos += 16
@@ -212,7 +237,7 @@ def _dec_AcknowledgementBatch_v0(mv, pos):
 
 
 def _enc_AcknowledgementBatch_v0(out, blobs, o):
-    """AcknowledgementBatch, version 0."""
+    """AcknowledgementBatch, versions 0-2."""
     out += _p_qq(o.first_offset, o.last_offset)
     write_compact_array(out, blobs, o.acknowledge_types, _INT8)
     if o.unknown_tagged_fields:
@@ -267,7 +292,7 @@ def _enc_FetchTopic_v0(out, blobs, o):
 
 
 def _dec_ForgottenTopic_v0(mv, pos):
-    """ForgottenTopic, version 0."""
+    """ForgottenTopic, versions 0-2."""
     o = new(ForgottenTopic)
     o.topic_id, pos = read_uuid(mv, pos)
     o.partitions, pos = read_compact_array(mv, pos, _INT32)
@@ -279,7 +304,7 @@ def _dec_ForgottenTopic_v0(mv, pos):
 
 
 def _enc_ForgottenTopic_v0(out, blobs, o):
-    """ForgottenTopic, version 0."""
+    """ForgottenTopic, versions 0-2."""
     out += o.topic_id.bytes
     write_compact_array(out, blobs, o.partitions, _INT32)
     if o.unknown_tagged_fields:
@@ -306,6 +331,12 @@ def _dec_ShareFetchRequest_v0(mv, pos):
 
 def _enc_ShareFetchRequest_v0(out, blobs, o):
     """ShareFetchRequest, version 0."""
+    if o.max_records != 0:
+        raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
+    if o.batch_size != 0:
+        raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
+    if o.is_renew_ack != False:
+        raise WireError('not sendable: the field exists only in versions 2+ and is not ignorable')
     write_compact_nullable_string(out, blobs, o.group_id)
     write_compact_nullable_string(out, blobs, o.member_id)
     out += _p_iiii(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes)
@@ -317,50 +348,207 @@ def _enc_ShareFetchRequest_v0(out, blobs, o):
         out.append(0)
 
 
-ShareFetchRequest._DECODERS = (_dec_ShareFetchRequest_v0,)
-ShareFetchRequest._ENCODERS = (_enc_ShareFetchRequest_v0,)
+def _dec_FetchPartition_v1(mv, pos):
+    """FetchPartition, versions 1-2."""
+    o = new(FetchPartition)
+    o.partition_index, = _u_i(mv, pos)
+    pos += 4
+    o.acknowledgement_batches, pos = read_compact_array(mv, pos, _dec_AcknowledgementBatch_v0)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_FetchPartition_v1(out, blobs, o):
+    """FetchPartition, versions 1-2."""
+    if o.partition_max_bytes != 0:
+        raise WireError('not sendable: the field exists only in versions 0-0 and is not ignorable')
+    out += _p_i(o.partition_index)
+    write_compact_array(out, blobs, o.acknowledgement_batches, _enc_AcknowledgementBatch_v0)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_FetchTopic_v1(mv, pos):
+    """FetchTopic, versions 1-2."""
+    o = new(FetchTopic)
+    o.topic_id, pos = read_uuid(mv, pos)
+    o.partitions, pos = read_compact_array(mv, pos, _dec_FetchPartition_v1)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_FetchTopic_v1(out, blobs, o):
+    """FetchTopic, versions 1-2."""
+    out += o.topic_id.bytes
+    write_compact_array(out, blobs, o.partitions, _enc_FetchPartition_v1)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_ShareFetchRequest_v1(mv, pos):
+    """ShareFetchRequest, version 1."""
+    o = new(ShareFetchRequest)
+    o.group_id, pos = read_compact_nullable_string(mv, pos)
+    o.member_id, pos = read_compact_nullable_string(mv, pos)
+    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size = _u_iiiiii(mv, pos)
+    pos += 24
+    o.topics, pos = read_compact_array(mv, pos, _dec_FetchTopic_v1)
+    o.forgotten_topics_data, pos = read_compact_array(mv, pos, _dec_ForgottenTopic_v0)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_ShareFetchRequest_v1(out, blobs, o):
+    """ShareFetchRequest, version 1."""
+    if o.is_renew_ack != False:
+        raise WireError('not sendable: the field exists only in versions 2+ and is not ignorable')
+    write_compact_nullable_string(out, blobs, o.group_id)
+    write_compact_nullable_string(out, blobs, o.member_id)
+    out += _p_iiiiii(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size)
+    write_compact_array(out, blobs, o.topics, _enc_FetchTopic_v1)
+    write_compact_array(out, blobs, o.forgotten_topics_data, _enc_ForgottenTopic_v0)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_ShareFetchRequest_v2(mv, pos):
+    """ShareFetchRequest, version 2."""
+    o = new(ShareFetchRequest)
+    o.group_id, pos = read_compact_nullable_string(mv, pos)
+    o.member_id, pos = read_compact_nullable_string(mv, pos)
+    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack = _u_iiiiiibx(mv, pos)
+    pos += 26
+    o.topics, pos = read_compact_array(mv, pos, _dec_FetchTopic_v1)
+    o.forgotten_topics_data, pos = read_compact_array(mv, pos, _dec_ForgottenTopic_v0)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_ShareFetchRequest_v2(out, blobs, o):
+    """ShareFetchRequest, version 2."""
+    write_compact_nullable_string(out, blobs, o.group_id)
+    write_compact_nullable_string(out, blobs, o.member_id)
+    out += _p_iiiiiibx(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack)
+    write_compact_array(out, blobs, o.topics, _enc_FetchTopic_v1)
+    write_compact_array(out, blobs, o.forgotten_topics_data, _enc_ForgottenTopic_v0)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+ShareFetchRequest._DECODERS = (_dec_ShareFetchRequest_v0, _dec_ShareFetchRequest_v1, _dec_ShareFetchRequest_v2,)
+ShareFetchRequest._ENCODERS = (_enc_ShareFetchRequest_v0, _enc_ShareFetchRequest_v1, _enc_ShareFetchRequest_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    204: 'AcknowledgementBatch.first_offset, last_offset',
-    206: 'AcknowledgementBatch.acknowledge_types',
-    207: 'AcknowledgementBatch.<tagged fields>',
-    208: 'AcknowledgementBatch.<tagged fields>',
-    216: 'AcknowledgementBatch.first_offset, last_offset',
-    217: 'AcknowledgementBatch.acknowledge_types',
-    219: 'AcknowledgementBatch.<tagged fields>',
-    227: 'FetchPartition.partition_index, partition_max_bytes',
-    229: 'FetchPartition.acknowledgement_batches',
-    230: 'FetchPartition.<tagged fields>',
-    231: 'FetchPartition.<tagged fields>',
-    239: 'FetchPartition.partition_index, partition_max_bytes',
-    240: 'FetchPartition.acknowledgement_batches',
-    242: 'FetchPartition.<tagged fields>',
-    250: 'FetchTopic.topic_id',
-    251: 'FetchTopic.partitions',
-    252: 'FetchTopic.<tagged fields>',
-    253: 'FetchTopic.<tagged fields>',
-    261: 'FetchTopic.topic_id',
-    262: 'FetchTopic.partitions',
-    264: 'FetchTopic.<tagged fields>',
-    272: 'ForgottenTopic.topic_id',
-    273: 'ForgottenTopic.partitions',
-    274: 'ForgottenTopic.<tagged fields>',
-    275: 'ForgottenTopic.<tagged fields>',
-    283: 'ForgottenTopic.topic_id',
-    284: 'ForgottenTopic.partitions',
-    286: 'ForgottenTopic.<tagged fields>',
-    294: 'ShareFetchRequest.group_id',
-    295: 'ShareFetchRequest.member_id',
-    296: 'ShareFetchRequest.share_session_epoch, max_wait_ms, min_bytes, max_bytes',
-    298: 'ShareFetchRequest.topics',
-    299: 'ShareFetchRequest.forgotten_topics_data',
-    300: 'ShareFetchRequest.<tagged fields>',
-    301: 'ShareFetchRequest.<tagged fields>',
-    309: 'ShareFetchRequest.group_id',
-    310: 'ShareFetchRequest.member_id',
-    311: 'ShareFetchRequest.share_session_epoch, max_wait_ms, min_bytes, max_bytes',
-    312: 'ShareFetchRequest.topics',
-    313: 'ShareFetchRequest.forgotten_topics_data',
-    315: 'ShareFetchRequest.<tagged fields>',
+    229: 'AcknowledgementBatch.first_offset, last_offset',
+    231: 'AcknowledgementBatch.acknowledge_types',
+    232: 'AcknowledgementBatch.<tagged fields>',
+    233: 'AcknowledgementBatch.<tagged fields>',
+    241: 'AcknowledgementBatch.first_offset, last_offset',
+    242: 'AcknowledgementBatch.acknowledge_types',
+    244: 'AcknowledgementBatch.<tagged fields>',
+    252: 'FetchPartition.partition_index, partition_max_bytes',
+    254: 'FetchPartition.acknowledgement_batches',
+    255: 'FetchPartition.<tagged fields>',
+    256: 'FetchPartition.<tagged fields>',
+    264: 'FetchPartition.partition_index, partition_max_bytes',
+    265: 'FetchPartition.acknowledgement_batches',
+    267: 'FetchPartition.<tagged fields>',
+    275: 'FetchTopic.topic_id',
+    276: 'FetchTopic.partitions',
+    277: 'FetchTopic.<tagged fields>',
+    278: 'FetchTopic.<tagged fields>',
+    286: 'FetchTopic.topic_id',
+    287: 'FetchTopic.partitions',
+    289: 'FetchTopic.<tagged fields>',
+    297: 'ForgottenTopic.topic_id',
+    298: 'ForgottenTopic.partitions',
+    299: 'ForgottenTopic.<tagged fields>',
+    300: 'ForgottenTopic.<tagged fields>',
+    308: 'ForgottenTopic.topic_id',
+    309: 'ForgottenTopic.partitions',
+    311: 'ForgottenTopic.<tagged fields>',
+    319: 'ShareFetchRequest.group_id',
+    320: 'ShareFetchRequest.member_id',
+    321: 'ShareFetchRequest.share_session_epoch, max_wait_ms, min_bytes, max_bytes',
+    323: 'ShareFetchRequest.topics',
+    324: 'ShareFetchRequest.forgotten_topics_data',
+    325: 'ShareFetchRequest.<tagged fields>',
+    326: 'ShareFetchRequest.<tagged fields>',
+    334: 'ShareFetchRequest.max_records',
+    335: 'ShareFetchRequest.max_records',
+    336: 'ShareFetchRequest.batch_size',
+    337: 'ShareFetchRequest.batch_size',
+    338: 'ShareFetchRequest.is_renew_ack',
+    339: 'ShareFetchRequest.is_renew_ack',
+    340: 'ShareFetchRequest.group_id',
+    341: 'ShareFetchRequest.member_id',
+    342: 'ShareFetchRequest.share_session_epoch, max_wait_ms, min_bytes, max_bytes',
+    343: 'ShareFetchRequest.topics',
+    344: 'ShareFetchRequest.forgotten_topics_data',
+    346: 'ShareFetchRequest.<tagged fields>',
+    354: 'FetchPartition.partition_index',
+    356: 'FetchPartition.acknowledgement_batches',
+    357: 'FetchPartition.<tagged fields>',
+    358: 'FetchPartition.<tagged fields>',
+    366: 'FetchPartition.partition_max_bytes',
+    367: 'FetchPartition.partition_max_bytes',
+    368: 'FetchPartition.partition_index',
+    369: 'FetchPartition.acknowledgement_batches',
+    371: 'FetchPartition.<tagged fields>',
+    379: 'FetchTopic.topic_id',
+    380: 'FetchTopic.partitions',
+    381: 'FetchTopic.<tagged fields>',
+    382: 'FetchTopic.<tagged fields>',
+    390: 'FetchTopic.topic_id',
+    391: 'FetchTopic.partitions',
+    393: 'FetchTopic.<tagged fields>',
+    401: 'ShareFetchRequest.group_id',
+    402: 'ShareFetchRequest.member_id',
+    403: 'ShareFetchRequest.share_session_epoch, max_wait_ms, min_bytes, max_bytes, max_records, batch_size',
+    405: 'ShareFetchRequest.topics',
+    406: 'ShareFetchRequest.forgotten_topics_data',
+    407: 'ShareFetchRequest.<tagged fields>',
+    408: 'ShareFetchRequest.<tagged fields>',
+    416: 'ShareFetchRequest.is_renew_ack',
+    417: 'ShareFetchRequest.is_renew_ack',
+    418: 'ShareFetchRequest.group_id',
+    419: 'ShareFetchRequest.member_id',
+    420: 'ShareFetchRequest.share_session_epoch, max_wait_ms, min_bytes, max_bytes, max_records, batch_size',
+    421: 'ShareFetchRequest.topics',
+    422: 'ShareFetchRequest.forgotten_topics_data',
+    424: 'ShareFetchRequest.<tagged fields>',
+    432: 'ShareFetchRequest.group_id',
+    433: 'ShareFetchRequest.member_id',
+    434: 'ShareFetchRequest.share_session_epoch, max_wait_ms, min_bytes, max_bytes, max_records, batch_size, share_acquire_mode, is_renew_ack',
+    436: 'ShareFetchRequest.topics',
+    437: 'ShareFetchRequest.forgotten_topics_data',
+    438: 'ShareFetchRequest.<tagged fields>',
+    439: 'ShareFetchRequest.<tagged fields>',
+    447: 'ShareFetchRequest.group_id',
+    448: 'ShareFetchRequest.member_id',
+    449: 'ShareFetchRequest.share_session_epoch, max_wait_ms, min_bytes, max_bytes, max_records, batch_size, share_acquire_mode, is_renew_ack',
+    450: 'ShareFetchRequest.topics',
+    451: 'ShareFetchRequest.forgotten_topics_data',
+    453: 'ShareFetchRequest.<tagged fields>',
 }

@@ -10,12 +10,14 @@ from kafka_fast.protocol.primitives import (
     read_compact_array,
     read_compact_nullable_records,
     read_compact_nullable_string,
+    read_compact_records,
     read_compact_string,
     read_tags,
     read_uuid,
     write_compact_array,
     write_compact_nullable_records,
     write_compact_nullable_string,
+    write_compact_records,
     write_compact_string,
     write_tags,
 )
@@ -106,6 +108,7 @@ class PartitionData(Struct):
         acknowledge_error_message (string, v0+, nullable v0+)
             The acknowledge error message, or null if there was no acknowledge error.
         current_leader (LeaderIdAndEpoch, v0+)
+            The current leader of the partition.
         records (records, v0+, nullable v0+)
             The record data.
         acquired_records ([]AcquiredRecords, v0+)
@@ -123,7 +126,7 @@ class PartitionData(Struct):
         Field('acknowledge_error_code', 'AcknowledgeErrorCode', 'int16', (0, 32767), None, None, None, False, 0, None),
         Field('acknowledge_error_message', 'AcknowledgeErrorMessage', 'string', (0, 32767), (0, 32767), None, None, False, None, None),
         Field('current_leader', 'CurrentLeader', 'LeaderIdAndEpoch', (0, 32767), None, None, None, False, LeaderIdAndEpoch, LeaderIdAndEpoch),
-        Field('records', 'Records', 'records', (0, 32767), (0, 32767), None, None, False, None, None),
+        Field('records', 'Records', 'records', (0, 32767), (0, 0), None, None, False, None, None),
         Field('acquired_records', 'AcquiredRecords', '[]AcquiredRecords', (0, 32767), None, None, None, False, list, AcquiredRecords),
     )
     _DEFAULTS = {'partition_index': 0, 'error_code': 0, 'error_message': None, 'acknowledge_error_code': 0, 'acknowledge_error_message': None, 'records': None, 'unknown_tagged_fields': None}
@@ -201,7 +204,7 @@ class NodeEndpoint(Struct):
 
 
 class ShareFetchResponse(Message):
-    """Kafka ShareFetchResponse response (API key 78), versions 0-0.
+    """Kafka ShareFetchResponse response (API key 78), versions 0-2.
 
     Fields:
         throttle_time_ms (int32, v0+)
@@ -210,17 +213,19 @@ class ShareFetchResponse(Message):
             The top-level response error code.
         error_message (string, v0+, nullable v0+)
             The top-level error message, or null if there was no error.
+        acquisition_lock_timeout_ms (int32, v1+)
+            The time in milliseconds for which the acquired records are locked.
         responses ([]ShareFetchableTopicResponse, v0+)
             The response topics.
         node_endpoints ([]NodeEndpoint, v0+)
             Endpoints for all current leaders enumerated in PartitionData with error NOT_LEADER_OR_FOLLOWER.
     """
 
-    __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'responses', 'node_endpoints')
+    __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'acquisition_lock_timeout_ms', 'responses', 'node_endpoints')
     NAME = 'ShareFetchResponse'
     API_KEY = 78
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 2
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
     ShareFetchableTopicResponse = ShareFetchableTopicResponse
@@ -232,23 +237,25 @@ class ShareFetchResponse(Message):
         Field('throttle_time_ms', 'ThrottleTimeMs', 'int32', (0, 32767), None, None, None, False, 0, None),
         Field('error_code', 'ErrorCode', 'int16', (0, 32767), None, None, None, False, 0, None),
         Field('error_message', 'ErrorMessage', 'string', (0, 32767), (0, 32767), None, None, False, None, None),
+        Field('acquisition_lock_timeout_ms', 'AcquisitionLockTimeoutMs', 'int32', (1, 32767), None, None, None, False, 0, None),
         Field('responses', 'Responses', '[]ShareFetchableTopicResponse', (0, 32767), None, None, None, False, list, ShareFetchableTopicResponse),
         Field('node_endpoints', 'NodeEndpoints', '[]NodeEndpoint', (0, 32767), None, None, None, False, list, NodeEndpoint),
     )
-    _DEFAULTS = {'throttle_time_ms': 0, 'error_code': 0, 'error_message': None, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'throttle_time_ms': 0, 'error_code': 0, 'error_message': None, 'acquisition_lock_timeout_ms': 0, 'unknown_tagged_fields': None}
     _FACTORIES = {'responses': list, 'node_endpoints': list}
 
-    def __init__(self, *, throttle_time_ms=0, error_code=0, error_message=None, responses=DEFAULT, node_endpoints=DEFAULT):
+    def __init__(self, *, throttle_time_ms=0, error_code=0, error_message=None, acquisition_lock_timeout_ms=0, responses=DEFAULT, node_endpoints=DEFAULT):
         self.throttle_time_ms = throttle_time_ms
         self.error_code = error_code
         self.error_message = error_message
+        self.acquisition_lock_timeout_ms = acquisition_lock_timeout_ms
         self.responses = [] if responses is DEFAULT else responses
         self.node_endpoints = [] if node_endpoints is DEFAULT else node_endpoints
         self.unknown_tagged_fields = None
 
 
 def _dec_LeaderIdAndEpoch_v0(mv, pos):
-    """LeaderIdAndEpoch, version 0."""
+    """LeaderIdAndEpoch, versions 0-2."""
     o = new(LeaderIdAndEpoch)
     o.leader_id, o.leader_epoch = _u_ii(mv, pos)
     pos += 8
@@ -260,7 +267,7 @@ def _dec_LeaderIdAndEpoch_v0(mv, pos):
 
 
 def _enc_LeaderIdAndEpoch_v0(out, blobs, o):
-    """LeaderIdAndEpoch, version 0."""
+    """LeaderIdAndEpoch, versions 0-2."""
     out += _p_ii(o.leader_id, o.leader_epoch)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -269,7 +276,7 @@ def _enc_LeaderIdAndEpoch_v0(out, blobs, o):
 
 
 def _dec_AcquiredRecords_v0(mv, pos):
-    """AcquiredRecords, version 0."""
+    """AcquiredRecords, versions 0-2."""
     o = new(AcquiredRecords)
     o.first_offset, o.last_offset, o.delivery_count = _u_qqh(mv, pos)
     pos += 18
@@ -281,7 +288,7 @@ def _dec_AcquiredRecords_v0(mv, pos):
 
 
 def _enc_AcquiredRecords_v0(out, blobs, o):
-    """AcquiredRecords, version 0."""
+    """AcquiredRecords, versions 0-2."""
     out += _p_qqh(o.first_offset, o.last_offset, o.delivery_count)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -346,7 +353,7 @@ def _enc_ShareFetchableTopicResponse_v0(out, blobs, o):
 
 
 def _dec_NodeEndpoint_v0(mv, pos):
-    """NodeEndpoint, version 0."""
+    """NodeEndpoint, versions 0-2."""
     o = new(NodeEndpoint)
     o.node_id, = _u_i(mv, pos)
     pos += 4
@@ -362,7 +369,7 @@ def _dec_NodeEndpoint_v0(mv, pos):
 
 
 def _enc_NodeEndpoint_v0(out, blobs, o):
-    """NodeEndpoint, version 0."""
+    """NodeEndpoint, versions 0-2."""
     out += _p_i(o.node_id)
     write_compact_string(out, blobs, o.host)
     out += _p_i(o.port)
@@ -390,6 +397,8 @@ def _dec_ShareFetchResponse_v0(mv, pos):
 
 def _enc_ShareFetchResponse_v0(out, blobs, o):
     """ShareFetchResponse, version 0."""
+    if o.acquisition_lock_timeout_ms != 0:
+        raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
     out += _p_ih(o.throttle_time_ms, o.error_code)
     write_compact_nullable_string(out, blobs, o.error_message)
     write_compact_array(out, blobs, o.responses, _enc_ShareFetchableTopicResponse_v0)
@@ -400,65 +409,190 @@ def _enc_ShareFetchResponse_v0(out, blobs, o):
         out.append(0)
 
 
-ShareFetchResponse._DECODERS = (_dec_ShareFetchResponse_v0,)
-ShareFetchResponse._ENCODERS = (_enc_ShareFetchResponse_v0,)
+def _dec_PartitionData_v1(mv, pos):
+    """PartitionData, versions 1-2."""
+    o = new(PartitionData)
+    o.partition_index, o.error_code = _u_ih(mv, pos)
+    pos += 6
+    o.error_message, pos = read_compact_nullable_string(mv, pos)
+    o.acknowledge_error_code, = _u_h(mv, pos)
+    pos += 2
+    o.acknowledge_error_message, pos = read_compact_nullable_string(mv, pos)
+    o.current_leader, pos = _dec_LeaderIdAndEpoch_v0(mv, pos)
+    o.records, pos = read_compact_records(mv, pos)
+    o.acquired_records, pos = read_compact_array(mv, pos, _dec_AcquiredRecords_v0)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_PartitionData_v1(out, blobs, o):
+    """PartitionData, versions 1-2."""
+    out += _p_ih(o.partition_index, o.error_code)
+    write_compact_nullable_string(out, blobs, o.error_message)
+    out += _p_h(o.acknowledge_error_code)
+    write_compact_nullable_string(out, blobs, o.acknowledge_error_message)
+    _enc_LeaderIdAndEpoch_v0(out, blobs, o.current_leader)
+    write_compact_records(out, blobs, o.records)
+    write_compact_array(out, blobs, o.acquired_records, _enc_AcquiredRecords_v0)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_ShareFetchableTopicResponse_v1(mv, pos):
+    """ShareFetchableTopicResponse, versions 1-2."""
+    o = new(ShareFetchableTopicResponse)
+    o.topic_id, pos = read_uuid(mv, pos)
+    o.partitions, pos = read_compact_array(mv, pos, _dec_PartitionData_v1)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_ShareFetchableTopicResponse_v1(out, blobs, o):
+    """ShareFetchableTopicResponse, versions 1-2."""
+    out += o.topic_id.bytes
+    write_compact_array(out, blobs, o.partitions, _enc_PartitionData_v1)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_ShareFetchResponse_v1(mv, pos):
+    """ShareFetchResponse, versions 1-2."""
+    o = new(ShareFetchResponse)
+    o.throttle_time_ms, o.error_code = _u_ih(mv, pos)
+    pos += 6
+    o.error_message, pos = read_compact_nullable_string(mv, pos)
+    o.acquisition_lock_timeout_ms, = _u_i(mv, pos)
+    pos += 4
+    o.responses, pos = read_compact_array(mv, pos, _dec_ShareFetchableTopicResponse_v1)
+    o.node_endpoints, pos = read_compact_array(mv, pos, _dec_NodeEndpoint_v0)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_ShareFetchResponse_v1(out, blobs, o):
+    """ShareFetchResponse, versions 1-2."""
+    out += _p_ih(o.throttle_time_ms, o.error_code)
+    write_compact_nullable_string(out, blobs, o.error_message)
+    out += _p_i(o.acquisition_lock_timeout_ms)
+    write_compact_array(out, blobs, o.responses, _enc_ShareFetchableTopicResponse_v1)
+    write_compact_array(out, blobs, o.node_endpoints, _enc_NodeEndpoint_v0)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+ShareFetchResponse._DECODERS = (_dec_ShareFetchResponse_v0, _dec_ShareFetchResponse_v1, _dec_ShareFetchResponse_v1,)
+ShareFetchResponse._ENCODERS = (_enc_ShareFetchResponse_v0, _enc_ShareFetchResponse_v1, _enc_ShareFetchResponse_v1,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    253: 'LeaderIdAndEpoch.leader_id, leader_epoch',
-    255: 'LeaderIdAndEpoch.<tagged fields>',
-    256: 'LeaderIdAndEpoch.<tagged fields>',
-    264: 'LeaderIdAndEpoch.leader_id, leader_epoch',
-    266: 'LeaderIdAndEpoch.<tagged fields>',
-    274: 'AcquiredRecords.first_offset, last_offset, delivery_count',
-    276: 'AcquiredRecords.<tagged fields>',
-    277: 'AcquiredRecords.<tagged fields>',
-    285: 'AcquiredRecords.first_offset, last_offset, delivery_count',
-    287: 'AcquiredRecords.<tagged fields>',
-    295: 'PartitionData.partition_index, error_code',
-    297: 'PartitionData.error_message',
-    298: 'PartitionData.acknowledge_error_code',
-    300: 'PartitionData.acknowledge_error_message',
-    301: 'PartitionData.current_leader',
-    302: 'PartitionData.records',
-    303: 'PartitionData.acquired_records',
-    304: 'PartitionData.<tagged fields>',
-    305: 'PartitionData.<tagged fields>',
-    313: 'PartitionData.partition_index, error_code',
-    314: 'PartitionData.error_message',
-    315: 'PartitionData.acknowledge_error_code',
-    316: 'PartitionData.acknowledge_error_message',
-    317: 'PartitionData.current_leader',
-    318: 'PartitionData.records',
-    319: 'PartitionData.acquired_records',
-    321: 'PartitionData.<tagged fields>',
-    329: 'ShareFetchableTopicResponse.topic_id',
-    330: 'ShareFetchableTopicResponse.partitions',
-    331: 'ShareFetchableTopicResponse.<tagged fields>',
-    332: 'ShareFetchableTopicResponse.<tagged fields>',
-    340: 'ShareFetchableTopicResponse.topic_id',
-    341: 'ShareFetchableTopicResponse.partitions',
-    343: 'ShareFetchableTopicResponse.<tagged fields>',
-    351: 'NodeEndpoint.node_id',
-    353: 'NodeEndpoint.host',
-    354: 'NodeEndpoint.port',
-    356: 'NodeEndpoint.rack',
-    357: 'NodeEndpoint.<tagged fields>',
-    358: 'NodeEndpoint.<tagged fields>',
-    366: 'NodeEndpoint.node_id',
-    367: 'NodeEndpoint.host',
-    368: 'NodeEndpoint.port',
-    369: 'NodeEndpoint.rack',
-    371: 'NodeEndpoint.<tagged fields>',
-    379: 'ShareFetchResponse.throttle_time_ms, error_code',
-    381: 'ShareFetchResponse.error_message',
-    382: 'ShareFetchResponse.responses',
-    383: 'ShareFetchResponse.node_endpoints',
-    384: 'ShareFetchResponse.<tagged fields>',
-    385: 'ShareFetchResponse.<tagged fields>',
-    393: 'ShareFetchResponse.throttle_time_ms, error_code',
-    394: 'ShareFetchResponse.error_message',
-    395: 'ShareFetchResponse.responses',
-    396: 'ShareFetchResponse.node_endpoints',
-    398: 'ShareFetchResponse.<tagged fields>',
+    260: 'LeaderIdAndEpoch.leader_id, leader_epoch',
+    262: 'LeaderIdAndEpoch.<tagged fields>',
+    263: 'LeaderIdAndEpoch.<tagged fields>',
+    271: 'LeaderIdAndEpoch.leader_id, leader_epoch',
+    273: 'LeaderIdAndEpoch.<tagged fields>',
+    281: 'AcquiredRecords.first_offset, last_offset, delivery_count',
+    283: 'AcquiredRecords.<tagged fields>',
+    284: 'AcquiredRecords.<tagged fields>',
+    292: 'AcquiredRecords.first_offset, last_offset, delivery_count',
+    294: 'AcquiredRecords.<tagged fields>',
+    302: 'PartitionData.partition_index, error_code',
+    304: 'PartitionData.error_message',
+    305: 'PartitionData.acknowledge_error_code',
+    307: 'PartitionData.acknowledge_error_message',
+    308: 'PartitionData.current_leader',
+    309: 'PartitionData.records',
+    310: 'PartitionData.acquired_records',
+    311: 'PartitionData.<tagged fields>',
+    312: 'PartitionData.<tagged fields>',
+    320: 'PartitionData.partition_index, error_code',
+    321: 'PartitionData.error_message',
+    322: 'PartitionData.acknowledge_error_code',
+    323: 'PartitionData.acknowledge_error_message',
+    324: 'PartitionData.current_leader',
+    325: 'PartitionData.records',
+    326: 'PartitionData.acquired_records',
+    328: 'PartitionData.<tagged fields>',
+    336: 'ShareFetchableTopicResponse.topic_id',
+    337: 'ShareFetchableTopicResponse.partitions',
+    338: 'ShareFetchableTopicResponse.<tagged fields>',
+    339: 'ShareFetchableTopicResponse.<tagged fields>',
+    347: 'ShareFetchableTopicResponse.topic_id',
+    348: 'ShareFetchableTopicResponse.partitions',
+    350: 'ShareFetchableTopicResponse.<tagged fields>',
+    358: 'NodeEndpoint.node_id',
+    360: 'NodeEndpoint.host',
+    361: 'NodeEndpoint.port',
+    363: 'NodeEndpoint.rack',
+    364: 'NodeEndpoint.<tagged fields>',
+    365: 'NodeEndpoint.<tagged fields>',
+    373: 'NodeEndpoint.node_id',
+    374: 'NodeEndpoint.host',
+    375: 'NodeEndpoint.port',
+    376: 'NodeEndpoint.rack',
+    378: 'NodeEndpoint.<tagged fields>',
+    386: 'ShareFetchResponse.throttle_time_ms, error_code',
+    388: 'ShareFetchResponse.error_message',
+    389: 'ShareFetchResponse.responses',
+    390: 'ShareFetchResponse.node_endpoints',
+    391: 'ShareFetchResponse.<tagged fields>',
+    392: 'ShareFetchResponse.<tagged fields>',
+    400: 'ShareFetchResponse.acquisition_lock_timeout_ms',
+    401: 'ShareFetchResponse.acquisition_lock_timeout_ms',
+    402: 'ShareFetchResponse.throttle_time_ms, error_code',
+    403: 'ShareFetchResponse.error_message',
+    404: 'ShareFetchResponse.responses',
+    405: 'ShareFetchResponse.node_endpoints',
+    407: 'ShareFetchResponse.<tagged fields>',
+    415: 'PartitionData.partition_index, error_code',
+    417: 'PartitionData.error_message',
+    418: 'PartitionData.acknowledge_error_code',
+    420: 'PartitionData.acknowledge_error_message',
+    421: 'PartitionData.current_leader',
+    422: 'PartitionData.records',
+    423: 'PartitionData.acquired_records',
+    424: 'PartitionData.<tagged fields>',
+    425: 'PartitionData.<tagged fields>',
+    433: 'PartitionData.partition_index, error_code',
+    434: 'PartitionData.error_message',
+    435: 'PartitionData.acknowledge_error_code',
+    436: 'PartitionData.acknowledge_error_message',
+    437: 'PartitionData.current_leader',
+    438: 'PartitionData.records',
+    439: 'PartitionData.acquired_records',
+    441: 'PartitionData.<tagged fields>',
+    449: 'ShareFetchableTopicResponse.topic_id',
+    450: 'ShareFetchableTopicResponse.partitions',
+    451: 'ShareFetchableTopicResponse.<tagged fields>',
+    452: 'ShareFetchableTopicResponse.<tagged fields>',
+    460: 'ShareFetchableTopicResponse.topic_id',
+    461: 'ShareFetchableTopicResponse.partitions',
+    463: 'ShareFetchableTopicResponse.<tagged fields>',
+    471: 'ShareFetchResponse.throttle_time_ms, error_code',
+    473: 'ShareFetchResponse.error_message',
+    474: 'ShareFetchResponse.acquisition_lock_timeout_ms',
+    476: 'ShareFetchResponse.responses',
+    477: 'ShareFetchResponse.node_endpoints',
+    478: 'ShareFetchResponse.<tagged fields>',
+    479: 'ShareFetchResponse.<tagged fields>',
+    487: 'ShareFetchResponse.throttle_time_ms, error_code',
+    488: 'ShareFetchResponse.error_message',
+    489: 'ShareFetchResponse.acquisition_lock_timeout_ms',
+    490: 'ShareFetchResponse.responses',
+    491: 'ShareFetchResponse.node_endpoints',
+    493: 'ShareFetchResponse.<tagged fields>',
 }

@@ -21,11 +21,11 @@ _p_x = _s_x.pack
 
 
 class ShareGroupDescribeRequest(Message):
-    """Kafka ShareGroupDescribeRequest request (API key 77), versions 0-0.
+    """Kafka ShareGroupDescribeRequest request (API key 77), versions 0-1.
 
     Fields:
         group_ids ([]string, v0+)
-            The ids of the groups to describe
+            The ids of the groups to describe.
         include_authorized_operations (bool, v0+)
             Whether to include authorized operations.
     """
@@ -34,9 +34,9 @@ class ShareGroupDescribeRequest(Message):
     NAME = 'ShareGroupDescribeRequest'
     API_KEY = 77
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 1
     FLEXIBLE_MIN = 0
-    LATEST_VERSION_UNSTABLE = True
+    LATEST_VERSION_UNSTABLE = False
     FIELDS = (
         Field('group_ids', 'GroupIds', '[]string', (0, 32767), None, None, None, False, list, None),
         Field('include_authorized_operations', 'IncludeAuthorizedOperations', 'bool', (0, 32767), None, None, None, False, False, None),
@@ -51,7 +51,7 @@ class ShareGroupDescribeRequest(Message):
 
 
 def _dec_ShareGroupDescribeRequest_v0(mv, pos):
-    """ShareGroupDescribeRequest, version 0."""
+    """ShareGroupDescribeRequest, versions 0-1."""
     o = new(ShareGroupDescribeRequest)
     o.group_ids, pos = read_compact_array(mv, pos, read_compact_string)
     o.include_authorized_operations, = _u_x(mv, pos)
@@ -64,7 +64,7 @@ def _dec_ShareGroupDescribeRequest_v0(mv, pos):
 
 
 def _enc_ShareGroupDescribeRequest_v0(out, blobs, o):
-    """ShareGroupDescribeRequest, version 0."""
+    """ShareGroupDescribeRequest, versions 0-1."""
     write_compact_array(out, blobs, o.group_ids, write_compact_string)
     out += _p_x(o.include_authorized_operations)
     if o.unknown_tagged_fields:
@@ -73,8 +73,8 @@ def _enc_ShareGroupDescribeRequest_v0(out, blobs, o):
         out.append(0)
 
 
-ShareGroupDescribeRequest._DECODERS = (_dec_ShareGroupDescribeRequest_v0,)
-ShareGroupDescribeRequest._ENCODERS = (_enc_ShareGroupDescribeRequest_v0,)
+ShareGroupDescribeRequest._DECODERS = (_dec_ShareGroupDescribeRequest_v0, _dec_ShareGroupDescribeRequest_v0,)
+ShareGroupDescribeRequest._ENCODERS = (_enc_ShareGroupDescribeRequest_v0, _enc_ShareGroupDescribeRequest_v0,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

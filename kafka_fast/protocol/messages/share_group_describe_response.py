@@ -181,7 +181,7 @@ class DescribedGroup(Struct):
 
 
 class ShareGroupDescribeResponse(Message):
-    """Kafka ShareGroupDescribeResponse response (API key 77), versions 0-0.
+    """Kafka ShareGroupDescribeResponse response (API key 77), versions 0-1.
 
     Fields:
         throttle_time_ms (int32, v0+)
@@ -194,7 +194,7 @@ class ShareGroupDescribeResponse(Message):
     NAME = 'ShareGroupDescribeResponse'
     API_KEY = 77
     MIN_VERSION = 0
-    MAX_VERSION = 0
+    MAX_VERSION = 1
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
     TopicPartitions = TopicPartitions
@@ -215,7 +215,7 @@ class ShareGroupDescribeResponse(Message):
 
 
 def _dec_TopicPartitions_v0(mv, pos):
-    """TopicPartitions, version 0."""
+    """TopicPartitions, versions 0-1."""
     o = new(TopicPartitions)
     o.topic_id, pos = read_uuid(mv, pos)
     o.topic_name, pos = read_compact_string(mv, pos)
@@ -228,7 +228,7 @@ def _dec_TopicPartitions_v0(mv, pos):
 
 
 def _enc_TopicPartitions_v0(out, blobs, o):
-    """TopicPartitions, version 0."""
+    """TopicPartitions, versions 0-1."""
     out += o.topic_id.bytes
     write_compact_string(out, blobs, o.topic_name)
     write_compact_array(out, blobs, o.partitions, _INT32)
@@ -239,7 +239,7 @@ def _enc_TopicPartitions_v0(out, blobs, o):
 
 
 def _dec_Assignment_v0(mv, pos):
-    """Assignment, version 0."""
+    """Assignment, versions 0-1."""
     o = new(Assignment)
     o.topic_partitions, pos = read_compact_array(mv, pos, _dec_TopicPartitions_v0)
     if mv[pos]:
@@ -250,7 +250,7 @@ def _dec_Assignment_v0(mv, pos):
 
 
 def _enc_Assignment_v0(out, blobs, o):
-    """Assignment, version 0."""
+    """Assignment, versions 0-1."""
     write_compact_array(out, blobs, o.topic_partitions, _enc_TopicPartitions_v0)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -259,7 +259,7 @@ def _enc_Assignment_v0(out, blobs, o):
 
 
 def _dec_Member_v0(mv, pos):
-    """Member, version 0."""
+    """Member, versions 0-1."""
     o = new(Member)
     o.member_id, pos = read_compact_string(mv, pos)
     o.rack_id, pos = read_compact_nullable_string(mv, pos)
@@ -277,7 +277,7 @@ def _dec_Member_v0(mv, pos):
 
 
 def _enc_Member_v0(out, blobs, o):
-    """Member, version 0."""
+    """Member, versions 0-1."""
     write_compact_string(out, blobs, o.member_id)
     write_compact_nullable_string(out, blobs, o.rack_id)
     out += _p_i(o.member_epoch)
@@ -292,7 +292,7 @@ def _enc_Member_v0(out, blobs, o):
 
 
 def _dec_DescribedGroup_v0(mv, pos):
-    """DescribedGroup, version 0."""
+    """DescribedGroup, versions 0-1."""
     o = new(DescribedGroup)
     o.error_code, = _u_h(mv, pos)
     pos += 2
@@ -313,7 +313,7 @@ def _dec_DescribedGroup_v0(mv, pos):
 
 
 def _enc_DescribedGroup_v0(out, blobs, o):
-    """DescribedGroup, version 0."""
+    """DescribedGroup, versions 0-1."""
     out += _p_h(o.error_code)
     write_compact_nullable_string(out, blobs, o.error_message)
     write_compact_string(out, blobs, o.group_id)
@@ -329,7 +329,7 @@ def _enc_DescribedGroup_v0(out, blobs, o):
 
 
 def _dec_ShareGroupDescribeResponse_v0(mv, pos):
-    """ShareGroupDescribeResponse, version 0."""
+    """ShareGroupDescribeResponse, versions 0-1."""
     o = new(ShareGroupDescribeResponse)
     o.throttle_time_ms, = _u_i(mv, pos)
     pos += 4
@@ -342,7 +342,7 @@ def _dec_ShareGroupDescribeResponse_v0(mv, pos):
 
 
 def _enc_ShareGroupDescribeResponse_v0(out, blobs, o):
-    """ShareGroupDescribeResponse, version 0."""
+    """ShareGroupDescribeResponse, versions 0-1."""
     out += _p_i(o.throttle_time_ms)
     write_compact_array(out, blobs, o.groups, _enc_DescribedGroup_v0)
     if o.unknown_tagged_fields:
@@ -351,8 +351,8 @@ def _enc_ShareGroupDescribeResponse_v0(out, blobs, o):
         out.append(0)
 
 
-ShareGroupDescribeResponse._DECODERS = (_dec_ShareGroupDescribeResponse_v0,)
-ShareGroupDescribeResponse._ENCODERS = (_enc_ShareGroupDescribeResponse_v0,)
+ShareGroupDescribeResponse._DECODERS = (_dec_ShareGroupDescribeResponse_v0, _dec_ShareGroupDescribeResponse_v0,)
+ShareGroupDescribeResponse._ENCODERS = (_enc_ShareGroupDescribeResponse_v0, _enc_ShareGroupDescribeResponse_v0,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

@@ -14,6 +14,7 @@ from kafka_fast.protocol.primitives import (
     read_nullable_string,
     read_string,
     read_tags,
+    read_uuid,
     write_array,
     write_compact_array,
     write_compact_nullable_string,
@@ -74,30 +75,34 @@ class TxnOffsetCommitRequestTopic(Struct):
     """TxnOffsetCommitRequestTopic, part of TxnOffsetCommitRequest.
 
     Fields:
-        name (string, v0+)
+        name (string, v0-5)
             The topic name.
+        topic_id (uuid, v6+)
+            The topic ID.
         partitions ([]TxnOffsetCommitRequestPartition, v0+)
             The partitions inside the topic that we want to commit offsets for.
     """
 
     __qualname__ = 'TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic'
-    __slots__ = ('name', 'partitions')
+    __slots__ = ('name', 'topic_id', 'partitions')
     TxnOffsetCommitRequestPartition = TxnOffsetCommitRequestPartition
     FIELDS = (
-        Field('name', 'Name', 'string', (0, 32767), None, None, None, False, '', None),
+        Field('name', 'Name', 'string', (0, 5), None, None, None, True, '', None),
+        Field('topic_id', 'TopicId', 'uuid', (6, 32767), None, None, None, True, ZERO_UUID, None),
         Field('partitions', 'Partitions', '[]TxnOffsetCommitRequestPartition', (0, 32767), None, None, None, False, list, TxnOffsetCommitRequestPartition),
     )
-    _DEFAULTS = {'name': '', 'unknown_tagged_fields': None}
+    _DEFAULTS = {'name': '', 'topic_id': ZERO_UUID, 'unknown_tagged_fields': None}
     _FACTORIES = {'partitions': list}
 
-    def __init__(self, *, name='', partitions=DEFAULT):
+    def __init__(self, *, name='', topic_id=ZERO_UUID, partitions=DEFAULT):
         self.name = name
+        self.topic_id = topic_id
         self.partitions = [] if partitions is DEFAULT else partitions
         self.unknown_tagged_fields = None
 
 
 class TxnOffsetCommitRequest(Message):
-    """Kafka TxnOffsetCommitRequest request (API key 28), versions 0-5.
+    """Kafka TxnOffsetCommitRequest request (API key 28), versions 0-6.
 
     Fields:
         transactional_id (string, v0+)
@@ -108,8 +113,8 @@ class TxnOffsetCommitRequest(Message):
             The current producer ID in use by the transactional ID.
         producer_epoch (int16, v0+)
             The current epoch associated with the producer ID.
-        generation_id (int32, v3+)
-            The generation of the consumer.
+        generation_id_or_member_epoch (int32, v3+)
+            The generation of the group if using the classic group protocol or the member epoch if using the consumer protocol.
         member_id (string, v3+)
             The member ID assigned by the group coordinator.
         group_instance_id (string, v3+, nullable v3+)
@@ -118,11 +123,11 @@ class TxnOffsetCommitRequest(Message):
             Each topic that we want to commit offsets for.
     """
 
-    __slots__ = ('transactional_id', 'group_id', 'producer_id', 'producer_epoch', 'generation_id', 'member_id', 'group_instance_id', 'topics')
+    __slots__ = ('transactional_id', 'group_id', 'producer_id', 'producer_epoch', 'generation_id_or_member_epoch', 'member_id', 'group_instance_id', 'topics')
     NAME = 'TxnOffsetCommitRequest'
     API_KEY = 28
     MIN_VERSION = 0
-    MAX_VERSION = 5
+    MAX_VERSION = 6
     FLEXIBLE_MIN = 3
     LATEST_VERSION_UNSTABLE = False
     TxnOffsetCommitRequestTopic = TxnOffsetCommitRequestTopic
@@ -132,20 +137,20 @@ class TxnOffsetCommitRequest(Message):
         Field('group_id', 'GroupId', 'string', (0, 32767), None, None, None, False, '', None),
         Field('producer_id', 'ProducerId', 'int64', (0, 32767), None, None, None, False, 0, None),
         Field('producer_epoch', 'ProducerEpoch', 'int16', (0, 32767), None, None, None, False, 0, None),
-        Field('generation_id', 'GenerationId', 'int32', (3, 32767), None, None, None, False, -1, None),
+        Field('generation_id_or_member_epoch', 'GenerationIdOrMemberEpoch', 'int32', (3, 32767), None, None, None, False, -1, None),
         Field('member_id', 'MemberId', 'string', (3, 32767), None, None, None, False, '', None),
         Field('group_instance_id', 'GroupInstanceId', 'string', (3, 32767), (3, 32767), None, None, False, None, None),
         Field('topics', 'Topics', '[]TxnOffsetCommitRequestTopic', (0, 32767), None, None, None, False, list, TxnOffsetCommitRequestTopic),
     )
-    _DEFAULTS = {'transactional_id': '', 'group_id': '', 'producer_id': 0, 'producer_epoch': 0, 'generation_id': -1, 'member_id': '', 'group_instance_id': None, 'unknown_tagged_fields': None}
+    _DEFAULTS = {'transactional_id': '', 'group_id': '', 'producer_id': 0, 'producer_epoch': 0, 'generation_id_or_member_epoch': -1, 'member_id': '', 'group_instance_id': None, 'unknown_tagged_fields': None}
     _FACTORIES = {'topics': list}
 
-    def __init__(self, *, transactional_id='', group_id='', producer_id=0, producer_epoch=0, generation_id=-1, member_id='', group_instance_id=None, topics=DEFAULT):
+    def __init__(self, *, transactional_id='', group_id='', producer_id=0, producer_epoch=0, generation_id_or_member_epoch=-1, member_id='', group_instance_id=None, topics=DEFAULT):
         self.transactional_id = transactional_id
         self.group_id = group_id
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
-        self.generation_id = generation_id
+        self.generation_id_or_member_epoch = generation_id_or_member_epoch
         self.member_id = member_id
         self.group_instance_id = group_instance_id
         self.topics = [] if topics is DEFAULT else topics
@@ -194,7 +199,7 @@ def _dec_TxnOffsetCommitRequest_v0(mv, pos):
 
 def _enc_TxnOffsetCommitRequest_v0(out, blobs, o):
     """TxnOffsetCommitRequest, versions 0-1."""
-    if o.generation_id != -1:
+    if o.generation_id_or_member_epoch != -1:
         raise WireError('not sendable: the field exists only in versions 3+ and is not ignorable')
     if o.member_id != '':
         raise WireError('not sendable: the field exists only in versions 3+ and is not ignorable')
@@ -248,7 +253,7 @@ def _dec_TxnOffsetCommitRequest_v2(mv, pos):
 
 def _enc_TxnOffsetCommitRequest_v2(out, blobs, o):
     """TxnOffsetCommitRequest, version 2."""
-    if o.generation_id != -1:
+    if o.generation_id_or_member_epoch != -1:
         raise WireError('not sendable: the field exists only in versions 3+ and is not ignorable')
     if o.member_id != '':
         raise WireError('not sendable: the field exists only in versions 3+ and is not ignorable')
@@ -261,7 +266,7 @@ def _enc_TxnOffsetCommitRequest_v2(out, blobs, o):
 
 
 def _dec_TxnOffsetCommitRequestPartition_v3(mv, pos):
-    """TxnOffsetCommitRequestPartition, versions 3-5."""
+    """TxnOffsetCommitRequestPartition, versions 3-6."""
     o = new(TxnOffsetCommitRequestPartition)
     o.partition_index, o.committed_offset, o.committed_leader_epoch = _u_iqi(mv, pos)
     pos += 16
@@ -274,7 +279,7 @@ def _dec_TxnOffsetCommitRequestPartition_v3(mv, pos):
 
 
 def _enc_TxnOffsetCommitRequestPartition_v3(out, blobs, o):
-    """TxnOffsetCommitRequestPartition, versions 3-5."""
+    """TxnOffsetCommitRequestPartition, versions 3-6."""
     out += _p_iqi(o.partition_index, o.committed_offset, o.committed_leader_epoch)
     write_compact_nullable_string(out, blobs, o.committed_metadata)
     if o.unknown_tagged_fields:
@@ -310,7 +315,7 @@ def _dec_TxnOffsetCommitRequest_v3(mv, pos):
     o = new(TxnOffsetCommitRequest)
     o.transactional_id, pos = read_compact_string(mv, pos)
     o.group_id, pos = read_compact_string(mv, pos)
-    o.producer_id, o.producer_epoch, o.generation_id = _u_qhi(mv, pos)
+    o.producer_id, o.producer_epoch, o.generation_id_or_member_epoch = _u_qhi(mv, pos)
     pos += 14
     o.member_id, pos = read_compact_string(mv, pos)
     o.group_instance_id, pos = read_compact_nullable_string(mv, pos)
@@ -326,7 +331,7 @@ def _enc_TxnOffsetCommitRequest_v3(out, blobs, o):
     """TxnOffsetCommitRequest, versions 3-5."""
     write_compact_string(out, blobs, o.transactional_id)
     write_compact_string(out, blobs, o.group_id)
-    out += _p_qhi(o.producer_id, o.producer_epoch, o.generation_id)
+    out += _p_qhi(o.producer_id, o.producer_epoch, o.generation_id_or_member_epoch)
     write_compact_string(out, blobs, o.member_id)
     write_compact_nullable_string(out, blobs, o.group_instance_id)
     write_compact_array(out, blobs, o.topics, _enc_TxnOffsetCommitRequestTopic_v3)
@@ -336,82 +341,157 @@ def _enc_TxnOffsetCommitRequest_v3(out, blobs, o):
         out.append(0)
 
 
-TxnOffsetCommitRequest._DECODERS = (_dec_TxnOffsetCommitRequest_v0, _dec_TxnOffsetCommitRequest_v0, _dec_TxnOffsetCommitRequest_v2, _dec_TxnOffsetCommitRequest_v3, _dec_TxnOffsetCommitRequest_v3, _dec_TxnOffsetCommitRequest_v3,)
-TxnOffsetCommitRequest._ENCODERS = (_enc_TxnOffsetCommitRequest_v0, _enc_TxnOffsetCommitRequest_v0, _enc_TxnOffsetCommitRequest_v2, _enc_TxnOffsetCommitRequest_v3, _enc_TxnOffsetCommitRequest_v3, _enc_TxnOffsetCommitRequest_v3,)
+def _dec_TxnOffsetCommitRequestTopic_v6(mv, pos):
+    """TxnOffsetCommitRequestTopic, version 6."""
+    o = new(TxnOffsetCommitRequestTopic)
+    o.topic_id, pos = read_uuid(mv, pos)
+    o.partitions, pos = read_compact_array(mv, pos, _dec_TxnOffsetCommitRequestPartition_v3)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_TxnOffsetCommitRequestTopic_v6(out, blobs, o):
+    """TxnOffsetCommitRequestTopic, version 6."""
+    out += o.topic_id.bytes
+    write_compact_array(out, blobs, o.partitions, _enc_TxnOffsetCommitRequestPartition_v3)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_TxnOffsetCommitRequest_v6(mv, pos):
+    """TxnOffsetCommitRequest, version 6."""
+    o = new(TxnOffsetCommitRequest)
+    o.transactional_id, pos = read_compact_string(mv, pos)
+    o.group_id, pos = read_compact_string(mv, pos)
+    o.producer_id, o.producer_epoch, o.generation_id_or_member_epoch = _u_qhi(mv, pos)
+    pos += 14
+    o.member_id, pos = read_compact_string(mv, pos)
+    o.group_instance_id, pos = read_compact_nullable_string(mv, pos)
+    o.topics, pos = read_compact_array(mv, pos, _dec_TxnOffsetCommitRequestTopic_v6)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_TxnOffsetCommitRequest_v6(out, blobs, o):
+    """TxnOffsetCommitRequest, version 6."""
+    write_compact_string(out, blobs, o.transactional_id)
+    write_compact_string(out, blobs, o.group_id)
+    out += _p_qhi(o.producer_id, o.producer_epoch, o.generation_id_or_member_epoch)
+    write_compact_string(out, blobs, o.member_id)
+    write_compact_nullable_string(out, blobs, o.group_instance_id)
+    write_compact_array(out, blobs, o.topics, _enc_TxnOffsetCommitRequestTopic_v6)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+TxnOffsetCommitRequest._DECODERS = (_dec_TxnOffsetCommitRequest_v0, _dec_TxnOffsetCommitRequest_v0, _dec_TxnOffsetCommitRequest_v2, _dec_TxnOffsetCommitRequest_v3, _dec_TxnOffsetCommitRequest_v3, _dec_TxnOffsetCommitRequest_v3, _dec_TxnOffsetCommitRequest_v6,)
+TxnOffsetCommitRequest._ENCODERS = (_enc_TxnOffsetCommitRequest_v0, _enc_TxnOffsetCommitRequest_v0, _enc_TxnOffsetCommitRequest_v2, _enc_TxnOffsetCommitRequest_v3, _enc_TxnOffsetCommitRequest_v3, _enc_TxnOffsetCommitRequest_v3, _enc_TxnOffsetCommitRequest_v6,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    158: 'TxnOffsetCommitRequestPartition.partition_index, committed_offset',
-    160: 'TxnOffsetCommitRequestPartition.committed_metadata',
-    166: 'TxnOffsetCommitRequestPartition.partition_index, committed_offset',
-    167: 'TxnOffsetCommitRequestPartition.committed_metadata',
-    173: 'TxnOffsetCommitRequestTopic.name',
-    174: 'TxnOffsetCommitRequestTopic.partitions',
-    180: 'TxnOffsetCommitRequestTopic.name',
-    181: 'TxnOffsetCommitRequestTopic.partitions',
-    187: 'TxnOffsetCommitRequest.transactional_id',
-    188: 'TxnOffsetCommitRequest.group_id',
-    189: 'TxnOffsetCommitRequest.producer_id, producer_epoch',
-    191: 'TxnOffsetCommitRequest.topics',
-    197: 'TxnOffsetCommitRequest.generation_id',
-    198: 'TxnOffsetCommitRequest.generation_id',
-    199: 'TxnOffsetCommitRequest.member_id',
-    200: 'TxnOffsetCommitRequest.member_id',
-    201: 'TxnOffsetCommitRequest.group_instance_id',
-    202: 'TxnOffsetCommitRequest.group_instance_id',
-    203: 'TxnOffsetCommitRequest.transactional_id',
-    204: 'TxnOffsetCommitRequest.group_id',
-    205: 'TxnOffsetCommitRequest.producer_id, producer_epoch',
-    206: 'TxnOffsetCommitRequest.topics',
-    212: 'TxnOffsetCommitRequestPartition.partition_index, committed_offset, committed_leader_epoch',
-    214: 'TxnOffsetCommitRequestPartition.committed_metadata',
-    220: 'TxnOffsetCommitRequestPartition.partition_index, committed_offset, committed_leader_epoch',
-    221: 'TxnOffsetCommitRequestPartition.committed_metadata',
-    227: 'TxnOffsetCommitRequestTopic.name',
-    228: 'TxnOffsetCommitRequestTopic.partitions',
-    234: 'TxnOffsetCommitRequestTopic.name',
-    235: 'TxnOffsetCommitRequestTopic.partitions',
-    241: 'TxnOffsetCommitRequest.transactional_id',
-    242: 'TxnOffsetCommitRequest.group_id',
-    243: 'TxnOffsetCommitRequest.producer_id, producer_epoch',
-    245: 'TxnOffsetCommitRequest.topics',
-    251: 'TxnOffsetCommitRequest.generation_id',
-    252: 'TxnOffsetCommitRequest.generation_id',
-    253: 'TxnOffsetCommitRequest.member_id',
-    254: 'TxnOffsetCommitRequest.member_id',
-    255: 'TxnOffsetCommitRequest.group_instance_id',
-    256: 'TxnOffsetCommitRequest.group_instance_id',
-    257: 'TxnOffsetCommitRequest.transactional_id',
-    258: 'TxnOffsetCommitRequest.group_id',
-    259: 'TxnOffsetCommitRequest.producer_id, producer_epoch',
-    260: 'TxnOffsetCommitRequest.topics',
-    266: 'TxnOffsetCommitRequestPartition.partition_index, committed_offset, committed_leader_epoch',
-    268: 'TxnOffsetCommitRequestPartition.committed_metadata',
-    269: 'TxnOffsetCommitRequestPartition.<tagged fields>',
-    270: 'TxnOffsetCommitRequestPartition.<tagged fields>',
-    278: 'TxnOffsetCommitRequestPartition.partition_index, committed_offset, committed_leader_epoch',
-    279: 'TxnOffsetCommitRequestPartition.committed_metadata',
-    281: 'TxnOffsetCommitRequestPartition.<tagged fields>',
-    289: 'TxnOffsetCommitRequestTopic.name',
-    290: 'TxnOffsetCommitRequestTopic.partitions',
-    291: 'TxnOffsetCommitRequestTopic.<tagged fields>',
-    292: 'TxnOffsetCommitRequestTopic.<tagged fields>',
-    300: 'TxnOffsetCommitRequestTopic.name',
-    301: 'TxnOffsetCommitRequestTopic.partitions',
-    303: 'TxnOffsetCommitRequestTopic.<tagged fields>',
-    311: 'TxnOffsetCommitRequest.transactional_id',
-    312: 'TxnOffsetCommitRequest.group_id',
-    313: 'TxnOffsetCommitRequest.producer_id, producer_epoch, generation_id',
-    315: 'TxnOffsetCommitRequest.member_id',
-    316: 'TxnOffsetCommitRequest.group_instance_id',
-    317: 'TxnOffsetCommitRequest.topics',
-    318: 'TxnOffsetCommitRequest.<tagged fields>',
-    319: 'TxnOffsetCommitRequest.<tagged fields>',
-    327: 'TxnOffsetCommitRequest.transactional_id',
-    328: 'TxnOffsetCommitRequest.group_id',
-    329: 'TxnOffsetCommitRequest.producer_id, producer_epoch, generation_id',
-    330: 'TxnOffsetCommitRequest.member_id',
-    331: 'TxnOffsetCommitRequest.group_instance_id',
-    332: 'TxnOffsetCommitRequest.topics',
-    334: 'TxnOffsetCommitRequest.<tagged fields>',
+    163: 'TxnOffsetCommitRequestPartition.partition_index, committed_offset',
+    165: 'TxnOffsetCommitRequestPartition.committed_metadata',
+    171: 'TxnOffsetCommitRequestPartition.partition_index, committed_offset',
+    172: 'TxnOffsetCommitRequestPartition.committed_metadata',
+    178: 'TxnOffsetCommitRequestTopic.name',
+    179: 'TxnOffsetCommitRequestTopic.partitions',
+    185: 'TxnOffsetCommitRequestTopic.name',
+    186: 'TxnOffsetCommitRequestTopic.partitions',
+    192: 'TxnOffsetCommitRequest.transactional_id',
+    193: 'TxnOffsetCommitRequest.group_id',
+    194: 'TxnOffsetCommitRequest.producer_id, producer_epoch',
+    196: 'TxnOffsetCommitRequest.topics',
+    202: 'TxnOffsetCommitRequest.generation_id_or_member_epoch',
+    203: 'TxnOffsetCommitRequest.generation_id_or_member_epoch',
+    204: 'TxnOffsetCommitRequest.member_id',
+    205: 'TxnOffsetCommitRequest.member_id',
+    206: 'TxnOffsetCommitRequest.group_instance_id',
+    207: 'TxnOffsetCommitRequest.group_instance_id',
+    208: 'TxnOffsetCommitRequest.transactional_id',
+    209: 'TxnOffsetCommitRequest.group_id',
+    210: 'TxnOffsetCommitRequest.producer_id, producer_epoch',
+    211: 'TxnOffsetCommitRequest.topics',
+    217: 'TxnOffsetCommitRequestPartition.partition_index, committed_offset, committed_leader_epoch',
+    219: 'TxnOffsetCommitRequestPartition.committed_metadata',
+    225: 'TxnOffsetCommitRequestPartition.partition_index, committed_offset, committed_leader_epoch',
+    226: 'TxnOffsetCommitRequestPartition.committed_metadata',
+    232: 'TxnOffsetCommitRequestTopic.name',
+    233: 'TxnOffsetCommitRequestTopic.partitions',
+    239: 'TxnOffsetCommitRequestTopic.name',
+    240: 'TxnOffsetCommitRequestTopic.partitions',
+    246: 'TxnOffsetCommitRequest.transactional_id',
+    247: 'TxnOffsetCommitRequest.group_id',
+    248: 'TxnOffsetCommitRequest.producer_id, producer_epoch',
+    250: 'TxnOffsetCommitRequest.topics',
+    256: 'TxnOffsetCommitRequest.generation_id_or_member_epoch',
+    257: 'TxnOffsetCommitRequest.generation_id_or_member_epoch',
+    258: 'TxnOffsetCommitRequest.member_id',
+    259: 'TxnOffsetCommitRequest.member_id',
+    260: 'TxnOffsetCommitRequest.group_instance_id',
+    261: 'TxnOffsetCommitRequest.group_instance_id',
+    262: 'TxnOffsetCommitRequest.transactional_id',
+    263: 'TxnOffsetCommitRequest.group_id',
+    264: 'TxnOffsetCommitRequest.producer_id, producer_epoch',
+    265: 'TxnOffsetCommitRequest.topics',
+    271: 'TxnOffsetCommitRequestPartition.partition_index, committed_offset, committed_leader_epoch',
+    273: 'TxnOffsetCommitRequestPartition.committed_metadata',
+    274: 'TxnOffsetCommitRequestPartition.<tagged fields>',
+    275: 'TxnOffsetCommitRequestPartition.<tagged fields>',
+    283: 'TxnOffsetCommitRequestPartition.partition_index, committed_offset, committed_leader_epoch',
+    284: 'TxnOffsetCommitRequestPartition.committed_metadata',
+    286: 'TxnOffsetCommitRequestPartition.<tagged fields>',
+    294: 'TxnOffsetCommitRequestTopic.name',
+    295: 'TxnOffsetCommitRequestTopic.partitions',
+    296: 'TxnOffsetCommitRequestTopic.<tagged fields>',
+    297: 'TxnOffsetCommitRequestTopic.<tagged fields>',
+    305: 'TxnOffsetCommitRequestTopic.name',
+    306: 'TxnOffsetCommitRequestTopic.partitions',
+    308: 'TxnOffsetCommitRequestTopic.<tagged fields>',
+    316: 'TxnOffsetCommitRequest.transactional_id',
+    317: 'TxnOffsetCommitRequest.group_id',
+    318: 'TxnOffsetCommitRequest.producer_id, producer_epoch, generation_id_or_member_epoch',
+    320: 'TxnOffsetCommitRequest.member_id',
+    321: 'TxnOffsetCommitRequest.group_instance_id',
+    322: 'TxnOffsetCommitRequest.topics',
+    323: 'TxnOffsetCommitRequest.<tagged fields>',
+    324: 'TxnOffsetCommitRequest.<tagged fields>',
+    332: 'TxnOffsetCommitRequest.transactional_id',
+    333: 'TxnOffsetCommitRequest.group_id',
+    334: 'TxnOffsetCommitRequest.producer_id, producer_epoch, generation_id_or_member_epoch',
+    335: 'TxnOffsetCommitRequest.member_id',
+    336: 'TxnOffsetCommitRequest.group_instance_id',
+    337: 'TxnOffsetCommitRequest.topics',
+    339: 'TxnOffsetCommitRequest.<tagged fields>',
+    347: 'TxnOffsetCommitRequestTopic.topic_id',
+    348: 'TxnOffsetCommitRequestTopic.partitions',
+    349: 'TxnOffsetCommitRequestTopic.<tagged fields>',
+    350: 'TxnOffsetCommitRequestTopic.<tagged fields>',
+    358: 'TxnOffsetCommitRequestTopic.topic_id',
+    359: 'TxnOffsetCommitRequestTopic.partitions',
+    361: 'TxnOffsetCommitRequestTopic.<tagged fields>',
+    369: 'TxnOffsetCommitRequest.transactional_id',
+    370: 'TxnOffsetCommitRequest.group_id',
+    371: 'TxnOffsetCommitRequest.producer_id, producer_epoch, generation_id_or_member_epoch',
+    373: 'TxnOffsetCommitRequest.member_id',
+    374: 'TxnOffsetCommitRequest.group_instance_id',
+    375: 'TxnOffsetCommitRequest.topics',
+    376: 'TxnOffsetCommitRequest.<tagged fields>',
+    377: 'TxnOffsetCommitRequest.<tagged fields>',
+    385: 'TxnOffsetCommitRequest.transactional_id',
+    386: 'TxnOffsetCommitRequest.group_id',
+    387: 'TxnOffsetCommitRequest.producer_id, producer_epoch, generation_id_or_member_epoch',
+    388: 'TxnOffsetCommitRequest.member_id',
+    389: 'TxnOffsetCommitRequest.group_instance_id',
+    390: 'TxnOffsetCommitRequest.topics',
+    392: 'TxnOffsetCommitRequest.<tagged fields>',
 }

@@ -12,6 +12,7 @@ from kafka_fast.protocol.primitives import (
     read_compact_string,
     read_string,
     read_tags,
+    read_uuid,
     write_array,
     write_compact_array,
     write_compact_string,
@@ -56,30 +57,34 @@ class TxnOffsetCommitResponseTopic(Struct):
     """TxnOffsetCommitResponseTopic, part of TxnOffsetCommitResponse.
 
     Fields:
-        name (string, v0+)
+        name (string, v0-5)
             The topic name.
+        topic_id (uuid, v6+)
+            The topic ID.
         partitions ([]TxnOffsetCommitResponsePartition, v0+)
             The responses for each partition in the topic.
     """
 
     __qualname__ = 'TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic'
-    __slots__ = ('name', 'partitions')
+    __slots__ = ('name', 'topic_id', 'partitions')
     TxnOffsetCommitResponsePartition = TxnOffsetCommitResponsePartition
     FIELDS = (
-        Field('name', 'Name', 'string', (0, 32767), None, None, None, False, '', None),
+        Field('name', 'Name', 'string', (0, 5), None, None, None, True, '', None),
+        Field('topic_id', 'TopicId', 'uuid', (6, 32767), None, None, None, True, ZERO_UUID, None),
         Field('partitions', 'Partitions', '[]TxnOffsetCommitResponsePartition', (0, 32767), None, None, None, False, list, TxnOffsetCommitResponsePartition),
     )
-    _DEFAULTS = {'name': '', 'unknown_tagged_fields': None}
+    _DEFAULTS = {'name': '', 'topic_id': ZERO_UUID, 'unknown_tagged_fields': None}
     _FACTORIES = {'partitions': list}
 
-    def __init__(self, *, name='', partitions=DEFAULT):
+    def __init__(self, *, name='', topic_id=ZERO_UUID, partitions=DEFAULT):
         self.name = name
+        self.topic_id = topic_id
         self.partitions = [] if partitions is DEFAULT else partitions
         self.unknown_tagged_fields = None
 
 
 class TxnOffsetCommitResponse(Message):
-    """Kafka TxnOffsetCommitResponse response (API key 28), versions 0-5.
+    """Kafka TxnOffsetCommitResponse response (API key 28), versions 0-6.
 
     Fields:
         throttle_time_ms (int32, v0+)
@@ -92,7 +97,7 @@ class TxnOffsetCommitResponse(Message):
     NAME = 'TxnOffsetCommitResponse'
     API_KEY = 28
     MIN_VERSION = 0
-    MAX_VERSION = 5
+    MAX_VERSION = 6
     FLEXIBLE_MIN = 3
     LATEST_VERSION_UNSTABLE = False
     TxnOffsetCommitResponseTopic = TxnOffsetCommitResponseTopic
@@ -153,7 +158,7 @@ def _enc_TxnOffsetCommitResponse_v0(out, blobs, o):
 
 
 def _dec_TxnOffsetCommitResponsePartition_v3(mv, pos):
-    """TxnOffsetCommitResponsePartition, versions 3-5."""
+    """TxnOffsetCommitResponsePartition, versions 3-6."""
     o = new(TxnOffsetCommitResponsePartition)
     o.partition_index, o.error_code = _u_ih(mv, pos)
     pos += 6
@@ -165,7 +170,7 @@ def _dec_TxnOffsetCommitResponsePartition_v3(mv, pos):
 
 
 def _enc_TxnOffsetCommitResponsePartition_v3(out, blobs, o):
-    """TxnOffsetCommitResponsePartition, versions 3-5."""
+    """TxnOffsetCommitResponsePartition, versions 3-6."""
     out += _p_ih(o.partition_index, o.error_code)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -218,38 +223,97 @@ def _enc_TxnOffsetCommitResponse_v3(out, blobs, o):
         out.append(0)
 
 
-TxnOffsetCommitResponse._DECODERS = (_dec_TxnOffsetCommitResponse_v0, _dec_TxnOffsetCommitResponse_v0, _dec_TxnOffsetCommitResponse_v0, _dec_TxnOffsetCommitResponse_v3, _dec_TxnOffsetCommitResponse_v3, _dec_TxnOffsetCommitResponse_v3,)
-TxnOffsetCommitResponse._ENCODERS = (_enc_TxnOffsetCommitResponse_v0, _enc_TxnOffsetCommitResponse_v0, _enc_TxnOffsetCommitResponse_v0, _enc_TxnOffsetCommitResponse_v3, _enc_TxnOffsetCommitResponse_v3, _enc_TxnOffsetCommitResponse_v3,)
+def _dec_TxnOffsetCommitResponseTopic_v6(mv, pos):
+    """TxnOffsetCommitResponseTopic, version 6."""
+    o = new(TxnOffsetCommitResponseTopic)
+    o.topic_id, pos = read_uuid(mv, pos)
+    o.partitions, pos = read_compact_array(mv, pos, _dec_TxnOffsetCommitResponsePartition_v3)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_TxnOffsetCommitResponseTopic_v6(out, blobs, o):
+    """TxnOffsetCommitResponseTopic, version 6."""
+    out += o.topic_id.bytes
+    write_compact_array(out, blobs, o.partitions, _enc_TxnOffsetCommitResponsePartition_v3)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+def _dec_TxnOffsetCommitResponse_v6(mv, pos):
+    """TxnOffsetCommitResponse, version 6."""
+    o = new(TxnOffsetCommitResponse)
+    o.throttle_time_ms, = _u_i(mv, pos)
+    pos += 4
+    o.topics, pos = read_compact_array(mv, pos, _dec_TxnOffsetCommitResponseTopic_v6)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_TxnOffsetCommitResponse_v6(out, blobs, o):
+    """TxnOffsetCommitResponse, version 6."""
+    out += _p_i(o.throttle_time_ms)
+    write_compact_array(out, blobs, o.topics, _enc_TxnOffsetCommitResponseTopic_v6)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
+TxnOffsetCommitResponse._DECODERS = (_dec_TxnOffsetCommitResponse_v0, _dec_TxnOffsetCommitResponse_v0, _dec_TxnOffsetCommitResponse_v0, _dec_TxnOffsetCommitResponse_v3, _dec_TxnOffsetCommitResponse_v3, _dec_TxnOffsetCommitResponse_v3, _dec_TxnOffsetCommitResponse_v6,)
+TxnOffsetCommitResponse._ENCODERS = (_enc_TxnOffsetCommitResponse_v0, _enc_TxnOffsetCommitResponse_v0, _enc_TxnOffsetCommitResponse_v0, _enc_TxnOffsetCommitResponse_v3, _enc_TxnOffsetCommitResponse_v3, _enc_TxnOffsetCommitResponse_v3, _enc_TxnOffsetCommitResponse_v6,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    116: 'TxnOffsetCommitResponsePartition.partition_index, error_code',
-    123: 'TxnOffsetCommitResponsePartition.partition_index, error_code',
-    129: 'TxnOffsetCommitResponseTopic.name',
-    130: 'TxnOffsetCommitResponseTopic.partitions',
-    136: 'TxnOffsetCommitResponseTopic.name',
-    137: 'TxnOffsetCommitResponseTopic.partitions',
-    143: 'TxnOffsetCommitResponse.throttle_time_ms',
-    145: 'TxnOffsetCommitResponse.topics',
-    151: 'TxnOffsetCommitResponse.throttle_time_ms',
-    152: 'TxnOffsetCommitResponse.topics',
-    158: 'TxnOffsetCommitResponsePartition.partition_index, error_code',
-    160: 'TxnOffsetCommitResponsePartition.<tagged fields>',
-    161: 'TxnOffsetCommitResponsePartition.<tagged fields>',
-    169: 'TxnOffsetCommitResponsePartition.partition_index, error_code',
-    171: 'TxnOffsetCommitResponsePartition.<tagged fields>',
-    179: 'TxnOffsetCommitResponseTopic.name',
-    180: 'TxnOffsetCommitResponseTopic.partitions',
-    181: 'TxnOffsetCommitResponseTopic.<tagged fields>',
-    182: 'TxnOffsetCommitResponseTopic.<tagged fields>',
-    190: 'TxnOffsetCommitResponseTopic.name',
-    191: 'TxnOffsetCommitResponseTopic.partitions',
-    193: 'TxnOffsetCommitResponseTopic.<tagged fields>',
-    201: 'TxnOffsetCommitResponse.throttle_time_ms',
-    203: 'TxnOffsetCommitResponse.topics',
-    204: 'TxnOffsetCommitResponse.<tagged fields>',
-    205: 'TxnOffsetCommitResponse.<tagged fields>',
-    213: 'TxnOffsetCommitResponse.throttle_time_ms',
-    214: 'TxnOffsetCommitResponse.topics',
-    216: 'TxnOffsetCommitResponse.<tagged fields>',
+    121: 'TxnOffsetCommitResponsePartition.partition_index, error_code',
+    128: 'TxnOffsetCommitResponsePartition.partition_index, error_code',
+    134: 'TxnOffsetCommitResponseTopic.name',
+    135: 'TxnOffsetCommitResponseTopic.partitions',
+    141: 'TxnOffsetCommitResponseTopic.name',
+    142: 'TxnOffsetCommitResponseTopic.partitions',
+    148: 'TxnOffsetCommitResponse.throttle_time_ms',
+    150: 'TxnOffsetCommitResponse.topics',
+    156: 'TxnOffsetCommitResponse.throttle_time_ms',
+    157: 'TxnOffsetCommitResponse.topics',
+    163: 'TxnOffsetCommitResponsePartition.partition_index, error_code',
+    165: 'TxnOffsetCommitResponsePartition.<tagged fields>',
+    166: 'TxnOffsetCommitResponsePartition.<tagged fields>',
+    174: 'TxnOffsetCommitResponsePartition.partition_index, error_code',
+    176: 'TxnOffsetCommitResponsePartition.<tagged fields>',
+    184: 'TxnOffsetCommitResponseTopic.name',
+    185: 'TxnOffsetCommitResponseTopic.partitions',
+    186: 'TxnOffsetCommitResponseTopic.<tagged fields>',
+    187: 'TxnOffsetCommitResponseTopic.<tagged fields>',
+    195: 'TxnOffsetCommitResponseTopic.name',
+    196: 'TxnOffsetCommitResponseTopic.partitions',
+    198: 'TxnOffsetCommitResponseTopic.<tagged fields>',
+    206: 'TxnOffsetCommitResponse.throttle_time_ms',
+    208: 'TxnOffsetCommitResponse.topics',
+    209: 'TxnOffsetCommitResponse.<tagged fields>',
+    210: 'TxnOffsetCommitResponse.<tagged fields>',
+    218: 'TxnOffsetCommitResponse.throttle_time_ms',
+    219: 'TxnOffsetCommitResponse.topics',
+    221: 'TxnOffsetCommitResponse.<tagged fields>',
+    229: 'TxnOffsetCommitResponseTopic.topic_id',
+    230: 'TxnOffsetCommitResponseTopic.partitions',
+    231: 'TxnOffsetCommitResponseTopic.<tagged fields>',
+    232: 'TxnOffsetCommitResponseTopic.<tagged fields>',
+    240: 'TxnOffsetCommitResponseTopic.topic_id',
+    241: 'TxnOffsetCommitResponseTopic.partitions',
+    243: 'TxnOffsetCommitResponseTopic.<tagged fields>',
+    251: 'TxnOffsetCommitResponse.throttle_time_ms',
+    253: 'TxnOffsetCommitResponse.topics',
+    254: 'TxnOffsetCommitResponse.<tagged fields>',
+    255: 'TxnOffsetCommitResponse.<tagged fields>',
+    263: 'TxnOffsetCommitResponse.throttle_time_ms',
+    264: 'TxnOffsetCommitResponse.topics',
+    266: 'TxnOffsetCommitResponse.<tagged fields>',
 }
