@@ -29,7 +29,7 @@ from harness.process import ManagedProcess
 WORKER_CORES = 1
 WORKER_MEMORY = "1g"
 DAEMON_MEMORY = "256m"
-START_TIMEOUT = 90.0
+START_TIMEOUT = 180.0  # a loaded 2-core machine takes a while
 _STRIPPED = ("PYTHONPATH", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYSPARK_SUBMIT_ARGS",
              "SPARK_CONF_DIR", "SPARK_HOME")
 

@@ -29,11 +29,11 @@ from harness import create_topic, unique_topic
 from harness.peers import require_java
 from harness.spark_cluster import SparkCluster
 
-pytestmark = [pytest.mark.spark, pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(600)]
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("cluster_driver.py")
-DRIVER_TIMEOUT = 300
+DRIVER_TIMEOUT = 480  # a loaded 2-core machine (make test) takes minutes
 
 
 @pytest.fixture(scope="module")
@@ -95,12 +95,10 @@ def workers_seen(cluster: SparkCluster, where: set[str]) -> set[int]:
 
 def test_batch_read_and_write_on_two_executors(kafka, cluster, builtin_package):
     n = 3000
-    src, copy, builtin_out = (unique_topic(p) for p in ("cl-src", "cl-copy", "cl-builtin"))
+    src = unique_topic("cl-src")
     create_topic(kafka, src, 4)
-    create_topic(kafka, copy, 3)
-    create_topic(kafka, builtin_out, 3)
-    out = run_driver(cluster, "batch", cluster.master_url, kafka.bootstrap, src, copy,
-                     builtin_out, str(n), *([builtin_package] if builtin_package else []))
+    out = run_driver(cluster, "batch", cluster.master_url, kafka.bootstrap, src, str(n),
+                     *([builtin_package] if builtin_package else []))
     print("driver seconds:", out["seconds"])
 
     # the write: every row once, from tasks on both workers
@@ -116,20 +114,13 @@ def test_batch_read_and_write_on_two_executors(kafka, cluster, builtin_package):
     assert [r[:4] for r in out["kafka_fast"]] == log
     assert workers_seen(cluster, {r[4] for r in out["kafka_fast"]}) == {0, 1}
 
-    # read and written again on the cluster: the same rows in the copy
-    copied = read_topic(kafka, copy, 3)
-    assert Counter((k, v) for _, _, k, v, _ in copied) == Counter(
-        (k, v) for _, _, k, v, _ in written)
-
     if builtin_package is None:
         if os.environ.get("CI") == "true":
             pytest.fail("spark-sql-kafka-0-10 is not resolvable from Maven Central")
         return
-    # Spark's own connector on the same cluster: the same rows read, the same rows written
+    # Spark's own connector on the same cluster reads the same rows
     assert [r[:4] for r in out["builtin"]] == log
-    by_builtin = read_topic(kafka, builtin_out, 3)
-    assert Counter((k, v) for _, _, k, v, _ in by_builtin) == Counter(
-        (k, v) for _, _, k, v, _ in written)
+    assert workers_seen(cluster, {r[4] for r in out["builtin"]}) <= {0, 1}
 
 
 def _lines(proc: subprocess.Popen, into: queue.Queue) -> None:
@@ -140,7 +131,7 @@ def _lines(proc: subprocess.Popen, into: queue.Queue) -> None:
 
 
 def test_exactly_once_stream_survives_a_killed_worker(kafka, cluster, tmp_path):
-    n = 3000
+    n = 1500
     src, dst = unique_topic("cl-eos-in"), unique_topic("cl-eos-out")
     create_topic(kafka, src, 4)
     create_topic(kafka, dst, 2)
@@ -152,11 +143,11 @@ def test_exactly_once_stream_survives_a_killed_worker(kafka, cluster, tmp_path):
     prefix = f"cl-eos-{uuid.uuid4().hex[:6]}"
 
     lines: queue.Queue = queue.Queue()
-    proc = subprocess.Popen(
-        [sys.executable, str(DRIVER), "stream", cluster.master_url, kafka.bootstrap, src,
-         dst, str(tmp_path / "checkpoint"), prefix],
-        env=driver_env(), cwd=ROOT, stdout=subprocess.PIPE,
-        stderr=open(tmp_path / "driver.log", "wb"), text=True)  # noqa: SIM115
+    with open(tmp_path / "driver.log", "wb") as driver_err:
+        proc = subprocess.Popen(
+            [sys.executable, str(DRIVER), "stream", cluster.master_url, kafka.bootstrap, src,
+             dst, str(tmp_path / "checkpoint"), prefix],
+            env=driver_env(), cwd=ROOT, stdout=subprocess.PIPE, stderr=driver_err, text=True)
     reader = threading.Thread(target=_lines, args=(proc, lines), daemon=True)
     reader.start()
     try:
@@ -191,8 +182,12 @@ def test_exactly_once_stream_survives_a_killed_worker(kafka, cluster, tmp_path):
     assert killed_after is not None and result is not None, driver_log[-4000:]
     assert result["error"] is None and not result["active"], result
     assert result["last_batch"] > killed_after  # the query went on after the kill
+    assert "Lost executor" in driver_log  # Spark's scheduler saw the executor die
 
     committed = read_topic(kafka, dst, 2)
     assert Counter(v for _, _, _, v, _ in committed) == Counter(values)  # each row once
     everything = read_topic(kafka, dst, 2, "read_uncommitted")
+    # records the killed executor's open transaction had sent (if any) are aborted
+    print(f"killed after batch {killed_after}; last batch {result['last_batch']}; "
+          f"{len(everything) - len(committed)} aborted records in the log")
     assert len(everything) >= len(committed)
