@@ -24,10 +24,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer
 from harness import create_topic, unique_topic
 from harness.peers import require_java
 from harness.spark_cluster import SparkCluster
+
+from .kafka_records import read_records
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(600)]
 
@@ -58,30 +60,6 @@ def run_driver(cluster: SparkCluster, *args: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def read_topic(kafka, topic: str, partitions: int, isolation: str = "read_committed",
-               settle: float = 3.0) -> list[tuple]:
-    """Every record a consumer with ``isolation`` sees: (partition, offset, key, value,
-    headers), sorted."""
-    consumer = Consumer(kafka.client_config({
-        "group.id": f"check-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
-        "isolation.level": isolation, "fetch.wait.max.ms": 50}))
-    out = []
-    try:
-        consumer.assign([TopicPartition(topic, p, -2) for p in range(partitions)])
-        quiet = time.monotonic() + settle
-        while time.monotonic() < quiet:
-            msgs = consumer.consume(num_messages=10_000, timeout=0.5)
-            for msg in msgs:
-                assert msg.error() is None, msg.error()
-                out.append((msg.partition(), msg.offset(), msg.key(), msg.value(),
-                            tuple(msg.headers() or ())))
-            if msgs:
-                quiet = time.monotonic() + settle
-    finally:
-        consumer.close()
-    return sorted(out)
-
-
 def workers_seen(cluster: SparkCluster, where: set[str]) -> set[int]:
     """The worker slots the ``session id:kafka_fast root`` reports name; every report names
     this tree."""
@@ -102,7 +80,7 @@ def test_batch_read_and_write_on_two_executors(kafka, cluster, builtin_package):
     print("driver seconds:", out["seconds"])
 
     # the write: every row once, from tasks on both workers
-    written = read_topic(kafka, src, 4)
+    written = read_records(kafka, src, 4)
     assert sorted((k, v) for _, _, k, v, _ in written) == [
         (b"k%05d" % i, b"v%05d" % i) for i in range(n)]
     assert {p for p, *_ in written} == {0, 1, 2, 3}
@@ -184,9 +162,9 @@ def test_exactly_once_stream_survives_a_killed_worker(kafka, cluster, tmp_path):
     assert result["last_batch"] > killed_after  # the query went on after the kill
     assert "Lost executor" in driver_log  # Spark's scheduler saw the executor die
 
-    committed = read_topic(kafka, dst, 2)
+    committed = read_records(kafka, dst, 2)
     assert Counter(v for _, _, _, v, _ in committed) == Counter(values)  # each row once
-    everything = read_topic(kafka, dst, 2, "read_uncommitted")
+    everything = read_records(kafka, dst, 2, "read_uncommitted")
     # records the killed executor's open transaction had sent (if any) are aborted
     print(f"killed after batch {killed_after}; last batch {result['last_batch']}; "
           f"{len(everything) - len(committed)} aborted records in the log")
