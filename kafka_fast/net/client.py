@@ -150,8 +150,18 @@ class KafkaClient:
         self.metadata.start_periodic()
         self.metadata.submit(None, False)
 
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` has begun."""
+        return self._closed
+
     def close(self, timeout: float | None = 5.0) -> None:
-        """Fail everything outstanding with _DESTROY, close sockets, stop the I/O thread."""
+        """Fail everything outstanding with _DESTROY, close sockets, stop the I/O thread.
+
+        Requests that I/O-thread code (timers, callbacks, response handlers) makes after
+        close has begun fail with _DESTROY instead of raising there: the I/O thread runs on
+        until it reaches the shutdown, and would otherwise log a "client is closed" error.
+        """
         if self._closed:
             return
         self._closed = True
@@ -165,8 +175,8 @@ class KafkaClient:
             self._event_thread.join(timeout)
 
     def _shutdown(self) -> None:
-        err = KafkaError(KafkaError._DESTROY, "client closed")
-        exc = KafkaException(err)
+        exc = _closed_error()
+        err = exc.args[0]
         while self._submitted:
             self._submitted.popleft().fail(exc)
         self.metadata.fail_all(exc)
@@ -255,7 +265,7 @@ class KafkaClient:
     def _new_request(self, message: Any, version: int | None, timeout_ms: int | None,
                      node_id: int | None, any_node: bool,
                      lane: Lane = Lane.DEFAULT) -> tuple[Request, ReportingFuture]:
-        if self._closed:
+        if self._closed and not self.loop.in_loop_thread():
             raise KafkaException(KafkaError(KafkaError._DESTROY, "client is closed"))
         timeout = (self.settings.request_timeout if timeout_ms is None else timeout_ms / 1000.0)
         fut = ReportingFuture(self._internal_error, self.log)
@@ -264,6 +274,9 @@ class KafkaClient:
         return req, fut
 
     def _submit(self, req: Request) -> None:
+        if self._closed:  # I/O-thread code, or a call that raced with close()
+            req.fail(_closed_error())
+            return
         self.ensure_started()
         self._submitted.append(req)
         self.loop.wakeup()
@@ -301,6 +314,9 @@ class KafkaClient:
             self._dispatch(q.popleft())
 
     def _dispatch(self, req: Request) -> None:
+        if self._closed:  # submitted just before close(): never open a connection for it
+            req.fail(_closed_error())
+            return
         if req.any_node:
             node = self.pick_node(req.tried or set())
             if node is None:
@@ -642,3 +658,8 @@ class KafkaClient:
 
     def invalidate_coordinator(self, key_type: int, key: str) -> None:
         self.coordinators.invalidate(key_type, key)
+
+
+def _closed_error() -> KafkaException:
+    """What requests of a closed client fail with."""
+    return KafkaException(KafkaError(KafkaError._DESTROY, "client closed"))

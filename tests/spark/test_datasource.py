@@ -14,11 +14,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer
 from harness import create_topic, unique_topic
 from pyspark.sql import functions as F
 
 import kafka_fast.spark as kspark
+
+from .kafka_records import read_committed
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -49,28 +51,6 @@ def produce_exact(kafka, topic: str, items, headers: bool = False) -> list[tuple
         producer.poll(0)
     assert producer.flush(30) == 0 and not errors, errors
     return sorted(acked)
-
-
-def read_committed(kafka, topic: str, partitions: int, isolation: str = "read_committed",
-                   settle: float = 3.0) -> list[tuple]:
-    """Every record a ``isolation`` consumer sees: (partition, offset, key, value), sorted."""
-    consumer = Consumer(kafka.client_config({
-        "group.id": f"check-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
-        "isolation.level": isolation, "fetch.wait.max.ms": 50}))
-    out = []
-    try:
-        consumer.assign([TopicPartition(topic, p, -2) for p in range(partitions)])
-        quiet = time.monotonic() + settle
-        while time.monotonic() < quiet:
-            msgs = consumer.consume(num_messages=10_000, timeout=0.5)
-            for msg in msgs:
-                assert msg.error() is None, msg.error()
-                out.append((msg.partition(), msg.offset(), msg.key(), msg.value()))
-            if msgs:
-                quiet = time.monotonic() + settle
-    finally:
-        consumer.close()
-    return sorted(out)
 
 
 def source(spark, kafka, **options):
