@@ -43,6 +43,7 @@ system-deps:
 # the repository.
 kafka-jars:
 	bash tools/fetch_kafka.sh
+	bash tools/fetch_toxiproxy.sh
 
 gen: install
 	$(PY) tools/gen_errors.py $(SCHEMAS)/error-codes.tsv
