@@ -11,14 +11,12 @@ nothing lost by a consumer group, the timeouts honoured, ``error_cb`` told, RSS 
 from __future__ import annotations
 
 import time
-import uuid
 from collections import Counter
 
 import pytest
 import toxiproxy_schedule as sched
-from harness.apache_kafka import ApacheKafka, require_apache_kafka, start_apache_kafka
-from harness.ports import free_port
-from harness.toxiproxy import Proxy, Toxiproxy, require_toxiproxy
+from harness.apache_kafka import require_apache_kafka
+from harness.toxiproxy import ProxiedCluster, require_toxiproxy, start_proxied_cluster
 
 import kafka_fast
 from kafka_fast import KafkaError
@@ -30,48 +28,13 @@ RECORDS = 50_000
 RSS_LIMIT_MB = 200.0
 
 
-class ProxiedCluster:
-    """The cluster, its proxies by node id, and the proxies' bootstrap."""
-
-    def __init__(self, cluster: ApacheKafka, server: Toxiproxy, proxies: dict[int, Proxy]):
-        self.cluster = cluster
-        self.server = server
-        self.proxies = proxies
-        self.bootstrap = cluster.client_bootstrap
-        self.direct = cluster.bootstrap
-
-    def topic(self, prefix: str, partitions: int = 3) -> str:
-        name = f"{prefix}-{uuid.uuid4().hex[:8]}"
-        self.cluster.create_topic(name, partitions, 3)
-        self.cluster.wait_in_sync(name)
-        return name
-
-    def leader(self, topic: str, partition: int = 0) -> int:
-        from confluent_kafka.admin import AdminClient
-
-        md = AdminClient({"bootstrap.servers": self.direct}).list_topics(topic, timeout=10)
-        return md.topics[topic].partitions[partition].leader
-
-
 @pytest.fixture(scope="module")
 def proxied(tmp_path_factory) -> ProxiedCluster:
     require_apache_kafka()
     require_toxiproxy()
-    workdir = tmp_path_factory.mktemp("toxiproxy-cluster")
-    server = Toxiproxy(workdir / "toxiproxy")
-    listen = {i: free_port() for i in (1, 2, 3)}
-    try:
-        cluster = start_apache_kafka(workdir / "kafka", brokers=3, client_ports=listen)
-    except BaseException:
-        server.stop()
-        raise
-    try:
-        proxies = {i: server.proxy(f"broker{i}", node.ports["CLIENT"], listen[i])
-                   for i, node in cluster.nodes.items()}
-        yield ProxiedCluster(cluster, server, proxies)
-    finally:
-        cluster.discard()
-        server.stop()
+    cluster = start_proxied_cluster(tmp_path_factory.mktemp("toxiproxy-cluster"))
+    yield cluster
+    cluster.stop()
 
 
 @pytest.fixture
@@ -100,15 +63,7 @@ def test_clients_reach_brokers_only_through_proxies(cluster):
 
 def _run(cluster: ProxiedCluster, fault: sched.Fault, lib=kafka_fast, client="kafka_fast",
          records: int = RECORDS) -> sched.Outcome:
-    topic = cluster.topic(f"toxi-{fault.name}")
-    proxy = cluster.proxies[cluster.leader(topic)]
-    out, sent = sched.produce_under(lib, client, cluster.bootstrap, topic, proxy, fault,
-                                    records)
-    log = sched.read_log(lib, cluster.direct, topic)
-    got = sched.compare(out, sent, log)
-    if not out.lost:
-        sched.consume_under(lib, out, cluster.bootstrap, topic, proxy, fault,
-                            set(range(records)))
+    out, sent, got = sched.run_fault(lib, client, cluster, fault, records)
     print(out.as_dict())
     # Every record exactly once, in the order sent, per partition (exact record numbers;
     # compare() checked each value against its key).

@@ -16,13 +16,14 @@ tools/fault_table.py (which stores the outcomes of both clients side by side).
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from types import ModuleType
 from typing import Any
 
-from harness.toxiproxy import Proxy
+from harness.toxiproxy import ProxiedCluster, Proxy
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,9 @@ class Fault:
 def _both(kind: str, **attributes: int) -> tuple[Toxic, ...]:
     return (Toxic(kind, "upstream", attributes), Toxic(kind, "downstream", attributes))
 
+
+#: Seconds to wait for a timer thread switching a fault (one API call) at the end of a run.
+API_JOIN = 15.0
 
 FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault("latency", (Toxic("latency", "downstream", {"latency": 500, "jitter": 250}),), False),
@@ -91,6 +95,7 @@ class Outcome:
     group_lost: int | None = None
     group_duplicated: int | None = None
     group_wedged: bool | None = None
+    lost_ranges: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -209,11 +214,14 @@ def compare(out: Outcome, sent: dict[int, list[int]],
     for p, want in sent.items():
         have = got.get(p, [])
         counts = Counter(have)
-        out.lost += len(set(want) - set(counts))
+        missing = sorted(set(want) - set(counts))
+        out.lost += len(missing)
+        if missing:
+            out.lost_ranges.append(f"p{p}: {missing[0]}..{missing[-1]} ({len(missing)})")
         out.duplicated += sum(c - 1 for c in counts.values() if c > 1)
         firsts = list(dict.fromkeys(have))
         order = [n for n in firsts if n in set(want)]
-        out.out_of_order += sum(1 for a, b in zip(order, order[1:]) if a > b)
+        out.out_of_order += sum(1 for a, b in zip(order, order[1:], strict=False) if a > b)
     return got
 
 
@@ -313,7 +321,7 @@ def run_example(bootstrap: str, direct: str, source: str, target: str, proxy: Pr
                 fault: Fault, *, fault_at: float = 1.0, window: float = 6.0
                 ) -> tuple[int, list[tuple[bytes, bytes]]]:
     """examples/exactly_once.py's loop through the proxies, ``fault`` on between
-    ``fault_at`` and ``fault_at + window`` seconds (switched between transactions);
+    ``fault_at`` and ``fault_at + window`` seconds;
     returns the records processed and the target's committed records."""
     import sys
     from pathlib import Path
@@ -333,25 +341,35 @@ def run_example(bootstrap: str, direct: str, source: str, target: str, proxy: Pr
                                     "transactional.id": f"tid-{source}",
                                     "transaction.timeout.ms": 60000,
                                     "request.timeout.ms": 5000})
-    start = time.monotonic()
-    state = {"on": False, "done": False}
-
-    def before_commit(msgs: list[Any]) -> None:
-        elapsed = time.monotonic() - start
-        if not state["on"] and not state["done"] and elapsed >= fault_at:
-            apply(proxy, fault)
-            state["on"] = True
-        elif state["on"] and elapsed >= fault_at + window:
-            proxy.clear()
-            state["on"], state["done"] = False, True
-
+    # Timers, not the loop, switch the fault: a loop stuck in a transaction still sees it end.
+    timers = [threading.Timer(fault_at, apply, (proxy, fault)),
+              threading.Timer(fault_at + window, proxy.clear)]
     try:
         consumer.subscribe([source])
-        processed = run(consumer, producer, target, batch=100, idle=4.0,
-                        before_commit=before_commit)
+        for t in timers:
+            t.start()
+        processed = run(consumer, producer, target, batch=100, idle=4.0)
     finally:
+        for t in timers:
+            t.cancel()
+            if t.is_alive():
+                t.join(API_JOIN)
         proxy.clear()
         producer.close()
         consumer.close()
     log = read_log(kafka_fast, direct, target, partitions=1, committed=True)
     return processed, log[0]
+
+
+def run_fault(lib: ModuleType, client: str, cluster: ProxiedCluster, fault: Fault,
+              records: int) -> tuple[Outcome, dict[int, list[int]], dict[int, list[int]]]:
+    """The whole schedule for one fault and client: produce under it, read back, then a
+    consumer group under it (skipped when records were lost). Returns the outcome, the
+    record numbers sent and those read back, per partition."""
+    topic = cluster.topic(f"toxi-{fault.name}")
+    proxy = cluster.proxies[cluster.leader(topic)]
+    out, sent = produce_under(lib, client, cluster.bootstrap, topic, proxy, fault, records)
+    got = compare(out, sent, read_log(lib, cluster.direct, topic))
+    if not out.lost:
+        consume_under(lib, out, cluster.bootstrap, topic, proxy, fault, set(range(records)))
+    return out, sent, got

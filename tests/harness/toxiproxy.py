@@ -15,12 +15,13 @@ import os
 import shutil
 import urllib.error
 import urllib.request
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness.apache_kafka import cache_dir
+from harness.apache_kafka import ApacheKafka, cache_dir, start_apache_kafka
 from harness.ports import LOOPBACK, free_port, wait_listening
 from harness.process import ManagedProcess
 
@@ -141,3 +142,53 @@ class Proxy:
     def set_enabled(self, enabled: bool) -> None:
         """Disabled, the proxy closes its connections and refuses new ones."""
         self.server.call("POST", f"/proxies/{self.name}", {"enabled": enabled})
+
+
+class ProxiedCluster:
+    """A 3-node Apache Kafka cluster whose clients reach each broker only through its own
+    proxy: ``bootstrap`` is the proxies' addresses (the brokers' CLIENT listeners advertise
+    them), ``direct`` the PLAINTEXT listeners (for set-up and read-back, no fault),
+    ``proxies`` the proxies by node id."""
+
+    def __init__(self, cluster: ApacheKafka, server: Toxiproxy, proxies: dict[int, Proxy]):
+        self.cluster = cluster
+        self.server = server
+        self.proxies = proxies
+        self.bootstrap = cluster.client_bootstrap
+        self.direct = cluster.bootstrap
+
+    def topic(self, prefix: str, partitions: int = 3) -> str:
+        """A new topic (replication factor 3), every replica in sync."""
+        name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+        self.cluster.create_topic(name, partitions, 3)
+        self.cluster.wait_in_sync(name)
+        return name
+
+    def leader(self, topic: str, partition: int = 0) -> int:
+        from confluent_kafka.admin import AdminClient
+
+        md = AdminClient({"bootstrap.servers": self.direct}).list_topics(topic, timeout=10)
+        return md.topics[topic].partitions[partition].leader
+
+    def stop(self) -> None:
+        self.cluster.discard()
+        self.server.stop()
+
+
+def start_proxied_cluster(workdir: Path) -> ProxiedCluster:
+    """Toxiproxy and three Kafka nodes, one proxy in front of each node's CLIENT listener."""
+    server = Toxiproxy(workdir / "toxiproxy")
+    listen = {i: free_port() for i in (1, 2, 3)}
+    try:
+        cluster = start_apache_kafka(workdir / "kafka", brokers=3, client_ports=listen)
+    except BaseException:
+        server.stop()
+        raise
+    try:
+        proxies = {i: server.proxy(f"broker{i}", node.ports["CLIENT"], listen[i])
+                   for i, node in cluster.nodes.items()}
+    except BaseException:
+        cluster.discard()
+        server.stop()
+        raise
+    return ProxiedCluster(cluster, server, proxies)
