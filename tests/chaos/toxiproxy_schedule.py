@@ -214,13 +214,13 @@ def compare(out: Outcome, sent: dict[int, list[int]],
     for p, want in sent.items():
         have = got.get(p, [])
         counts = Counter(have)
-        missing = sorted(set(want) - set(counts))
+        wanted = set(want)
+        missing = sorted(wanted - set(counts))
         out.lost += len(missing)
         if missing:
             out.lost_ranges.append(f"p{p}: {missing[0]}..{missing[-1]} ({len(missing)})")
         out.duplicated += sum(c - 1 for c in counts.values() if c > 1)
-        firsts = list(dict.fromkeys(have))
-        order = [n for n in firsts if n in set(want)]
+        order = [n for n in dict.fromkeys(have) if n in wanted]
         out.out_of_order += sum(1 for a, b in zip(order, order[1:], strict=False) if a > b)
     return got
 
@@ -370,6 +370,13 @@ def run_fault(lib: ModuleType, client: str, cluster: ProxiedCluster, fault: Faul
     proxy = cluster.proxies[cluster.leader(topic)]
     out, sent = produce_under(lib, client, cluster.bootstrap, topic, proxy, fault, records)
     got = compare(out, sent, read_log(lib, cluster.direct, topic))
+    if out.lost:
+        # Read again with the other client: a reader's fault or a writer's?
+        import confluent_kafka
+
+        check = Outcome(client, fault.name, records)
+        compare(check, sent, read_log(confluent_kafka, cluster.direct, topic))
+        out.lost_ranges.append(f"confluent-kafka reads {check.lost} lost: {check.lost_ranges}")
     if not out.lost:
         consume_under(lib, out, cluster.bootstrap, topic, proxy, fault, set(range(records)))
     return out, sent, got
