@@ -53,6 +53,7 @@ kerberos: install system-deps
 # the repository.
 kafka-jars:
 	bash tools/fetch_kafka.sh
+	bash tools/fetch_toxiproxy.sh
 
 gen: install
 	$(PY) tools/gen_errors.py $(SCHEMAS)/error-codes.tsv

@@ -166,13 +166,14 @@ class Delivery:
             taken += n
             if n:
                 epoch = seg.leader_epoch
+                # The application has these records, not yet those of later segments.
+                end = int(seg.cols.offsets[start + n - 1]) + 1
             if start + n >= seg.stop:
                 self.cur_seg += 1
                 if self.cur_seg < len(segs):
                     self.cur_rec = segs[self.cur_seg].start
             else:
                 self.cur_rec = start + n
-                end = int(seg.cols.offsets[start + n - 1]) + 1
                 break
         if self.cur_seg >= len(segs):
             self.cur = None

@@ -64,6 +64,9 @@ _ERR = KafkaError
 #: The last Produce version a transactions-v1 transaction may use (KIP-890).
 PRODUCE_TXN_V1_MAX_VERSION = 11
 
+#: The shortest wait for a produce response cut short by message.timeout.ms (librdkafka's).
+MIN_WAIT_MS = 100
+
 
 class Sender:
     """Turns sealed batches into ProduceRequests and responses into delivery reports."""
@@ -389,7 +392,7 @@ class Sender:
         self.inflight_requests += 1
         self.node_requests[node] = self.node_requests.get(node, 0) + 1
         try:
-            fut = self.client.send(node, message)
+            fut = self.client.send(node, message, timeout_ms=self._wait_ms(batches, now))
         except KafkaException as exc:
             self.inflight_requests -= 1
             self.node_requests[node] -= 1
@@ -402,6 +405,18 @@ class Sender:
         # Resolved on the I/O thread; handled at the start of the next pass.
         self.completions.append((fut, node, batches))
         self.client.wakeup()
+
+    def _wait_ms(self, batches: list[ProducerBatch], now: float) -> int | None:
+        """How long to wait for a produce response when the first batch's
+        ``message.timeout.ms`` ends before ``request.timeout.ms`` (as librdkafka does: records
+        in flight to a broker that stopped answering fail on time; an idempotent producer
+        then takes a new producer id, ``_retry``); None for the request timeout."""
+        if self.delivery_timeout == float("inf"):
+            return None
+        left_ms = (min(b.created for b in batches) + self.delivery_timeout - now) * 1000.0
+        if left_ms >= self.request_timeout_ms:
+            return None
+        return max(MIN_WAIT_MS, int(left_ms) + 1)
 
     # -- responses -------------------------------------------------------------------------
     def _complete_request(self, fut: Any, node: int, batches: list[ProducerBatch]) -> None:

@@ -159,14 +159,17 @@ def _properties(settings: dict[str, str]) -> str:
 class KafkaNode:
     """One Kafka JVM (broker and controller) with its storage directory and ports.
 
-    ``ports`` maps listener names (PLAINTEXT, CONTROLLER, SASL, SSL) to ports, fixed
-    for the node's lifetime so a restarted node comes back at the same addresses.
+    ``ports`` maps listener names (PLAINTEXT, CONTROLLER, SASL, SSL, CLIENT) to ports, fixed
+    for the node's lifetime so a restarted node comes back at the same addresses;
+    ``advertised`` maps a listener to the port it is advertised at when another (a proxy's).
     """
 
     def __init__(self, node_id: int, workdir: Path, ports: dict[str, int],
                  settings: dict[str, str], libs: Path,
-                 jvm_options: tuple[str, ...] = ()) -> None:
+                 jvm_options: tuple[str, ...] = (),
+                 advertised: dict[str, int] | None = None) -> None:
         self.node_id = node_id
+        self.advertised = dict(advertised or {})
         self.jvm_options = list(jvm_options)
         self.workdir = workdir
         self.ports = ports
@@ -261,17 +264,21 @@ class KafkaNode:
 
 
 def _listener_settings(node_id: int, ports: dict[str, int], voters: str, log_dir: Path,
-                       security: dict[str, str]) -> dict[str, str]:
+                       security: dict[str, str],
+                       advertised: dict[str, int] | None = None) -> dict[str, str]:
+    """Server settings of one node; ``advertised`` maps a listener to the port it is
+    advertised at when that is not its own (the CLIENT listener behind a proxy)."""
     names = list(ports)
+    shown = {**ports, **(advertised or {})}
     protocols = {"PLAINTEXT": "PLAINTEXT", "CONTROLLER": "PLAINTEXT",
-                 "SASL": "SASL_PLAINTEXT", "SSL": "SSL"}
+                 "SASL": "SASL_PLAINTEXT", "SSL": "SSL", "CLIENT": "PLAINTEXT"}
     settings = {
         "process.roles": "broker,controller",
         "node.id": str(node_id),
         "controller.quorum.voters": voters,
         "listeners": ",".join(f"{n}://{LOOPBACK}:{ports[n]}" for n in names),
         "advertised.listeners": ",".join(
-            f"{n}://{LOOPBACK}:{ports[n]}" for n in names if n != "CONTROLLER"),
+            f"{n}://{LOOPBACK}:{shown[n]}" for n in names if n != "CONTROLLER"),
         "listener.security.protocol.map": ",".join(f"{n}:{protocols[n]}" for n in names),
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
@@ -364,6 +371,18 @@ class ApacheKafka(ProcessBroker):
     def _addresses(self, listener: str) -> str:
         return ",".join(f"{LOOPBACK}:{n.ports[listener]}" for n in self.nodes.values()
                         if listener in n.ports)
+
+    @property
+    def client_bootstrap(self) -> str:
+        """The CLIENT listeners' advertised addresses (their proxies), '' without them."""
+        return ",".join(f"{LOOPBACK}:{n.advertised['CLIENT']}" for n in self.nodes.values()
+                        if "CLIENT" in n.advertised)
+
+    def through_proxies(self) -> Broker:
+        """This cluster reached only through the CLIENT listeners' proxies."""
+        if not self.client_bootstrap:
+            raise RuntimeError("this cluster has no CLIENT listener (start it with client_ports)")
+        return ApacheKafkaView(self, self.client_bootstrap)
 
     @property
     def sasl_bootstrap(self) -> str:
@@ -481,7 +500,8 @@ def start_apache_kafka(workdir: Path, brokers: int = 1, secure: bool = False,
                        node_settings: dict[int, dict[str, str]] | None = None,
                        timeout: float = START_TIMEOUT,
                        jvm_options: tuple[str, ...] = (),
-                       version: str | None = None) -> ApacheKafka:
+                       version: str | None = None,
+                       client_ports: dict[int, int] | None = None) -> ApacheKafka:
     """Format and start ``brokers`` combined broker/controller nodes and wait until ready.
 
     ``secure`` adds the SASL listener and StandardAuthorizer (one node only), and the
@@ -490,7 +510,9 @@ def start_apache_kafka(workdir: Path, brokers: int = 1, secure: bool = False,
     (``settings`` overrides any server setting; ``node_settings`` maps a node id, from 1,
     to settings of that node alone, e.g. its ``broker.rack``; ``jvm_options`` are added to the
     java command, e.g. ``-D`` system properties; ``version`` picks the fetched Kafka release,
-    default the pom's kafka.version). A port taken by someone else between
+    default the pom's kafka.version; ``client_ports`` maps each node id to a port, e.g. a
+    proxy's, at which a CLIENT listener of that node is advertised, so clients bootstrapped
+    there reach every broker through it while the brokers talk on PLAINTEXT). A port taken by someone else between
     choosing and binding it is retried with new ports. Raises KafkaUnavailable when Java
     or the jars are missing.
     """
@@ -498,7 +520,8 @@ def start_apache_kafka(workdir: Path, brokers: int = 1, secure: bool = False,
         try:
             return _start_once(workdir / f"attempt{attempt}", brokers, secure, tls_pem,
                                ca_path, wrong_ca_path, settings or {}, node_settings or {},
-                               timeout, jvm_options, version or kafka_version())
+                               timeout, jvm_options, version or kafka_version(),
+                               client_ports or {})
         except _PortTaken:
             if attempt == START_ATTEMPTS:
                 raise
@@ -530,7 +553,8 @@ class _PortTaken(RuntimeError):
 def _start_once(workdir: Path, brokers: int, secure: bool, tls_pem: Path | None,
                 ca_path: str | None, wrong_ca_path: str | None, settings: dict[str, str],
                 per_node: dict[int, dict[str, str]], timeout: float,
-                jvm_options: tuple[str, ...], version: str) -> ApacheKafka:
+                jvm_options: tuple[str, ...], version: str,
+                client_ports: dict[int, int]) -> ApacheKafka:
     libs = kafka_libs(version)
     ids = list(range(1, brokers + 1))
     names = ["PLAINTEXT", "CONTROLLER"]
@@ -538,6 +562,8 @@ def _start_once(workdir: Path, brokers: int, secure: bool, tls_pem: Path | None,
         names.append("SASL")
         if tls_pem is not None:
             names.append("SSL")
+    if client_ports:
+        names.append("CLIENT")
     ports = {i: {name: free_port() for name in names} for i in ids}
     voters = ",".join(f"{i}@{LOOPBACK}:{ports[i]['CONTROLLER']}" for i in ids)
     replication = str(min(brokers, 3))
@@ -554,13 +580,14 @@ def _start_once(workdir: Path, brokers: int, secure: bool, tls_pem: Path | None,
     security = _security_settings(tls_pem) if secure else {}
     nodes = {}
     for i in ids:
+        advertised = {"CLIENT": client_ports[i]} if client_ports else {}
         node_settings = _listener_settings(i, ports[i], voters, workdir / f"node{i}" / "data",
-                                           security)
+                                           security, advertised)
         node_settings.update(topic_defaults)
         node_settings.update(settings)
         node_settings.update(per_node.get(i, {}))
         nodes[i] = KafkaNode(i, workdir / f"node{i}", ports[i], node_settings, libs,
-                             jvm_options)
+                             jvm_options, advertised)
     cluster = ApacheKafka(nodes, version, ca_path, wrong_ca_path)
     cluster_id = new_cluster_id()
     with ThreadPoolExecutor(len(ids)) as pool:
