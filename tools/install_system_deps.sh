@@ -44,7 +44,7 @@ say() { echo "install_system_deps: $*"; }
 
 present() {  # a command on PATH (or in /usr/sbin), or Cyrus SASL's GSSAPI module
     case "$1" in
-        sasl2-gssapi) ls /usr/lib/*/sasl2/libgssapiv2.so* >/dev/null 2>&1 ;;
+        sasl2-gssapi) compgen -G "/usr/lib/*/sasl2/libgssapiv2.so*" >/dev/null ;;
         *) command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] ;;
     esac
 }

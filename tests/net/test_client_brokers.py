@@ -139,8 +139,11 @@ def test_unsupported_version_fails_cleanly(real_broker):
     with make_client(real_broker) as client:
         node = next(iter(client.wait_metadata(timeout=10).brokers))
         with pytest.raises(KafkaException) as info:
-            client.send(node, MetadataRequest(topics=[]), version=13).result(10)
+            # past the newest version of the client's schemas and of any broker's
+            client.send(node, MetadataRequest(topics=[]),
+                        version=MetadataRequest.MAX_VERSION + 1).result(10)
         assert info.value.args[0].code() == KafkaError._UNSUPPORTED_FEATURE
+        assert "is not supported by" in str(info.value)
         with pytest.raises(KafkaException) as info:
             client.send(424242, MetadataRequest(topics=[])).result(10)
         assert info.value.args[0].code() == KafkaError._UNKNOWN_BROKER
