@@ -18,6 +18,7 @@ def run(*cmd: str, cwd: Path | None = None) -> str:
     return done.stdout
 
 
+@pytest.mark.timeout(1800)
 def test_sdist_builds_and_installs_in_a_fresh_venv(tmp_path):
     src = tmp_path / "src"
     # A clean copy of the tracked files, as a fresh checkout has them.
