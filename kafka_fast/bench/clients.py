@@ -82,7 +82,7 @@ CLIENT_SETTINGS: dict[str, dict[str, dict[str, object]]] = {
         "consumer": {"group.id": "kafka-fast-bench-peer", "enable.auto.commit": False,
                      "auto.offset.reset": "earliest", "fetch.message.max.bytes": 10_485_760,
                      "fetch.max.bytes": 52_428_800, "queued.max.messages.kbytes": 262_144,
-                     "socket.nagle.disable": True},
+                     "fetch.queue.backoff.ms": 0, "socket.nagle.disable": True},
     },
     "aiokafka": {
         "producer": {"linger_ms": 5, "max_batch_size": 1_000_000, "enable_idempotence": False},
@@ -101,6 +101,48 @@ CLIENT_SETTINGS: dict[str, dict[str, dict[str, object]]] = {
     },
 }
 
+
+#: Why a peer's setting differs from its default: (client, setting) -> reason, shown in
+#: docs/bench/settings.md beside the value.
+SETTING_REASONS: dict[tuple[str, str], str] = {
+    ("kafka_fast", "linger.ms"): "the same batching window as every peer",
+    ("kafka_fast", "queue.buffering.max.messages"): "room for a whole run in the queue",
+    ("kafka_fast", "queue.buffering.max.kbytes"): "room for a whole run in the queue",
+    ("kafka_fast", "max.partition.fetch.bytes"): "best measured (2 MB beat 1 MB and 10 MB)",
+    ("kafka_fast", "fetch.max.bytes"): "best measured (16 MB beat 50 MB: less fresh memory)",
+    ("confluent", "linger.ms"): "the same batching window as every peer",
+    ("confluent", "queue.buffering.max.messages"): "room for a whole run in the queue",
+    ("confluent", "queue.buffering.max.kbytes"): "room for a whole run in the queue",
+    ("confluent", "batch.size"): "librdkafka's default, written down beside the others' 1 MB",
+    ("confluent", "socket.nagle.disable"): "no Nagle delay on requests",
+    ("confluent", "fetch.message.max.bytes"): "10 MB per partition: 380k rec/s against "
+                                              "180-270k with 1-2 MB",
+    ("confluent", "fetch.max.bytes"): "50 MB per request, with the per-partition size above",
+    ("confluent", "queued.max.messages.kbytes"): "256 MB prefetched, so fetching never waits "
+                                                 "for the application",
+    ("confluent", "fetch.queue.backoff.ms"): "fetch again at once when the queue drains "
+                                             "(default: wait up to 1000 ms once the queue "
+                                             "thresholds were passed)",
+    ("aiokafka", "max_batch_size"): "1 MB batches, as the other producers",
+    ("aiokafka", "enable_idempotence"): "the other producers run without idempotence",
+    ("kafka-python", "batch_size"): "1 MB batches, as the other producers",
+    ("java", "batch.size"): "1 MB batches, as the other producers",
+    ("java", "fetch.max.bytes"): "the fetch sizes of librdkafka above",
+    ("java", "max.partition.fetch.bytes"): "the fetch sizes of librdkafka above",
+    ("java", "max.poll.records"): "10,000 records per poll, as the batch paths of the others",
+    ("java", "tool"): "the Java client's own performance tools",
+    **{(client, key): "the same batching window as every peer"
+       for client, key in (("aiokafka", "linger_ms"), ("kafka-python", "linger_ms"),
+                           ("java", "linger.ms"))},
+    **{(client, key): "a fresh group reading from the start, no commits in the timed part"
+       for client, keys in (("kafka_fast", ("group.id", "enable.auto.commit",
+                                            "auto.offset.reset")),
+                            ("confluent", ("group.id", "enable.auto.commit",
+                                           "auto.offset.reset")),
+                            ("aiokafka", ("enable_auto_commit", "auto_offset_reset")),
+                            ("kafka-python", ("enable_auto_commit", "auto_offset_reset")))
+       for key in keys},
+}
 
 def _closing(make: Callable[[Target], object], measure: Callable[..., Timing],
              **options) -> Callable[[Target, Payload], Timing]:
