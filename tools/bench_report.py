@@ -11,7 +11,8 @@ broker and settings match every ``key=value`` given (``broker`` matches the brok
 beginning; other keys the run's settings, compared as text), followed by a line naming the
 run's commit, date, machine and settings; ``nodes=N`` matches a broker named "... (N nodes)";
 runs made with ``--hold`` match only a block naming ``hold_objects=N``; ``cases=A,B`` matches
-runs that included the cases A and B; ``rows=A,B`` keeps only the paths starting with A or B. A
+runs that included the cases A and B; ``clean_median_of=N`` only runs of a clean tree with at
+least N repeats per case; ``rows=A,B`` keeps only the paths starting with A or B. A
 ``scaling
 sweep=size|partitions|producers`` block shows the newest run of every point of that sweep
 (``benchmarks/bench_scaling.py``); a ``goals`` block checks the goals of :data:`GOALS` on the
@@ -54,6 +55,11 @@ def _matches(run: dict[str, Any], filters: dict[str, str]) -> bool:
                 return False
         elif key == "cases":  # the run includes each of these cases (and maybe others)
             if not set(want.split(",")) <= set(run.get("settings", {}).get("cases", [])):
+                return False
+        elif key == "clean_median_of":  # a clean tree's run with at least this many repeats
+            s = run.get("settings", {})
+            if str(run.get("commit", "")).endswith("-dirty") or not run.get("commit") \
+                    or int(s.get("repeat", 1)) < int(want):
                 return False
         elif key == "nodes":  # the broker's node count, as its name gives it: "(3 nodes)"
             if f"({want} node" not in str(run.get("broker", "")):

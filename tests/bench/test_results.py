@@ -268,3 +268,18 @@ def test_the_floor_is_the_sum_of_its_measured_steps(tmp_path, capsys):
         assert all(r["cpu_s_per_million"] >= 0 for r in rows)
         assert rows[-1]["cpu_s_per_million"] == pytest.approx(
             sum(r["cpu_s_per_million"] for r in rows[:-1]))
+
+
+def test_clean_median_filter_skips_dirty_trees_and_single_runs(tmp_path):
+    good = _run("Tansu (embedded)", 1000, [_row("kafka_fast", "produce()", 1000, 0.5, 0.25)])
+    good["commit"] = "0123456789ab"
+    dirty = _run("Tansu (embedded)", 1000, [_row("kafka_fast", "produce()", 1000, 0.2, 0.1)])
+    dirty["commit"] = "0123456789ab-dirty"
+    single = _run("Tansu (embedded)", 1000, [_row("kafka_fast", "produce()", 1000, 0.1, 0.1)])
+    single["commit"], single["settings"]["repeat"] = "0123456789ab", 1
+    for run in (good, dirty, single):
+        store.append(tmp_path, run)
+    runs = store.load(tmp_path / "produce.jsonl")
+    assert bench_report.newest(runs, {"clean_median_of": "3"}) == good
+    assert bench_report.newest(runs, {}) == single
+    assert bench_report.newest(runs, {"clean_median_of": "4"}) is None
