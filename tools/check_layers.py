@@ -5,8 +5,8 @@
    (a class comparing itself with another of its kind). ALL-CAPS names such as
    ``KafkaError._MSG_TIMED_OUT`` are public constants; names that no module of the package
    defines (the standard library's) are not this check's business.
-2. No import cycles between the sub-packages of ``kafka_fast`` (module-level imports; those
-   under ``if TYPE_CHECKING:`` and inside functions do not count).
+2. No import cycles between the sub-packages of ``kafka_fast``: every import that runs counts,
+   those inside functions and methods included; only those under ``if TYPE_CHECKING:`` do not.
 
 Usage: python tools/check_layers.py [PACKAGE_DIR]   (exits 1 listing every violation)
 """
@@ -83,7 +83,8 @@ def private_access(modules: dict[str, ast.Module]) -> list[str]:
 
 
 def _runtime_imports(tree: ast.Module) -> list[ast.ImportFrom | ast.Import]:
-    """Module-level imports outside ``if TYPE_CHECKING:`` blocks."""
+    """Every import that can run: module level and inside functions, classes and blocks,
+    outside ``if TYPE_CHECKING:``."""
     out: list[ast.ImportFrom | ast.Import] = []
 
     def visit(body: list[ast.stmt]) -> None:
@@ -95,6 +96,10 @@ def _runtime_imports(tree: ast.Module) -> list[ast.ImportFrom | ast.Import]:
                 if "TYPE_CHECKING" not in test:
                     visit(stmt.body)
                 visit(stmt.orelse)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                   ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
+                visit(stmt.body)  # imports inside functions run too: they count
+                visit(getattr(stmt, "orelse", []))
             elif isinstance(stmt, ast.Try):
                 visit(stmt.body)
                 for h in stmt.handlers:

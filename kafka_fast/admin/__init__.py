@@ -1,6 +1,14 @@
 """Administrative client with confluent-kafka's API: topics, partitions, records, offsets,
 configurations, consumer groups, ACLs, SCRAM users and the cluster."""
 
+from ..cluster.listing import (
+    BrokerMetadata,
+    ClusterMetadata,
+    GroupMember,
+    GroupMetadata,
+    PartitionMetadata,
+    TopicMetadata,
+)
 from ..errors import KafkaError, KafkaException
 from ..topic_partition import OFFSET_INVALID
 from .acls import AclBinding, AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType
@@ -12,14 +20,6 @@ from .groups import (
     ListConsumerGroupsResult,
     MemberAssignment,
     MemberDescription,
-)
-from .metadata import (
-    BrokerMetadata,
-    ClusterMetadata,
-    GroupMember,
-    GroupMetadata,
-    PartitionMetadata,
-    TopicMetadata,
 )
 from .model import (
     ConsumerGroupState,

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
+from ..cluster.listing import ClusterMetadata, GroupMetadata, fetch_cluster_metadata
 from ..config import client_config
 from ..errors import KafkaError, KafkaException
 from ..net.client import KafkaClient
@@ -22,7 +23,6 @@ from . import cluster, configs, groups, offsets, records, scram
 from . import topics as topic_ops
 from .acls import AclBinding, AclBindingFilter
 from .events import EventServer
-from .metadata import ClusterMetadata, GroupMetadata, fetch_cluster_metadata
 from .model import (
     ConsumerGroupState,
     ConsumerGroupTopicPartitions,

@@ -8,11 +8,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from ..consumer.requests import versioned
 from ..errors import KafkaError
 from ..net.client import KafkaClient
 from ..net.request import settle_all
 from ..protocol import messages as m
+from ..protocol.versioned import versioned
 from ..topic_partition import TopicPartition
 from .acls import AclOperation, authorized_operations
 from .calls import ANY, CONTROLLER, AdminCall, error_of, exception_error

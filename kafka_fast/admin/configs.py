@@ -7,9 +7,9 @@ from __future__ import annotations
 from concurrent.futures import Future
 from typing import Any
 
-from ..consumer.requests import versioned
 from ..net.client import KafkaClient
 from ..protocol import messages as m
+from ..protocol.versioned import versioned
 from .calls import ANY, AdminCall, error_of
 from .resources import AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource, ResourceType
 

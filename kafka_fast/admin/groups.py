@@ -10,16 +10,16 @@ from concurrent.futures import Future
 from functools import partial
 from typing import Any
 
+from ..cluster.listing import BrokerMetadata, GroupMember, GroupMetadata
 from ..consumer.consumer_protocol import decode_assignment
-from ..consumer.requests import versioned
 from ..errors import KafkaError, KafkaException
 from ..net.client import KafkaClient
 from ..net.request import settle_all
 from ..protocol import messages as m
+from ..protocol.versioned import versioned
 from ..topic_partition import TopicPartition
 from .acls import AclOperation, authorized_operations
 from .calls import coordinator_call, error_of, exception_error
-from .metadata import BrokerMetadata, GroupMember, GroupMetadata
 from .model import ConsumerGroupState, ConsumerGroupType, Node, to_enum
 
 #: ConsumerGroupDescribe answers after which the group is described as a classic one.

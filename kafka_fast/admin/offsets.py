@@ -8,10 +8,10 @@ from concurrent.futures import Future
 from typing import Any
 
 from ..cluster.coordinators import coordinator_action
-from ..consumer.requests import versioned
 from ..errors import KafkaError
 from ..net.client import KafkaClient
 from ..protocol import messages as m
+from ..protocol.versioned import versioned
 from ..topic_partition import OFFSET_INVALID, TopicPartition
 from .calls import LEADER_CODES, AdminCall, coordinator_call, error_of
 from .model import ConsumerGroupTopicPartitions, IsolationLevel

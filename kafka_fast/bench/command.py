@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..cli.bench import CODECS
+from ..config.producer import CODECS
 from . import java, store
 from .clients import CASES, CLIENT_SETTINGS
 from .result import Result

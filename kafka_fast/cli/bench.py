@@ -8,10 +8,10 @@ import json
 import os
 import sys
 
+from ..config.producer import CODECS
 from .options import UsageError
 
 PEERS = ("confluent", "aiokafka", "kafka-python")
-CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

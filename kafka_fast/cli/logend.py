@@ -82,8 +82,8 @@ def _leader(client: KafkaClient, topic: str, partition: int) -> int:
 
 
 def _fetch_at(topic: str, partition: int, offset: int) -> Any:
-    from ..consumer.requests import versioned
     from ..protocol import messages as m
+    from ..protocol.versioned import versioned
 
     def make() -> Any:
         part = m.FetchRequest.FetchTopic.FetchPartition(

@@ -21,6 +21,7 @@ from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
 from typing import Any
 
+from ..cluster.listing import fetch_cluster_metadata
 from ..config import client_config
 from ..errors import ConfigError, KafkaError, KafkaException
 from ..message import Message
@@ -667,8 +668,6 @@ class Consumer:
     def list_topics(self, topic: str | None = None, timeout: float = -1):
         """Cluster metadata in confluent-kafka's ClusterMetadata shape."""
         self._check_open()
-        from ..admin.metadata import fetch_cluster_metadata
-
         return fetch_cluster_metadata(self._client, topic, _timeout_s(timeout))
 
     def memberid(self) -> str | None:

@@ -28,12 +28,12 @@ from ..config.consumer import OFFSET_RESET
 from ..errors import KafkaError, KafkaException
 from ..net.lanes import Lane
 from ..protocol import messages as m
+from ..protocol.versioned import versioned
 from ..topic_partition import OFFSET_BEGINNING, OFFSET_END
 from .fetch_decode import DecodedPartition, decode_partition
 from .fetch_session import SESSION_ERRORS, FetchPlan, FetchSession, fetch_request
 from .fetch_state import Chunk, FetchState
 from .offsets import LEADER_ERRORS, TRANSIENT_LOCAL, OffsetClient, error_of
-from .requests import versioned
 from .state import NEED_COMMITTED, NEED_RESET, NEED_VALIDATE, PartitionState
 from .validation import Validator
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from ..errors import KafkaError, ProtocolError
 from ..net.lanes import Lane
 from ..protocol import messages as m
+from ..protocol.versioned import versioned_message
 from .assignors import COOPERATIVE, Assignor, Subscription
 from .consumer_protocol import (
     decode_assignment,
@@ -32,7 +33,6 @@ from .consumer_protocol import (
 )
 from .membership import GroupEvents, PollWatch
 from .offsets import GROUP, TRANSIENT_LOCAL, error_of
-from .requests import versioned_message
 
 if TYPE_CHECKING:
     from ..config.table import Config

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 from ..errors import KafkaError
 from ..net.lanes import Lane
 from ..protocol import messages as m
+from ..protocol.versioned import versioned_message
 from .membership import GroupEvents, PollWatch
 from .offsets import GROUP, TRANSIENT_LOCAL, error_of
-from .requests import versioned_message
 
 if TYPE_CHECKING:
     from ..config.table import Config

@@ -20,8 +20,8 @@ from typing import Any
 from ..errors import KafkaError, KafkaException
 from ..net.lanes import Lane
 from ..protocol import messages as m
+from ..protocol.versioned import versioned
 from ..topic_partition import TopicPartition
-from .requests import versioned
 
 E = KafkaError
 LEADER_ERRORS = frozenset({

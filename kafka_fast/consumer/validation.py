@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING
 
 from ..errors import KafkaError, KafkaException
 from ..protocol import messages as m
+from ..protocol.versioned import versioned
 from .fetch_state import FetchState
 from .offsets import LEADER_ERRORS, TRANSIENT_LOCAL, error_of
-from .requests import versioned
 from .state import NEED_NONE, NEED_RESET, NEED_VALIDATE, PartitionState
 
 if TYPE_CHECKING:

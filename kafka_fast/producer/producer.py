@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from ..admin.metadata import ClusterMetadata, fetch_cluster_metadata
+from ..cluster.listing import ClusterMetadata, fetch_cluster_metadata
 from ..config import client_config
 from ..config.producer import ACKS
 from ..errors import ConfigError, KafkaError, KafkaException

@@ -63,3 +63,17 @@ def test_an_import_cycle_between_packages_is_reported_unless_only_for_type_check
                          "    from ..a import one\nB = 1\n")
     result = run(write(tmp_path / "typed", files))
     assert result.returncode == 0, result.stdout
+
+
+def test_an_import_inside_a_function_closes_a_cycle_too(tmp_path):
+    files = {
+        "__init__.py": "",
+        "a/__init__.py": "",
+        "a/one.py": "from ..b.two import B\n",
+        "b/__init__.py": "",
+        "b/two.py": "B = 1\n\nclass C:\n    def late(self):\n        from ..a import one\n"
+                    "        return one\n",
+    }
+    result = run(write(tmp_path / "late", files))
+    assert result.returncode == 1
+    assert "import cycle a -> b -> a" in result.stdout and "b/two.py:5" in result.stdout

@@ -109,7 +109,7 @@ def test_public_api_type_checks(tmp_path):
                      revealed("reveal_type(p.produce_batch)"))
     poll = revealed("reveal_type(c.poll(1.0))")
     assert "kafka_fast.message.Message" in poll and "None" in poll
-    assert "kafka_fast.admin.metadata.ClusterMetadata" in revealed(
+    assert "kafka_fast.cluster.listing.ClusterMetadata" in revealed(
         "reveal_type(admin.list_topics())")
     batch = revealed("    reveal_type(batch)")
     assert "kafka_fast._native._records.RecordBatch" in batch

@@ -10,9 +10,9 @@ from harness import create_topic, unique_topic
 
 from kafka_fast.consumer.fetch_session import FetchSession, fetch_request
 from kafka_fast.consumer.fetcher import FETCH_MAX_VERSION
-from kafka_fast.consumer.requests import versioned
 from kafka_fast.net.lanes import Lane
 from kafka_fast.protocol import messages as m
+from kafka_fast.protocol.versioned import versioned
 
 from .helpers import make_client, tcp_connections, wait_until
 

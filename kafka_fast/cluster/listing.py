@@ -6,8 +6,8 @@ from __future__ import annotations
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING
 
-from ..cluster.view import ClusterView
 from ..errors import KafkaError, KafkaException
+from .view import ClusterView
 
 if TYPE_CHECKING:
     from ..net import KafkaClient
