@@ -48,13 +48,13 @@ if TYPE_CHECKING:
     from .consumer import RecordBatchView as RecordBatchView
     from .crc import crc32c as crc32c
     from .crc import crc32c_impl as crc32c_impl
-    from .deserializing_consumer import DeserializingConsumer as DeserializingConsumer
     from .net.events import ThrottleEvent as ThrottleEvent
     from .partitioners import consistent as consistent
     from .partitioners import fnv1a as fnv1a
     from .partitioners import murmur2 as murmur2
     from .producer import Producer as Producer
-    from .serializing_producer import SerializingProducer as SerializingProducer
+    from .serialization.consumer import DeserializingConsumer as DeserializingConsumer
+    from .serialization.producer import SerializingProducer as SerializingProducer
     from .share import AcknowledgeType as AcknowledgeType
     from .share import ConcurrentModificationException as ConcurrentModificationException
     from .share import DeserializingShareConsumer as DeserializingShareConsumer
@@ -73,12 +73,12 @@ _LAZY = {
         "ElectionType", "IsolationLevel", "Node", "TopicCollection", "TopicPartitionInfo",
         "Uuid")},
     "RecordBatchView": ("kafka_fast.consumer", "RecordBatchView"),
-    "SerializingProducer": ("kafka_fast.serializing_producer", "SerializingProducer"),
+    "SerializingProducer": ("kafka_fast.serialization.producer", "SerializingProducer"),
     "ThrottleEvent": ("kafka_fast.net.events", "ThrottleEvent"),
     "murmur2": ("kafka_fast.partitioners", "murmur2"),
     "consistent": ("kafka_fast.partitioners", "consistent"),
     "fnv1a": ("kafka_fast.partitioners", "fnv1a"),
-    "DeserializingConsumer": ("kafka_fast.deserializing_consumer", "DeserializingConsumer"),
+    "DeserializingConsumer": ("kafka_fast.serialization.consumer", "DeserializingConsumer"),
     **{name: ("kafka_fast.share", name) for name in (
         "AcknowledgeType", "ConcurrentModificationException", "DeserializingShareConsumer",
         "IllegalStateException", "Messages", "ShareConsumer")},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_fast import CorruptRecordError, KafkaError, KafkaException, ProtocolError
-from kafka_fast._error_codes import BROKER_ERRORS
+from kafka_fast.errors.codes import BROKER_ERRORS
 
 
 def test_every_broker_code_has_a_constant_and_retriable_flag():

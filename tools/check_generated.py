@@ -6,7 +6,7 @@ KAFKA_PROTOCOL_DIR (default ../shared/kafka-protocol-4.4, Apache Kafka 4.4.0's) 
 message/*.json and error-codes.tsv; OLD_KAFKA_PROTOCOL_DIR (default: kafka-protocol beside it,
 Kafka 4.0.0's) the schemas of the versions tools/gen_protocol.py merges from there. Runs tools/gen_protocol.py and tools/gen_errors.py into a temporary
 directory and compares with the committed kafka_fast/protocol/messages and
-kafka_fast/_error_codes.py. Exits 1 with a summary of the differences, 0 when they match.
+kafka_fast/errors/codes.py. Exits 1 with a summary of the differences, 0 when they match.
 When the schema folder is absent it exits 0 with a note, or 1 under CI=true (CI must check).
 """
 
@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DEFAULT_DIR = os.path.join(ROOT, "..", "shared", "kafka-protocol-4.4")
 MESSAGES = os.path.join(ROOT, "kafka_fast", "protocol", "messages")
-ERROR_CODES = os.path.join(ROOT, "kafka_fast", "_error_codes.py")
+ERROR_CODES = os.path.join(ROOT, "kafka_fast", "errors", "codes.py")
 
 
 def _run(args: list[str]) -> str | None:
@@ -85,17 +85,17 @@ def main(argv: list[str]) -> int:
             return 1
         problems += compare_dirs(MESSAGES, out)
         if os.path.isfile(tsv):
-            fresh = os.path.join(tmp, "_error_codes.py")
+            fresh = os.path.join(tmp, "codes.py")
             failed = _run([os.path.join(HERE, "gen_errors.py"), tsv, fresh])
             if failed:
                 print(f"check_generated: FAILED, tools/gen_errors.py: {failed}")
                 return 1
             if not os.path.isfile(ERROR_CODES):
-                problems.append("missing from the repository: kafka_fast/_error_codes.py")
+                problems.append("missing from the repository: kafka_fast/errors/codes.py")
             elif not filecmp.cmp(ERROR_CODES, fresh, shallow=False):
-                problems.append("differs: kafka_fast/_error_codes.py")
+                problems.append("differs: kafka_fast/errors/codes.py")
                 problems.extend(
-                    "    " + line for line in _diff_summary(ERROR_CODES, fresh, "_error_codes.py")
+                    "    " + line for line in _diff_summary(ERROR_CODES, fresh, "codes.py")
                 )
         else:
             print(f"check_generated: {tsv} not found, error codes not checked")

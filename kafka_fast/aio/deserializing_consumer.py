@@ -9,11 +9,11 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from ..deserializing_consumer import check_event, key_context
-from ..error import KeyDeserializationError, ValueDeserializationError
 from ..message import Message
 from ..serialization import MessageField
-from ..serializing_config import maybe_await, start_async_client
+from ..serialization.config import maybe_await, start_async_client
+from ..serialization.consumer import check_event, key_context
+from ..serialization.errors import KeyDeserializationError, ValueDeserializationError
 from .awaited import AwaitedInit
 from .consumer import AIOConsumer
 

@@ -8,10 +8,10 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from ..error import KeySerializationError, ValueSerializationError
 from ..serialization import MessageField, SerializationContext
-from ..serializing_config import maybe_await, start_async_client
-from ..serializing_producer import check_record
+from ..serialization.config import maybe_await, start_async_client
+from ..serialization.errors import KeySerializationError, ValueSerializationError
+from ..serialization.producer import check_record
 from .awaited import AwaitedInit
 from .producer import AIOProducer
 

@@ -243,7 +243,7 @@ def test_newest_common_versions_against_apache_kafka(apache_kafka):
 
 def test_error_codes_of_kafka_4_4():
     from kafka_fast import KafkaError
-    from kafka_fast._error_codes import BROKER_ERRORS
+    from kafka_fast.errors.codes import BROKER_ERRORS
 
     newer = {99: "POSITION_OUT_OF_RANGE", 129: "REBOOTSTRAP_REQUIRED",
              130: "STREAMS_INVALID_TOPOLOGY", 131: "STREAMS_INVALID_TOPOLOGY_EPOCH",

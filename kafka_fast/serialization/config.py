@@ -24,7 +24,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 log = logging.getLogger("kafka_fast.serialization")
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
-from .errors import KafkaException
+from ..errors import KafkaException
 
 __all__ = [
     "Deserializer",

@@ -1,9 +1,22 @@
 """Errors: ``KafkaError`` values and the exceptions that carry them (confluent-kafka compatible).
 
-Broker error codes come from the generated table (``_error_codes``); names follow librdkafka's
-where the two differ (``UNKNOWN_TOPIC_OR_PART``, ``MSG_SIZE_TOO_LARGE``, ...), and Kafka's
-names stay available as aliases. Local (client-side) errors are negative, with librdkafka's
-numbers and leading-underscore names.
+Broker error codes come from the generated table (``kafka_fast.errors.codes``); names follow
+librdkafka's where the two differ (``UNKNOWN_TOPIC_OR_PART``, ``MSG_SIZE_TOO_LARGE``, ...), and
+Kafka's names stay available as aliases. Local (client-side) errors are negative, with
+librdkafka's numbers and leading-underscore names.
+
+Where every error of the package lives:
+
+- here: ``KafkaError``, ``KafkaException`` and the exceptions of bad input and bad bytes
+  (``ConfigError``, ``ProtocolError``, ``CorruptRecordError``, ``DecompressionLimitError``...);
+- ``kafka_fast.errors.codes``: the broker's codes, names and retriable flags (generated);
+- ``kafka_fast.serialization.errors``: the serializing clients' errors (``ConsumeError``,
+  ``KeySerializationError``...), also at confluent-kafka's path ``kafka_fast.error``;
+- ``kafka_fast.share.model``: ``IllegalStateException`` and ``ConcurrentModificationException``
+  of the share consumer (the Java client's names);
+- inside the layers that raise them: ``net`` (``ConnectionClosed``, ``SaslError``,
+  ``ScramError``, ``GssapiError``, ``OAuthError``), ``protocol.primitives.WireError`` and the
+  CLI's own usage errors (``cli``).
 """
 
 from __future__ import annotations
@@ -11,7 +24,7 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING, Any
 
-from ._error_codes import BROKER_ERRORS as _GENERATED_BROKER_ERRORS
+from .codes import BROKER_ERRORS as _GENERATED_BROKER_ERRORS
 
 #: librdkafka's local error codes (``rd_kafka_resp_err_t`` below zero).
 LOCAL_ERRORS: dict[int, tuple[str, str]] = {

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .consumer import Consumer
-from .error import ConsumeError, KeyDeserializationError, ValueDeserializationError
-from .message import Message
-from .serialization import MessageField, SerializationContext
-from .serializing_config import start_client
+from ..consumer import Consumer
+from ..message import Message
+from . import MessageField, SerializationContext
+from .config import start_client
+from .errors import ConsumeError, KeyDeserializationError, ValueDeserializationError
 
 __all__ = ["DeserializingConsumer"]
 

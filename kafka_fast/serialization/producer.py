@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .error import KeySerializationError, ValueSerializationError
-from .producer import Producer
-from .producer.arguments import as_headers, as_partition, as_timestamp, as_topic
-from .serialization import MessageField, SerializationContext
-from .serializing_config import start_client
+from ..producer import Producer
+from ..producer.arguments import as_headers, as_partition, as_timestamp, as_topic
+from . import MessageField, SerializationContext
+from .config import start_client
+from .errors import KeySerializationError, ValueSerializationError
 
 __all__ = ["SerializingProducer"]
 
