@@ -172,7 +172,7 @@ def delete_share_group_offsets(client: KafkaClient, group_id: str, topics: list[
     """DeleteShareGroupOffsets (the group must have no members): ``{topic: Future of
     None}``, each failing with its topic's error."""
     R = m.DeleteShareGroupOffsetsRequest
-    out = {t: Future() for t in topics}
+    out: dict[str, Future] = {t: Future() for t in topics}
 
     def parse(resp: Any, _node: int) -> Any:
         err = error_of(resp.error_code, resp.error_message)

@@ -554,7 +554,7 @@ class ShareConsumer:
             for node, session in self._sessions.items():
                 if session.epoch > 0:
                     by_node.setdefault(node, set())
-        sent = set()
+        sent: set[int] = set()
         for node, tps in sorted(by_node.items()):
             if node in self._requests:
                 if idle_only:
@@ -569,7 +569,7 @@ class ShareConsumer:
         return sent
 
     def _send_acknowledge(self, node: int, session: ShareSession, acks: Acks,
-                          close: bool = False) -> None:
+                          close: bool = False) -> bool:
         """A ShareAcknowledge of ``acks`` in ``node``'s session; False when it cannot be
         sent (the acknowledgements fail)."""
         if session.epoch == 0:
