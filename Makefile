@@ -4,10 +4,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
-# Apache Kafka 4.4.0's message schemas and error codes; OLD_SCHEMAS (Kafka 4.0.0's) only for the
-# share-group APIs' version 0, which 4.4 dropped (tools/gen_protocol.py's OLD_VERSIONS).
+# Apache Kafka 4.4.0's message schemas and error codes.
 SCHEMAS ?= ../shared/kafka-protocol-4.4
-OLD_SCHEMAS ?= ../shared/kafka-protocol
 RECORDS ?= 200000
 # pytest worker processes: each starts its own brokers; tests of one file stay together.
 # Three on two cores: much of the suite waits on brokers (restarts, timeouts), not the CPU.
@@ -57,11 +55,11 @@ kafka-jars:
 
 gen: install
 	$(PY) tools/gen_errors.py $(SCHEMAS)/error-codes.tsv
-	$(PY) tools/gen_protocol.py $(SCHEMAS)/message --old $(OLD_SCHEMAS)/message
+	$(PY) tools/gen_protocol.py $(SCHEMAS)/message
 	$(PY) tools/gen_config_docs.py
 
 check-generated: install
-	$(PY) tools/check_generated.py $(SCHEMAS) $(OLD_SCHEMAS)
+	$(PY) tools/check_generated.py $(SCHEMAS)
 
 # ruff, the layering rules (no reaching into other objects' underscore attributes, no import
 # cycles between packages: tools/check_layers.py) and the type checker (mypy, pyproject.toml).

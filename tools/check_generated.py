@@ -1,11 +1,10 @@
 """Check that generated code matches a fresh run of its generators.
 
-Usage: python tools/check_generated.py [KAFKA_PROTOCOL_DIR [OLD_KAFKA_PROTOCOL_DIR]]
+Usage: python tools/check_generated.py [KAFKA_PROTOCOL_DIR]
 
 KAFKA_PROTOCOL_DIR (default ../shared/kafka-protocol-4.4, Apache Kafka 4.4.0's) holds
-message/*.json and error-codes.tsv; OLD_KAFKA_PROTOCOL_DIR (default: kafka-protocol beside it,
-Kafka 4.0.0's) the schemas of the versions tools/gen_protocol.py merges from there. Runs tools/gen_protocol.py and tools/gen_errors.py into a temporary
-directory and compares with the committed kafka_fast/protocol/messages and
+message/*.json and error-codes.tsv. Runs tools/gen_protocol.py and tools/gen_errors.py into a
+temporary directory and compares with the committed kafka_fast/protocol/messages and
 kafka_fast/errors/codes.py. Exits 1 with a summary of the differences, 0 when they match.
 When the schema folder is absent it exits 0 with a note, or 1 under CI=true (CI must check).
 """
@@ -65,8 +64,6 @@ def compare_dirs(committed: str, fresh: str) -> list[str]:
 
 def main(argv: list[str]) -> int:
     base = argv[1] if len(argv) > 1 else DEFAULT_DIR
-    old_base = argv[2] if len(argv) > 2 else os.path.join(
-        os.path.dirname(os.path.abspath(base)), "kafka-protocol")
     schemas = os.path.join(base, "message")
     tsv = os.path.join(base, "error-codes.tsv")
     if not os.path.isdir(schemas):
@@ -78,8 +75,7 @@ def main(argv: list[str]) -> int:
     problems = []
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "messages")
-        failed = _run([os.path.join(HERE, "gen_protocol.py"), schemas, out,
-                       "--old", os.path.join(old_base, "message")])
+        failed = _run([os.path.join(HERE, "gen_protocol.py"), schemas, out])
         if failed:
             print(f"check_generated: FAILED, tools/gen_protocol.py: {failed}")
             return 1

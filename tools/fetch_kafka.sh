@@ -3,7 +3,7 @@
 # repository (${KAFKA_FAST_CACHE:-${XDG_CACHE_HOME:-~/.cache}/kafka_fast}):
 #   kafka-<version>/libs               Apache Kafka (tests/harness/kafka/pom.xml,
 #                                      started by tests/harness/apache_kafka.py), at the
-#                                      pom's kafka.version and kafka.share.version
+#                                      pom's kafka.version
 #   mock-oauth2-server-<version>/libs  NAV's mock OAuth2/OIDC server (tests/harness/oauth2/pom.xml,
 #                                      started by tests/harness/oauth2.py)
 # Idempotent: prints one line per program and does nothing when its jars are cached. When java
@@ -48,10 +48,6 @@ fetch() {
 KAFKA_POM="$ROOT/tests/harness/kafka/pom.xml"
 KAFKA_VERSION="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$KAFKA_POM")"
 fetch "Apache Kafka $KAFKA_VERSION" "$KAFKA_POM" "$CACHE/kafka-$KAFKA_VERSION"
-# The share-group (KIP-932) tests' broker: the same pom at another Kafka version.
-SHARE_VERSION="$(sed -n 's:.*<kafka.share.version>\(.*\)</kafka.share.version>.*:\1:p' "$KAFKA_POM")"
-fetch "Apache Kafka $SHARE_VERSION (share groups)" "$KAFKA_POM" "$CACHE/kafka-$SHARE_VERSION" \
-    "-Dkafka.version=$SHARE_VERSION"
 
 OAUTH_POM="$ROOT/tests/harness/oauth2/pom.xml"
 OAUTH_VERSION="$(sed -n 's:.*<mock.oauth2.version>\(.*\)</mock.oauth2.version>.*:\1:p' "$OAUTH_POM")"

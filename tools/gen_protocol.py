@@ -1,7 +1,6 @@
 """Generate the Kafka protocol codec from Apache Kafka's JSON message schemas.
 
-Usage: python tools/gen_protocol.py [SCHEMA_DIR] [OUTPUT_DIR] [--old OLD_SCHEMA_DIR]
-                                    [--apis APIS.json]
+Usage: python tools/gen_protocol.py [SCHEMA_DIR] [OUTPUT_DIR] [--apis APIS.json]
 
 SCHEMA_DIR defaults to ../shared/kafka-protocol-4.4/message relative to the repository root
 (Apache Kafka 4.4.0's schemas); OUTPUT_DIR defaults to kafka_fast/protocol/messages. Only the
@@ -9,12 +8,10 @@ messages of ``CLIENT_APIS`` (the APIs a client sends, with the highest version t
 negotiates for each) and ``CLIENT_DATA`` are generated: one module per schema file (e.g.
 ``metadata_request.py``) plus ``__init__.py``, an index that imports them lazily.
 
-Versions SCHEMA_DIR no longer has but a supported broker still speaks (``OLD_VERSIONS``) are
-merged in: the message's version range starts at OLD_SCHEMA_DIR's lowest version (default:
-``kafka-protocol/message`` beside SCHEMA_DIR's folder, Kafka 4.0.0's schemas), the code for
-those versions comes from SCHEMA_DIR's field definitions, and the generator stops unless that
-code has exactly the wire layout OLD_SCHEMA_DIR defines for them. ``--apis`` replaces the three
-tables with a JSON file ``{"apis": {domain: {name: version}}, "data": [...], "old": [...]}``.
+Every version comes from SCHEMA_DIR: every broker since Kafka 2.1 (all of 3.x) serves the
+lowest versions 4.4 kept (KIP-896), and the share-group APIs start at version 1 (Kafka 4.1+;
+Kafka 4.0's early-access version 0 is not spoken). ``--apis`` replaces the two tables with a
+JSON file ``{"apis": {domain: {name: version}}, "data": [...]}``.
 
 For every struct and version the generator emits straight-line decode and encode functions;
 versions with the same wire layout share one function. Runs of fixed-width fields are read and
@@ -64,10 +61,10 @@ CLIENT_APIS: dict[str, dict[str, int]] = {
     },
     # ConsumerGroupDescribe 1 adds MemberType (KIP-1099).
     "groups, KIP-848 consumer protocol": {"ConsumerGroupHeartbeat": 1, "ConsumerGroupDescribe": 0},
-    # The client speaks version 0 (Kafka 4.0's early access, merged from OLD_VERSIONS); Kafka
-    # 4.1+ serves version 1+ only.
+    # Version 1 is KIP-932's first stable version (Kafka 4.1+); ShareFetch and ShareAcknowledge
+    # 2 add RENEW acknowledgements and ShareFetch's acquire mode (KIP-1222, KIP-1206).
     "share groups (KIP-932)": {
-        "ShareGroupHeartbeat": 0, "ShareGroupDescribe": 0, "ShareFetch": 0, "ShareAcknowledge": 0,
+        "ShareGroupHeartbeat": 1, "ShareGroupDescribe": 1, "ShareFetch": 2, "ShareAcknowledge": 2,
         "DescribeShareGroupOffsets": 1, "AlterShareGroupOffsets": 0, "DeleteShareGroupOffsets": 0,
     },
     "streams groups (KIP-1071)": {
@@ -115,16 +112,6 @@ CLIENT_APIS: dict[str, dict[str, int]] = {
 #: records (ControlRecordTypeSchema, EndTxnMarker) are read by the record engine.
 CLIENT_DATA: tuple[str, ...] = (
     "RequestHeader", "ResponseHeader", "ConsumerProtocolSubscription", "ConsumerProtocolAssignment",
-)
-
-#: APIs whose versions below the schema folder's range are merged from the old folder: Apache
-#: Kafka 4.0.x serves version 0 of the share-group APIs only (early access, dropped by 4.1),
-#: and kafka_fast's share consumer speaks that version. Nothing else is needed from there:
-#: every Kafka 2.1+ broker (all of 3.x) serves the lowest versions 4.4 kept (KIP-896),
-#: negotiation picks the highest common version, and the record engine writes only magic-2
-#: batches, which need Produce v3+.
-OLD_VERSIONS: tuple[str, ...] = (
-    "ShareGroupHeartbeat", "ShareGroupDescribe", "ShareFetch", "ShareAcknowledge",
 )
 
 OPEN = 0x7FFF
@@ -994,51 +981,6 @@ def check_client_versions(messages: list[MessageDef]) -> None:
                              f"{m.valid[0]}-{m.valid[1]}")
 
 
-def wire_layout(msg: MessageDef, version: int) -> tuple:
-    """The bytes' layout of ``msg`` at ``version``: fields in order, with their wire kinds and
-    nested structs expanded (the sendability checks of absent fields left out)."""
-    planner = Planner(msg)
-
-    def expand(value):
-        if isinstance(value, tuple):
-            if len(value) >= 2 and value[0] == "struct" and isinstance(value[1], str):
-                return ("struct", expand_fid(value[1]), *value[2:])
-            return tuple(expand(x) for x in value)
-        return value
-
-    def expand_fid(fid: str) -> tuple:
-        items = planner.by_id[fid][2]
-        return tuple(expand(item) for item in items if item[0] != "absent")
-
-    return expand_fid(planner.plan(msg.root, version))
-
-
-def merge_old_versions(messages: list[MessageDef], old_dir: str | None,
-                       names: tuple[str, ...]) -> None:
-    """Extend the listed APIs' version ranges down to the old schema folder's lowest version,
-    after checking that the new schemas' field definitions give those versions exactly the
-    wire layout the old schemas define."""
-    targets = [m for m in messages if m.api_key is not None and api_name(m) in names]
-    if not targets:
-        return
-    if old_dir is None or not os.path.isdir(old_dir):
-        raise ValueError(f"old schema folder not found: {old_dir} (needed for the versions "
-                         f"of {', '.join(sorted(names))} the schema folder dropped)")
-    for msg in targets:
-        path = os.path.join(old_dir, msg.source)
-        if not os.path.isfile(path):
-            raise ValueError(f"{msg.name}: {path} not found")
-        old = load_message(path)
-        if old.valid[0] >= msg.valid[0]:
-            continue
-        for v in range(old.valid[0], msg.valid[0]):
-            widened = MessageDef(**{**msg.__dict__, "valid": (v, msg.valid[1])})
-            if wire_layout(widened, v) != wire_layout(old, v):
-                raise ValueError(f"{msg.name} v{v}: the new schema's fields do not give the "
-                                 f"wire layout of {path}")
-        msg.valid = (old.valid[0], msg.valid[1])
-
-
 def schema_version(schema_dir: str) -> str:
     """First line of the VERSION file beside the schema folder ('' when there is none)."""
     path = os.path.join(os.path.dirname(os.path.abspath(schema_dir)), "VERSION")
@@ -1048,35 +990,22 @@ def schema_version(schema_dir: str) -> str:
         return " ".join(fh.read().split())
 
 
-def default_old_dir(schema_dir: str) -> str:
-    """``kafka-protocol/message`` beside the folder holding ``schema_dir``."""
-    base = os.path.dirname(os.path.dirname(os.path.abspath(schema_dir)))
-    return os.path.join(base, "kafka-protocol", "message")
-
-
-def generate(schema_dir: str, old_dir: str | None = None,
-             apis: dict[str, dict[str, int]] | None = None, data: tuple[str, ...] | None = None,
-             old: tuple[str, ...] | None = None) -> dict[str, str]:
+def generate(schema_dir: str, apis: dict[str, dict[str, int]] | None = None,
+             data: tuple[str, ...] | None = None) -> dict[str, str]:
     """Return {file name: text} for the whole messages package."""
     apis = CLIENT_APIS if apis is None else apis
     data = CLIENT_DATA if data is None else data
-    old = OLD_VERSIONS if old is None else old
     messages = []
     for fn in sorted(os.listdir(schema_dir)):
         if fn.endswith(".json"):
             messages.append(load_message(os.path.join(schema_dir, fn)))
     messages = client_messages(messages, apis, data)
-    merge_old_versions(messages, old_dir, old)
     check_client_versions(messages)
     files = {}
     for msg in messages:
         mod, text = ModuleWriter(msg).render()
         files[f"{mod}.py"] = text
-    source = schema_version(schema_dir)
-    if old and old_dir:
-        source += (f" Older versions of {', '.join(old)} checked against: "
-                   f"{schema_version(old_dir)}")
-    files["__init__.py"] = render_index(messages, source)
+    files["__init__.py"] = render_index(messages, schema_version(schema_dir))
     return files
 
 
@@ -1094,7 +1023,7 @@ def write(files: dict[str, str], out_dir: str) -> None:
 def main(argv: list[str]) -> int:
     args = list(argv[1:])
     options: dict[str, str] = {}
-    for flag in ("--old", "--apis"):
+    for flag in ("--apis",):
         if flag in args:
             i = args.index(flag)
             if i + 1 >= len(args):
@@ -1107,15 +1036,13 @@ def main(argv: list[str]) -> int:
     if not os.path.isdir(schema_dir):
         print(f"schema folder not found: {schema_dir}", file=sys.stderr)
         return 2
-    old_dir = options.get("--old") or default_old_dir(schema_dir)
     tables: dict = {}
     if "--apis" in options:
         with open(options["--apis"], encoding="utf-8") as fh:
             given = json.load(fh)
-        tables = {"apis": given.get("apis", {}), "data": tuple(given.get("data", ())),
-                  "old": tuple(given.get("old", ()))}
+        tables = {"apis": given.get("apis", {}), "data": tuple(given.get("data", ()))}
     try:
-        files = generate(schema_dir, old_dir, **tables)
+        files = generate(schema_dir, **tables)
     except ValueError as exc:
         print(f"gen_protocol: {exc}", file=sys.stderr)
         return 1

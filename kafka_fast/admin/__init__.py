@@ -51,6 +51,7 @@ from .scram import (
     UserScramCredentialsDescription,
     UserScramCredentialUpsertion,
 )
+from .share_groups import ShareGroupDescription, ShareMemberDescription
 
 # confluent-kafka's module-level constants (plain ints).
 CONFIG_SOURCE_UNKNOWN_CONFIG = ConfigSource.UNKNOWN_CONFIG.value
@@ -119,6 +120,8 @@ __all__ = [
     "ResourceType",
     "ScramCredentialInfo",
     "ScramMechanism",
+    "ShareGroupDescription",
+    "ShareMemberDescription",
     "TopicCollection",
     "TopicDescription",
     "TopicMetadata",

@@ -19,7 +19,7 @@ from ..net.client import KafkaClient
 from ..net.request import settle_all
 from ..topic_partition import OFFSET_END, TopicPartition
 from . import acls as acl_ops
-from . import cluster, configs, groups, offsets, records, scram
+from . import cluster, configs, groups, offsets, records, scram, share_groups
 from . import topics as topic_ops
 from .acls import AclBinding, AclBindingFilter
 from .events import EventServer
@@ -375,6 +375,67 @@ class AdminClient:
         items = offsets.check_group_requests(alter_consumer_group_offsets_request, True)
         wait = self._timeout(request_timeout)
         return {r.group_id: offsets.commit_offsets(self._client, r, wait) for r in items}
+
+    # -- share groups (KIP-932) --------------------------------------------------------------
+    @_tracked
+    def list_share_groups(self, *, request_timeout: float | None = None,
+                          states: set[ConsumerGroupState] | None = None) -> Future:
+        """Every share group of the cluster (ListGroups on each broker), optionally only those
+        in ``states``: a Future of ListConsumerGroupsResult."""
+        self._check_open()
+        return groups.list_consumer_groups(
+            self._client, self._timeout(request_timeout),
+            _enum_set(states, ConsumerGroupState, "states"), None, share=True)
+
+    @_tracked
+    def describe_share_groups(self, group_ids: list[str], *,
+                              include_authorized_operations: bool = False,
+                              request_timeout: float | None = None) -> dict[str, Future]:
+        """Members (with their assigned partitions), state, epochs and coordinator of each
+        share group; ``{group_id: Future of ShareGroupDescription}``."""
+        self._check_open()
+        ids = _group_ids(group_ids, "described")
+        wait = self._timeout(request_timeout)
+        return {g: share_groups.describe_share_group(self._client, g, wait,
+                                                     include_authorized_operations)
+                for g in ids}
+
+    @_tracked
+    def list_share_group_offsets(
+            self, list_share_group_offsets_request: list[ConsumerGroupTopicPartitions], *,
+            request_timeout: float | None = None) -> dict[str, Future]:
+        """Start offsets of share groups (DescribeShareGroupOffsets): ``{group_id: Future of
+        ConsumerGroupTopicPartitions}``; ``topic_partitions`` None asks for all of them."""
+        self._check_open()
+        items = offsets.check_group_requests(list_share_group_offsets_request, False)
+        wait = self._timeout(request_timeout)
+        return {r.group_id: share_groups.share_group_offsets(self._client, r, wait)
+                for r in items}
+
+    @_tracked
+    def alter_share_group_offsets(
+            self, alter_share_group_offsets_request: list[ConsumerGroupTopicPartitions], *,
+            request_timeout: float | None = None) -> dict[str, Future]:
+        """Set the start offsets of share groups without members: ``{group_id: Future of
+        ConsumerGroupTopicPartitions}`` with each partition's error (None: set)."""
+        self._check_open()
+        items = offsets.check_group_requests(alter_share_group_offsets_request, True)
+        wait = self._timeout(request_timeout)
+        return {r.group_id: share_groups.alter_share_group_offsets(self._client, r, wait)
+                for r in items}
+
+    @_tracked
+    def delete_share_group_offsets(self, group_id: str, topics: list[str], *,
+                                   request_timeout: float | None = None) -> dict[str, Future]:
+        """Forget a member-less share group's offsets of ``topics``: ``{topic: Future of
+        None}``."""
+        self._check_open()
+        (group,) = _group_ids([group_id], "changed")
+        if isinstance(topics, str) or not topics or not all(
+                isinstance(t, str) and t for t in topics):
+            raise ValueError("delete_share_group_offsets needs a non-empty list of topic names")
+        return share_groups.delete_share_group_offsets(self._client, group, list(topics),
+                                                       self._timeout(request_timeout))
 
     # -- configurations ----------------------------------------------------------------------
     @_tracked

@@ -155,12 +155,15 @@ def each_broker(client: KafkaClient, make: Callable[[], Any], timeout: float) ->
 
 def list_consumer_groups(client: KafkaClient, timeout: float,
                          states: set[ConsumerGroupState] | None = None,
-                         types: set[ConsumerGroupType] | None = None) -> Future:
+                         types: set[ConsumerGroupType] | None = None,
+                         share: bool = False) -> Future:
     """ListGroups on every broker (filtered by state and type there, and here for brokers
-    too old to filter); a Future of ListConsumerGroupsResult."""
+    too old to filter); a Future of ListConsumerGroupsResult. Share groups are listed with
+    ``share`` alone (their type UNKNOWN), as confluent-kafka leaves them out."""
     state_names = sorted(_BROKER_STATE_NAMES[s] for s in states or ()
                          if s in _BROKER_STATE_NAMES)
-    type_names = sorted(t.broker_name() for t in types or () if t != ConsumerGroupType.UNKNOWN)
+    type_names = ["share"] if share else sorted(
+        t.broker_name() for t in types or () if t != ConsumerGroupType.UNKNOWN)
 
     def make() -> Any:
         return versioned(m.ListGroupsRequest, lambda: m.ListGroupsRequest(
@@ -181,6 +184,8 @@ def list_consumer_groups(client: KafkaClient, timeout: float,
                 errors.append(KafkaError(resp.error_code, f"broker {node}"))
                 continue
             for g in resp.groups:
+                if _is_share(g) != share:
+                    continue
                 listing = ConsumerGroupListing(
                     g.group_id, g.protocol_type == "",
                     ConsumerGroupState.from_broker(getattr(g, "group_state", None)),
@@ -201,6 +206,11 @@ _BROKER_STATE_NAMES = {ConsumerGroupState.PREPARING_REBALANCING: "PreparingRebal
                        ConsumerGroupState.COMPLETING_REBALANCING: "CompletingRebalance",
                        ConsumerGroupState.STABLE: "Stable", ConsumerGroupState.DEAD: "Dead",
                        ConsumerGroupState.EMPTY: "Empty"}
+
+
+def _is_share(g: Any) -> bool:
+    """A listed group is a share group (KIP-932)."""
+    return (getattr(g, "group_type", None) or "").lower() == "share" or g.protocol_type == "share"
 
 
 def _group_type(g: Any) -> ConsumerGroupType:

@@ -10,11 +10,14 @@ so the event loop never blocks; ``async for view in consumer.batches(...)`` yiel
 functions: they run on the event loop. ``AsyncSerializingProducer`` and
 ``AsyncDeserializingConsumer`` (created with ``await``) add ``key.serializer`` /
 ``value.serializer`` (``key.deserializer`` / ``value.deserializer``), plain or asyncio ones.
+``AIOShareConsumer``: the share-group consumer (KIP-932), its calls on one worker thread.
 """
 
 from .consumer import AIOConsumer
 from .deserializing_consumer import AsyncDeserializingConsumer
 from .producer import AIOProducer
 from .serializing_producer import AsyncSerializingProducer
+from .share_consumer import AIOShareConsumer
 
-__all__ = ["AIOConsumer", "AIOProducer", "AsyncDeserializingConsumer", "AsyncSerializingProducer"]
+__all__ = ["AIOConsumer", "AIOProducer", "AIOShareConsumer", "AsyncDeserializingConsumer",
+           "AsyncSerializingProducer"]

@@ -29,6 +29,10 @@ KEYS = [
         "ShareConsumer only: implicit accepts the records of a poll on the next poll, commit "
         "or close; explicit requires acknowledge() for each record before the next poll.",
         choices=("implicit", "explicit"), roles=_C),
+    Key("max.poll.records", "int", 500,
+        "ShareConsumer only: the most records one ShareFetch acquires per broker (its "
+        "MaxRecords and BatchSize; the broker may exceed it to end at a record batch's "
+        "boundary).", minimum=1, maximum=2147483647, roles=_C),
     Key("group.remote.assignor", "str", "",
         "Server-side assignor for group.protocol=consumer (empty: the broker's default).",
         roles=_C),

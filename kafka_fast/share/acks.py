@@ -47,12 +47,16 @@ class Acknowledgements:
             pending[off] = kind
 
     def acknowledge(self, tp: TP, offset: int, kind: int) -> None:
-        """Record ``kind`` for an in-flight ``offset`` (IllegalStateException if it is not)."""
+        """Record ``kind`` for an in-flight ``offset`` (IllegalStateException if it is not);
+        a RENEW leaves the offset in flight."""
         offsets = self.in_flight.get(tp)
         if offsets is None or offset not in offsets:
             raise IllegalStateException(
                 f"offset {offset} of {tp[0]} [{tp[1]}] is not in flight (not returned by "
                 f"poll, or acknowledged already)")
+        if kind == AcknowledgeType.RENEW:
+            self.pending.setdefault(tp, {})[offset] = kind
+            return
         offsets.discard(offset)
         if not offsets:
             del self.in_flight[tp]
@@ -84,6 +88,12 @@ class Acknowledgements:
 
     def pending_partitions(self) -> set[TP]:
         return {tp for tp, offs in self.pending.items() if offs}
+
+
+def has_renew(acks: dict[TP, dict[int, int]]) -> bool:
+    """True when ``acks`` renew any record's lock."""
+    return any(kind == AcknowledgeType.RENEW for offsets in acks.values()
+               for kind in offsets.values())
 
 
 def fetch_ack_batches(offsets: dict[int, int]) -> list:

@@ -32,7 +32,7 @@ from ..message import Message
 from ..net import KafkaClient
 from ..net.lanes import Lane
 from ..topic_partition import TopicPartition
-from .acks import Acknowledgements
+from .acks import Acknowledgements, has_renew
 from .membership import ShareGroupMember
 from .model import (
     AcknowledgeType,
@@ -51,6 +51,8 @@ Acks = dict[TP, dict[int, int]]
 #: Outcome of acknowledgements: per partition, the offsets and the error (None: done).
 Outcome = tuple[TP, set[int], KafkaError | None]
 FETCH, ACKNOWLEDGE = "fetch", "acknowledge"
+#: ShareAcknowledge's API key and the version that carries RENEW acknowledgements
+RENEW_API = (79, 2)
 _ACK_TYPES = {int(t) for t in AcknowledgeType}
 
 
@@ -68,7 +70,7 @@ def _ack_type(ack_type: Any) -> int:
         raise TypeError(f"ack_type must be an AcknowledgeType, not {type(ack_type).__name__}")
     if int(ack_type) not in _ACK_TYPES:
         raise ValueError(f"invalid ack_type {int(ack_type)}: use AcknowledgeType.ACCEPT (1), "
-                         f"RELEASE (2) or REJECT (3)")
+                         f"RELEASE (2), REJECT (3) or RENEW (4)")
     return int(ack_type)
 
 
@@ -129,7 +131,7 @@ class ShareConsumer:
         self._explicit = self._conf["share.acknowledgement.mode"] == "explicit"
         self._limits = FetchLimits(self._conf["fetch.wait.max.ms"], self._conf["fetch.min.bytes"],
                                    self._conf["fetch.max.bytes"],
-                                   self._conf["max.partition.fetch.bytes"])
+                                   self._conf["max.poll.records"])
         self._request_timeout = self._conf["request.timeout.ms"] / 1000.0
         self._check_crcs: bool = self._conf["check.crcs"]
         self._backoff = self._conf["retry.backoff.ms"] / 1000.0
@@ -334,6 +336,10 @@ class ShareConsumer:
                 continue
             acks = self._acks.take(ack_nodes.get(node, set()))
             session = self._session(node)
+            if has_renew(acks):
+                # A ShareFetch renewing locks fetches nothing (KIP-1222): acknowledge first.
+                self._send_acknowledge(node, session, acks)
+                continue
             req = session.fetch_request(self._member.member_id, wanted.get(node, set()), acks,
                                         ids, self._limits, wait_ms)
             self._send(node, FETCH, req, acks, wait_ms)
@@ -363,8 +369,8 @@ class ShareConsumer:
                 if err.code() == E._UNSUPPORTED_FEATURE:
                     raise KafkaException(KafkaError(
                         E._UNSUPPORTED_FEATURE,
-                        f"broker {node} does not serve Share{req.kind.capitalize()} version 0 "
-                        "(share groups need Apache Kafka 4.0.x with group.share.enable=true)",
+                        f"broker {node} does not serve Share{req.kind.capitalize()} version 1 or "
+                        "later (share groups need Apache Kafka 4.1+)",
                         fatal=True))
                 continue
             resp = req.future.result()
@@ -548,26 +554,37 @@ class ShareConsumer:
             for node, session in self._sessions.items():
                 if session.epoch > 0:
                     by_node.setdefault(node, set())
-        ids = self._topic_ids()
-        sent = set()
+        sent: set[int] = set()
         for node, tps in sorted(by_node.items()):
             if node in self._requests:
                 if idle_only:
                     continue
                 raise AssertionError("acknowledging to a busy session")
             session = self._session(node)
-            if session.epoch == 0:
-                # No session: the broker dropped these records' locks with it.
-                self._failed(self._acks.take(tps), KafkaError(
-                    E.SHARE_SESSION_NOT_FOUND, "the records' share session is gone"))
+            if not self._send_acknowledge(node, session, self._acks.take(tps), close):
                 continue
-            acks = self._acks.take(tps)
-            self._send(node, ACKNOWLEDGE, session.acknowledge_request(
-                self._member.member_id, acks, ids, close=close), acks)
             if close:
                 session.reset()
             sent.add(node)
         return sent
+
+    def _send_acknowledge(self, node: int, session: ShareSession, acks: Acks,
+                          close: bool = False) -> bool:
+        """A ShareAcknowledge of ``acks`` in ``node``'s session; False when it cannot be
+        sent (the acknowledgements fail)."""
+        if session.epoch == 0:
+            # No session: the broker dropped these records' locks with it.
+            self._failed(acks, KafkaError(E.SHARE_SESSION_NOT_FOUND,
+                                          "the records' share session is gone"))
+            return False
+        if has_renew(acks) and (self._client.api_version(node, RENEW_API[0]) or 2) < 2:
+            self._failed(acks, KafkaError(
+                E._UNSUPPORTED_FEATURE, f"broker {node} does not serve ShareAcknowledge "
+                f"version {RENEW_API[1]}, needed to RENEW acquisition locks (Kafka 4.2+)"))
+            return False
+        self._send(node, ACKNOWLEDGE, session.acknowledge_request(
+            self._member.member_id, acks, self._topic_ids(), close=close), acks)
+        return True
 
     def _wait(self, nodes: set[int], deadline: float | None) -> None:
         """Wait until the requests to ``nodes`` are answered (or ``deadline``)."""

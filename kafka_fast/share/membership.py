@@ -49,7 +49,8 @@ class ShareGroupMember:
         self.heartbeat_interval = heartbeat_interval
         self.backoff = backoff
         self.on_change = on_change
-        # Kafka's Uuid text form: Kafka 4.0's ShareFetch parses the member id as one.
+        # Kafka's Uuid text form, as the Java client's (the broker takes any string of up
+        # to 36 characters).
         self.member_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         self.member_epoch = 0
         self.topics: list[str] = []
@@ -133,8 +134,8 @@ class ShareGroupMember:
             if err.code() == E._UNSUPPORTED_FEATURE:
                 self._fail(KafkaError(E._UNSUPPORTED_FEATURE,
                                       "the group coordinator does not serve ShareGroupHeartbeat "
-                                      "version 0 (share groups need Apache Kafka 4.0.x with "
-                                      "group.share.enable=true)", fatal=True))
+                                      "version 1 (share groups need Apache Kafka 4.1+)",
+                                      fatal=True))
                 return
             if err.code() in TRANSIENT_LOCAL:
                 self.client.invalidate_coordinator(GROUP, self.group_id)

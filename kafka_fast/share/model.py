@@ -19,6 +19,9 @@ class AcknowledgeType(enum.IntEnum):
     RELEASE = 2
     #: not processable: archived, never delivered again
     REJECT = 3
+    #: still being processed: the acquisition lock starts again, and the record still
+    #: awaits one of the three above (KIP-1222, ShareAcknowledge v2: Kafka 4.2+)
+    RENEW = 4
 
 
 #: The acknowledge type of an offset in an acquired range with no record (a gap).

@@ -12,7 +12,7 @@ import uuid
 
 from ..errors import KafkaError
 from ..protocol import messages as m
-from .acks import acknowledge_ack_batches, fetch_ack_batches
+from .acks import acknowledge_ack_batches, fetch_ack_batches, has_renew
 
 E = KafkaError
 TP = tuple[str, int]
@@ -21,14 +21,14 @@ MAX_EPOCH = 2**31 - 1
 
 
 class FetchLimits:
-    """The size and wait bounds of a ShareFetch."""
+    """The size, count and wait bounds of a ShareFetch."""
 
     def __init__(self, max_wait_ms: int, min_bytes: int, max_bytes: int,
-                 partition_max_bytes: int) -> None:
+                 max_records: int) -> None:
         self.max_wait_ms = max_wait_ms
         self.min_bytes = min_bytes
         self.max_bytes = max_bytes
-        self.partition_max_bytes = partition_max_bytes
+        self.max_records = max_records
 
 
 class ShareSession:
@@ -46,14 +46,14 @@ class ShareSession:
     def fetch_request(self, member_id: str, wanted: set[TP],
                       acks: dict[TP, dict[int, int]], ids: dict[str, uuid.UUID],
                       limits: FetchLimits, max_wait_ms: int) -> m.ShareFetchRequest:
-        """A ShareFetch for ``wanted`` carrying ``acks``; ``ids`` maps topic names to ids."""
+        """A ShareFetch for ``wanted`` carrying ``acks`` (which renew no lock: those go in a
+        ShareAcknowledge); ``ids`` maps topic names to ids."""
         R = m.ShareFetchRequest
         listed = wanted | set(acks)
         topics: dict[str, list] = {}
         for t, p in sorted(listed):
             topics.setdefault(t, []).append(R.FetchPartition(
                 partition_index=p,
-                partition_max_bytes=limits.partition_max_bytes if (t, p) in wanted else 0,
                 acknowledgement_batches=fetch_ack_batches(acks.get((t, p), {}))))
         forgotten: dict[str, list[int]] = {}
         if self.epoch > 0:
@@ -62,7 +62,8 @@ class ShareSession:
         self.partitions = listed
         return R(group_id=self.group_id, member_id=member_id, share_session_epoch=self.epoch,
                  max_wait_ms=max_wait_ms, min_bytes=limits.min_bytes,
-                 max_bytes=limits.max_bytes,
+                 max_bytes=limits.max_bytes, max_records=limits.max_records,
+                 batch_size=limits.max_records,
                  topics=[R.FetchTopic(topic_id=ids[t], partitions=parts)
                          for t, parts in topics.items()],
                  forgotten_topics_data=[R.ForgottenTopic(topic_id=ids[t], partitions=parts)
@@ -72,7 +73,7 @@ class ShareSession:
                             ids: dict[str, uuid.UUID], close: bool = False
                             ) -> m.ShareAcknowledgeRequest:
         """A ShareAcknowledge carrying ``acks`` (``close``: with epoch -1, ending the
-        session)."""
+        session); IsRenewAck says whether any of them renews a lock."""
         R = m.ShareAcknowledgeRequest
         topics: dict[str, list] = {}
         for (t, p), offsets in sorted(acks.items()):
@@ -80,6 +81,7 @@ class ShareSession:
                 partition_index=p, acknowledgement_batches=acknowledge_ack_batches(offsets)))
         return R(group_id=self.group_id, member_id=member_id,
                  share_session_epoch=-1 if close else self.epoch,
+                 is_renew_ack=has_renew(acks),
                  topics=[R.AcknowledgeTopic(topic_id=ids[t], partitions=parts)
                          for t, parts in topics.items()])
 

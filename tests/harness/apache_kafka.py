@@ -121,14 +121,17 @@ def java_binary() -> str | None:
     return shutil.which("java")
 
 
+#: The oldest Apache Kafka the share-group tests start: 4.4 finalizes share.version 2 in a
+#: new cluster (share groups on, RENEW acknowledgements).
+SHARE_KAFKA_MIN = "4.4.0"
+
+
 def share_kafka_version() -> str:
-    """The Apache Kafka version the share-group tests start (tools/fetch_kafka.sh fetches
-    it with the same pom): the last release serving version 0 of the KIP-932 APIs, the
-    only version kafka_fast's protocol schemas have."""
-    match = re.search(r"<kafka.share.version>([^<]+)</kafka.share.version>", POM.read_text())
-    if match is None:
-        raise RuntimeError(f"{POM} names no <kafka.share.version>")
-    return match.group(1)
+    """The Apache Kafka version the share-group tests start: the pom's kafka.version, or
+    ``SHARE_KAFKA_MIN`` while the pom names an older release."""
+    version = kafka_version()
+    key = [int(x) for x in re.findall(r"\d+", version)[:3]]
+    return version if key >= [int(x) for x in SHARE_KAFKA_MIN.split(".")] else SHARE_KAFKA_MIN
 
 
 def kafka_libs(version: str | None = None) -> Path:
@@ -776,12 +779,10 @@ def apache_rack_cluster(apache_rack_cluster_session) -> ApacheKafka:
 #: group.share.record.lock.duration.ms in the share-group fixture).
 SHARE_LOCK_MS = 4000
 
-#: Share groups (KIP-932) on Kafka 4.0: early access behind the unstable API versions, with
-#: timings shortened to the brokers' minimums where tests wait for them.
+#: Share groups (KIP-932): on by default in a Kafka 4.4 cluster (share.version 2, finalized
+#: when the storage is formatted), with timings shortened to the brokers' minimums where
+#: tests wait for them.
 SHARE_SETTINGS = {
-    "unstable.api.versions.enable": "true",
-    "group.coordinator.rebalance.protocols": "classic,consumer,share",
-    "group.share.enable": "true",
     "share.coordinator.state.topic.num.partitions": "3",
     "group.share.min.heartbeat.interval.ms": "500",
     "group.share.heartbeat.interval.ms": "500",

@@ -13,7 +13,7 @@ import pytest
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient
 from harness import create_topic, external_from_env, unique_topic
-from harness.apache_kafka import apache_kafka_missing, kafka_version, share_kafka_version
+from harness.apache_kafka import apache_kafka_missing, kafka_version
 from harness.oauth2 import mock_version
 from harness.peers import missing
 from harness.probe import API_VERSIONS, api_versions
@@ -411,16 +411,14 @@ def test_fetch_kafka_without_java_says_what_to_install(tmp_path):
 def test_fetch_kafka_with_jars_cached_prints_one_line(tmp_path):
     cache = tmp_path / "cache"
     libs = cache / f"kafka-{kafka_version()}" / "libs"
-    share = cache / f"kafka-{share_kafka_version()}" / "libs"
     oauth = cache / f"mock-oauth2-server-{mock_version()}" / "libs"
-    for folder in (libs, share, oauth):
+    for folder in (libs, oauth):
         folder.mkdir(parents=True)
         (folder / ".complete").touch()
     done = _fetch_kafka(tmp_path, cache)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         f"fetch_kafka: Apache Kafka {kafka_version()} cached in {libs}",
-        f"fetch_kafka: Apache Kafka {share_kafka_version()} (share groups) cached in {share}",
         f"fetch_kafka: mock-oauth2-server {mock_version()} cached in {oauth}"]
 
 

@@ -121,29 +121,33 @@ def test_negotiation_is_capped_at_what_the_client_fills():
 
 
 def test_share_group_versions():
-    # 4.4 has versions 1+ (stable KIP-932); version 0 (Kafka 4.0's early access) is merged
-    # from the old schemas, and the share consumer negotiates only that one.
+    # 4.4's schemas start at version 1 (KIP-932's stable version; Kafka 4.0's early-access
+    # version 0 is gone), and the share consumer negotiates the newest.
     got = {name: (getattr(messages, name + "Request").MIN_VERSION,
                   getattr(messages, name + "Request").MAX_VERSION)
            for name in ("ShareGroupHeartbeat", "ShareGroupDescribe", "ShareFetch",
                         "ShareAcknowledge", "DescribeShareGroupOffsets",
                         "AlterShareGroupOffsets", "DeleteShareGroupOffsets")}
-    assert got == {"ShareGroupHeartbeat": (0, 1), "ShareGroupDescribe": (0, 1),
-                   "ShareFetch": (0, 2), "ShareAcknowledge": (0, 2),
+    assert got == {"ShareGroupHeartbeat": (1, 1), "ShareGroupDescribe": (1, 1),
+                   "ShareFetch": (1, 2), "ShareAcknowledge": (1, 2),
                    "DescribeShareGroupOffsets": (0, 1), "AlterShareGroupOffsets": (0, 0),
                    "DeleteShareGroupOffsets": (0, 0)}
     assert {key: API_VERSIONS[key] for key in (76, 77, 78, 79)} == {
-        76: (0, 0), 77: (0, 0), 78: (0, 0), 79: (0, 0)}
-    # Version 0 has the early-access layout: PartitionMaxBytes, no MaxRecords/BatchSize.
+        76: (1, 1), 77: (1, 1), 78: (1, 2), 79: (1, 2)}
+    # Version 1 has MaxRecords and BatchSize instead of PartitionMaxBytes; version 2 adds
+    # ShareAcquireMode and IsRenewAck.
     R = messages.ShareFetchRequest
-    req = R(group_id="g", member_id="m", share_session_epoch=0, max_records=5,
+    req = R(group_id="g", member_id="m", share_session_epoch=0, max_records=5, batch_size=5,
+            share_acquire_mode=1, is_renew_ack=True,
             topics=[R.FetchTopic(topic_id=uuid.UUID(int=1),
-                                 partitions=[R.FetchPartition(partition_index=2,
-                                                              partition_max_bytes=7)])])
-    with pytest.raises(Exception, match="max_records"):
-        req.encode(0)
-    req.max_records = 0
-    assert R.decode(req.encode(0), 0, strict=True) == req
+                                 partitions=[R.FetchPartition(partition_index=2)])])
+    assert R.decode(req.encode(2), 2, strict=True) == req
+    with pytest.raises(Exception, match="is_renew_ack"):
+        req.encode(1)
+    req.is_renew_ack, req.share_acquire_mode = False, 0
+    assert R.decode(req.encode(1), 1, strict=True) == req
+    with pytest.raises(Exception, match="partition_max_bytes"):
+        R(topics=[R.FetchTopic(partitions=[R.FetchPartition(partition_max_bytes=7)])]).encode(1)
 
 
 def _call_retrying(conn, request, version, ok, timeout=15.0):

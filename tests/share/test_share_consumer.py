@@ -1,4 +1,4 @@
-"""ShareConsumer (KIP-932) against a real Apache Kafka 4.0 broker with share groups enabled:
+"""ShareConsumer (KIP-932) against a real Apache Kafka 4.4 broker:
 records split between members, implicit and explicit acknowledgement, redelivery after
 RELEASE and after an acquisition lock expires, REJECT, the commit callback, close."""
 
@@ -38,6 +38,7 @@ LOCK = SHARE_LOCK_MS / 1000.0
 
 @pytest.fixture
 def bootstrap(apache_share_kafka) -> str:
+    """The share-group broker (Apache Kafka 4.4, acquisition locks of SHARE_LOCK_MS)."""
     return apache_share_kafka.bootstrap
 
 
@@ -65,7 +66,7 @@ def test_two_consumers_split_the_records(bootstrap):
     group = new_group(bootstrap)
     # Small fetches of a few one-record batches, so that each member acquires some while
     # the other one does.
-    conf = {"max.partition.fetch.bytes": 1024, "fetch.max.bytes": 4096}
+    conf = {"max.poll.records": 5}
     with _consumer(bootstrap, group, **conf) as a, _consumer(bootstrap, group, **conf) as b:
         a.subscribe([topic])
         b.subscribe([topic])
@@ -197,7 +198,7 @@ def test_close_commits_pending_acknowledgements_and_leaves(bootstrap):
     c.subscribe([topic])
     got = poll_until(c, lambda g: len(g) >= 4)
     (member_id,) = describe_share_group(bootstrap, group)
-    # Kafka's UUID text form (22 characters of URL-safe base64), as Kafka 4.0's ShareFetch needs
+    # Kafka's UUID text form (22 characters of URL-safe base64), as the Java client's
     assert len(member_id) == 22 and uuid.UUID(bytes=base64.urlsafe_b64decode(member_id + "=="))
     for m in got:
         c.acknowledge(m)
@@ -346,17 +347,50 @@ def test_a_new_group_starts_at_the_end(bootstrap):
         assert [(m.offset(), m.value()) for m in got] == [(3, b"new")]
 
 
-def test_kafka_4_0_delivers_nothing_when_a_batch_exceeds_the_partition_limit(bootstrap):
+def test_max_poll_records_bounds_each_poll(bootstrap):
     topic = new_topic(bootstrap)
-    produce(bootstrap, topic, [b"x" * 100 for _ in range(50)])  # one batch of ~5 KB
+    produce(bootstrap, topic, [b"%d" % i for i in range(30)], batch_each=True)
     group = new_group(bootstrap)
-    with _consumer(bootstrap, group, **{"max.partition.fetch.bytes": 1024}) as c:
+    sizes: list[int] = []
+    with _consumer(bootstrap, group, **{"max.poll.records": 4}) as c:
         c.subscribe([topic])
-        assert _quiet(c, 3.0) == []
-    with _consumer(bootstrap, group) as c:
-        c.subscribe([topic])
-        got = poll_until(c, lambda g: len(g) >= 50)
-        assert [m.offset() for m in got] == list(range(50))
+        got: list = []
+        deadline = time.monotonic() + 30
+        while len(got) < 30:
+            assert time.monotonic() < deadline, len(got)
+            batch = c.poll(0.5)
+            if len(batch):
+                sizes.append(len(batch))
+            got.extend(batch)
+    # One-record batches: the broker stops at 4 records.
+    assert [m.offset() for m in got] == list(range(30))
+    assert max(sizes) == 4 and len(sizes) >= 8, sizes
+
+
+def test_renew_keeps_the_lock_past_its_duration(bootstrap):
+    topic = new_topic(bootstrap, records=2)
+    group = new_group(bootstrap)
+    explicit = {"share.acknowledgement.mode": "explicit"}
+    with _consumer(bootstrap, group, **explicit) as a, _consumer(bootstrap, group) as b:
+        a.subscribe([topic])
+        held = poll_until(a, lambda g: len(g) >= 2)
+        b.subscribe([topic])
+        others: list = []
+        # Renew the locks every half lock duration for twice the duration: b gets nothing.
+        deadline = time.monotonic() + 2 * LOCK
+        while time.monotonic() < deadline:
+            for msg in held:
+                a.acknowledge(msg, AcknowledgeType.RENEW)
+            assert a.commit_sync() == {TopicPartition(topic, 0): None}
+            others.extend(_quiet(b, LOCK / 2))
+        assert others == []
+        with pytest.raises(IllegalStateException, match="2 records of the previous poll"):
+            a.poll(0)
+        a.acknowledge(held[0], AcknowledgeType.ACCEPT)
+        a.acknowledge(held[1], AcknowledgeType.RELEASE)
+        assert a.commit_sync() == {TopicPartition(topic, 0): None}
+        again = poll_until(b, lambda g: len(g) >= 1)
+        assert [(m.offset(), m.value(), m.delivery_count()) for m in again] == [(1, b"v1", 2)]
 
 
 def test_poll_serves_client_callbacks(bootstrap):

@@ -10,12 +10,12 @@ from harness.apache_kafka import apache_kafka_missing
 
 from kafka_fast import AcknowledgeType, IllegalStateException, Message, Messages
 from kafka_fast.errors import KafkaError
-from kafka_fast.share.acks import Acknowledgements, ack_batches
+from kafka_fast.share.acks import Acknowledgements, ack_batches, has_renew
 from kafka_fast.share.model import GAP
 from kafka_fast.share.session import FetchLimits, ShareSession
 
-ACCEPT, RELEASE, REJECT = (int(t) for t in AcknowledgeType)
-LIMITS = FetchLimits(max_wait_ms=500, min_bytes=1, max_bytes=1 << 20, partition_max_bytes=4096)
+ACCEPT, RELEASE, REJECT, RENEW = (int(t) for t in AcknowledgeType)
+LIMITS = FetchLimits(max_wait_ms=500, min_bytes=1, max_bytes=1 << 20, max_records=50)
 
 
 def test_ack_batches_are_runs_of_consecutive_offsets():
@@ -42,6 +42,20 @@ def test_acknowledgements_move_from_in_flight_to_pending():
     assert acks.pending_partitions() == set()
 
 
+def test_renew_keeps_the_record_in_flight():
+    acks = Acknowledgements()
+    tp = ("t", 0)
+    acks.hand_out(tp, [0, 1])
+    acks.acknowledge(tp, 0, RENEW)
+    assert acks.unacknowledged() == 2
+    assert has_renew(acks.take({tp})) and acks.pending_partitions() == set()
+    acks.acknowledge(tp, 0, RENEW)
+    acks.acknowledge(tp, 0, ACCEPT)  # the final type replaces a renewal not sent yet
+    assert acks.unacknowledged() == 1
+    assert acks.take({tp}) == {tp: {0: ACCEPT}}
+    assert not has_renew({tp: {0: ACCEPT, 1: GAP}})
+
+
 def test_share_session_epochs_and_forgotten_partitions():
     ids = {"a": uuid.uuid4(), "b": uuid.uuid4()}
     session = ShareSession(1, "g")
@@ -55,14 +69,16 @@ def test_share_session_epochs_and_forgotten_partitions():
     assert second.share_session_epoch == 1
     assert [(t.topic_id, t.partitions) for t in second.forgotten_topics_data] == [(ids["b"], [0])]
     (topic,) = second.topics
-    acked = {p.partition_index: (p.partition_max_bytes, [(b.first_offset, b.last_offset,
-                                                          b.acknowledge_types)
-                                                         for b in p.acknowledgement_batches])
+    acked = {p.partition_index: [(b.first_offset, b.last_offset, b.acknowledge_types)
+                                 for b in p.acknowledgement_batches]
              for p in topic.partitions}
-    assert acked == {0: (4096, []), 1: (0, [(7, 7, [ACCEPT])])}
+    assert acked == {0: [], 1: [(7, 7, [ACCEPT])]}
+    assert (second.max_records, second.batch_size, second.is_renew_ack) == (50, 50, False)
     session.answered(0)
+    renew = session.acknowledge_request("m", {("a", 0): {8: RENEW, 9: ACCEPT}}, ids)
+    assert renew.is_renew_ack and renew.share_session_epoch == 2
     close = session.acknowledge_request("m", {("a", 0): {8: REJECT}}, ids, close=True)
-    assert close.share_session_epoch == -1
+    assert close.share_session_epoch == -1 and not close.is_renew_ack
     assert session.epoch == 2
     session.answered(KafkaError.INVALID_SHARE_SESSION_EPOCH)
     assert session.epoch == 0 and session.partitions == set()
@@ -86,6 +102,6 @@ def test_messages_is_a_read_only_sequence():
 
 def test_missing_share_broker_jars_say_what_to_run(tmp_path, monkeypatch):
     monkeypatch.setenv("KAFKA_FAST_CACHE", str(tmp_path))
-    reason = apache_kafka_missing("4.0.2")
+    reason = apache_kafka_missing("0.0.1")
     assert reason is not None
     assert "tools/fetch_kafka.sh" in reason and "\n" not in reason

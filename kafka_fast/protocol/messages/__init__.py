@@ -2,11 +2,7 @@
 # Schemas: Apache Kafka message schemas and error codes of Apache Kafka 4.4.0: the JSON schemas
 # are the files common/message/*.json packaged in org.apache.kafka:kafka-clients:4.4.0 (Maven
 # Central); error-codes.tsv lists org.apache.kafka.common.protocol.Errors of that jar (code,
-# name, whether the exception is retriable, default message). Older versions of
-# ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge checked against: Apache
-# Kafka message schemas and error codes, from apache/kafka at commit
-# 1eb7644349cb07139d6a3c1ad1986979647cac99 (2024-10-25, version 4.0.0-SNAPSHOT):
-# clients/src/main/resources/common/message/*.json.
+# name, whether the exception is retriable, default message).
 """Every client-facing Kafka message class; each module is imported on first use."""
 
 import importlib
@@ -229,10 +225,10 @@ API_INDEX = {
     72: ('PushTelemetryRequest', 'PushTelemetryResponse', 0, 0, 0, 0, 0),
     74: ('ListConfigResourcesRequest', 'ListConfigResourcesResponse', 0, 0, 0, 1, 0),
     75: ('DescribeTopicPartitionsRequest', 'DescribeTopicPartitionsResponse', 0, 0, 0, 0, 0),
-    76: ('ShareGroupHeartbeatRequest', 'ShareGroupHeartbeatResponse', 0, 0, 0, 1, 0),
-    77: ('ShareGroupDescribeRequest', 'ShareGroupDescribeResponse', 0, 0, 0, 1, 0),
-    78: ('ShareFetchRequest', 'ShareFetchResponse', 0, 0, 0, 2, 0),
-    79: ('ShareAcknowledgeRequest', 'ShareAcknowledgeResponse', 0, 0, 0, 2, 0),
+    76: ('ShareGroupHeartbeatRequest', 'ShareGroupHeartbeatResponse', 0, 0, 1, 1, 1),
+    77: ('ShareGroupDescribeRequest', 'ShareGroupDescribeResponse', 0, 0, 1, 1, 1),
+    78: ('ShareFetchRequest', 'ShareFetchResponse', 0, 0, 1, 2, 2),
+    79: ('ShareAcknowledgeRequest', 'ShareAcknowledgeResponse', 0, 0, 1, 2, 2),
     80: ('AddRaftVoterRequest', 'AddRaftVoterResponse', 0, 0, 0, 1, 0),
     81: ('RemoveRaftVoterRequest', 'RemoveRaftVoterResponse', 0, 0, 0, 0, 0),
     88: ('StreamsGroupHeartbeatRequest', 'StreamsGroupHeartbeatResponse', 0, 0, 0, 1, 1),

@@ -111,7 +111,7 @@ class AcknowledgeTopic(Struct):
 
 
 class ShareAcknowledgeRequest(Message):
-    """Kafka ShareAcknowledgeRequest request (API key 79), versions 0-2.
+    """Kafka ShareAcknowledgeRequest request (API key 79), versions 1-2.
 
     Fields:
         group_id (string, v0+, nullable v0+)
@@ -129,7 +129,7 @@ class ShareAcknowledgeRequest(Message):
     __slots__ = ('group_id', 'member_id', 'share_session_epoch', 'is_renew_ack', 'topics')
     NAME = 'ShareAcknowledgeRequest'
     API_KEY = 79
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 2
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
@@ -155,8 +155,8 @@ class ShareAcknowledgeRequest(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_AcknowledgementBatch_v0(mv, pos):
-    """AcknowledgementBatch, versions 0-2."""
+def _dec_AcknowledgementBatch_v1(mv, pos):
+    """AcknowledgementBatch, versions 1-2."""
     o = new(AcknowledgementBatch)
     o.first_offset, o.last_offset = _u_qq(mv, pos)
     pos += 16
@@ -168,8 +168,8 @@ def _dec_AcknowledgementBatch_v0(mv, pos):
     return o, pos
 
 
-def _enc_AcknowledgementBatch_v0(out, blobs, o):
-    """AcknowledgementBatch, versions 0-2."""
+def _enc_AcknowledgementBatch_v1(out, blobs, o):
+    """AcknowledgementBatch, versions 1-2."""
     out += _p_qq(o.first_offset, o.last_offset)
     write_compact_array(out, blobs, o.acknowledge_types, _INT8)
     if o.unknown_tagged_fields:
@@ -178,12 +178,12 @@ def _enc_AcknowledgementBatch_v0(out, blobs, o):
         out.append(0)
 
 
-def _dec_AcknowledgePartition_v0(mv, pos):
-    """AcknowledgePartition, versions 0-2."""
+def _dec_AcknowledgePartition_v1(mv, pos):
+    """AcknowledgePartition, versions 1-2."""
     o = new(AcknowledgePartition)
     o.partition_index, = _u_i(mv, pos)
     pos += 4
-    o.acknowledgement_batches, pos = read_compact_array(mv, pos, _dec_AcknowledgementBatch_v0)
+    o.acknowledgement_batches, pos = read_compact_array(mv, pos, _dec_AcknowledgementBatch_v1)
     if mv[pos]:
         pos = read_tags(mv, pos, o, None)
     else:
@@ -191,21 +191,21 @@ def _dec_AcknowledgePartition_v0(mv, pos):
     return o, pos
 
 
-def _enc_AcknowledgePartition_v0(out, blobs, o):
-    """AcknowledgePartition, versions 0-2."""
+def _enc_AcknowledgePartition_v1(out, blobs, o):
+    """AcknowledgePartition, versions 1-2."""
     out += _p_i(o.partition_index)
-    write_compact_array(out, blobs, o.acknowledgement_batches, _enc_AcknowledgementBatch_v0)
+    write_compact_array(out, blobs, o.acknowledgement_batches, _enc_AcknowledgementBatch_v1)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
         out.append(0)
 
 
-def _dec_AcknowledgeTopic_v0(mv, pos):
-    """AcknowledgeTopic, versions 0-2."""
+def _dec_AcknowledgeTopic_v1(mv, pos):
+    """AcknowledgeTopic, versions 1-2."""
     o = new(AcknowledgeTopic)
     o.topic_id, pos = read_uuid(mv, pos)
-    o.partitions, pos = read_compact_array(mv, pos, _dec_AcknowledgePartition_v0)
+    o.partitions, pos = read_compact_array(mv, pos, _dec_AcknowledgePartition_v1)
     if mv[pos]:
         pos = read_tags(mv, pos, o, None)
     else:
@@ -213,24 +213,24 @@ def _dec_AcknowledgeTopic_v0(mv, pos):
     return o, pos
 
 
-def _enc_AcknowledgeTopic_v0(out, blobs, o):
-    """AcknowledgeTopic, versions 0-2."""
+def _enc_AcknowledgeTopic_v1(out, blobs, o):
+    """AcknowledgeTopic, versions 1-2."""
     out += o.topic_id.bytes
-    write_compact_array(out, blobs, o.partitions, _enc_AcknowledgePartition_v0)
+    write_compact_array(out, blobs, o.partitions, _enc_AcknowledgePartition_v1)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
         out.append(0)
 
 
-def _dec_ShareAcknowledgeRequest_v0(mv, pos):
-    """ShareAcknowledgeRequest, versions 0-1."""
+def _dec_ShareAcknowledgeRequest_v1(mv, pos):
+    """ShareAcknowledgeRequest, version 1."""
     o = new(ShareAcknowledgeRequest)
     o.group_id, pos = read_compact_nullable_string(mv, pos)
     o.member_id, pos = read_compact_nullable_string(mv, pos)
     o.share_session_epoch, = _u_i(mv, pos)
     pos += 4
-    o.topics, pos = read_compact_array(mv, pos, _dec_AcknowledgeTopic_v0)
+    o.topics, pos = read_compact_array(mv, pos, _dec_AcknowledgeTopic_v1)
     if mv[pos]:
         pos = read_tags(mv, pos, o, None)
     else:
@@ -238,14 +238,14 @@ def _dec_ShareAcknowledgeRequest_v0(mv, pos):
     return o, pos
 
 
-def _enc_ShareAcknowledgeRequest_v0(out, blobs, o):
-    """ShareAcknowledgeRequest, versions 0-1."""
+def _enc_ShareAcknowledgeRequest_v1(out, blobs, o):
+    """ShareAcknowledgeRequest, version 1."""
     if o.is_renew_ack != False:
         raise WireError('not sendable: the field exists only in versions 2+ and is not ignorable')
     write_compact_nullable_string(out, blobs, o.group_id)
     write_compact_nullable_string(out, blobs, o.member_id)
     out += _p_i(o.share_session_epoch)
-    write_compact_array(out, blobs, o.topics, _enc_AcknowledgeTopic_v0)
+    write_compact_array(out, blobs, o.topics, _enc_AcknowledgeTopic_v1)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
@@ -259,7 +259,7 @@ def _dec_ShareAcknowledgeRequest_v2(mv, pos):
     o.member_id, pos = read_compact_nullable_string(mv, pos)
     o.share_session_epoch, o.is_renew_ack = _u_ix(mv, pos)
     pos += 5
-    o.topics, pos = read_compact_array(mv, pos, _dec_AcknowledgeTopic_v0)
+    o.topics, pos = read_compact_array(mv, pos, _dec_AcknowledgeTopic_v1)
     if mv[pos]:
         pos = read_tags(mv, pos, o, None)
     else:
@@ -272,15 +272,15 @@ def _enc_ShareAcknowledgeRequest_v2(out, blobs, o):
     write_compact_nullable_string(out, blobs, o.group_id)
     write_compact_nullable_string(out, blobs, o.member_id)
     out += _p_ix(o.share_session_epoch, o.is_renew_ack)
-    write_compact_array(out, blobs, o.topics, _enc_AcknowledgeTopic_v0)
+    write_compact_array(out, blobs, o.topics, _enc_AcknowledgeTopic_v1)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
         out.append(0)
 
 
-ShareAcknowledgeRequest._DECODERS = (_dec_ShareAcknowledgeRequest_v0, _dec_ShareAcknowledgeRequest_v0, _dec_ShareAcknowledgeRequest_v2,)
-ShareAcknowledgeRequest._ENCODERS = (_enc_ShareAcknowledgeRequest_v0, _enc_ShareAcknowledgeRequest_v0, _enc_ShareAcknowledgeRequest_v2,)
+ShareAcknowledgeRequest._DECODERS = (None, _dec_ShareAcknowledgeRequest_v1, _dec_ShareAcknowledgeRequest_v2,)
+ShareAcknowledgeRequest._ENCODERS = (None, _enc_ShareAcknowledgeRequest_v1, _enc_ShareAcknowledgeRequest_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

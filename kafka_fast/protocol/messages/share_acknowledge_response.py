@@ -148,7 +148,7 @@ class NodeEndpoint(Struct):
 
 
 class ShareAcknowledgeResponse(Message):
-    """Kafka ShareAcknowledgeResponse response (API key 79), versions 0-2.
+    """Kafka ShareAcknowledgeResponse response (API key 79), versions 1-2.
 
     Fields:
         throttle_time_ms (int32, v0+)
@@ -168,7 +168,7 @@ class ShareAcknowledgeResponse(Message):
     __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'acquisition_lock_timeout_ms', 'responses', 'node_endpoints')
     NAME = 'ShareAcknowledgeResponse'
     API_KEY = 79
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 2
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
@@ -197,8 +197,8 @@ class ShareAcknowledgeResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_LeaderIdAndEpoch_v0(mv, pos):
-    """LeaderIdAndEpoch, versions 0-2."""
+def _dec_LeaderIdAndEpoch_v1(mv, pos):
+    """LeaderIdAndEpoch, versions 1-2."""
     o = new(LeaderIdAndEpoch)
     o.leader_id, o.leader_epoch = _u_ii(mv, pos)
     pos += 8
@@ -209,8 +209,8 @@ def _dec_LeaderIdAndEpoch_v0(mv, pos):
     return o, pos
 
 
-def _enc_LeaderIdAndEpoch_v0(out, blobs, o):
-    """LeaderIdAndEpoch, versions 0-2."""
+def _enc_LeaderIdAndEpoch_v1(out, blobs, o):
+    """LeaderIdAndEpoch, versions 1-2."""
     out += _p_ii(o.leader_id, o.leader_epoch)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -218,13 +218,13 @@ def _enc_LeaderIdAndEpoch_v0(out, blobs, o):
         out.append(0)
 
 
-def _dec_PartitionData_v0(mv, pos):
-    """PartitionData, versions 0-2."""
+def _dec_PartitionData_v1(mv, pos):
+    """PartitionData, versions 1-2."""
     o = new(PartitionData)
     o.partition_index, o.error_code = _u_ih(mv, pos)
     pos += 6
     o.error_message, pos = read_compact_nullable_string(mv, pos)
-    o.current_leader, pos = _dec_LeaderIdAndEpoch_v0(mv, pos)
+    o.current_leader, pos = _dec_LeaderIdAndEpoch_v1(mv, pos)
     if mv[pos]:
         pos = read_tags(mv, pos, o, None)
     else:
@@ -232,22 +232,22 @@ def _dec_PartitionData_v0(mv, pos):
     return o, pos
 
 
-def _enc_PartitionData_v0(out, blobs, o):
-    """PartitionData, versions 0-2."""
+def _enc_PartitionData_v1(out, blobs, o):
+    """PartitionData, versions 1-2."""
     out += _p_ih(o.partition_index, o.error_code)
     write_compact_nullable_string(out, blobs, o.error_message)
-    _enc_LeaderIdAndEpoch_v0(out, blobs, o.current_leader)
+    _enc_LeaderIdAndEpoch_v1(out, blobs, o.current_leader)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
         out.append(0)
 
 
-def _dec_ShareAcknowledgeTopicResponse_v0(mv, pos):
-    """ShareAcknowledgeTopicResponse, versions 0-2."""
+def _dec_ShareAcknowledgeTopicResponse_v1(mv, pos):
+    """ShareAcknowledgeTopicResponse, versions 1-2."""
     o = new(ShareAcknowledgeTopicResponse)
     o.topic_id, pos = read_uuid(mv, pos)
-    o.partitions, pos = read_compact_array(mv, pos, _dec_PartitionData_v0)
+    o.partitions, pos = read_compact_array(mv, pos, _dec_PartitionData_v1)
     if mv[pos]:
         pos = read_tags(mv, pos, o, None)
     else:
@@ -255,18 +255,18 @@ def _dec_ShareAcknowledgeTopicResponse_v0(mv, pos):
     return o, pos
 
 
-def _enc_ShareAcknowledgeTopicResponse_v0(out, blobs, o):
-    """ShareAcknowledgeTopicResponse, versions 0-2."""
+def _enc_ShareAcknowledgeTopicResponse_v1(out, blobs, o):
+    """ShareAcknowledgeTopicResponse, versions 1-2."""
     out += o.topic_id.bytes
-    write_compact_array(out, blobs, o.partitions, _enc_PartitionData_v0)
+    write_compact_array(out, blobs, o.partitions, _enc_PartitionData_v1)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
         out.append(0)
 
 
-def _dec_NodeEndpoint_v0(mv, pos):
-    """NodeEndpoint, versions 0-2."""
+def _dec_NodeEndpoint_v1(mv, pos):
+    """NodeEndpoint, versions 1-2."""
     o = new(NodeEndpoint)
     o.node_id, = _u_i(mv, pos)
     pos += 4
@@ -281,8 +281,8 @@ def _dec_NodeEndpoint_v0(mv, pos):
     return o, pos
 
 
-def _enc_NodeEndpoint_v0(out, blobs, o):
-    """NodeEndpoint, versions 0-2."""
+def _enc_NodeEndpoint_v1(out, blobs, o):
+    """NodeEndpoint, versions 1-2."""
     out += _p_i(o.node_id)
     write_compact_string(out, blobs, o.host)
     out += _p_i(o.port)
@@ -293,14 +293,14 @@ def _enc_NodeEndpoint_v0(out, blobs, o):
         out.append(0)
 
 
-def _dec_ShareAcknowledgeResponse_v0(mv, pos):
-    """ShareAcknowledgeResponse, versions 0-1."""
+def _dec_ShareAcknowledgeResponse_v1(mv, pos):
+    """ShareAcknowledgeResponse, version 1."""
     o = new(ShareAcknowledgeResponse)
     o.throttle_time_ms, o.error_code = _u_ih(mv, pos)
     pos += 6
     o.error_message, pos = read_compact_nullable_string(mv, pos)
-    o.responses, pos = read_compact_array(mv, pos, _dec_ShareAcknowledgeTopicResponse_v0)
-    o.node_endpoints, pos = read_compact_array(mv, pos, _dec_NodeEndpoint_v0)
+    o.responses, pos = read_compact_array(mv, pos, _dec_ShareAcknowledgeTopicResponse_v1)
+    o.node_endpoints, pos = read_compact_array(mv, pos, _dec_NodeEndpoint_v1)
     if mv[pos]:
         pos = read_tags(mv, pos, o, None)
     else:
@@ -308,12 +308,12 @@ def _dec_ShareAcknowledgeResponse_v0(mv, pos):
     return o, pos
 
 
-def _enc_ShareAcknowledgeResponse_v0(out, blobs, o):
-    """ShareAcknowledgeResponse, versions 0-1."""
+def _enc_ShareAcknowledgeResponse_v1(out, blobs, o):
+    """ShareAcknowledgeResponse, version 1."""
     out += _p_ih(o.throttle_time_ms, o.error_code)
     write_compact_nullable_string(out, blobs, o.error_message)
-    write_compact_array(out, blobs, o.responses, _enc_ShareAcknowledgeTopicResponse_v0)
-    write_compact_array(out, blobs, o.node_endpoints, _enc_NodeEndpoint_v0)
+    write_compact_array(out, blobs, o.responses, _enc_ShareAcknowledgeTopicResponse_v1)
+    write_compact_array(out, blobs, o.node_endpoints, _enc_NodeEndpoint_v1)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
@@ -328,8 +328,8 @@ def _dec_ShareAcknowledgeResponse_v2(mv, pos):
     o.error_message, pos = read_compact_nullable_string(mv, pos)
     o.acquisition_lock_timeout_ms, = _u_i(mv, pos)
     pos += 4
-    o.responses, pos = read_compact_array(mv, pos, _dec_ShareAcknowledgeTopicResponse_v0)
-    o.node_endpoints, pos = read_compact_array(mv, pos, _dec_NodeEndpoint_v0)
+    o.responses, pos = read_compact_array(mv, pos, _dec_ShareAcknowledgeTopicResponse_v1)
+    o.node_endpoints, pos = read_compact_array(mv, pos, _dec_NodeEndpoint_v1)
     if mv[pos]:
         pos = read_tags(mv, pos, o, None)
     else:
@@ -342,16 +342,16 @@ def _enc_ShareAcknowledgeResponse_v2(out, blobs, o):
     out += _p_ih(o.throttle_time_ms, o.error_code)
     write_compact_nullable_string(out, blobs, o.error_message)
     out += _p_i(o.acquisition_lock_timeout_ms)
-    write_compact_array(out, blobs, o.responses, _enc_ShareAcknowledgeTopicResponse_v0)
-    write_compact_array(out, blobs, o.node_endpoints, _enc_NodeEndpoint_v0)
+    write_compact_array(out, blobs, o.responses, _enc_ShareAcknowledgeTopicResponse_v1)
+    write_compact_array(out, blobs, o.node_endpoints, _enc_NodeEndpoint_v1)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
         out.append(0)
 
 
-ShareAcknowledgeResponse._DECODERS = (_dec_ShareAcknowledgeResponse_v0, _dec_ShareAcknowledgeResponse_v0, _dec_ShareAcknowledgeResponse_v2,)
-ShareAcknowledgeResponse._ENCODERS = (_enc_ShareAcknowledgeResponse_v0, _enc_ShareAcknowledgeResponse_v0, _enc_ShareAcknowledgeResponse_v2,)
+ShareAcknowledgeResponse._DECODERS = (None, _dec_ShareAcknowledgeResponse_v1, _dec_ShareAcknowledgeResponse_v2,)
+ShareAcknowledgeResponse._ENCODERS = (None, _enc_ShareAcknowledgeResponse_v1, _enc_ShareAcknowledgeResponse_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

@@ -20,12 +20,6 @@ from kafka_fast.protocol.primitives import (
 _s_i = _S('>i')
 _u_i = _s_i.unpack_from
 _p_i = _s_i.pack
-_s_ii = _S('>ii')
-_u_ii = _s_ii.unpack_from
-_p_ii = _s_ii.pack
-_s_iiii = _S('>iiii')
-_u_iiii = _s_iiii.unpack_from
-_p_iiii = _s_iiii.pack
 _s_iiiiii = _S('>iiiiii')
 _u_iiiiii = _s_iiiiii.unpack_from
 _p_iiiiii = _s_iiiiii.pack
@@ -150,7 +144,7 @@ class ForgottenTopic(Struct):
 
 
 class ShareFetchRequest(Message):
-    """Kafka ShareFetchRequest request (API key 78), versions 0-2.
+    """Kafka ShareFetchRequest request (API key 78), versions 1-2.
 
     Fields:
         group_id (string, v0+, nullable v0+)
@@ -182,7 +176,7 @@ class ShareFetchRequest(Message):
     __slots__ = ('group_id', 'member_id', 'share_session_epoch', 'max_wait_ms', 'min_bytes', 'max_bytes', 'max_records', 'batch_size', 'share_acquire_mode', 'is_renew_ack', 'topics', 'forgotten_topics_data')
     NAME = 'ShareFetchRequest'
     API_KEY = 78
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 2
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
@@ -223,8 +217,8 @@ class ShareFetchRequest(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_AcknowledgementBatch_v0(mv, pos):
-    """AcknowledgementBatch, versions 0-2."""
+def _dec_AcknowledgementBatch_v1(mv, pos):
+    """AcknowledgementBatch, versions 1-2."""
     o = new(AcknowledgementBatch)
     o.first_offset, o.last_offset = _u_qq(mv, pos)
     pos += 16
@@ -236,112 +230,10 @@ def _dec_AcknowledgementBatch_v0(mv, pos):
     return o, pos
 
 
-def _enc_AcknowledgementBatch_v0(out, blobs, o):
-    """AcknowledgementBatch, versions 0-2."""
+def _enc_AcknowledgementBatch_v1(out, blobs, o):
+    """AcknowledgementBatch, versions 1-2."""
     out += _p_qq(o.first_offset, o.last_offset)
     write_compact_array(out, blobs, o.acknowledge_types, _INT8)
-    if o.unknown_tagged_fields:
-        write_tags(out, blobs, o, ())
-    else:
-        out.append(0)
-
-
-def _dec_FetchPartition_v0(mv, pos):
-    """FetchPartition, version 0."""
-    o = new(FetchPartition)
-    o.partition_index, o.partition_max_bytes = _u_ii(mv, pos)
-    pos += 8
-    o.acknowledgement_batches, pos = read_compact_array(mv, pos, _dec_AcknowledgementBatch_v0)
-    if mv[pos]:
-        pos = read_tags(mv, pos, o, None)
-    else:
-        pos += 1
-    return o, pos
-
-
-def _enc_FetchPartition_v0(out, blobs, o):
-    """FetchPartition, version 0."""
-    out += _p_ii(o.partition_index, o.partition_max_bytes)
-    write_compact_array(out, blobs, o.acknowledgement_batches, _enc_AcknowledgementBatch_v0)
-    if o.unknown_tagged_fields:
-        write_tags(out, blobs, o, ())
-    else:
-        out.append(0)
-
-
-def _dec_FetchTopic_v0(mv, pos):
-    """FetchTopic, version 0."""
-    o = new(FetchTopic)
-    o.topic_id, pos = read_uuid(mv, pos)
-    o.partitions, pos = read_compact_array(mv, pos, _dec_FetchPartition_v0)
-    if mv[pos]:
-        pos = read_tags(mv, pos, o, None)
-    else:
-        pos += 1
-    return o, pos
-
-
-def _enc_FetchTopic_v0(out, blobs, o):
-    """FetchTopic, version 0."""
-    out += o.topic_id.bytes
-    write_compact_array(out, blobs, o.partitions, _enc_FetchPartition_v0)
-    if o.unknown_tagged_fields:
-        write_tags(out, blobs, o, ())
-    else:
-        out.append(0)
-
-
-def _dec_ForgottenTopic_v0(mv, pos):
-    """ForgottenTopic, versions 0-2."""
-    o = new(ForgottenTopic)
-    o.topic_id, pos = read_uuid(mv, pos)
-    o.partitions, pos = read_compact_array(mv, pos, _INT32)
-    if mv[pos]:
-        pos = read_tags(mv, pos, o, None)
-    else:
-        pos += 1
-    return o, pos
-
-
-def _enc_ForgottenTopic_v0(out, blobs, o):
-    """ForgottenTopic, versions 0-2."""
-    out += o.topic_id.bytes
-    write_compact_array(out, blobs, o.partitions, _INT32)
-    if o.unknown_tagged_fields:
-        write_tags(out, blobs, o, ())
-    else:
-        out.append(0)
-
-
-def _dec_ShareFetchRequest_v0(mv, pos):
-    """ShareFetchRequest, version 0."""
-    o = new(ShareFetchRequest)
-    o.group_id, pos = read_compact_nullable_string(mv, pos)
-    o.member_id, pos = read_compact_nullable_string(mv, pos)
-    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes = _u_iiii(mv, pos)
-    pos += 16
-    o.topics, pos = read_compact_array(mv, pos, _dec_FetchTopic_v0)
-    o.forgotten_topics_data, pos = read_compact_array(mv, pos, _dec_ForgottenTopic_v0)
-    if mv[pos]:
-        pos = read_tags(mv, pos, o, None)
-    else:
-        pos += 1
-    return o, pos
-
-
-def _enc_ShareFetchRequest_v0(out, blobs, o):
-    """ShareFetchRequest, version 0."""
-    if o.max_records != 0:
-        raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
-    if o.batch_size != 0:
-        raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
-    if o.is_renew_ack != False:
-        raise WireError('not sendable: the field exists only in versions 2+ and is not ignorable')
-    write_compact_nullable_string(out, blobs, o.group_id)
-    write_compact_nullable_string(out, blobs, o.member_id)
-    out += _p_iiii(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes)
-    write_compact_array(out, blobs, o.topics, _enc_FetchTopic_v0)
-    write_compact_array(out, blobs, o.forgotten_topics_data, _enc_ForgottenTopic_v0)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
@@ -353,7 +245,7 @@ def _dec_FetchPartition_v1(mv, pos):
     o = new(FetchPartition)
     o.partition_index, = _u_i(mv, pos)
     pos += 4
-    o.acknowledgement_batches, pos = read_compact_array(mv, pos, _dec_AcknowledgementBatch_v0)
+    o.acknowledgement_batches, pos = read_compact_array(mv, pos, _dec_AcknowledgementBatch_v1)
     if mv[pos]:
         pos = read_tags(mv, pos, o, None)
     else:
@@ -366,7 +258,7 @@ def _enc_FetchPartition_v1(out, blobs, o):
     if o.partition_max_bytes != 0:
         raise WireError('not sendable: the field exists only in versions 0-0 and is not ignorable')
     out += _p_i(o.partition_index)
-    write_compact_array(out, blobs, o.acknowledgement_batches, _enc_AcknowledgementBatch_v0)
+    write_compact_array(out, blobs, o.acknowledgement_batches, _enc_AcknowledgementBatch_v1)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
@@ -395,6 +287,28 @@ def _enc_FetchTopic_v1(out, blobs, o):
         out.append(0)
 
 
+def _dec_ForgottenTopic_v1(mv, pos):
+    """ForgottenTopic, versions 1-2."""
+    o = new(ForgottenTopic)
+    o.topic_id, pos = read_uuid(mv, pos)
+    o.partitions, pos = read_compact_array(mv, pos, _INT32)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_ForgottenTopic_v1(out, blobs, o):
+    """ForgottenTopic, versions 1-2."""
+    out += o.topic_id.bytes
+    write_compact_array(out, blobs, o.partitions, _INT32)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
 def _dec_ShareFetchRequest_v1(mv, pos):
     """ShareFetchRequest, version 1."""
     o = new(ShareFetchRequest)
@@ -403,7 +317,7 @@ def _dec_ShareFetchRequest_v1(mv, pos):
     o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size = _u_iiiiii(mv, pos)
     pos += 24
     o.topics, pos = read_compact_array(mv, pos, _dec_FetchTopic_v1)
-    o.forgotten_topics_data, pos = read_compact_array(mv, pos, _dec_ForgottenTopic_v0)
+    o.forgotten_topics_data, pos = read_compact_array(mv, pos, _dec_ForgottenTopic_v1)
     if mv[pos]:
         pos = read_tags(mv, pos, o, None)
     else:
@@ -419,7 +333,7 @@ def _enc_ShareFetchRequest_v1(out, blobs, o):
     write_compact_nullable_string(out, blobs, o.member_id)
     out += _p_iiiiii(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size)
     write_compact_array(out, blobs, o.topics, _enc_FetchTopic_v1)
-    write_compact_array(out, blobs, o.forgotten_topics_data, _enc_ForgottenTopic_v0)
+    write_compact_array(out, blobs, o.forgotten_topics_data, _enc_ForgottenTopic_v1)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
@@ -434,7 +348,7 @@ def _dec_ShareFetchRequest_v2(mv, pos):
     o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack = _u_iiiiiibx(mv, pos)
     pos += 26
     o.topics, pos = read_compact_array(mv, pos, _dec_FetchTopic_v1)
-    o.forgotten_topics_data, pos = read_compact_array(mv, pos, _dec_ForgottenTopic_v0)
+    o.forgotten_topics_data, pos = read_compact_array(mv, pos, _dec_ForgottenTopic_v1)
     if mv[pos]:
         pos = read_tags(mv, pos, o, None)
     else:
@@ -448,107 +362,74 @@ def _enc_ShareFetchRequest_v2(out, blobs, o):
     write_compact_nullable_string(out, blobs, o.member_id)
     out += _p_iiiiiibx(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack)
     write_compact_array(out, blobs, o.topics, _enc_FetchTopic_v1)
-    write_compact_array(out, blobs, o.forgotten_topics_data, _enc_ForgottenTopic_v0)
+    write_compact_array(out, blobs, o.forgotten_topics_data, _enc_ForgottenTopic_v1)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
         out.append(0)
 
 
-ShareFetchRequest._DECODERS = (_dec_ShareFetchRequest_v0, _dec_ShareFetchRequest_v1, _dec_ShareFetchRequest_v2,)
-ShareFetchRequest._ENCODERS = (_enc_ShareFetchRequest_v0, _enc_ShareFetchRequest_v1, _enc_ShareFetchRequest_v2,)
+ShareFetchRequest._DECODERS = (None, _dec_ShareFetchRequest_v1, _dec_ShareFetchRequest_v2,)
+ShareFetchRequest._ENCODERS = (None, _enc_ShareFetchRequest_v1, _enc_ShareFetchRequest_v2,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    229: 'AcknowledgementBatch.first_offset, last_offset',
-    231: 'AcknowledgementBatch.acknowledge_types',
-    232: 'AcknowledgementBatch.<tagged fields>',
-    233: 'AcknowledgementBatch.<tagged fields>',
-    241: 'AcknowledgementBatch.first_offset, last_offset',
-    242: 'AcknowledgementBatch.acknowledge_types',
-    244: 'AcknowledgementBatch.<tagged fields>',
-    252: 'FetchPartition.partition_index, partition_max_bytes',
-    254: 'FetchPartition.acknowledgement_batches',
-    255: 'FetchPartition.<tagged fields>',
-    256: 'FetchPartition.<tagged fields>',
-    264: 'FetchPartition.partition_index, partition_max_bytes',
-    265: 'FetchPartition.acknowledgement_batches',
-    267: 'FetchPartition.<tagged fields>',
-    275: 'FetchTopic.topic_id',
-    276: 'FetchTopic.partitions',
-    277: 'FetchTopic.<tagged fields>',
-    278: 'FetchTopic.<tagged fields>',
-    286: 'FetchTopic.topic_id',
-    287: 'FetchTopic.partitions',
-    289: 'FetchTopic.<tagged fields>',
-    297: 'ForgottenTopic.topic_id',
-    298: 'ForgottenTopic.partitions',
-    299: 'ForgottenTopic.<tagged fields>',
-    300: 'ForgottenTopic.<tagged fields>',
-    308: 'ForgottenTopic.topic_id',
-    309: 'ForgottenTopic.partitions',
-    311: 'ForgottenTopic.<tagged fields>',
-    319: 'ShareFetchRequest.group_id',
-    320: 'ShareFetchRequest.member_id',
-    321: 'ShareFetchRequest.share_session_epoch, max_wait_ms, min_bytes, max_bytes',
-    323: 'ShareFetchRequest.topics',
-    324: 'ShareFetchRequest.forgotten_topics_data',
-    325: 'ShareFetchRequest.<tagged fields>',
-    326: 'ShareFetchRequest.<tagged fields>',
-    334: 'ShareFetchRequest.max_records',
-    335: 'ShareFetchRequest.max_records',
-    336: 'ShareFetchRequest.batch_size',
-    337: 'ShareFetchRequest.batch_size',
-    338: 'ShareFetchRequest.is_renew_ack',
-    339: 'ShareFetchRequest.is_renew_ack',
-    340: 'ShareFetchRequest.group_id',
-    341: 'ShareFetchRequest.member_id',
-    342: 'ShareFetchRequest.share_session_epoch, max_wait_ms, min_bytes, max_bytes',
-    343: 'ShareFetchRequest.topics',
-    344: 'ShareFetchRequest.forgotten_topics_data',
-    346: 'ShareFetchRequest.<tagged fields>',
-    354: 'FetchPartition.partition_index',
-    356: 'FetchPartition.acknowledgement_batches',
-    357: 'FetchPartition.<tagged fields>',
-    358: 'FetchPartition.<tagged fields>',
-    366: 'FetchPartition.partition_max_bytes',
-    367: 'FetchPartition.partition_max_bytes',
-    368: 'FetchPartition.partition_index',
-    369: 'FetchPartition.acknowledgement_batches',
-    371: 'FetchPartition.<tagged fields>',
-    379: 'FetchTopic.topic_id',
-    380: 'FetchTopic.partitions',
-    381: 'FetchTopic.<tagged fields>',
-    382: 'FetchTopic.<tagged fields>',
-    390: 'FetchTopic.topic_id',
-    391: 'FetchTopic.partitions',
-    393: 'FetchTopic.<tagged fields>',
-    401: 'ShareFetchRequest.group_id',
-    402: 'ShareFetchRequest.member_id',
-    403: 'ShareFetchRequest.share_session_epoch, max_wait_ms, min_bytes, max_bytes, max_records, batch_size',
-    405: 'ShareFetchRequest.topics',
-    406: 'ShareFetchRequest.forgotten_topics_data',
-    407: 'ShareFetchRequest.<tagged fields>',
-    408: 'ShareFetchRequest.<tagged fields>',
-    416: 'ShareFetchRequest.is_renew_ack',
-    417: 'ShareFetchRequest.is_renew_ack',
-    418: 'ShareFetchRequest.group_id',
-    419: 'ShareFetchRequest.member_id',
-    420: 'ShareFetchRequest.share_session_epoch, max_wait_ms, min_bytes, max_bytes, max_records, batch_size',
-    421: 'ShareFetchRequest.topics',
-    422: 'ShareFetchRequest.forgotten_topics_data',
-    424: 'ShareFetchRequest.<tagged fields>',
-    432: 'ShareFetchRequest.group_id',
-    433: 'ShareFetchRequest.member_id',
-    434: 'ShareFetchRequest.share_session_epoch, max_wait_ms, min_bytes, max_bytes, max_records, batch_size, share_acquire_mode, is_renew_ack',
-    436: 'ShareFetchRequest.topics',
-    437: 'ShareFetchRequest.forgotten_topics_data',
-    438: 'ShareFetchRequest.<tagged fields>',
-    439: 'ShareFetchRequest.<tagged fields>',
-    447: 'ShareFetchRequest.group_id',
-    448: 'ShareFetchRequest.member_id',
-    449: 'ShareFetchRequest.share_session_epoch, max_wait_ms, min_bytes, max_bytes, max_records, batch_size, share_acquire_mode, is_renew_ack',
-    450: 'ShareFetchRequest.topics',
-    451: 'ShareFetchRequest.forgotten_topics_data',
-    453: 'ShareFetchRequest.<tagged fields>',
+    223: 'AcknowledgementBatch.first_offset, last_offset',
+    225: 'AcknowledgementBatch.acknowledge_types',
+    226: 'AcknowledgementBatch.<tagged fields>',
+    227: 'AcknowledgementBatch.<tagged fields>',
+    235: 'AcknowledgementBatch.first_offset, last_offset',
+    236: 'AcknowledgementBatch.acknowledge_types',
+    238: 'AcknowledgementBatch.<tagged fields>',
+    246: 'FetchPartition.partition_index',
+    248: 'FetchPartition.acknowledgement_batches',
+    249: 'FetchPartition.<tagged fields>',
+    250: 'FetchPartition.<tagged fields>',
+    258: 'FetchPartition.partition_max_bytes',
+    259: 'FetchPartition.partition_max_bytes',
+    260: 'FetchPartition.partition_index',
+    261: 'FetchPartition.acknowledgement_batches',
+    263: 'FetchPartition.<tagged fields>',
+    271: 'FetchTopic.topic_id',
+    272: 'FetchTopic.partitions',
+    273: 'FetchTopic.<tagged fields>',
+    274: 'FetchTopic.<tagged fields>',
+    282: 'FetchTopic.topic_id',
+    283: 'FetchTopic.partitions',
+    285: 'FetchTopic.<tagged fields>',
+    293: 'ForgottenTopic.topic_id',
+    294: 'ForgottenTopic.partitions',
+    295: 'ForgottenTopic.<tagged fields>',
+    296: 'ForgottenTopic.<tagged fields>',
+    304: 'ForgottenTopic.topic_id',
+    305: 'ForgottenTopic.partitions',
+    307: 'ForgottenTopic.<tagged fields>',
+    315: 'ShareFetchRequest.group_id',
+    316: 'ShareFetchRequest.member_id',
+    317: 'ShareFetchRequest.share_session_epoch, max_wait_ms, min_bytes, max_bytes, max_records, batch_size',
+    319: 'ShareFetchRequest.topics',
+    320: 'ShareFetchRequest.forgotten_topics_data',
+    321: 'ShareFetchRequest.<tagged fields>',
+    322: 'ShareFetchRequest.<tagged fields>',
+    330: 'ShareFetchRequest.is_renew_ack',
+    331: 'ShareFetchRequest.is_renew_ack',
+    332: 'ShareFetchRequest.group_id',
+    333: 'ShareFetchRequest.member_id',
+    334: 'ShareFetchRequest.share_session_epoch, max_wait_ms, min_bytes, max_bytes, max_records, batch_size',
+    335: 'ShareFetchRequest.topics',
+    336: 'ShareFetchRequest.forgotten_topics_data',
+    338: 'ShareFetchRequest.<tagged fields>',
+    346: 'ShareFetchRequest.group_id',
+    347: 'ShareFetchRequest.member_id',
+    348: 'ShareFetchRequest.share_session_epoch, max_wait_ms, min_bytes, max_bytes, max_records, batch_size, share_acquire_mode, is_renew_ack',
+    350: 'ShareFetchRequest.topics',
+    351: 'ShareFetchRequest.forgotten_topics_data',
+    352: 'ShareFetchRequest.<tagged fields>',
+    353: 'ShareFetchRequest.<tagged fields>',
+    361: 'ShareFetchRequest.group_id',
+    362: 'ShareFetchRequest.member_id',
+    363: 'ShareFetchRequest.share_session_epoch, max_wait_ms, min_bytes, max_bytes, max_records, batch_size, share_acquire_mode, is_renew_ack',
+    364: 'ShareFetchRequest.topics',
+    365: 'ShareFetchRequest.forgotten_topics_data',
+    367: 'ShareFetchRequest.<tagged fields>',
 }

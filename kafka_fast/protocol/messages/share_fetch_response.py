@@ -8,14 +8,12 @@ from kafka_fast.protocol.primitives import (
     WireError,
     ZERO_UUID,
     read_compact_array,
-    read_compact_nullable_records,
     read_compact_nullable_string,
     read_compact_records,
     read_compact_string,
     read_tags,
     read_uuid,
     write_compact_array,
-    write_compact_nullable_records,
     write_compact_nullable_string,
     write_compact_records,
     write_compact_string,
@@ -204,7 +202,7 @@ class NodeEndpoint(Struct):
 
 
 class ShareFetchResponse(Message):
-    """Kafka ShareFetchResponse response (API key 78), versions 0-2.
+    """Kafka ShareFetchResponse response (API key 78), versions 1-2.
 
     Fields:
         throttle_time_ms (int32, v0+)
@@ -224,7 +222,7 @@ class ShareFetchResponse(Message):
     __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'acquisition_lock_timeout_ms', 'responses', 'node_endpoints')
     NAME = 'ShareFetchResponse'
     API_KEY = 78
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 2
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
@@ -254,8 +252,8 @@ class ShareFetchResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_LeaderIdAndEpoch_v0(mv, pos):
-    """LeaderIdAndEpoch, versions 0-2."""
+def _dec_LeaderIdAndEpoch_v1(mv, pos):
+    """LeaderIdAndEpoch, versions 1-2."""
     o = new(LeaderIdAndEpoch)
     o.leader_id, o.leader_epoch = _u_ii(mv, pos)
     pos += 8
@@ -266,8 +264,8 @@ def _dec_LeaderIdAndEpoch_v0(mv, pos):
     return o, pos
 
 
-def _enc_LeaderIdAndEpoch_v0(out, blobs, o):
-    """LeaderIdAndEpoch, versions 0-2."""
+def _enc_LeaderIdAndEpoch_v1(out, blobs, o):
+    """LeaderIdAndEpoch, versions 1-2."""
     out += _p_ii(o.leader_id, o.leader_epoch)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -275,8 +273,8 @@ def _enc_LeaderIdAndEpoch_v0(out, blobs, o):
         out.append(0)
 
 
-def _dec_AcquiredRecords_v0(mv, pos):
-    """AcquiredRecords, versions 0-2."""
+def _dec_AcquiredRecords_v1(mv, pos):
+    """AcquiredRecords, versions 1-2."""
     o = new(AcquiredRecords)
     o.first_offset, o.last_offset, o.delivery_count = _u_qqh(mv, pos)
     pos += 18
@@ -287,122 +285,9 @@ def _dec_AcquiredRecords_v0(mv, pos):
     return o, pos
 
 
-def _enc_AcquiredRecords_v0(out, blobs, o):
-    """AcquiredRecords, versions 0-2."""
+def _enc_AcquiredRecords_v1(out, blobs, o):
+    """AcquiredRecords, versions 1-2."""
     out += _p_qqh(o.first_offset, o.last_offset, o.delivery_count)
-    if o.unknown_tagged_fields:
-        write_tags(out, blobs, o, ())
-    else:
-        out.append(0)
-
-
-def _dec_PartitionData_v0(mv, pos):
-    """PartitionData, version 0."""
-    o = new(PartitionData)
-    o.partition_index, o.error_code = _u_ih(mv, pos)
-    pos += 6
-    o.error_message, pos = read_compact_nullable_string(mv, pos)
-    o.acknowledge_error_code, = _u_h(mv, pos)
-    pos += 2
-    o.acknowledge_error_message, pos = read_compact_nullable_string(mv, pos)
-    o.current_leader, pos = _dec_LeaderIdAndEpoch_v0(mv, pos)
-    o.records, pos = read_compact_nullable_records(mv, pos)
-    o.acquired_records, pos = read_compact_array(mv, pos, _dec_AcquiredRecords_v0)
-    if mv[pos]:
-        pos = read_tags(mv, pos, o, None)
-    else:
-        pos += 1
-    return o, pos
-
-
-def _enc_PartitionData_v0(out, blobs, o):
-    """PartitionData, version 0."""
-    out += _p_ih(o.partition_index, o.error_code)
-    write_compact_nullable_string(out, blobs, o.error_message)
-    out += _p_h(o.acknowledge_error_code)
-    write_compact_nullable_string(out, blobs, o.acknowledge_error_message)
-    _enc_LeaderIdAndEpoch_v0(out, blobs, o.current_leader)
-    write_compact_nullable_records(out, blobs, o.records)
-    write_compact_array(out, blobs, o.acquired_records, _enc_AcquiredRecords_v0)
-    if o.unknown_tagged_fields:
-        write_tags(out, blobs, o, ())
-    else:
-        out.append(0)
-
-
-def _dec_ShareFetchableTopicResponse_v0(mv, pos):
-    """ShareFetchableTopicResponse, version 0."""
-    o = new(ShareFetchableTopicResponse)
-    o.topic_id, pos = read_uuid(mv, pos)
-    o.partitions, pos = read_compact_array(mv, pos, _dec_PartitionData_v0)
-    if mv[pos]:
-        pos = read_tags(mv, pos, o, None)
-    else:
-        pos += 1
-    return o, pos
-
-
-def _enc_ShareFetchableTopicResponse_v0(out, blobs, o):
-    """ShareFetchableTopicResponse, version 0."""
-    out += o.topic_id.bytes
-    write_compact_array(out, blobs, o.partitions, _enc_PartitionData_v0)
-    if o.unknown_tagged_fields:
-        write_tags(out, blobs, o, ())
-    else:
-        out.append(0)
-
-
-def _dec_NodeEndpoint_v0(mv, pos):
-    """NodeEndpoint, versions 0-2."""
-    o = new(NodeEndpoint)
-    o.node_id, = _u_i(mv, pos)
-    pos += 4
-    o.host, pos = read_compact_string(mv, pos)
-    o.port, = _u_i(mv, pos)
-    pos += 4
-    o.rack, pos = read_compact_nullable_string(mv, pos)
-    if mv[pos]:
-        pos = read_tags(mv, pos, o, None)
-    else:
-        pos += 1
-    return o, pos
-
-
-def _enc_NodeEndpoint_v0(out, blobs, o):
-    """NodeEndpoint, versions 0-2."""
-    out += _p_i(o.node_id)
-    write_compact_string(out, blobs, o.host)
-    out += _p_i(o.port)
-    write_compact_nullable_string(out, blobs, o.rack)
-    if o.unknown_tagged_fields:
-        write_tags(out, blobs, o, ())
-    else:
-        out.append(0)
-
-
-def _dec_ShareFetchResponse_v0(mv, pos):
-    """ShareFetchResponse, version 0."""
-    o = new(ShareFetchResponse)
-    o.throttle_time_ms, o.error_code = _u_ih(mv, pos)
-    pos += 6
-    o.error_message, pos = read_compact_nullable_string(mv, pos)
-    o.responses, pos = read_compact_array(mv, pos, _dec_ShareFetchableTopicResponse_v0)
-    o.node_endpoints, pos = read_compact_array(mv, pos, _dec_NodeEndpoint_v0)
-    if mv[pos]:
-        pos = read_tags(mv, pos, o, None)
-    else:
-        pos += 1
-    return o, pos
-
-
-def _enc_ShareFetchResponse_v0(out, blobs, o):
-    """ShareFetchResponse, version 0."""
-    if o.acquisition_lock_timeout_ms != 0:
-        raise WireError('not sendable: the field exists only in versions 1+ and is not ignorable')
-    out += _p_ih(o.throttle_time_ms, o.error_code)
-    write_compact_nullable_string(out, blobs, o.error_message)
-    write_compact_array(out, blobs, o.responses, _enc_ShareFetchableTopicResponse_v0)
-    write_compact_array(out, blobs, o.node_endpoints, _enc_NodeEndpoint_v0)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
@@ -418,9 +303,9 @@ def _dec_PartitionData_v1(mv, pos):
     o.acknowledge_error_code, = _u_h(mv, pos)
     pos += 2
     o.acknowledge_error_message, pos = read_compact_nullable_string(mv, pos)
-    o.current_leader, pos = _dec_LeaderIdAndEpoch_v0(mv, pos)
+    o.current_leader, pos = _dec_LeaderIdAndEpoch_v1(mv, pos)
     o.records, pos = read_compact_records(mv, pos)
-    o.acquired_records, pos = read_compact_array(mv, pos, _dec_AcquiredRecords_v0)
+    o.acquired_records, pos = read_compact_array(mv, pos, _dec_AcquiredRecords_v1)
     if mv[pos]:
         pos = read_tags(mv, pos, o, None)
     else:
@@ -434,9 +319,9 @@ def _enc_PartitionData_v1(out, blobs, o):
     write_compact_nullable_string(out, blobs, o.error_message)
     out += _p_h(o.acknowledge_error_code)
     write_compact_nullable_string(out, blobs, o.acknowledge_error_message)
-    _enc_LeaderIdAndEpoch_v0(out, blobs, o.current_leader)
+    _enc_LeaderIdAndEpoch_v1(out, blobs, o.current_leader)
     write_compact_records(out, blobs, o.records)
-    write_compact_array(out, blobs, o.acquired_records, _enc_AcquiredRecords_v0)
+    write_compact_array(out, blobs, o.acquired_records, _enc_AcquiredRecords_v1)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
@@ -465,6 +350,34 @@ def _enc_ShareFetchableTopicResponse_v1(out, blobs, o):
         out.append(0)
 
 
+def _dec_NodeEndpoint_v1(mv, pos):
+    """NodeEndpoint, versions 1-2."""
+    o = new(NodeEndpoint)
+    o.node_id, = _u_i(mv, pos)
+    pos += 4
+    o.host, pos = read_compact_string(mv, pos)
+    o.port, = _u_i(mv, pos)
+    pos += 4
+    o.rack, pos = read_compact_nullable_string(mv, pos)
+    if mv[pos]:
+        pos = read_tags(mv, pos, o, None)
+    else:
+        pos += 1
+    return o, pos
+
+
+def _enc_NodeEndpoint_v1(out, blobs, o):
+    """NodeEndpoint, versions 1-2."""
+    out += _p_i(o.node_id)
+    write_compact_string(out, blobs, o.host)
+    out += _p_i(o.port)
+    write_compact_nullable_string(out, blobs, o.rack)
+    if o.unknown_tagged_fields:
+        write_tags(out, blobs, o, ())
+    else:
+        out.append(0)
+
+
 def _dec_ShareFetchResponse_v1(mv, pos):
     """ShareFetchResponse, versions 1-2."""
     o = new(ShareFetchResponse)
@@ -474,7 +387,7 @@ def _dec_ShareFetchResponse_v1(mv, pos):
     o.acquisition_lock_timeout_ms, = _u_i(mv, pos)
     pos += 4
     o.responses, pos = read_compact_array(mv, pos, _dec_ShareFetchableTopicResponse_v1)
-    o.node_endpoints, pos = read_compact_array(mv, pos, _dec_NodeEndpoint_v0)
+    o.node_endpoints, pos = read_compact_array(mv, pos, _dec_NodeEndpoint_v1)
     if mv[pos]:
         pos = read_tags(mv, pos, o, None)
     else:
@@ -488,111 +401,74 @@ def _enc_ShareFetchResponse_v1(out, blobs, o):
     write_compact_nullable_string(out, blobs, o.error_message)
     out += _p_i(o.acquisition_lock_timeout_ms)
     write_compact_array(out, blobs, o.responses, _enc_ShareFetchableTopicResponse_v1)
-    write_compact_array(out, blobs, o.node_endpoints, _enc_NodeEndpoint_v0)
+    write_compact_array(out, blobs, o.node_endpoints, _enc_NodeEndpoint_v1)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
         out.append(0)
 
 
-ShareFetchResponse._DECODERS = (_dec_ShareFetchResponse_v0, _dec_ShareFetchResponse_v1, _dec_ShareFetchResponse_v1,)
-ShareFetchResponse._ENCODERS = (_enc_ShareFetchResponse_v0, _enc_ShareFetchResponse_v1, _enc_ShareFetchResponse_v1,)
+ShareFetchResponse._DECODERS = (None, _dec_ShareFetchResponse_v1, _dec_ShareFetchResponse_v1,)
+ShareFetchResponse._ENCODERS = (None, _enc_ShareFetchResponse_v1, _enc_ShareFetchResponse_v1,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
-    260: 'LeaderIdAndEpoch.leader_id, leader_epoch',
-    262: 'LeaderIdAndEpoch.<tagged fields>',
-    263: 'LeaderIdAndEpoch.<tagged fields>',
-    271: 'LeaderIdAndEpoch.leader_id, leader_epoch',
-    273: 'LeaderIdAndEpoch.<tagged fields>',
-    281: 'AcquiredRecords.first_offset, last_offset, delivery_count',
-    283: 'AcquiredRecords.<tagged fields>',
-    284: 'AcquiredRecords.<tagged fields>',
-    292: 'AcquiredRecords.first_offset, last_offset, delivery_count',
-    294: 'AcquiredRecords.<tagged fields>',
-    302: 'PartitionData.partition_index, error_code',
-    304: 'PartitionData.error_message',
-    305: 'PartitionData.acknowledge_error_code',
-    307: 'PartitionData.acknowledge_error_message',
-    308: 'PartitionData.current_leader',
-    309: 'PartitionData.records',
-    310: 'PartitionData.acquired_records',
-    311: 'PartitionData.<tagged fields>',
-    312: 'PartitionData.<tagged fields>',
-    320: 'PartitionData.partition_index, error_code',
-    321: 'PartitionData.error_message',
-    322: 'PartitionData.acknowledge_error_code',
-    323: 'PartitionData.acknowledge_error_message',
-    324: 'PartitionData.current_leader',
-    325: 'PartitionData.records',
-    326: 'PartitionData.acquired_records',
-    328: 'PartitionData.<tagged fields>',
-    336: 'ShareFetchableTopicResponse.topic_id',
-    337: 'ShareFetchableTopicResponse.partitions',
-    338: 'ShareFetchableTopicResponse.<tagged fields>',
-    339: 'ShareFetchableTopicResponse.<tagged fields>',
-    347: 'ShareFetchableTopicResponse.topic_id',
-    348: 'ShareFetchableTopicResponse.partitions',
-    350: 'ShareFetchableTopicResponse.<tagged fields>',
-    358: 'NodeEndpoint.node_id',
-    360: 'NodeEndpoint.host',
-    361: 'NodeEndpoint.port',
-    363: 'NodeEndpoint.rack',
-    364: 'NodeEndpoint.<tagged fields>',
-    365: 'NodeEndpoint.<tagged fields>',
-    373: 'NodeEndpoint.node_id',
-    374: 'NodeEndpoint.host',
-    375: 'NodeEndpoint.port',
-    376: 'NodeEndpoint.rack',
-    378: 'NodeEndpoint.<tagged fields>',
-    386: 'ShareFetchResponse.throttle_time_ms, error_code',
-    388: 'ShareFetchResponse.error_message',
+    258: 'LeaderIdAndEpoch.leader_id, leader_epoch',
+    260: 'LeaderIdAndEpoch.<tagged fields>',
+    261: 'LeaderIdAndEpoch.<tagged fields>',
+    269: 'LeaderIdAndEpoch.leader_id, leader_epoch',
+    271: 'LeaderIdAndEpoch.<tagged fields>',
+    279: 'AcquiredRecords.first_offset, last_offset, delivery_count',
+    281: 'AcquiredRecords.<tagged fields>',
+    282: 'AcquiredRecords.<tagged fields>',
+    290: 'AcquiredRecords.first_offset, last_offset, delivery_count',
+    292: 'AcquiredRecords.<tagged fields>',
+    300: 'PartitionData.partition_index, error_code',
+    302: 'PartitionData.error_message',
+    303: 'PartitionData.acknowledge_error_code',
+    305: 'PartitionData.acknowledge_error_message',
+    306: 'PartitionData.current_leader',
+    307: 'PartitionData.records',
+    308: 'PartitionData.acquired_records',
+    309: 'PartitionData.<tagged fields>',
+    310: 'PartitionData.<tagged fields>',
+    318: 'PartitionData.partition_index, error_code',
+    319: 'PartitionData.error_message',
+    320: 'PartitionData.acknowledge_error_code',
+    321: 'PartitionData.acknowledge_error_message',
+    322: 'PartitionData.current_leader',
+    323: 'PartitionData.records',
+    324: 'PartitionData.acquired_records',
+    326: 'PartitionData.<tagged fields>',
+    334: 'ShareFetchableTopicResponse.topic_id',
+    335: 'ShareFetchableTopicResponse.partitions',
+    336: 'ShareFetchableTopicResponse.<tagged fields>',
+    337: 'ShareFetchableTopicResponse.<tagged fields>',
+    345: 'ShareFetchableTopicResponse.topic_id',
+    346: 'ShareFetchableTopicResponse.partitions',
+    348: 'ShareFetchableTopicResponse.<tagged fields>',
+    356: 'NodeEndpoint.node_id',
+    358: 'NodeEndpoint.host',
+    359: 'NodeEndpoint.port',
+    361: 'NodeEndpoint.rack',
+    362: 'NodeEndpoint.<tagged fields>',
+    363: 'NodeEndpoint.<tagged fields>',
+    371: 'NodeEndpoint.node_id',
+    372: 'NodeEndpoint.host',
+    373: 'NodeEndpoint.port',
+    374: 'NodeEndpoint.rack',
+    376: 'NodeEndpoint.<tagged fields>',
+    384: 'ShareFetchResponse.throttle_time_ms, error_code',
+    386: 'ShareFetchResponse.error_message',
+    387: 'ShareFetchResponse.acquisition_lock_timeout_ms',
     389: 'ShareFetchResponse.responses',
     390: 'ShareFetchResponse.node_endpoints',
     391: 'ShareFetchResponse.<tagged fields>',
     392: 'ShareFetchResponse.<tagged fields>',
-    400: 'ShareFetchResponse.acquisition_lock_timeout_ms',
-    401: 'ShareFetchResponse.acquisition_lock_timeout_ms',
-    402: 'ShareFetchResponse.throttle_time_ms, error_code',
-    403: 'ShareFetchResponse.error_message',
-    404: 'ShareFetchResponse.responses',
-    405: 'ShareFetchResponse.node_endpoints',
-    407: 'ShareFetchResponse.<tagged fields>',
-    415: 'PartitionData.partition_index, error_code',
-    417: 'PartitionData.error_message',
-    418: 'PartitionData.acknowledge_error_code',
-    420: 'PartitionData.acknowledge_error_message',
-    421: 'PartitionData.current_leader',
-    422: 'PartitionData.records',
-    423: 'PartitionData.acquired_records',
-    424: 'PartitionData.<tagged fields>',
-    425: 'PartitionData.<tagged fields>',
-    433: 'PartitionData.partition_index, error_code',
-    434: 'PartitionData.error_message',
-    435: 'PartitionData.acknowledge_error_code',
-    436: 'PartitionData.acknowledge_error_message',
-    437: 'PartitionData.current_leader',
-    438: 'PartitionData.records',
-    439: 'PartitionData.acquired_records',
-    441: 'PartitionData.<tagged fields>',
-    449: 'ShareFetchableTopicResponse.topic_id',
-    450: 'ShareFetchableTopicResponse.partitions',
-    451: 'ShareFetchableTopicResponse.<tagged fields>',
-    452: 'ShareFetchableTopicResponse.<tagged fields>',
-    460: 'ShareFetchableTopicResponse.topic_id',
-    461: 'ShareFetchableTopicResponse.partitions',
-    463: 'ShareFetchableTopicResponse.<tagged fields>',
-    471: 'ShareFetchResponse.throttle_time_ms, error_code',
-    473: 'ShareFetchResponse.error_message',
-    474: 'ShareFetchResponse.acquisition_lock_timeout_ms',
-    476: 'ShareFetchResponse.responses',
-    477: 'ShareFetchResponse.node_endpoints',
-    478: 'ShareFetchResponse.<tagged fields>',
-    479: 'ShareFetchResponse.<tagged fields>',
-    487: 'ShareFetchResponse.throttle_time_ms, error_code',
-    488: 'ShareFetchResponse.error_message',
-    489: 'ShareFetchResponse.acquisition_lock_timeout_ms',
-    490: 'ShareFetchResponse.responses',
-    491: 'ShareFetchResponse.node_endpoints',
-    493: 'ShareFetchResponse.<tagged fields>',
+    400: 'ShareFetchResponse.throttle_time_ms, error_code',
+    401: 'ShareFetchResponse.error_message',
+    402: 'ShareFetchResponse.acquisition_lock_timeout_ms',
+    403: 'ShareFetchResponse.responses',
+    404: 'ShareFetchResponse.node_endpoints',
+    406: 'ShareFetchResponse.<tagged fields>',
 }

@@ -21,7 +21,7 @@ _p_x = _s_x.pack
 
 
 class ShareGroupDescribeRequest(Message):
-    """Kafka ShareGroupDescribeRequest request (API key 77), versions 0-1.
+    """Kafka ShareGroupDescribeRequest request (API key 77), versions 1-1.
 
     Fields:
         group_ids ([]string, v0+)
@@ -33,7 +33,7 @@ class ShareGroupDescribeRequest(Message):
     __slots__ = ('group_ids', 'include_authorized_operations')
     NAME = 'ShareGroupDescribeRequest'
     API_KEY = 77
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 1
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
@@ -50,8 +50,8 @@ class ShareGroupDescribeRequest(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_ShareGroupDescribeRequest_v0(mv, pos):
-    """ShareGroupDescribeRequest, versions 0-1."""
+def _dec_ShareGroupDescribeRequest_v1(mv, pos):
+    """ShareGroupDescribeRequest, version 1."""
     o = new(ShareGroupDescribeRequest)
     o.group_ids, pos = read_compact_array(mv, pos, read_compact_string)
     o.include_authorized_operations, = _u_x(mv, pos)
@@ -63,8 +63,8 @@ def _dec_ShareGroupDescribeRequest_v0(mv, pos):
     return o, pos
 
 
-def _enc_ShareGroupDescribeRequest_v0(out, blobs, o):
-    """ShareGroupDescribeRequest, versions 0-1."""
+def _enc_ShareGroupDescribeRequest_v1(out, blobs, o):
+    """ShareGroupDescribeRequest, version 1."""
     write_compact_array(out, blobs, o.group_ids, write_compact_string)
     out += _p_x(o.include_authorized_operations)
     if o.unknown_tagged_fields:
@@ -73,8 +73,8 @@ def _enc_ShareGroupDescribeRequest_v0(out, blobs, o):
         out.append(0)
 
 
-ShareGroupDescribeRequest._DECODERS = (_dec_ShareGroupDescribeRequest_v0, _dec_ShareGroupDescribeRequest_v0,)
-ShareGroupDescribeRequest._ENCODERS = (_enc_ShareGroupDescribeRequest_v0, _enc_ShareGroupDescribeRequest_v0,)
+ShareGroupDescribeRequest._DECODERS = (None, _dec_ShareGroupDescribeRequest_v1,)
+ShareGroupDescribeRequest._ENCODERS = (None, _enc_ShareGroupDescribeRequest_v1,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

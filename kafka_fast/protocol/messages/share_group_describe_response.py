@@ -181,7 +181,7 @@ class DescribedGroup(Struct):
 
 
 class ShareGroupDescribeResponse(Message):
-    """Kafka ShareGroupDescribeResponse response (API key 77), versions 0-1.
+    """Kafka ShareGroupDescribeResponse response (API key 77), versions 1-1.
 
     Fields:
         throttle_time_ms (int32, v0+)
@@ -193,7 +193,7 @@ class ShareGroupDescribeResponse(Message):
     __slots__ = ('throttle_time_ms', 'groups')
     NAME = 'ShareGroupDescribeResponse'
     API_KEY = 77
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 1
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
@@ -214,8 +214,8 @@ class ShareGroupDescribeResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_TopicPartitions_v0(mv, pos):
-    """TopicPartitions, versions 0-1."""
+def _dec_TopicPartitions_v1(mv, pos):
+    """TopicPartitions, version 1."""
     o = new(TopicPartitions)
     o.topic_id, pos = read_uuid(mv, pos)
     o.topic_name, pos = read_compact_string(mv, pos)
@@ -227,8 +227,8 @@ def _dec_TopicPartitions_v0(mv, pos):
     return o, pos
 
 
-def _enc_TopicPartitions_v0(out, blobs, o):
-    """TopicPartitions, versions 0-1."""
+def _enc_TopicPartitions_v1(out, blobs, o):
+    """TopicPartitions, version 1."""
     out += o.topic_id.bytes
     write_compact_string(out, blobs, o.topic_name)
     write_compact_array(out, blobs, o.partitions, _INT32)
@@ -238,10 +238,10 @@ def _enc_TopicPartitions_v0(out, blobs, o):
         out.append(0)
 
 
-def _dec_Assignment_v0(mv, pos):
-    """Assignment, versions 0-1."""
+def _dec_Assignment_v1(mv, pos):
+    """Assignment, version 1."""
     o = new(Assignment)
-    o.topic_partitions, pos = read_compact_array(mv, pos, _dec_TopicPartitions_v0)
+    o.topic_partitions, pos = read_compact_array(mv, pos, _dec_TopicPartitions_v1)
     if mv[pos]:
         pos = read_tags(mv, pos, o, None)
     else:
@@ -249,17 +249,17 @@ def _dec_Assignment_v0(mv, pos):
     return o, pos
 
 
-def _enc_Assignment_v0(out, blobs, o):
-    """Assignment, versions 0-1."""
-    write_compact_array(out, blobs, o.topic_partitions, _enc_TopicPartitions_v0)
+def _enc_Assignment_v1(out, blobs, o):
+    """Assignment, version 1."""
+    write_compact_array(out, blobs, o.topic_partitions, _enc_TopicPartitions_v1)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
         out.append(0)
 
 
-def _dec_Member_v0(mv, pos):
-    """Member, versions 0-1."""
+def _dec_Member_v1(mv, pos):
+    """Member, version 1."""
     o = new(Member)
     o.member_id, pos = read_compact_string(mv, pos)
     o.rack_id, pos = read_compact_nullable_string(mv, pos)
@@ -268,7 +268,7 @@ def _dec_Member_v0(mv, pos):
     o.client_id, pos = read_compact_string(mv, pos)
     o.client_host, pos = read_compact_string(mv, pos)
     o.subscribed_topic_names, pos = read_compact_array(mv, pos, read_compact_string)
-    o.assignment, pos = _dec_Assignment_v0(mv, pos)
+    o.assignment, pos = _dec_Assignment_v1(mv, pos)
     if mv[pos]:
         pos = read_tags(mv, pos, o, None)
     else:
@@ -276,23 +276,23 @@ def _dec_Member_v0(mv, pos):
     return o, pos
 
 
-def _enc_Member_v0(out, blobs, o):
-    """Member, versions 0-1."""
+def _enc_Member_v1(out, blobs, o):
+    """Member, version 1."""
     write_compact_string(out, blobs, o.member_id)
     write_compact_nullable_string(out, blobs, o.rack_id)
     out += _p_i(o.member_epoch)
     write_compact_string(out, blobs, o.client_id)
     write_compact_string(out, blobs, o.client_host)
     write_compact_array(out, blobs, o.subscribed_topic_names, write_compact_string)
-    _enc_Assignment_v0(out, blobs, o.assignment)
+    _enc_Assignment_v1(out, blobs, o.assignment)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
         out.append(0)
 
 
-def _dec_DescribedGroup_v0(mv, pos):
-    """DescribedGroup, versions 0-1."""
+def _dec_DescribedGroup_v1(mv, pos):
+    """DescribedGroup, version 1."""
     o = new(DescribedGroup)
     o.error_code, = _u_h(mv, pos)
     pos += 2
@@ -302,7 +302,7 @@ def _dec_DescribedGroup_v0(mv, pos):
     o.group_epoch, o.assignment_epoch = _u_ii(mv, pos)
     pos += 8
     o.assignor_name, pos = read_compact_string(mv, pos)
-    o.members, pos = read_compact_array(mv, pos, _dec_Member_v0)
+    o.members, pos = read_compact_array(mv, pos, _dec_Member_v1)
     o.authorized_operations, = _u_i(mv, pos)
     pos += 4
     if mv[pos]:
@@ -312,15 +312,15 @@ def _dec_DescribedGroup_v0(mv, pos):
     return o, pos
 
 
-def _enc_DescribedGroup_v0(out, blobs, o):
-    """DescribedGroup, versions 0-1."""
+def _enc_DescribedGroup_v1(out, blobs, o):
+    """DescribedGroup, version 1."""
     out += _p_h(o.error_code)
     write_compact_nullable_string(out, blobs, o.error_message)
     write_compact_string(out, blobs, o.group_id)
     write_compact_string(out, blobs, o.group_state)
     out += _p_ii(o.group_epoch, o.assignment_epoch)
     write_compact_string(out, blobs, o.assignor_name)
-    write_compact_array(out, blobs, o.members, _enc_Member_v0)
+    write_compact_array(out, blobs, o.members, _enc_Member_v1)
     out += _p_i(o.authorized_operations)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
@@ -328,12 +328,12 @@ def _enc_DescribedGroup_v0(out, blobs, o):
         out.append(0)
 
 
-def _dec_ShareGroupDescribeResponse_v0(mv, pos):
-    """ShareGroupDescribeResponse, versions 0-1."""
+def _dec_ShareGroupDescribeResponse_v1(mv, pos):
+    """ShareGroupDescribeResponse, version 1."""
     o = new(ShareGroupDescribeResponse)
     o.throttle_time_ms, = _u_i(mv, pos)
     pos += 4
-    o.groups, pos = read_compact_array(mv, pos, _dec_DescribedGroup_v0)
+    o.groups, pos = read_compact_array(mv, pos, _dec_DescribedGroup_v1)
     if mv[pos]:
         pos = read_tags(mv, pos, o, None)
     else:
@@ -341,18 +341,18 @@ def _dec_ShareGroupDescribeResponse_v0(mv, pos):
     return o, pos
 
 
-def _enc_ShareGroupDescribeResponse_v0(out, blobs, o):
-    """ShareGroupDescribeResponse, versions 0-1."""
+def _enc_ShareGroupDescribeResponse_v1(out, blobs, o):
+    """ShareGroupDescribeResponse, version 1."""
     out += _p_i(o.throttle_time_ms)
-    write_compact_array(out, blobs, o.groups, _enc_DescribedGroup_v0)
+    write_compact_array(out, blobs, o.groups, _enc_DescribedGroup_v1)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
         out.append(0)
 
 
-ShareGroupDescribeResponse._DECODERS = (_dec_ShareGroupDescribeResponse_v0, _dec_ShareGroupDescribeResponse_v0,)
-ShareGroupDescribeResponse._ENCODERS = (_enc_ShareGroupDescribeResponse_v0, _enc_ShareGroupDescribeResponse_v0,)
+ShareGroupDescribeResponse._DECODERS = (None, _dec_ShareGroupDescribeResponse_v1,)
+ShareGroupDescribeResponse._ENCODERS = (None, _enc_ShareGroupDescribeResponse_v1,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

@@ -23,7 +23,7 @@ _p_i = _s_i.pack
 
 
 class ShareGroupHeartbeatRequest(Message):
-    """Kafka ShareGroupHeartbeatRequest request (API key 76), versions 0-1.
+    """Kafka ShareGroupHeartbeatRequest request (API key 76), versions 1-1.
 
     Fields:
         group_id (string, v0+)
@@ -41,7 +41,7 @@ class ShareGroupHeartbeatRequest(Message):
     __slots__ = ('group_id', 'member_id', 'member_epoch', 'rack_id', 'subscribed_topic_names')
     NAME = 'ShareGroupHeartbeatRequest'
     API_KEY = 76
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 1
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
@@ -64,8 +64,8 @@ class ShareGroupHeartbeatRequest(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_ShareGroupHeartbeatRequest_v0(mv, pos):
-    """ShareGroupHeartbeatRequest, versions 0-1."""
+def _dec_ShareGroupHeartbeatRequest_v1(mv, pos):
+    """ShareGroupHeartbeatRequest, version 1."""
     o = new(ShareGroupHeartbeatRequest)
     o.group_id, pos = read_compact_string(mv, pos)
     o.member_id, pos = read_compact_string(mv, pos)
@@ -80,8 +80,8 @@ def _dec_ShareGroupHeartbeatRequest_v0(mv, pos):
     return o, pos
 
 
-def _enc_ShareGroupHeartbeatRequest_v0(out, blobs, o):
-    """ShareGroupHeartbeatRequest, versions 0-1."""
+def _enc_ShareGroupHeartbeatRequest_v1(out, blobs, o):
+    """ShareGroupHeartbeatRequest, version 1."""
     write_compact_string(out, blobs, o.group_id)
     write_compact_string(out, blobs, o.member_id)
     out += _p_i(o.member_epoch)
@@ -93,8 +93,8 @@ def _enc_ShareGroupHeartbeatRequest_v0(out, blobs, o):
         out.append(0)
 
 
-ShareGroupHeartbeatRequest._DECODERS = (_dec_ShareGroupHeartbeatRequest_v0, _dec_ShareGroupHeartbeatRequest_v0,)
-ShareGroupHeartbeatRequest._ENCODERS = (_enc_ShareGroupHeartbeatRequest_v0, _enc_ShareGroupHeartbeatRequest_v0,)
+ShareGroupHeartbeatRequest._DECODERS = (None, _dec_ShareGroupHeartbeatRequest_v1,)
+ShareGroupHeartbeatRequest._ENCODERS = (None, _enc_ShareGroupHeartbeatRequest_v1,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {

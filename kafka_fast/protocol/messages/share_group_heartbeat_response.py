@@ -75,7 +75,7 @@ class Assignment(Struct):
 
 
 class ShareGroupHeartbeatResponse(Message):
-    """Kafka ShareGroupHeartbeatResponse response (API key 76), versions 0-1.
+    """Kafka ShareGroupHeartbeatResponse response (API key 76), versions 1-1.
 
     Fields:
         throttle_time_ms (int32, v0+)
@@ -97,7 +97,7 @@ class ShareGroupHeartbeatResponse(Message):
     __slots__ = ('throttle_time_ms', 'error_code', 'error_message', 'member_id', 'member_epoch', 'heartbeat_interval_ms', 'assignment')
     NAME = 'ShareGroupHeartbeatResponse'
     API_KEY = 76
-    MIN_VERSION = 0
+    MIN_VERSION = 1
     MAX_VERSION = 1
     FLEXIBLE_MIN = 0
     LATEST_VERSION_UNSTABLE = False
@@ -126,8 +126,8 @@ class ShareGroupHeartbeatResponse(Message):
         self.unknown_tagged_fields = None
 
 
-def _dec_TopicPartitions_v0(mv, pos):
-    """TopicPartitions, versions 0-1."""
+def _dec_TopicPartitions_v1(mv, pos):
+    """TopicPartitions, version 1."""
     o = new(TopicPartitions)
     o.topic_id, pos = read_uuid(mv, pos)
     o.partitions, pos = read_compact_array(mv, pos, _INT32)
@@ -138,8 +138,8 @@ def _dec_TopicPartitions_v0(mv, pos):
     return o, pos
 
 
-def _enc_TopicPartitions_v0(out, blobs, o):
-    """TopicPartitions, versions 0-1."""
+def _enc_TopicPartitions_v1(out, blobs, o):
+    """TopicPartitions, version 1."""
     out += o.topic_id.bytes
     write_compact_array(out, blobs, o.partitions, _INT32)
     if o.unknown_tagged_fields:
@@ -148,10 +148,10 @@ def _enc_TopicPartitions_v0(out, blobs, o):
         out.append(0)
 
 
-def _dec_Assignment_v0(mv, pos):
-    """Assignment, versions 0-1."""
+def _dec_Assignment_v1(mv, pos):
+    """Assignment, version 1."""
     o = new(Assignment)
-    o.topic_partitions, pos = read_compact_array(mv, pos, _dec_TopicPartitions_v0)
+    o.topic_partitions, pos = read_compact_array(mv, pos, _dec_TopicPartitions_v1)
     if mv[pos]:
         pos = read_tags(mv, pos, o, None)
     else:
@@ -159,17 +159,17 @@ def _dec_Assignment_v0(mv, pos):
     return o, pos
 
 
-def _enc_Assignment_v0(out, blobs, o):
-    """Assignment, versions 0-1."""
-    write_compact_array(out, blobs, o.topic_partitions, _enc_TopicPartitions_v0)
+def _enc_Assignment_v1(out, blobs, o):
+    """Assignment, version 1."""
+    write_compact_array(out, blobs, o.topic_partitions, _enc_TopicPartitions_v1)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
         out.append(0)
 
 
-def _dec_ShareGroupHeartbeatResponse_v0(mv, pos):
-    """ShareGroupHeartbeatResponse, versions 0-1."""
+def _dec_ShareGroupHeartbeatResponse_v1(mv, pos):
+    """ShareGroupHeartbeatResponse, version 1."""
     o = new(ShareGroupHeartbeatResponse)
     o.throttle_time_ms, o.error_code = _u_ih(mv, pos)
     pos += 6
@@ -177,7 +177,7 @@ def _dec_ShareGroupHeartbeatResponse_v0(mv, pos):
     o.member_id, pos = read_compact_nullable_string(mv, pos)
     o.member_epoch, o.heartbeat_interval_ms = _u_ii(mv, pos)
     pos += 8
-    o.assignment, pos = read_nullable_struct(mv, pos, _dec_Assignment_v0)
+    o.assignment, pos = read_nullable_struct(mv, pos, _dec_Assignment_v1)
     if mv[pos]:
         pos = read_tags(mv, pos, o, None)
     else:
@@ -185,21 +185,21 @@ def _dec_ShareGroupHeartbeatResponse_v0(mv, pos):
     return o, pos
 
 
-def _enc_ShareGroupHeartbeatResponse_v0(out, blobs, o):
-    """ShareGroupHeartbeatResponse, versions 0-1."""
+def _enc_ShareGroupHeartbeatResponse_v1(out, blobs, o):
+    """ShareGroupHeartbeatResponse, version 1."""
     out += _p_ih(o.throttle_time_ms, o.error_code)
     write_compact_nullable_string(out, blobs, o.error_message)
     write_compact_nullable_string(out, blobs, o.member_id)
     out += _p_ii(o.member_epoch, o.heartbeat_interval_ms)
-    write_nullable_struct(out, blobs, o.assignment, _enc_Assignment_v0)
+    write_nullable_struct(out, blobs, o.assignment, _enc_Assignment_v1)
     if o.unknown_tagged_fields:
         write_tags(out, blobs, o, ())
     else:
         out.append(0)
 
 
-ShareGroupHeartbeatResponse._DECODERS = (_dec_ShareGroupHeartbeatResponse_v0, _dec_ShareGroupHeartbeatResponse_v0,)
-ShareGroupHeartbeatResponse._ENCODERS = (_enc_ShareGroupHeartbeatResponse_v0, _enc_ShareGroupHeartbeatResponse_v0,)
+ShareGroupHeartbeatResponse._DECODERS = (None, _dec_ShareGroupHeartbeatResponse_v1,)
+ShareGroupHeartbeatResponse._ENCODERS = (None, _enc_ShareGroupHeartbeatResponse_v1,)
 
 # Line -> field, used to name the field in codec error messages.
 _WHERE = {
