@@ -93,6 +93,20 @@ def test_keys_accepted_without_effect_warn():
     assert conf["socket.keepalive.enable"] is True
 
 
+def test_share_consumer_keys_warn_on_a_plain_consumer():
+    import warnings
+
+    from kafka_fast import Consumer
+
+    for name, value in (("max.poll.records", 100), ("share.acknowledgement.mode", "explicit")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            Consumer({"bootstrap.servers": "127.0.0.1:1", "group.id": "g", name: value}).close()
+        assert [str(w.message) for w in caught if "ShareConsumer" in str(w.message)] == [
+            f'Configuration property "{name}" applies to a ShareConsumer only and is ignored '
+            "by a Consumer"]
+        assert all(w.filename == __file__ for w in caught if "ShareConsumer" in str(w.message))
+
 def test_socket_keepalive_enable_sets_so_keepalive(kafka):
     """``ss -o`` shows a keepalive timer only on sockets with SO_KEEPALIVE."""
     import os

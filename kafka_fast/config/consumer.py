@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 from .table import Key
 
 _C = ("consumer",)
@@ -26,11 +29,11 @@ KEYS = [
         "Group protocol: classic (JoinGroup/SyncGroup) or consumer (KIP-848 "
         "ConsumerGroupHeartbeat).", choices=("classic", "consumer"), roles=_C),
     Key("share.acknowledgement.mode", "enum", "implicit",
-        "ShareConsumer only: implicit accepts the records of a poll on the next poll, commit "
+        "ShareConsumer only (a Consumer warns and ignores it): implicit accepts the records of a poll on the next poll, commit "
         "or close; explicit requires acknowledge() for each record before the next poll.",
         choices=("implicit", "explicit"), roles=_C),
     Key("max.poll.records", "int", 500,
-        "ShareConsumer only: the most records one ShareFetch acquires per broker (its "
+        "ShareConsumer only (a Consumer warns and ignores it): the most records one ShareFetch acquires per broker (its "
         "MaxRecords and BatchSize; the broker may exceed it to end at a record batch's "
         "boundary).", minimum=1, maximum=2147483647, roles=_C),
     Key("group.remote.assignor", "str", "",
@@ -107,3 +110,14 @@ KEYS = [
         "How many Message objects poll() builds at a time from fetched columns.",
         minimum=1, maximum=1000000, roles=_C, librdkafka=False, java=False),
 ]
+
+
+#: Consumer-role keys only a ShareConsumer reads.
+SHARE_ONLY = frozenset({"share.acknowledgement.mode", "max.poll.records"})
+
+
+def warn_share_only(conf: Any) -> None:
+    """Warn about each ShareConsumer-only key set on a plain Consumer (it would do nothing)."""
+    for name in sorted(SHARE_ONLY & conf.explicit):
+        warnings.warn(f'Configuration property "{name}" applies to a ShareConsumer only and '
+                      "is ignored by a Consumer", stacklevel=3)
