@@ -118,13 +118,17 @@ def _mode(opts: list[tuple[str, str]]) -> str:
     return mode
 
 
-def _check_flags(opts: list[tuple[str, str]], mode: str) -> None:
+def _check_mode_flags(opts: list[tuple[str, str]], mode: str) -> None:
     allowed = ALWAYS | MODE_FLAGS[mode] | set("PCLQG")
+    for flag, _ in opts:
+        if flag not in allowed:
+            raise UsageError(f"-{flag} is not an option for {MODE_NAMES[mode]}")
+
+
+def _check_refused(opts: list[tuple[str, str]]) -> None:
     for flag, value in opts:
         if flag in REFUSED:
             raise UsageError(f"-{flag} {REFUSED[flag]}")
-        if flag not in allowed:
-            raise UsageError(f"-{flag} is not an option for {MODE_NAMES[mode]}")
         if flag == "X" and value in ("list", "help", "dump"):
             raise UsageError(f"-X {value} is not supported: kafka-fast's properties are "
                              "listed in docs/configuration.md")
@@ -262,8 +266,9 @@ def parse(argv: list[str], parser: argparse.ArgumentParser) -> argparse.Namespac
     if "V" in flags:
         print(f"kafka-fast {__version__} (kcat command line)")
         return None
+    _check_refused(opts)
     mode = _mode(opts)
-    _check_flags(opts, mode)
+    _check_mode_flags(opts, mode)
     if mode in "CP" and not any(flag == "t" for flag, _ in opts):
         raise UsageError("-t <topic> missing")
     conf_file = _config_file(opts)

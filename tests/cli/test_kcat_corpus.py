@@ -203,3 +203,20 @@ def test_kcat_command_line_gives_kcats_output(line: Line, corpus_setup, apache_k
         assert records[1] == records[0] and records[0], said
     else:
         assert theirs.returncode == 0 and theirs.stdout or line.name.endswith("end"), said
+
+
+@pytest.mark.parametrize("where", ["home", "KCAT_CONFIG"])
+def test_configuration_file_found_where_kcat_finds_it(where, corpus_setup, tmp_path, kcat):
+    kcat = need_kcat(kcat)
+    conf = tmp_path / ".config" / "kcat.conf" if where == "home" else tmp_path / "any.conf"
+    conf.parent.mkdir(exist_ok=True)
+    conf.write_text(f"bootstrap.servers={corpus_setup['b']}\n")
+    env = _env({"home": str(tmp_path)})
+    if where == "KCAT_CONFIG":
+        env["KCAT_CONFIG"] = str(conf)
+    args = ["-C", "-t", corpus_setup["t1"], "-e", "-q", "-f", "%o %k\\n"]
+    theirs = subprocess.run([kcat, *args], capture_output=True, timeout=120, env=env)
+    ours = kf(*args, env=env)
+    assert theirs.returncode == ours.returncode == 0, (theirs.stderr, ours.stderr)
+    assert ours.stdout == theirs.stdout
+    assert ours.stdout.splitlines()[:3] == [b"0 alpha", b"1 ", b"2 "]
