@@ -47,6 +47,16 @@ def test_consume_options_become_the_consume_subcommand(monkeypatch, tmp_path):
         "consume", "t", ["-5"], None, None)   # kcat: -c 0 and -p -1 are "no limit", "all"
     assert (args.key_delimiter, args.delimiter, args.timeout) == ("=", "-", 7.0)
     assert args.props == ["auto.offset.reset=earliest", "debug=all"] and args.kcat
+    listing = _parse("-L", "-v", "-X", "metadata.broker.list=h:2")
+    assert listing.props == ["bootstrap.servers=h:2"] and listing.command == "metadata"
+
+
+def test_debug_is_a_note_that_it_has_no_effect(tmp_path):
+    done = kf("-L", "-d", "all", "-b", "127.0.0.1:1", "-m", "2",
+              env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 1 and not done.stdout
+    assert ('kafka-fast metadata: note: Configuration property "debug" is accepted for '
+            "compatibility and has no effect") in done.stderr.decode()
 
 
 def test_start_time_wins_over_an_offset_and_the_last_of_each_counts(monkeypatch, tmp_path):
