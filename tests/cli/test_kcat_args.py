@@ -140,6 +140,7 @@ def test_version_and_help():
 def test_escapes_as_kcat_reads_them():
     # -f literal text: \n \r \t, \x + hex digits, \ + decimal (C's base 0), else the letter
     assert unescape(r"\x41\65\q\\ \012\0x42\t\r\n\xff") == b"AAq\\ \nB\t\r\n\xff"
+    assert unescape(r"a\0b\x00;") == b"a\x00b\x00;"   # kcat 1.7.1 would end the text at "a"
     # -D/-K: only \n \t \xNN, and then the result is part of the output format
     assert parse_delim(r"\r\x3d\\n") == b"\\r=\\\n"
     assert parse_format("%k%%\\x3d%s") == ["k", b"%", b"=", "s"]

@@ -220,3 +220,21 @@ def test_configuration_file_found_where_kcat_finds_it(where, corpus_setup, tmp_p
     assert theirs.returncode == ours.returncode == 0, (theirs.stderr, ours.stderr)
     assert ours.stdout == theirs.stdout
     assert ours.stdout.splitlines()[:3] == [b"0 alpha", b"1 ", b"2 "]
+
+
+def test_the_docs_give_the_corpus_size():
+    with open(Path(__file__).parents[2] / "docs" / "cli.md", encoding="utf-8") as fh:
+        assert f"holds {len(LINES)} kcat command lines" in " ".join(fh.read().split())
+
+
+def test_listing_a_topic_does_not_create_it(corpus_setup, apache_kafka):
+    from confluent_kafka.admin import AdminClient
+
+    topic = unique_topic("kcat-absent")
+    for _ in range(2):
+        done = kf("-L", "-b", corpus_setup["b"], "-t", topic, env=_env(corpus_setup))
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines()[-1] == (
+            f'  topic "{topic}" with 0 partitions: Broker: Unknown topic or partition'.encode())
+    listed = AdminClient(apache_kafka.client_config()).list_topics(timeout=30).topics
+    assert topic not in listed and corpus_setup["t1"] in listed
