@@ -40,6 +40,7 @@ MODE_FLAGS = {
 MODE_NAMES = {"C": "consuming (-C)", "G": "consuming in a group (-G)", "P": "producing (-P)",
               "L": "listing metadata (-L)", "Q": "querying offsets (-Q)"}
 CONFIG_ENV = ("KCAT_CONFIG", "KAFKACAT_CONFIG")
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 CONFIG_FILES = (".config/kcat.conf", ".config/kafkacat.conf")
 
 USAGE = """\
@@ -245,6 +246,8 @@ def _produce(opts: list[tuple[str, str]], rest: list[str]) -> list[str]:
                 out.append(f"-c{count}")
         elif flag in "lZ":
             out.append("-" + flag)
+        elif flag == "z" and value not in CODECS:
+            raise UsageError(f"-z expects one of {', '.join(CODECS)}, got {value!r}")
         elif flag in "zDKkH":
             out += _opt(flag, value)
     return [*out, "--", *rest] if rest else out

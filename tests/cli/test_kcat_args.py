@@ -76,9 +76,10 @@ def test_group_mode_takes_its_topic_after_the_options_and_starts_at_the_end(monk
 
 def test_produce_uses_librdkafkas_partitioner_and_takes_files(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path))
-    args = _parse("-P", "-b", "h:1", "-t", "t", "a.txt", "-H", "n", "-k", "-key", "b.txt")
-    assert (args.command, args.file, args.headers, args.fixed_key) == (
-        "produce", ["a.txt", "b.txt"], ["n"], "-key")
+    args = _parse("-P", "-b", "h:1", "-t", "t", "a.txt", "-H", "n", "-k", "-key", "b.txt",
+                  "-p", "-1")
+    assert (args.command, args.file, args.headers, args.fixed_key, args.partition) == (
+        "produce", ["a.txt", "b.txt"], ["n"], "-key", -1)
     assert args.defaults == {"partitioner": "consistent_random"}
 
 
@@ -120,6 +121,7 @@ def test_configuration_file_as_kcat_finds_it(monkeypatch, tmp_path):
     (["-C", "-f", "abc%", "-t", "t"], "-f: empty formatter"),
     (["-C"], "-t <topic> missing"),
     (["-C", "-X", "debug", "-t", "t"], "-X expects property=value, got 'debug'"),
+    (["-P", "-t", "t", "-z", "brotli"], "-z expects one of none, gzip, snappy, lz4, zstd"),
 ])
 def test_flags_kafka_fast_cannot_honour_are_refused_naming_them(argv, said, tmp_path):
     done = kf(*argv, "-b", "127.0.0.1:1", stdin=b"", timeout=60,
