@@ -57,6 +57,7 @@ gen: install
 	$(PY) tools/gen_errors.py $(SCHEMAS)/error-codes.tsv
 	$(PY) tools/gen_protocol.py $(SCHEMAS)/message
 	$(PY) tools/gen_config_docs.py
+	$(PY) tools/gen_librdkafka_keys.py
 
 check-generated: install
 	$(PY) tools/check_generated.py $(SCHEMAS)

@@ -21,7 +21,9 @@ INTRO = """\
 
 Generated from the configuration table in `kafka_fast/config/` by `tools/gen_config_docs.py`;
 do not edit by hand. Pass keys in the dict given to `Producer`, `Consumer` or `AdminClient`,
-exactly as with confluent-kafka. An unknown key raises `KafkaException` with `_INVALID_ARG`.
+exactly as with confluent-kafka. An unknown key raises `KafkaException` with `_INVALID_ARG`;
+a librdkafka property that cannot work here is refused with the reason
+([librdkafka-keys.md](librdkafka-keys.md) accounts for every librdkafka property).
 
 Columns: **librdkafka** / **Java** say whether those clients have a property with the same
 name and meaning. Keys marked *accepted, no effect* exist so that confluent-kafka configurations

@@ -15,7 +15,7 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import KafkaException
-from . import bench, consume, groups, produce, topics
+from . import bench, consume, groups, kcatargs, produce, topics
 from .connect import ClientLog, ConnectError
 from .options import UsageError
 
@@ -26,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kafka-fast", description="Kafka from the command line, with kafka_fast. "
         "consume and produce take kcat's flags (consume: -G -p -o -c -e -f -K -D -J -Z -s -u; "
         "produce: -K -k -D -Z -l -H -p -z -c; both: -b -X -F -q) and write and read the "
-        "exact bytes of keys, values and headers.")
+        "exact bytes of keys, values and headers. A kcat command line works as it is with "
+        "kafka-fast in front: kafka-fast -C|-P|-L|-Q|-G GROUP [kcat options].")
     parser.add_argument("--version", action="version", version=f"kafka-fast {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in (produce, consume, topics, groups, bench):
@@ -37,7 +38,18 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if kcatargs.is_kcat_command(argv):
+        try:
+            kcat_args = kcatargs.parse(argv, parser)
+        except UsageError as exc:
+            print(f"kafka-fast: {exc}", file=sys.stderr)
+            return 1
+        if kcat_args is None:   # -h or -V
+            return 0
+        args = kcat_args
+    else:
+        args = parser.parse_args(argv)
     last = ClientLog()
     args.client_log = last
     client_log = logging.getLogger("kafka_fast")
@@ -61,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except UsageError as exc:
         print(f"kafka-fast {args.command}: {exc}", file=sys.stderr)
-        return 2
+        return 1 if getattr(args, "kcat", False) else 2   # kcat's status for bad input
     except KafkaException as exc:
         err = exc.args[0]
         return fail(f"{err.name()}: {err.str()}")

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from .connect import connect, connect_config
 from .jsonrecord import encode_record
-from .kcatfmt import KcatFormat, kcat_envelope, parse_format, unescape
+from .kcatfmt import (
+    KcatFormat,
+    delimited_format,
+    envelope_delimiter,
+    kcat_envelope,
+    parse_delim,
+    parse_format,
+)
 from .logend import log_end_offsets
 from .options import (
     INT32_MAX,
@@ -67,7 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="written after each record (kcat -D; default \\n)")
     p.add_argument("-J", dest="envelope", action="store_true",
                    help="kcat's JSON envelope (topic, partition, offset, tstype, ts, broker, "
-                        "headers, key, payload)")
+                        "headers, key, payload), each followed by -D (or -f's leading text)")
     p.add_argument("-Z", dest="null_text", action="store_true",
                    help='print null (and, as kcat, empty) keys and values as "NULL" instead '
                         "of nothing (kcat -Z)")
@@ -130,9 +137,10 @@ class Printer:
         if args.fmt is not None:
             parts = parse_format(args.fmt)
         else:
-            key = unescape(args.key_delimiter) if args.key_delimiter is not None else None
-            parts = KcatFormat.from_delimiters(key, unescape(args.delimiter)).parts
+            parts = delimited_format(args.key_delimiter, args.delimiter)
         self.kcat = KcatFormat(parts, null, key_serde, value_serde)
+        self.envelope_end = envelope_delimiter(
+            parts if args.fmt is not None else parse_format(parse_delim(args.delimiter)))
         self.out = out
         self.unbuffered = args.unbuffered
         self.leaders: dict[int, int] = {}
@@ -143,7 +151,8 @@ class Printer:
 
     def write(self, msg: Any) -> None:
         if self.envelope:
-            self.out.write(kcat_envelope(msg, self.leaders.get(msg.partition(), -1)) + b"\n")
+            self.out.write(kcat_envelope(msg, self.leaders.get(msg.partition(), -1))
+                           + self.envelope_end)
         elif self.json:
             self.out.write(encode_record(msg).encode() + b"\n")
         else:
@@ -290,8 +299,8 @@ def _check(args: argparse.Namespace, offsets: Offsets) -> None:
         raise UsageError("-p cannot be combined with -G (the group assigns partitions)")
     if args.group and offsets.kind not in ("beginning", "end", "stored"):
         raise UsageError("with -G, -o takes beginning, end or stored (the group's offsets)")
-    if args.envelope and (args.format == "json" or args.fmt is not None):
-        raise UsageError("-J cannot be combined with -f or --format json")
+    if args.envelope and args.format == "json":
+        raise UsageError("-J cannot be combined with --format json")
 
 
 def _consumer_config(args: argparse.Namespace, offsets: Offsets) -> dict[str, Any]:

@@ -10,41 +10,129 @@ from typing import Any
 
 from .options import UsageError, arg_bytes
 
-_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[ntr0\\])")
-_SIMPLE = {"n": b"\n", "t": b"\t", "r": b"\r", "0": b"\0", "\\": b"\\"}
 _TOKENS = "tpoksSKThR%"
+_HEX = re.compile(rb"(?:0[xX](?=[0-9a-fA-F]))?([0-9a-fA-F]+)")
+_HEX_PREFIX = re.compile(rb"0[xX][0-9a-fA-F]")
+_OCTAL = re.compile(rb"0([0-7]*)")
+_DECIMAL = re.compile(rb"[0-9]+")
+_ULONG_MAX = (1 << 64) - 1
 
 Deserializer = Callable[[bytes], bytes]
 
 
-def unescape(text: str) -> bytes:
-    """kcat's delimiter/format escapes: ``\\n \\r \\t \\0 \\\\ \\xNN``; the rest as the bytes
-    it was given as on the command line (``os.fsencode``: UTF-8, and any other bytes as they
-    are)."""
+def _number(data: bytes, pos: int, base: int) -> tuple[int, int] | None:
+    """C's ``strtoul(data + pos, &end, base)`` for base 16 or 0 (``0x`` hex, ``0`` octal,
+    else decimal) as (low byte of the value, end), or None when no digits are there."""
+    if base == 0 and _HEX_PREFIX.match(data, pos):
+        base = 16
+    if base == 16:
+        m = _HEX.match(data, pos)
+        digits, radix = (m.group(1), 16) if m else (b"", 16)
+    elif data[pos:pos + 1] == b"0":
+        m = _OCTAL.match(data, pos)
+        digits, radix = ((m.group(1) or b"0"), 8) if m else (b"", 8)
+    else:
+        m = _DECIMAL.match(data, pos)
+        digits, radix = (m.group(), 10) if m else (b"", 10)
+    if m is None or not digits:
+        return None
+    return min(int(digits, radix), _ULONG_MAX) & 0xFF, m.end()
+
+
+def unescape(text: str | bytes) -> bytes:
+    """A literal run of a ``-f`` format as kcat reads it: ``\\n \\r \\t``, ``\\x`` and hex
+    digits, ``\\`` and decimal digits (``\\0NN`` octal, ``\\0xNN`` hex), each number's low
+    byte; any other ``\\c`` is ``c``; the rest as the bytes given on the command line (argv
+    bytes: UTF-8 or not)."""
+    data = arg_bytes(text) if isinstance(text, str) else text
     out = bytearray()
-    pos = 0
-    for m in _ESCAPE.finditer(text):
-        out += arg_bytes(text[pos:m.start()])
-        esc = m.group(1)
-        out += bytes([int(esc[1:], 16)]) if esc[0] == "x" else _SIMPLE[esc]
-        pos = m.end()
-    out += arg_bytes(text[pos:])
+    pos, end = 0, len(data)
+    while pos < end:
+        c = data[pos]
+        if c != 0x5C or pos + 1 >= end:   # not a backslash, or a backslash at the end
+            out.append(c)
+            pos += 1
+            continue
+        pos += 1
+        c = data[pos]
+        simple = {0x74: 0x09, 0x6E: 0x0A, 0x72: 0x0D}.get(c)   # \t \n \r
+        if simple is not None:
+            out.append(simple)
+            pos += 1
+            continue
+        base = 0
+        if c == 0x78:   # \x
+            base, pos = 16, pos + 1
+            if pos >= end:
+                break
+        number = _number(data, pos, base) if base == 16 or data[pos:pos + 1].isdigit() \
+            else None
+        if number is None:
+            out.append(data[pos])
+            pos += 1
+        else:
+            out.append(number[0])
+            pos = number[1]
     return bytes(out)
 
 
-def parse_format(fmt: str) -> list[bytes | str]:
-    """A ``-f`` string as literal byte runs and one-letter tokens (``"s"`` for ``%s``)."""
-    parts: list[bytes | str] = []
-    for i, chunk in enumerate(re.split(r"(%.?)", fmt)):
-        if i % 2 == 0:
-            if chunk:
-                parts.append(unescape(chunk))
-        elif len(chunk) == 2 and chunk[1] in _TOKENS:
-            parts.append(b"%" if chunk[1] == "%" else chunk[1])
+def parse_delim(text: str) -> bytes:
+    """A ``-D``/``-K`` delimiter as kcat reads it before it becomes part of the output format:
+    ``\\n``, ``\\t`` and ``\\x`` with hex digits (the number's low byte), replaced one at a
+    time from the left, every ``\\n`` first; nothing else is an escape here."""
+    data = bytearray(arg_bytes(text))
+    while True:
+        for seq, byte in ((b"\\n", b"\n"), (b"\\t", b"\t")):
+            at = data.find(seq)
+            if at >= 0:
+                data[at:at + 2] = byte
+                break
         else:
-            raise UsageError(f"-f: unsupported formatter {chunk!r} (kcat's tokens: "
+            at = data.find(b"\\x")
+            if at < 0:
+                return bytes(data)
+            number = _number(bytes(data), at + 2, 16)
+            if number is None:
+                raise UsageError(f"delimiter {arg_bytes(text)!r}: \\x expects a hex number")
+            data[at:number[1]] = bytes([number[0]])
+
+
+def parse_format(fmt: str | bytes) -> list[bytes | str]:
+    """A ``-f`` string as literal byte runs and one-letter tokens (``"s"`` for ``%s``), as
+    kcat splits it: at each ``%`` first, then the escapes of each literal run."""
+    data = arg_bytes(fmt) if isinstance(fmt, str) else fmt
+    parts: list[bytes | str] = []
+    pos = 0
+    while pos < len(data):
+        at = data.find(b"%", pos)
+        if at < 0:
+            at = len(data)
+        if at > pos:
+            parts.append(unescape(data[pos:at]))
+        if at >= len(data):
+            break
+        token = chr(data[at + 1]) if at + 1 < len(data) else ""
+        if not token:
+            raise UsageError("-f: empty formatter: a format must not end with %")
+        if token not in _TOKENS:
+            raise UsageError(f"-f: unsupported formatter %{token} (kcat's tokens: "
                              + " ".join("%" + t for t in _TOKENS) + ")")
+        parts.append(b"%" if token == "%" else token)
+        pos = at + 2
     return parts
+
+
+def delimited_format(key_delim: str | None, delim: str) -> list[bytes | str]:
+    """kcat's output format without ``-f``: ``%k KEYDELIM %s DELIM`` (the key only with
+    ``-K``), the delimiters read by ``parse_delim`` and then as format text."""
+    key = b"%k" + parse_delim(key_delim) if key_delim is not None else b""
+    return parse_format(key + b"%s" + parse_delim(delim))
+
+
+def envelope_delimiter(parts: list[bytes | str]) -> bytes:
+    """What kcat writes after each ``-J`` envelope: the format's leading literal text (the
+    ``-f`` format's, else ``-D``'s), nothing when the format starts with a token."""
+    return parts[0] if parts and isinstance(parts[0], bytes) else b""
 
 
 class KcatFormat:
@@ -59,13 +147,6 @@ class KcatFormat:
         self.null = null
         self.key_serde = key_serde
         self.value_serde = value_serde
-
-    @classmethod
-    def from_delimiters(cls, key_delim: bytes | None, msg_delim: bytes,
-                        **kwargs: Any) -> KcatFormat:
-        """kcat's output without -f: ``[key KEYDELIM] value MSGDELIM``."""
-        parts: list[bytes | str] = ["k", key_delim] if key_delim is not None else []
-        return cls([*parts, "s", msg_delim], **kwargs)
 
     def render(self, msg: Any) -> bytes:
         out = bytearray()

@@ -71,8 +71,9 @@ def parse_properties(text: str, source: str) -> dict[str, str]:
 
 
 def client_config(args: argparse.Namespace) -> dict[str, Any]:
-    """Build the client configuration dict from -F, then -X, then -b (later wins)."""
-    conf: dict[str, Any] = {}
+    """Build the client configuration dict from the command's defaults (``args.defaults``),
+    then -F, then -X, then -b (later wins)."""
+    conf: dict[str, Any] = dict(getattr(args, "defaults", {}))
     if getattr(args, "prop_file", None):
         try:
             with open(args.prop_file, encoding="utf-8") as fh:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .connect import connect, connect_config
 from .jsonrecord import RecordError, decode_record
-from .kcatfmt import unescape
+from .kcatfmt import parse_delim
 from .options import (
     INT64_MAX,
     UsageError,
@@ -48,13 +48,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-k", dest="fixed_key", metavar="KEY",
                    help="key for every record (a key split off with -K takes precedence)")
     p.add_argument("-D", dest="delimiter", default="\\n", metavar="DELIM",
-                   help="record delimiter in the input (default \\n; escapes \\t \\r \\xNN)")
+                   help="record delimiter in the input (default \\n; escapes \\n \\t \\xNN, as "
+                        "kcat's)")
     p.add_argument("-Z", dest="empty_is_null", action="store_true",
                    help="send an empty key or value (with -K) as null")
     p.add_argument("-l", dest="lines", action="store_true",
                    help="read the one FILE record by record, as stdin is read")
     p.add_argument("-H", dest="headers", action="append", default=[], metavar="NAME=VALUE",
-                   help="header added to every record (repeatable)")
+                   help="header added to every record (repeatable; NAME alone: a null value)")
     p.add_argument("-p", "--partition", type=int, default=-1)
     p.add_argument("-z", "--compression", choices=("none", "gzip", "snappy", "lz4", "zstd"))
     p.add_argument("-c", "--count", type=int, help="stop after COUNT records")
@@ -80,14 +81,14 @@ def _static_headers(items: list[str]) -> Headers:
     headers: Headers = []
     for item in items:
         name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise UsageError(f"-H expects NAME=VALUE, got {item!r}")
+        if not name:
+            raise UsageError(f"-H expects NAME=VALUE (or NAME for a null value), got {item!r}")
         try:
             name.encode("utf-8")
         except UnicodeEncodeError:
             raise UsageError(f"-H: a header name is text (UTF-8), got {arg_bytes(name)!r}"
                              ) from None
-        headers.append((name, arg_bytes(value)))
+        headers.append((name, arg_bytes(value) if sep else None))
     return headers
 
 
@@ -107,8 +108,8 @@ class Reader:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        self.key_delim = unescape(args.key_delimiter) if args.key_delimiter else None
-        self.delim = unescape(args.delimiter)
+        self.key_delim = parse_delim(args.key_delimiter) if args.key_delimiter else None
+        self.delim = parse_delim(args.delimiter)
         if not self.delim:
             raise UsageError("-D must not be empty")
         self.fixed_key = arg_bytes(args.fixed_key) if args.fixed_key is not None else None

@@ -2,8 +2,8 @@
 
 A pack-str is a sequence of ``<`` / ``>`` (byte order; big-endian by default, as in kcat),
 ``b B h H i I q Q`` (signed/unsigned 8-64 bit integers), ``c`` (one ASCII character), ``s``
-(the rest as a string) and ``$`` (no bytes may remain). The decoded fields are written one
-after the other with nothing between them, as kcat does.
+(the rest as a string), ``$`` (no bytes may remain) and a space (written as it is). The decoded
+fields are written one after the other with nothing between them, as kcat does.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ class DeserializeError(ValueError):
 
 def pack_deserializer(spec: str) -> Callable[[bytes], bytes]:
     """The function that renders bytes by ``spec`` (UsageError when ``spec`` is not one)."""
-    bad = [c for c in spec if c not in "<>cs$" and c not in _INTS]
+    bad = [c for c in spec if c not in " <>cs$" and c not in _INTS]
     if not spec or bad:
         raise UsageError(f"-s: {spec!r} is not a pack-str (use <, >, b, B, h, H, i, I, q, Q, "
-                         "c, s, $; avro needs a schema registry, not supported)")
+                         "c, s, $, space; avro needs a schema registry, not supported)")
 
     def decode(data: bytes) -> bytes:
         order = ">"
@@ -35,6 +35,8 @@ def pack_deserializer(spec: str) -> Callable[[bytes], bytes]:
         for c in spec:
             if c in "<>":
                 order = c
+            elif c == " ":
+                out.append(b" ")
             elif c == "s":
                 out.append(data[pos:])
                 pos = len(data)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import admin, client, consumer, producer
+from . import admin, client, consumer, librdkafka_only, producer
 from .table import Config, Key, Registry
 
-REGISTRY = Registry([*client.KEYS, *producer.KEYS, *consumer.KEYS, *admin.KEYS])
+REGISTRY = Registry([*client.KEYS, *producer.KEYS, *consumer.KEYS, *admin.KEYS,
+                     *librdkafka_only.KEYS], refused=librdkafka_only.REFUSED)
 
 
 def make_config(conf: Mapping[str, Any] | None, role: str) -> Config:

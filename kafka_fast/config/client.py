@@ -106,9 +106,11 @@ KEYS = [
         "Basic credentials; the answer's access_token (a JWT) is the token, expires_in or "
         "the JWT's exp its lifetime, its sub claim the principal."),
     Key("sasl.oauthbearer.client.id", "str", "",
-        "method=oidc: the client id (HTTP Basic user name).", java=False),
+        "method=oidc: the client id (HTTP Basic user name).", java=False,
+        aliases=("sasl.oauthbearer.client.credentials.client.id",)),
     Key("sasl.oauthbearer.client.secret", "password", "",
-        "method=oidc: the client secret (HTTP Basic password).", java=False),
+        "method=oidc: the client secret (HTTP Basic password).", java=False,
+        aliases=("sasl.oauthbearer.client.credentials.client.secret",)),
     Key("sasl.oauthbearer.scope", "str", "",
         "method=oidc: the scope requested (omitted when empty)."),
     Key("sasl.oauthbearer.extensions", "str", "",

@@ -116,8 +116,10 @@ def _parse_list(value: Any) -> list[str]:
 class Registry:
     """All known keys, by name and alias."""
 
-    def __init__(self, keys: Iterable[Key]) -> None:
+    def __init__(self, keys: Iterable[Key], refused: Mapping[str, str] | None = None) -> None:
         self.keys: dict[str, Key] = {}
+        #: Names refused with a reason (librdkafka properties that cannot work here).
+        self.refused: dict[str, str] = dict(refused or {})
         self._by_name: dict[str, Key] = {}
         for key in keys:
             if key.name in self._by_name:
@@ -146,6 +148,9 @@ class Config(Mapping):
         self.explicit: set[str] = set()
         for name, value in conf.items():
             key = registry.lookup(name)
+            if key is None and name in registry.refused:
+                raise ConfigError(f'Configuration property "{name}" is not supported: '
+                                  f"{registry.refused[name]}")
             if key is None:
                 raise ConfigError(f'No such configuration property: "{name}"')
             if role not in key.roles:

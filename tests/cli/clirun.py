@@ -14,9 +14,12 @@ from harness.brokers import Broker
 ROOT = str(Path(__file__).resolve().parents[2])
 
 
-def kf(*args: str, stdin: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    """``python -m kafka_fast ARGS`` with this checkout's kafka_fast."""
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+def kf(*args: str, stdin: bytes | None = None, timeout: float = 120,
+       env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``python -m kafka_fast ARGS`` with this checkout's kafka_fast (in ``env``, default
+    this process's environment)."""
+    env = dict(env if env is not None else os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run([sys.executable, "-m", "kafka_fast", *args], input=stdin,
                           capture_output=True, timeout=timeout, env=env)
 

@@ -113,7 +113,7 @@ def test_wrong_bootstrap_fails_in_one_line_within_the_timeout():
 
 @pytest.mark.parametrize("args, fragment", [
     (["consume", "-b", "x:1", "-t", "t", "-o", "soon"], b"-o expects"),
-    (["produce", "-b", "x:1", "-t", "t", "-H", "novalue"], b"-H expects NAME=VALUE"),
+    (["produce", "-b", "x:1", "-t", "t", "-H", "=novalue"], b"-H expects NAME=VALUE"),
     (["produce", "-b", "x:1", "-t", "t", "-X", "no.such.key=1"], b'"no.such.key"'),
     (["bench", "--compression", "brotli"], b"unknown brotli"),
 ])

@@ -1,0 +1,121 @@
+"""librdkafka properties that have no counterpart here: the ones accepted for compatibility
+with a warning that they change nothing, and the ones refused, each with its reason (the
+error says it). docs/librdkafka-keys.md accounts for every librdkafka property."""
+
+from __future__ import annotations
+
+from .table import Key
+
+_C = ("consumer",)
+_P = ("producer",)
+
+#: Accepted with a warning: they tune librdkafka's own internals, which do not exist here.
+KEYS = [
+    Key(name, "any", default, f"librdkafka's {what}; nothing here corresponds to it.",
+        roles=roles, java=False, ignored=True)
+    for name, default, what, roles in (
+        ("builtin.features", "", "check of its build features", ("producer", "consumer", "admin")),
+        ("message.copy.max.bytes", 65535, "copy-or-reference threshold for record data", _P + _C),
+        ("topic.metadata.refresh.fast.interval.ms", 100, "fast metadata retry interval",
+         _P + _C + ("admin",)),
+        ("topic.metadata.refresh.fast.cnt", 10, "fast metadata retry count (deprecated)",
+         _P + _C + ("admin",)),
+        ("topic.metadata.refresh.sparse", True, "sparse metadata requests switch",
+         _P + _C + ("admin",)),
+        ("topic.metadata.propagation.max.ms", 30000, "wait for a created topic to propagate",
+         _P + _C + ("admin",)),
+        ("socket.blocking.max.ms", 1000, "socket blocking time (deprecated)",
+         _P + _C + ("admin",)),
+        ("socket.max.fails", 1, "send failures before a disconnect", _P + _C + ("admin",)),
+        ("broker.address.ttl", 1000, "cache time of resolved broker addresses",
+         _P + _C + ("admin",)),
+        ("reconnect.backoff.jitter.ms", 0, "reconnect jitter (deprecated)",
+         _P + _C + ("admin",)),
+        ("enabled_events", 0, "rd_kafka_conf_set_events() mask", _P + _C + ("admin",)),
+        ("log.queue", False, "log forwarding to a queue", _P + _C + ("admin",)),
+        ("log.thread.name", True, "thread name in log lines", _P + _C + ("admin",)),
+        ("enable.random.seed", True, "srand() call at start", _P + _C + ("admin",)),
+        ("log.connection.close", True, "logging of idle connection closes",
+         _P + _C + ("admin",)),
+        ("internal.termination.signal", 0, "signal for fast thread termination",
+         _P + _C + ("admin",)),
+        ("api.version.request.timeout.ms", 10000, "ApiVersions timeout",
+         _P + _C + ("admin",)),
+        ("api.version.fallback.ms", 0, "fallback time after a failed ApiVersions (deprecated)",
+         _P + _C + ("admin",)),
+        ("broker.version.fallback", "0.10.0", "broker version to assume without ApiVersions",
+         _P + _C + ("admin",)),
+        ("enable.metrics.push", True, "client metrics push (KIP-714)", _P + _C + ("admin",)),
+        ("queue.buffering.backpressure.threshold", 1, "batching backpressure threshold", _P),
+        ("queuing.strategy", "fifo", "producer queueing order (deprecated, experimental)", _P),
+        ("consume.callback.max.messages", 0, "batch limit of rd_kafka_consume_callback()", _C),
+    )
+]
+
+_CALLBACK = "a C API callback (set with rd_kafka_conf_set_*())"
+_OIDC = ("OAUTHBEARER/OIDC here uses the client_credentials grant with "
+         "sasl.oauthbearer.client.id/secret, or oauth_cb")
+_OFFSET_FILE = ("offsets are committed to the group coordinator; librdkafka's local offset "
+                "file store is not supported")
+_OPENSSL = "OpenSSL engines and providers cannot be loaded through Python's ssl module"
+_LISTS = "OpenSSL's cipher, curve and signature lists are not configurable here"
+
+#: Refused, with the reason.
+REFUSED: dict[str, str] = {
+    "metadata.recovery.strategy": "re-bootstrapping when no known broker is left is not "
+                                  "supported",
+    "metadata.recovery.rebootstrap.trigger.ms": "re-bootstrapping when no known broker is "
+                                                "left is not supported",
+    "topic.blacklist": "hiding topics from metadata by pattern is not supported",
+    "log_cb": f"{_CALLBACK}: pass a logging.Logger as logger",
+    "background_event_cb": f"{_CALLBACK}: use error_cb, stats_cb, throttle_cb",
+    "socket_cb": f"{_CALLBACK}: kafka_fast opens its own sockets",
+    "connect_cb": f"{_CALLBACK}: kafka_fast opens its own sockets",
+    "closesocket_cb": f"{_CALLBACK}: kafka_fast opens its own sockets",
+    "open_cb": f"{_CALLBACK}: kafka_fast opens its own files",
+    "resolve_cb": f"{_CALLBACK}: names are resolved with getaddrinfo()",
+    "opaque": "a C API pointer: Python callbacks carry their own state",
+    "default_topic_conf": "a C API object: give topic properties in the same dict",
+    "ssl_key": f"{_CALLBACK}: use ssl.key.location or ssl.key.pem",
+    "ssl_certificate": f"{_CALLBACK}: use ssl.certificate.location or ssl.certificate.pem",
+    "ssl_ca": f"{_CALLBACK}: use ssl.ca.location or ssl.ca.pem",
+    "ssl_engine_callback_data": _OPENSSL,
+    "ssl.engine.location": _OPENSSL,
+    "ssl.engine.id": _OPENSSL,
+    "ssl.providers": _OPENSSL,
+    "ssl.certificate.verify_cb": f"{_CALLBACK}: brokers are verified by Python's ssl module "
+                                 "(enable.ssl.certificate.verification)",
+    "ssl.ca.certificate.stores": "Windows certificate stores are not read: use ssl.ca.location",
+    "ssl.cipher.suites": _LISTS,
+    "ssl.curves.list": _LISTS,
+    "ssl.sigalgs.list": _LISTS,
+    "https.ca.location": "a separate CA for the OIDC token endpoint is not supported",
+    "https.ca.pem": "a separate CA for the OIDC token endpoint is not supported",
+    "oauthbearer_token_refresh_cb": f"{_CALLBACK}: pass oauth_cb",
+    "sasl.oauthbearer.sub.claim.name": "tokens are not validated on the client",
+    "sasl.oauthbearer.grant.type": _OIDC,
+    "sasl.oauthbearer.assertion.algorithm": _OIDC,
+    "sasl.oauthbearer.assertion.private.key.file": _OIDC,
+    "sasl.oauthbearer.assertion.private.key.passphrase": _OIDC,
+    "sasl.oauthbearer.assertion.private.key.pem": _OIDC,
+    "sasl.oauthbearer.assertion.file": _OIDC,
+    "sasl.oauthbearer.assertion.claim.aud": _OIDC,
+    "sasl.oauthbearer.assertion.claim.exp.seconds": _OIDC,
+    "sasl.oauthbearer.assertion.claim.iss": _OIDC,
+    "sasl.oauthbearer.assertion.claim.jti.include": _OIDC,
+    "sasl.oauthbearer.assertion.claim.nbf.seconds": _OIDC,
+    "sasl.oauthbearer.assertion.claim.sub": _OIDC,
+    "sasl.oauthbearer.assertion.jwt.template.file": _OIDC,
+    "sasl.oauthbearer.metadata.authentication.type": "cloud metadata authentication (Azure "
+                                                     "IMDS, AWS IAM) is not supported",
+    "plugin.library.paths": "librdkafka plugins are C libraries",
+    "interceptors": "librdkafka interceptors are C plugins",
+    "offset.store.method": _OFFSET_FILE,
+    "offset.store.path": _OFFSET_FILE,
+    "offset.store.sync.interval.ms": _OFFSET_FILE,
+    "consume_cb": f"{_CALLBACK}: consume with poll() or consume()",
+    "rebalance_cb": f"{_CALLBACK}: pass on_assign, on_revoke and on_lost to subscribe()",
+    "max.poll.records": "a share consumer's record limit per poll is not supported",
+    "partitioner_cb": f"{_CALLBACK}: set partitioner, or pass partition to produce()",
+    "msg_order_cmp": f"{_CALLBACK} for the lifo queuing strategy, which is not supported",
+}
