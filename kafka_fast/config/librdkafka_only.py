@@ -115,7 +115,6 @@ REFUSED: dict[str, str] = {
     "offset.store.sync.interval.ms": _OFFSET_FILE,
     "consume_cb": f"{_CALLBACK}: consume with poll() or consume()",
     "rebalance_cb": f"{_CALLBACK}: pass on_assign, on_revoke and on_lost to subscribe()",
-    "max.poll.records": "a share consumer's record limit per poll is not supported",
     "partitioner_cb": f"{_CALLBACK}: set partitioner, or pass partition to produce()",
     "msg_order_cmp": f"{_CALLBACK} for the lifo queuing strategy, which is not supported",
 }
