@@ -37,7 +37,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("consume", "consume by `assign()` (Fetch, exact records and offsets)"),
     Feature("group-classic", "consumer group, `group.protocol=classic` (commits, resume)"),
     Feature("group-consumer", "consumer group, `group.protocol=consumer` (KIP-848)", "4.0.0",
-            "KIP-848 is early access in 3.9 (off by default)"),
+            "KIP-848 is early access in 3.9, off by default"),
     Feature("admin", "admin: create/delete topics, partitions, configs, list offsets"),
     Feature("offsets-for-times", "`offsets_for_times` (ListOffsets by timestamp)"),
 )

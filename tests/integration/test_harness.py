@@ -429,7 +429,7 @@ def test_fetch_kafka_with_jars_cached_prints_one_line(tmp_path):
         f"fetch_kafka: Apache Kafka {kafka_version()} cached in {libs}",
         f"fetch_kafka: Apache Kafka {share_kafka_version()} (share groups) cached in {share}",
         *(f"fetch_kafka: Apache Kafka {v} (version matrix) cached in {folder}"
-          for v, folder in zip(others, matrix)),
+          for v, folder in zip(others, matrix, strict=True)),
         f"fetch_kafka: mock-oauth2-server {mock_version()} cached in {oauth}"]
 
 
