@@ -108,3 +108,26 @@ def test_no_outcomes_fail_the_check_only_under_ci(tmp_path, monkeypatch, capsys)
     assert "the matrix tests did not run" in capsys.readouterr().out
     monkeypatch.setenv("CI", "true")
     assert tool.main(args) == 1
+
+
+def test_a_release_whose_jars_are_missing_is_left_unchecked_outside_ci(tmp_path, monkeypatch,
+                                                                       capsys):
+    oldest, *others = matrix_versions()
+    cache = tmp_path / "cache"
+    for version in others:
+        (cache / f"kafka-{version}" / "libs").mkdir(parents=True)
+        (cache / f"kafka-{version}" / "libs" / ".complete").touch()
+    monkeypatch.setenv("KAFKA_FAST_CACHE", str(cache))
+    results = tmp_path / "results"
+    _complete_run(results)
+    for path in results.glob(f"*@{oldest}.json"):
+        path.unlink()
+    stored = tmp_path / "stored.json"
+    stored.write_text(json.dumps(STORED))
+    args = ["--check", "--results", str(results), "--stored", str(stored)]
+    monkeypatch.delenv("CI", raising=False)
+    assert tool.main(args) == 0
+    assert f"Kafka {oldest} not available here" in capsys.readouterr().out
+    monkeypatch.setenv("CI", "true")
+    assert tool.main(args) == 1
+    assert f"admin on Kafka {oldest}: no outcome" in capsys.readouterr().err
