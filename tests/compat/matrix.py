@@ -91,3 +91,43 @@ def read_results(directory: Path) -> dict[tuple[str, str], dict]:
         data = json.loads(path.read_text())
         cells[(data["feature"], data["version"])] = data
     return cells
+
+
+class Cell:
+    """One (feature, release) of the matrix. Tests compare through ``records`` and
+    ``offsets`` (exact equality, counted); a passing test that compared nothing fails."""
+
+    def __init__(self, feature_id: str, version: str) -> None:
+        self.feature = feature_id
+        self.version = version
+        self.supported = supported(feature_id, version)
+        self.records_checked = 0
+        self.offsets_checked = 0
+        self.refusal_checked = False
+
+    def records(self, got: list, want: list) -> None:
+        """Assert the exact records (lists of tuples, in order) and count them."""
+        assert want, "an empty expectation shows nothing"
+        assert got == want
+        self.records_checked += len(want)
+
+    def offsets(self, got: dict | list, want: dict | list) -> None:
+        """Assert exact offsets (by partition or in order) and count them."""
+        assert want, "an empty expectation shows nothing"
+        assert got == want
+        self.offsets_checked += len(want)
+
+    def refused(self) -> None:
+        """The broker lacks the feature and the test saw the client's error saying so."""
+        assert not self.supported, f"{self.feature} is served by Kafka {self.version}"
+        self.refusal_checked = True
+
+    def verdict(self) -> tuple[str, str]:
+        """(outcome, detail) of a test whose body passed."""
+        if not self.supported:
+            if self.refusal_checked:
+                return UNSUPPORTED, "the client reported the broker's lack of it"
+            return FAILED, "unsupported release, but the refusal was not checked"
+        if self.records_checked + self.offsets_checked == 0:
+            return FAILED, "passed without comparing exact records or offsets"
+        return PASSED, ""
