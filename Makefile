@@ -82,7 +82,7 @@ test: build system-deps kerberos kafka-jars check-generated lint sanitize
 	$(PY) tools/broker_matrix.py --check --results $(MATRIX_RESULTS)
 	$(MAKE) --no-print-directory test-pure
 
-# Only the matrix (~2 min on two cores), then its outcomes stored in docs/compatibility.json and
+# Only the matrix (~1 min on two cores), then its outcomes stored in docs/compatibility.json and
 # the table of docs/compatibility.md regenerated (refused unless every cell passed or showed the
 # broker's lack of the feature).
 compat-table: build kafka-jars
