@@ -36,3 +36,12 @@ def test_an_unsupported_cell_needs_the_refusal_shown():
     assert cell.verdict() == (UNSUPPORTED, "the client reported the broker's lack of it")
     with pytest.raises(AssertionError, match="is served by"):
         Cell("group-consumer", NEWEST).refused()
+
+
+def test_the_main_broker_is_the_newest_release_of_the_matrix():
+    from harness.apache_kafka import kafka_version
+    from matrix import version_key
+
+    versions = matrix_versions()
+    assert versions == sorted(versions, key=version_key) and len(set(versions)) == len(versions)
+    assert kafka_version() == versions[-1] == "4.4.0"
