@@ -18,7 +18,7 @@ PURE_TESTS ?= tests/core tests/producer tests/consumer tests/protocol
 PURE_IGNORE ?= --ignore=tests/core/test_records_fuzz.py --ignore=tests/consumer/test_groups.py \
 	--ignore=tests/consumer/test_kip848.py --ignore=tests/consumer/test_coordinator_latency.py
 
-.PHONY: demo test test-core test-pure bench build install system-deps kerberos kafka-jars gen \
+.PHONY: demo test test-core test-pure bench build install system-deps kerberos kafka-jars gen compat-table \
 	check-generated lint clean sanitize fuzz fuzz-seeds
 
 $(PY):
@@ -69,10 +69,25 @@ lint: install
 	$(PY) tools/check_layers.py
 	$(PY) -m mypy
 
+# The broker-version matrix (tests/compat) writes one outcome per feature and Kafka release
+# into MATRIX_RESULTS; tools/broker_matrix.py --check then fails the run when they disagree with
+# docs/compatibility.md (`make compat-table` stores a complete run there).
+MATRIX_RESULTS ?= build/broker-matrix
+
 test: build system-deps kerberos kafka-jars check-generated lint sanitize
-	KAFKA_PROTOCOL_DIR=$(abspath $(SCHEMAS)) \
+	rm -rf $(MATRIX_RESULTS)
+	KAFKA_PROTOCOL_DIR=$(abspath $(SCHEMAS)) KAFKA_FAST_MATRIX_RESULTS=$(abspath $(MATRIX_RESULTS)) \
 		$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25 tests
+	$(PY) tools/broker_matrix.py --check --results $(MATRIX_RESULTS)
 	$(MAKE) --no-print-directory test-pure
+
+# Only the matrix (~1 min on two cores), then its outcomes stored in docs/compatibility.json and
+# the table of docs/compatibility.md regenerated (refused unless every cell passed or showed the
+# broker's lack of the feature).
+compat-table: build kafka-jars
+	rm -rf $(MATRIX_RESULTS)
+	KAFKA_FAST_MATRIX_RESULTS=$(abspath $(MATRIX_RESULTS)) $(PY) -m pytest -q tests/compat
+	$(PY) tools/broker_matrix.py --store --results $(MATRIX_RESULTS)
 
 # The pure-Python twins only (~2 min on two cores): every implementation choice is the pure
 # one and no compiled module is loaded (tests/core/test_pure_mode.py checks both).

@@ -3,7 +3,8 @@
 # repository (${KAFKA_FAST_CACHE:-${XDG_CACHE_HOME:-~/.cache}/kafka_fast}):
 #   kafka-<version>/libs               Apache Kafka (tests/harness/kafka/pom.xml,
 #                                      started by tests/harness/apache_kafka.py), at the
-#                                      pom's kafka.version
+#                                      pom's kafka.version and each
+#                                      of kafka.matrix.versions (the broker-version matrix)
 #   mock-oauth2-server-<version>/libs  NAV's mock OAuth2/OIDC server (tests/harness/oauth2/pom.xml,
 #                                      started by tests/harness/oauth2.py)
 # Idempotent: prints one line per program and does nothing when its jars are cached. When java
@@ -48,6 +49,16 @@ fetch() {
 KAFKA_POM="$ROOT/tests/harness/kafka/pom.xml"
 KAFKA_VERSION="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$KAFKA_POM")"
 fetch "Apache Kafka $KAFKA_VERSION" "$KAFKA_POM" "$CACHE/kafka-$KAFKA_VERSION"
+# The broker-version matrix (tests/compat): the same pom at each listed version not
+# fetched above.
+MATRIX_VERSIONS="$(sed -n 's:.*<kafka.matrix.versions>\(.*\)</kafka.matrix.versions>.*:\1:p' "$KAFKA_POM")"
+for version in ${MATRIX_VERSIONS//,/ }; do
+    if [ "$version" = "$KAFKA_VERSION" ]; then
+        continue
+    fi
+    fetch "Apache Kafka $version (version matrix)" "$KAFKA_POM" "$CACHE/kafka-$version" \
+        "-Dkafka.version=$version"
+done
 
 OAUTH_POM="$ROOT/tests/harness/oauth2/pom.xml"
 OAUTH_VERSION="$(sed -n 's:.*<mock.oauth2.version>\(.*\)</mock.oauth2.version>.*:\1:p' "$OAUTH_POM")"

@@ -207,7 +207,13 @@ class ConsumerGroupMember:
             self.member_epoch = 0
             self.epoch += 1
             self._heartbeat_now()
-        elif code in (E.FENCED_INSTANCE_ID, E.UNSUPPORTED_VERSION, E.UNSUPPORTED_ASSIGNOR,
+        elif code == E.UNSUPPORTED_VERSION:
+            # A broker that knows the API with the protocol switched off (Kafka 3.x, whose
+            # KIP-848 support is early access and off by default) answers this way.
+            self._fail(KafkaError(code, "the group coordinator does not support "
+                                        f"group.protocol=consumer ({err.str()}); use "
+                                        "group.protocol=classic"))
+        elif code in (E.FENCED_INSTANCE_ID, E.UNSUPPORTED_ASSIGNOR,
                       E.GROUP_AUTHORIZATION_FAILED, E.INVALID_REQUEST):
             self._fail(KafkaError(code, err.str(), fatal=code == E.FENCED_INSTANCE_ID))
         else:

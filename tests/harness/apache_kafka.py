@@ -56,6 +56,17 @@ Configuration:
         level: ERROR
 """
 
+# Kafka 3.x logs through reload4j (log4j 1.2), which does not read LOG4J2: the same levels.
+LOG4J1 = """\
+log4j.rootLogger=WARN, stdout
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka.server.BrokerServer=INFO
+log4j.logger.kafka.server.ControllerServer=INFO
+log4j.logger.org.apache.kafka.common.utils.AppInfoParser=ERROR
+"""
+
 # Settings shared by every node: small thread pools and buffers, fast group and
 # liveness timings, no delays that only make sense in production.
 COMMON_SETTINGS = {
@@ -111,6 +122,16 @@ def kafka_version() -> str:
     if match is None:
         raise RuntimeError(f"{POM} names no <kafka.version>")
     return match.group(1)
+
+
+def matrix_versions() -> list[str]:
+    """The Apache Kafka releases the broker-version matrix runs on (tests/compat), oldest
+    first; tools/fetch_kafka.sh fetches each."""
+    match = re.search(r"<kafka.matrix.versions>([^<]+)</kafka.matrix.versions>",
+                      POM.read_text())
+    if match is None:
+        raise RuntimeError(f"{POM} names no <kafka.matrix.versions>")
+    return [v.strip() for v in match.group(1).split(",") if v.strip()]
 
 
 def java_binary() -> str | None:
@@ -179,11 +200,13 @@ class KafkaNode:
         self.libs = libs
         self.config_path = workdir / "server.properties"
         self.log4j_path = workdir / "log4j2.yaml"
+        self.log4j1_path = workdir / "log4j.properties"
         self.log_path = workdir / "kafka.log"
         self.process: ManagedProcess | None = None
         workdir.mkdir(parents=True, exist_ok=True)
         self.config_path.write_text(_properties(settings))
         self.log4j_path.write_text(LOG4J2)
+        self.log4j1_path.write_text(LOG4J1)
 
     @property
     def port(self) -> int:
@@ -200,7 +223,7 @@ class KafkaNode:
         if java is None:
             raise KafkaUnavailable("java not found")
         return [java, *JVM_OPTIONS, *self.jvm_options, f"-Dlog4j2.configurationFile={self.log4j_path}",
-                "-cp", f"{self.libs}/*", main, *args]
+                f"-Dlog4j.configuration=file:{self.log4j1_path}", "-cp", f"{self.libs}/*", main, *args]
 
     def format(self, cluster_id: str) -> None:
         """Format the node's KRaft storage (bounded by FORMAT_TIMEOUT)."""

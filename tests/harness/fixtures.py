@@ -75,7 +75,7 @@ def kcat() -> str | None:
 _TANSU_FIXTURES = {"tansu", "tansu_sasl", "tansu_tls"}
 _MOCK_FIXTURES = {"mock_cluster", "fresh_mock_cluster"}
 _APACHE_FIXTURES = {"apache_kafka", "apache_cluster", "apache_cluster_session",
-                    "apache_share_kafka"}
+                    "apache_share_kafka", "matrix_kafka"}
 _MARK_FOR_KIND = {"kafka": "apache", "tansu": "tansu", "mock": "mock_cluster",
                   "external": "external"}
 

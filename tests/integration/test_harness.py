@@ -13,7 +13,7 @@ import pytest
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient
 from harness import create_topic, external_from_env, unique_topic
-from harness.apache_kafka import apache_kafka_missing, kafka_version
+from harness.apache_kafka import apache_kafka_missing, kafka_version, matrix_versions
 from harness.oauth2 import mock_version
 from harness.peers import missing
 from harness.probe import API_VERSIONS, api_versions
@@ -412,13 +412,17 @@ def test_fetch_kafka_with_jars_cached_prints_one_line(tmp_path):
     cache = tmp_path / "cache"
     libs = cache / f"kafka-{kafka_version()}" / "libs"
     oauth = cache / f"mock-oauth2-server-{mock_version()}" / "libs"
-    for folder in (libs, oauth):
+    others = [v for v in matrix_versions() if v != kafka_version()]
+    matrix = [cache / f"kafka-{v}" / "libs" for v in others]
+    for folder in (libs, oauth, *matrix):
         folder.mkdir(parents=True)
         (folder / ".complete").touch()
     done = _fetch_kafka(tmp_path, cache)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         f"fetch_kafka: Apache Kafka {kafka_version()} cached in {libs}",
+        *(f"fetch_kafka: Apache Kafka {v} (version matrix) cached in {folder}"
+          for v, folder in zip(others, matrix, strict=True)),
         f"fetch_kafka: mock-oauth2-server {mock_version()} cached in {oauth}"]
 
 

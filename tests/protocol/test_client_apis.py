@@ -1,6 +1,6 @@
 """The generated codec holds exactly the client APIs of tools/gen_protocol.py's explicit list,
 negotiates at most the versions the client code fills, and speaks the newest versions it
-shares with Apache Kafka (the harness's 4.3.1) on the wire."""
+shares with Apache Kafka (the harness's 4.4.0) on the wire."""
 
 from __future__ import annotations
 
@@ -173,9 +173,9 @@ def test_newest_common_versions_against_apache_kafka(apache_kafka):
         newest = negotiate(first.api_keys, codec)
         for key in (0, 1, 2, 3, 18, 19, 60):
             assert newest[key] == min(broker[key][1], codec[key][1]), key
-        if apache_kafka.version == "4.3.1":
+        if apache_kafka.version == "4.4.0":
             assert {k: newest[k] for k in (0, 1, 2, 3, 18, 60)} == {
-                0: 13, 1: 18, 2: 11, 3: 13, 18: 4, 60: 2}
+                0: 13, 1: 18, 2: 11, 3: 13, 18: 5, 60: 2}
 
         again = conn.call(ApiVersionsRequest(client_software_name="kafka-fast",
                                              client_software_version="1"), newest[18])

@@ -24,7 +24,7 @@ INIT_PRODUCER_ID, ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT = 22, 
 FIND_COORDINATOR, PRODUCE = 10, 0
 
 
-#: The transaction protocol each broker kind speaks: Apache Kafka 4.3 finalizes
+#: The transaction protocol each broker kind speaks: Apache Kafka 4.4 finalizes
 #: transaction.version 2 (KIP-890) on a new cluster; Tansu and the mock cluster know v1 only.
 TRANSACTION_VERSION = {"kafka": 2, "tansu": 1, "mock": 1}
 
