@@ -571,6 +571,7 @@ class Consumer:
                 app = state.parts.get((tp.topic, tp.partition))
                 if app is not None and app.paused:
                     app.paused = False
+                    state.take_starts(app)
                     state.command(("resume", app, app.moved(None), app.position))
         self._client.wakeup()
 

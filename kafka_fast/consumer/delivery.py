@@ -128,11 +128,7 @@ class Delivery:
             if not ch.start:
                 break
             # The I/O thread found the position (committed offset or auto.offset.reset).
-            app = ch.app
-            app.position = ch.next_offset
-            app.leader_epoch = ch.epoch
-            if ch.committed is not None:
-                app.committed = ch.committed
+            ch.app.started(ch.next_offset, ch.epoch, ch.committed)
         self.cur = ch
         self.cur_seg = 0
         self.cur_rec = ch.segments[0].start if ch.segments else 0

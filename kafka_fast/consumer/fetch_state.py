@@ -164,7 +164,7 @@ class FetchState:
             self.queued_bytes -= ch.nbytes
             self.queued_records -= ch.count
             app = ch.app
-            if ch.gen != app.gen or app.paused or not self.current(app):
+            if ch.gen != app.gen or (app.paused and not ch.start) or not self.current(app):
                 continue
             return ch
         return None
@@ -181,9 +181,23 @@ class FetchState:
                     keep.append(ch)
             self.ready = keep
 
+    def take_starts(self, app: AppPosition) -> None:
+        """Apply the queued start chunks of ``app``'s generation now (application thread,
+        lock held): its position is known before the generation changes."""
+        if any(ch.start and ch.app is app for ch in self.ready):
+            keep: deque[Chunk] = deque()
+            for ch in self.ready:
+                if ch.start and ch.app is app:
+                    if ch.gen == app.gen:
+                        app.started(ch.next_offset, ch.epoch, ch.committed)
+                else:
+                    keep.append(ch)
+            self.ready = keep
+
     def drop_buffered(self, app: AppPosition) -> None:
         """Forget fetched but undelivered records of ``app``, queued or read from
-        (application thread, lock held)."""
+        (application thread, lock held); a position found meanwhile is kept."""
+        self.take_starts(app)
         self.discard(app)
         if self.on_drop is not None:
             self.on_drop(app)

@@ -4,6 +4,8 @@ Off by default and free when off: with ``KAFKA_FAST_CHECK_OWNERS=1`` in the envi
 import time (or inside ``checking()``), the classes marked ``@owned`` record, per object, the
 thread that first writes each field after construction; a write from another thread raises
 ``OwnershipError`` (and is kept in ``violations``, since it may happen on the I/O thread).
+The application thread is whichever thread calls the consumer: an application that calls one
+consumer from several threads in turn is correct but fails this check.
 """
 
 from __future__ import annotations

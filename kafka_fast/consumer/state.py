@@ -56,6 +56,14 @@ class AppPosition:
             self.leader_epoch = leader_epoch
         return self.gen
 
+    def started(self, offset: int, leader_epoch: int, committed: int | None) -> None:
+        """The fetcher found the position: ``offset`` (from the committed offset
+        ``committed`` if not None)."""
+        self.position = offset
+        self.leader_epoch = leader_epoch
+        if committed is not None:
+            self.committed = committed
+
     def __repr__(self) -> str:
         return (f"AppPosition({self.topic}[{self.partition}] position={self.position} "
                 f"gen={self.gen} paused={self.paused})")

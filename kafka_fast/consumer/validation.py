@@ -194,6 +194,12 @@ class Validator:
             return self._stopped(f"{where}: the leader (epoch {current}) has no records "
                                  f"of leader epoch {fetch_epoch}; offset {fetch_offset} "
                                  f"cannot be trusted")
+        if app.position < 0:
+            # Nothing handed out yet (a found position is applied by drop_buffered, so this
+            # does not happen): go on where the leader's log diverged.
+            state.command(("truncated", app, app.moved(end_offset, end_epoch), "fetch",
+                           end_offset, end_epoch, current, False))
+            return None
         if app.position <= end_offset:
             # Only records fetched ahead of the application were truncated: fetch them again.
             position, epoch = app.position, app.leader_epoch

@@ -173,6 +173,33 @@ def test_validator_reports_a_refusal_once(idle_client):
     assert cur.need == NEED_VALIDATE and not cur.resolving
 
 
+def test_a_found_position_outlives_the_records_dropped_with_it():
+    # The fetcher found offset 7 (committed) and fetched on; the application pauses before
+    # polling: the records go, the position stays known, and the fetcher is told to fetch
+    # from 7 again when resumed.
+    state = FetchState()
+    app = AppPosition("t", 0)
+    with state.lock:
+        state.parts[("t", 0)] = app
+    state.enqueue([Chunk(app, app.gen, [], 7, 0, 0, start=True, epoch=3, committed=7),
+                   Chunk(app, app.gen, [], 9, 2, 50)])
+    with state.lock:
+        state.drop_buffered(app)
+        assert (app.position, app.leader_epoch, app.committed) == (7, 3, 7)
+        assert (list(state.ready), state.queued_records, state.queued_bytes) == ([], 0, 0)
+    # A start chunk of a paused partition is still applied; its records wait for resume.
+    app.paused = True
+    start = Chunk(app, app.gen, [], 11, 0, 0, start=True)
+    state.enqueue([Chunk(app, app.gen, [], 13, 2, 50), start])
+    with state.lock:
+        assert state.pop_ready() is start and state.pop_ready() is None
+    # A start chunk of an older generation is dropped.
+    state.enqueue([Chunk(app, app.gen - 1, [], 20, 0, 0, start=True)])
+    with state.lock:
+        state.take_starts(app)
+        assert app.position == 7 and not state.ready
+
+
 class Recorder:
     """The event sink a group member reports to."""
 
