@@ -534,13 +534,13 @@ class Consumer:
     def seek(self, partition: TopicPartition) -> None:
         """Move the fetch position of an assigned partition (offset or OFFSET_BEGINNING/END)."""
         self._check_open()
-        _check_offset(partition.offset)
         state = self._state
         with state.lock:
             app = state.parts.get((partition.topic, partition.partition))
             if app is None:
                 raise KafkaException(KafkaError(
                     E._STATE, f"{partition.topic} [{partition.partition}] is not assigned"))
+            _check_offset(partition.offset)
             if self._delivery.msgs_state is app:
                 self._delivery.clear_messages()
             self._seek_to(app, partition.offset, partition.leader_epoch)
