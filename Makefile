@@ -16,7 +16,8 @@ TEST_WORKERS ?= 3
 # twin-specific and run once, compiled (docs/testing.md says what is left out and why).
 PURE_TESTS ?= tests/core tests/producer tests/consumer tests/protocol
 PURE_IGNORE ?= --ignore=tests/core/test_records_fuzz.py --ignore=tests/consumer/test_groups.py \
-	--ignore=tests/consumer/test_kip848.py --ignore=tests/consumer/test_coordinator_latency.py
+	--ignore=tests/consumer/test_kip848.py --ignore=tests/consumer/test_coordinator_latency.py \
+	--ignore=tests/consumer/test_ownership.py
 
 .PHONY: demo test test-core test-pure bench build install system-deps kerberos kafka-jars gen compat-table \
 	check-generated lint clean sanitize fuzz fuzz-seeds

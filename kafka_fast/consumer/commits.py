@@ -14,6 +14,7 @@ from ..topic_partition import OFFSET_INVALID, TopicPartition
 from .fetch_state import FetchState
 from .membership import GroupMember
 from .offsets import OffsetClient, error_of
+from .ownership import armed, owned
 
 E = KafkaError
 T = TypeVar("T")
@@ -29,8 +30,10 @@ def wait_for(fut: Future[T], timeout: float | None, what: str) -> T:
         raise KafkaException(KafkaError(E._TIMED_OUT, f"{what} timed out")) from None
 
 
+@owned
 class Committer:
-    """Commits the offsets stored in the partition states of ``state``."""
+    """Commits the offsets stored in the application positions of ``state`` (application
+    thread, except the callbacks of commit futures, which only post events)."""
 
     def __init__(self, state: FetchState, offsets: OffsetClient,
                  member: Callable[[], GroupMember | None], request_timeout_ms: int,
@@ -43,6 +46,7 @@ class Committer:
         self.auto_commit = auto_commit
         self.interval = auto_commit_interval_ms / 1000.0
         self.next_auto_commit = time.monotonic() + self.interval
+        armed(self)
 
     def stored_offsets(self, only_changed: bool) -> list[TopicPartition]:
         out = []
@@ -54,6 +58,15 @@ class Committer:
                                           ps.stored_epoch if ps.stored_epoch >= 0 else None))
         return out
 
+    def note_committed(self, offsets: list[TopicPartition]) -> None:
+        """The group committed ``offsets`` (application thread: the committed offsets of the
+        application positions follow)."""
+        with self.state.lock:
+            for tp in offsets:
+                app = self.state.parts.get((tp.topic, tp.partition))
+                if app is not None and tp.error is None and tp.offset > app.committed:
+                    app.committed = tp.offset
+
     def generation(self) -> tuple[int, str, str | None]:
         g = self.member()
         if g is None:
@@ -61,16 +74,12 @@ class Committer:
         return g.generation, g.member_id, g.instance_id
 
     def send(self, offsets: list[TopicPartition], timeout: float) -> Future:
-        """Commit ``offsets``; the committed offsets of the partition states follow."""
+        """Commit ``offsets`` (the positions' committed offsets follow when the application
+        thread sees the result)."""
         fut = self.offsets.commit(offsets, self.generation, timeout)
 
         def done(f: Future) -> None:
             if f.exception() is None:
-                with self.state.lock:
-                    for tp in offsets:
-                        ps = self.state.parts.get((tp.topic, tp.partition))
-                        if ps is not None and tp.offset > ps.committed:
-                            ps.committed = tp.offset
                 return
             err = error_of(f.exception() or Exception("no exception"))
             group = self.member()
@@ -104,6 +113,7 @@ class Committer:
         except KafkaException as exc:
             self.state.post(("commit", exc.args[0], offsets, "raised"))
             raise
+        self.note_committed(result)
         self.state.post(("commit", None, result))
         return result
 
@@ -123,6 +133,7 @@ class Committer:
             return
         try:
             result = self.send(offsets, 10.0).result(15.0)
+            self.note_committed(result)
             self.state.post(("commit", None, result))
         except Exception as exc:  # reported through on_commit
             err = error_of(exc) if not isinstance(exc, FutureTimeout) else \

@@ -4,11 +4,13 @@ Threads: the client's I/O thread runs the fetcher (a poll hook), offset look-ups
 member's state machine; the application thread calls ``poll``/``consume``/``consume_batch``
 and runs every user callback (rebalance and commit callbacks) inside those calls.
 
-The parts, each owning its state: ``FetchState`` (assigned partitions, fetched chunks, events
-for the polling thread; shared by reference), ``Fetcher`` and its ``Validator`` (I/O thread),
-``Delivery`` (the read cursor and the messages built ahead for ``poll``), ``Committer``
-(stored offsets and commits) and a ``GroupMember`` (classic or KIP-848) that reports through
-events. This module assigns partitions, runs rebalance callbacks and closes.
+The parts, each owning its state: ``FetchState`` (what the two threads share: fetched chunks,
+commands for the fetcher, events for the polling thread), ``Fetcher`` and its ``Validator``
+(I/O thread; the fetch cursors), ``Delivery`` (the read cursor and the messages built ahead
+for ``poll``), ``Committer`` (stored offsets and commits) and a ``GroupMember`` (classic or
+KIP-848) that reports through events. This module keeps the application positions
+(``AppPosition``), assigns partitions, seeks, pauses, runs rebalance callbacks and closes;
+every change to fetching goes to the fetcher as a command.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from .group_kip848 import ConsumerGroupMember
 from .group_stats import GroupStats
 from .membership import GroupMember
 from .offsets import OffsetClient
-from .state import NEED_COMMITTED, NEED_NONE, NEED_RESET, PartitionState
+from .state import AppPosition
 from .subscription import SubscriptionWatch, check_subscription
 
 E = KafkaError
@@ -72,6 +74,12 @@ def _release(client: KafkaClient, fetcher: Fetcher) -> None:
         client.close(0)
     except Exception:  # finalizers run at awkward times
         log.debug("closing a dropped consumer's client failed", exc_info=True)
+
+
+def _check_offset(offset: int) -> None:
+    """Refuse an offset that is neither an offset nor one of the logical ones."""
+    if offset not in (OFFSET_BEGINNING, OFFSET_END) and OFFSET_END > offset > OFFSET_STORED:
+        raise KafkaException(KafkaError(E._INVALID_ARG, f"invalid offset {offset}"))
 
 
 def _after(message: Message, verb: str) -> TopicPartition:
@@ -159,30 +167,31 @@ class Consumer:
 
     # -- assignment ------------------------------------------------------------------------------
     def _add_partitions(self, partitions: list[TopicPartition]) -> None:
+        for tp in partitions:
+            _check_offset(tp.offset)
         state = self._state
         with state.lock:
             for tp in partitions:
                 key = (tp.topic, tp.partition)
-                ps = state.parts.get(key)
-                if ps is None:
-                    ps = state.parts[key] = PartitionState(tp.topic, tp.partition)
-                self._apply_offset(ps, tp.offset, tp.leader_epoch)
+                app = state.parts.get(key)
+                if app is None:
+                    app = state.parts[key] = AppPosition(tp.topic, tp.partition)
+                self._seek_to(app, tp.offset, tp.leader_epoch)
         self._client.request_metadata(sorted({tp.topic for tp in partitions}))
         self._client.wakeup()
 
-    def _apply_offset(self, ps: PartitionState, offset: int, leader_epoch: int | None) -> None:
-        """Set ``ps``'s position from an assigned or sought offset (state lock held)."""
-        if offset >= 0:
-            ps.set_position(offset, leader_epoch if leader_epoch is not None else -1)
-        elif offset in (OFFSET_BEGINNING, OFFSET_END):
-            ps.require(NEED_RESET, offset)
-        elif offset in (OFFSET_STORED, OFFSET_INVALID):
-            ps.require(NEED_COMMITTED if self._group_id else NEED_RESET, None)
-        elif offset < OFFSET_END and offset > OFFSET_STORED:
-            raise KafkaException(KafkaError(E._INVALID_ARG, f"invalid offset {offset}"))
-        else:
-            ps.require(NEED_COMMITTED if self._group_id else NEED_RESET, None)
-        self._state.drop_buffered(ps)
+    def _seek_to(self, app: AppPosition, offset: int, leader_epoch: int | None) -> None:
+        """Go on from an assigned or sought offset (state lock held): what was fetched is
+        dropped and the fetcher told where to fetch from."""
+        epoch = leader_epoch if leader_epoch is not None else -1
+        state = self._state
+        state.drop_buffered(app)
+        gen = app.moved(offset, epoch) if offset >= 0 else app.moved(None)
+        state.command(("seek", app, gen, offset, epoch, app.paused))
+
+    def _remove(self, keys: list[tuple[str, int]]) -> None:
+        self._state.remove(keys)
+        self._client.wakeup()
 
     def _assigned(self) -> list[TopicPartition]:
         return [TopicPartition(t, p) for t, p in self._state.assigned()]
@@ -193,7 +202,7 @@ class Consumer:
         self._assign_called = True
         self._delivery.settle()
         keep = {(tp.topic, tp.partition) for tp in partitions}
-        self._state.remove([k for k in self._state.assigned() if k not in keep])
+        self._remove([k for k in self._state.assigned() if k not in keep])
         self._add_partitions(list(partitions))
 
     def unassign(self) -> None:
@@ -201,7 +210,7 @@ class Consumer:
         self._check_open()
         self._assign_called = True
         self._delivery.settle()
-        self._state.remove(self._state.assigned())
+        self._remove(self._state.assigned())
 
     def incremental_assign(self, partitions: list[TopicPartition]) -> None:
         """Add ``partitions`` to the current assignment."""
@@ -219,7 +228,7 @@ class Consumer:
         self._check_open()
         self._assign_called = True
         self._delivery.settle()
-        self._state.remove([(tp.topic, tp.partition) for tp in partitions])
+        self._remove([(tp.topic, tp.partition) for tp in partitions])
 
     def assignment(self) -> list[TopicPartition]:
         """The partitions currently assigned."""
@@ -275,7 +284,7 @@ class Consumer:
         revoke = self._callbacks.get("revoke")
         if assigned and revoke is not None:
             revoke(self, assigned)
-        self._state.remove(self._state.assigned())
+        self._remove(self._state.assigned())
         self._subscription = None
         self._group = None
         self._group_stats.member = None
@@ -298,6 +307,8 @@ class Consumer:
                 msg: Message = ev[1]
                 return msg
             if kind == "commit":
+                if ev[1] is None:
+                    self._commits.note_committed(ev[2])
                 cb = self._on_commit
                 if cb is not None:
                     cb(ev[1], ev[2])
@@ -357,7 +368,7 @@ class Consumer:
         if cb is not None and parts:
             cb(self, parts)
         if not self._assign_called:
-            self._state.remove([(tp.topic, tp.partition) for tp in parts])
+            self._remove([(tp.topic, tp.partition) for tp in parts])
         if not lost and group is not None:
             self._client.call_soon(lambda: group.revoke_done(epoch))
 
@@ -375,7 +386,7 @@ class Consumer:
             if cb is not None:
                 cb(self, parts)
             if not self._assign_called:
-                self._state.remove(list(revoked))
+                self._remove(list(revoked))
         if added or not revoked:
             parts = [TopicPartition(t, p) for t, p in added]
             self._assign_called = False
@@ -527,13 +538,14 @@ class Consumer:
         self._check_open()
         state = self._state
         with state.lock:
-            ps = state.parts.get((partition.topic, partition.partition))
-            if ps is None:
+            app = state.parts.get((partition.topic, partition.partition))
+            if app is None:
                 raise KafkaException(KafkaError(
                     E._STATE, f"{partition.topic} [{partition.partition}] is not assigned"))
-            if self._delivery.msgs_state is ps:
+            _check_offset(partition.offset)
+            if self._delivery.msgs_state is app:
                 self._delivery.clear_messages()
-            self._apply_offset(ps, partition.offset, partition.leader_epoch)
+            self._seek_to(app, partition.offset, partition.leader_epoch)
         self._client.wakeup()
 
     def pause(self, partitions: list[TopicPartition]) -> None:
@@ -544,14 +556,13 @@ class Consumer:
         state = self._state
         with state.lock:
             for tp in partitions:
-                ps = state.parts.get((tp.topic, tp.partition))
-                if ps is None or ps.paused:
+                app = state.parts.get((tp.topic, tp.partition))
+                if app is None or app.paused:
                     continue
-                ps.paused = True
-                ps.version += 1
-                if ps.need == NEED_NONE and ps.position >= 0:
-                    ps.fetch_offset = ps.position
-                state.drop_buffered(ps)
+                app.paused = True
+                state.drop_buffered(app)
+                state.command(("pause", app, app.moved(None), app.position))
+        self._client.wakeup()
 
     def resume(self, partitions: list[TopicPartition]) -> None:
         """Fetch paused ``partitions`` again from their positions."""
@@ -559,12 +570,11 @@ class Consumer:
         state = self._state
         with state.lock:
             for tp in partitions:
-                ps = state.parts.get((tp.topic, tp.partition))
-                if ps is not None and ps.paused:
-                    ps.paused = False
-                    ps.version += 1
-                    if ps.need == NEED_NONE and ps.position >= 0:
-                        ps.fetch_offset = ps.position
+                app = state.parts.get((tp.topic, tp.partition))
+                if app is not None and app.paused:
+                    app.paused = False
+                    state.take_starts(app)
+                    state.command(("resume", app, app.moved(None), app.position))
         self._client.wakeup()
 
     def store_offsets(self, message: Message | None = None,
@@ -631,10 +641,10 @@ class Consumer:
         key = (partition.topic, partition.partition)
         if cached:
             with self._state.lock:
-                ps = self._state.parts.get(key)
-                if ps is None or ps.high_watermark < 0:
+                cur = self._state.cursors.get(key)
+                if cur is None or cur.high_watermark < 0:
                     return None
-                return (ps.log_start_offset, ps.high_watermark)
+                return (cur.log_start_offset, cur.high_watermark)
         wait = _timeout_s(timeout)
         # Both look-ups are in flight together: one round trip, not two.
         low_fut = self._offsets.list_offsets({key: -2}, wait or 30.0)

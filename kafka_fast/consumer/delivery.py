@@ -5,7 +5,9 @@ segment, record) and hands records out as ``Message`` objects built a few hundre
 one compiled loop (``poll``/``consume``) or as column segments (``consume_batch``). It moves
 each partition's application position (and, with ``enable.auto.offset.store``, the stored
 offset) to the offset after the last record handed out, exactly as if every record had been
-polled one by one.
+polled one by one. A ``start`` chunk sets the position the I/O thread found for a partition
+whose position was not known. Every field it writes (its own and the ``AppPosition``s) is
+written on the application thread only.
 """
 
 from __future__ import annotations
@@ -17,15 +19,17 @@ from ..message import Message
 from .batch_view import RecordBatchView, eof_error
 from .fetch_decode import Segment
 from .fetch_state import Chunk, FetchState
-from .state import PartitionState
+from .ownership import armed, owned
+from .state import AppPosition
 
 _columns, _ = load("_columns", "columns")
 append_messages = _columns.append_messages
 
-#: (partition state, its version, position after the records, leader epoch of the last)
-Progress = tuple[PartitionState, int, int, int]
+#: (application position, its gen, position after the records, leader epoch of the last)
+Progress = tuple[AppPosition, int, int, int]
 
 
+@owned
 class Delivery:
     """The delivery cursor over fetched chunks, and the messages built ahead for ``poll``."""
 
@@ -41,8 +45,8 @@ class Delivery:
         self.msgs: list[Message] = []
         self.idx = 0
         self.nmsgs = 0
-        self.msgs_state: PartitionState | None = None
-        self.msgs_version = -1
+        self.msgs_state: AppPosition | None = None
+        self.msgs_gen = -1
         self.msgs_end = -1
         # the chunk being read: segment index and record index inside it
         self.cur: Chunk | None = None
@@ -50,13 +54,14 @@ class Delivery:
         self.cur_rec = 0
         self.topic_numbers: dict[str, int] = {}
         state.on_drop = self.forget
+        armed(self)
 
     # -- what was handed out ---------------------------------------------------------------------
-    def forget(self, ps: PartitionState) -> None:
-        """Drop what was read or built from ``ps``'s buffered records (state lock held)."""
-        if self.cur is not None and self.cur.state is ps:
+    def forget(self, app: AppPosition) -> None:
+        """Drop what was read or built from ``app``'s buffered records (state lock held)."""
+        if self.cur is not None and self.cur.app is app:
             self.cur = None
-        if self.msgs_state is ps:
+        if self.msgs_state is app:
             self.clear_messages()
 
     def clear_messages(self) -> None:
@@ -69,7 +74,7 @@ class Delivery:
         ps = self.msgs_state
         if ps is None or self.idx == 0:
             return
-        if ps.version != self.msgs_version:
+        if ps.gen != self.msgs_gen:
             return
         last = self.msgs[self.idx - 1]
         if self.idx >= self.nmsgs:
@@ -87,12 +92,12 @@ class Delivery:
 
     def advance(self, info: Progress) -> None:
         """Apply the position reached by records handed out at once (consume paths)."""
-        ps, version, end, epoch = info
-        if end < 0 or ps.version != version:
+        ps, gen, end, epoch = info
+        if end < 0 or ps.gen != gen:
             return
         self.move_position(ps, end, epoch)
 
-    def move_position(self, ps: PartitionState, position: int, epoch: int | None) -> None:
+    def move_position(self, ps: AppPosition, position: int, epoch: int | None) -> None:
         """The application has received every record before ``position``; the last of them
         has leader epoch ``epoch`` (None or -1 when unknown)."""
         if position > ps.position or ps.position < 0:
@@ -116,9 +121,14 @@ class Delivery:
         if cur is not None:
             return cur
         state = self.state
-        ch = state.pop_ready()
-        if ch is None:
-            return None
+        while True:
+            ch = state.pop_ready()
+            if ch is None:
+                return None
+            if not ch.start:
+                break
+            # The I/O thread found the position (committed offset or auto.offset.reset).
+            ch.app.started(ch.next_offset, ch.epoch, ch.committed)
         self.cur = ch
         self.cur_seg = 0
         self.cur_rec = ch.segments[0].start if ch.segments else 0
@@ -136,7 +146,7 @@ class Delivery:
             ch = self._next_chunk()
             if ch is None:
                 return 0, None
-        ps = ch.state
+        ps = ch.app
         if ch.eof or (ch.error is not None and not ch.segments):
             self.cur = None
             err = ch.error or eof_error(ps.topic, ps.partition, ch.next_offset)
@@ -144,9 +154,9 @@ class Delivery:
             if out is None:
                 if ch.error is not None:
                     self.state.post_error(ch.error)
-                return 0, (ps, ch.version, end, -1)
+                return 0, (ps, ch.gen, end, -1)
             out.append(Message(ps.topic, ps.partition, ch.next_offset, error=err))
-            return 1, (ps, ch.version, end, -1)
+            return 1, (ps, ch.gen, end, -1)
         taken = 0
         segs = ch.segments
         end = ch.next_offset
@@ -183,7 +193,7 @@ class Delivery:
                     out.append(Message(ps.topic, ps.partition, end, error=ch.error))
                 else:
                     self.state.post_error(ch.error)
-        return taken, (ps, ch.version, end, epoch)
+        return taken, (ps, ch.gen, end, epoch)
 
     def next_message(self) -> Message | None:
         """Build the next run of messages for poll() and hand out the first (None if no
@@ -197,7 +207,7 @@ class Delivery:
                 self.msgs = out
                 self.nmsgs = len(out)
                 self.idx = 1
-                self.msgs_state, self.msgs_version, self.msgs_end, _ = info
+                self.msgs_state, self.msgs_gen, self.msgs_end, _ = info
                 if out[0].error() is not None:
                     self.msgs_end = -1
                 return out[0]

@@ -1,13 +1,20 @@
-"""The state the fetch side shares with the polling thread.
+"""What the I/O thread and the application thread of one consumer share.
 
-One ``FetchState`` per consumer holds the assigned partitions, the queue of fetched chunks with
-its budget counters, and the events waiting for the polling thread, all under one lock whose
-condition wakes a waiting ``poll``. The fetcher, the position validator and the group member
-(I/O thread) and the delivery side (application thread) each hold a reference to it; nobody
-reaches into the consumer itself.
+Each thread owns its own state (``state.FetchCursor`` on the I/O thread, ``state.AppPosition``
+on the application thread); they meet only here, under one lock whose condition wakes a
+waiting ``poll``:
 
-Lock rule: every field here is read and written under ``lock``; the methods documented as
-"caller holds the lock" must be called inside ``with state.lock``.
+- ``ready``, the queue of fetched chunks (I/O thread to application), with its budget
+  counters. Each chunk carries the offset that follows it, so the application moves its
+  position from what it hands out; a ``start`` chunk tells it where a position it did not
+  know was found (committed offset, ``auto.offset.reset``).
+- ``commands`` (application to I/O thread): seeks, pauses, resumes, assignment changes and
+  validation outcomes, applied by the fetcher at its next turn.
+- ``events`` (I/O thread to application): errors, commit reports, rebalances, work to run on
+  the polling thread.
+- ``parts`` (the assignment, written by the application thread) and ``cursors`` (the fetch
+  cursors, written by the I/O thread), each read by the other side only for statistics and
+  cached watermarks.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from typing import Any
 
 from ..errors import KafkaError
 from ..stats import ConsumerPartition, FetchRecorder
-from .state import PartitionState
+from .state import AppPosition, FetchCursor
 
 #: What the polling thread is told, as tuples: ("error", KafkaError), ("commit", error,
 #: offsets[, "raised"]), ("assign", partitions, epoch), ("revoke"|"lost", owned, epoch),
@@ -28,40 +35,58 @@ from .state import PartitionState
 Event = tuple
 
 
+#: What the application thread asks of the I/O thread, as tuples: ("seek", AppPosition, gen,
+#: offset, leader epoch, paused), ("pause"|"resume", AppPosition, gen, position),
+#: ("remove", AppPosition), ("truncated", AppPosition, gen, action, offset, epoch, leader
+#: epoch, stop) (see ``Fetcher.apply``).
+Command = tuple
+
+
 class Chunk:
-    """Records of one partition from one Fetch response (or an end-of-partition event);
-    ``error`` is handed out after the records."""
+    """Records of one partition from one Fetch response (or an end-of-partition event, or
+    with ``start`` the position the application starts from); ``error`` is handed out after
+    the records. ``gen`` is the application generation the records were fetched for."""
 
-    __slots__ = ("state", "version", "segments", "next_offset", "count", "nbytes", "eof",
-                 "error")
+    __slots__ = ("app", "gen", "segments", "next_offset", "count", "nbytes", "eof", "error",
+                 "start", "epoch", "committed")
 
-    def __init__(self, state: PartitionState, version: int, segments: list, next_offset: int,
+    def __init__(self, app: AppPosition, gen: int, segments: list, next_offset: int,
                  count: int, nbytes: int, eof: bool = False,
-                 error: KafkaError | None = None) -> None:
+                 error: KafkaError | None = None, start: bool = False, epoch: int = -1,
+                 committed: int | None = None) -> None:
         self.error = error
-        self.state = state
-        self.version = version
+        self.app = app
+        self.gen = gen
         self.segments = segments
         self.next_offset = next_offset
         self.count = count
         self.nbytes = nbytes
         self.eof = eof
+        #: a position found by the I/O thread: ``next_offset`` with leader epoch ``epoch``,
+        #: and the committed offset it came from (if it did)
+        self.start = start
+        self.epoch = epoch
+        self.committed = committed
 
 
 class FetchState:
-    """Assigned partitions, fetched chunks and pending events of one consumer."""
+    """Fetched chunks, commands and pending events of one consumer."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.cond = threading.Condition(self.lock)
-        self.parts: dict[tuple[str, int], PartitionState] = {}
+        #: the assignment (application thread writes)
+        self.parts: dict[tuple[str, int], AppPosition] = {}
+        #: the fetch cursors of the assigned partitions (I/O thread writes)
+        self.cursors: dict[tuple[str, int], FetchCursor] = {}
+        self.commands: deque[Command] = deque()
         self.ready: deque[Chunk] = deque()
         self.queued_bytes = 0
         self.queued_records = 0
         self.events: deque[Event] = deque()
         #: Called (lock held) when the buffered records of a partition are dropped, so the
         #: delivery side forgets what it built from them.
-        self.on_drop: Callable[[PartitionState], None] | None = None
+        self.on_drop: Callable[[AppPosition], None] | None = None
         #: counts fetched records for the statistics (one call per queued chunk)
         self.recorder: FetchRecorder | None = None
 
@@ -86,14 +111,25 @@ class FetchState:
             self.events.clear()
         return out
 
+    # -- commands (application thread to I/O thread) -----------------------------------------------
+    def command(self, cmd: Command) -> None:
+        """Queue ``cmd`` for the fetcher (caller holds the lock, then wakes the I/O thread)."""
+        self.commands.append(cmd)
+
+    def take_commands(self) -> list[Command]:
+        """Every queued command, oldest first (caller holds the lock)."""
+        out = list(self.commands)
+        self.commands.clear()
+        return out
+
     def notify(self) -> None:
         with self.lock:
             self.cond.notify_all()
 
     # -- partitions --------------------------------------------------------------------------------
-    def current(self, ps: PartitionState) -> bool:
-        """True if ``ps`` is still the assigned state of its partition (caller holds the lock)."""
-        return self.parts.get((ps.topic, ps.partition)) is ps
+    def current(self, app: AppPosition) -> bool:
+        """True if ``app`` is still assigned (caller holds the lock)."""
+        return self.parts.get((app.topic, app.partition)) is app
 
     def assigned(self) -> list[tuple[str, int]]:
         with self.lock:
@@ -101,7 +137,7 @@ class FetchState:
 
     def topics(self) -> set[str]:
         with self.lock:
-            return {ps.topic for ps in self.parts.values()}
+            return {cur.topic for cur in self.cursors.values()}
 
     # -- the queue of fetched chunks ---------------------------------------------------------------
     def full(self, max_bytes: int, max_records: int) -> bool:
@@ -109,17 +145,15 @@ class FetchState:
         return self.queued_bytes >= max_bytes or self.queued_records >= max_records
 
     def enqueue(self, chunks: Iterable[Chunk]) -> None:
-        """Queue the chunks whose partition state is still current and wake the poller."""
+        """Queue ``chunks`` (I/O thread) and wake the poller."""
         recorder = self.recorder
         with self.lock:
             for ch in chunks:
-                if ch.version == ch.state.version and self.current(ch.state):
-                    self.ready.append(ch)
-                    self.queued_bytes += ch.nbytes
-                    self.queued_records += ch.count
-                    if recorder is not None and ch.count:
-                        recorder.fetched(ch.state.topic, ch.state.partition, ch.count,
-                                         ch.nbytes)
+                self.ready.append(ch)
+                self.queued_bytes += ch.nbytes
+                self.queued_records += ch.count
+                if recorder is not None and ch.count:
+                    recorder.fetched(ch.app.topic, ch.app.partition, ch.count, ch.nbytes)
             self.cond.notify_all()
 
     def pop_ready(self) -> Chunk | None:
@@ -129,34 +163,55 @@ class FetchState:
             ch = ready.popleft()
             self.queued_bytes -= ch.nbytes
             self.queued_records -= ch.count
-            ps = ch.state
-            if ch.version != ps.version or ps.paused or not self.current(ps):
+            app = ch.app
+            if ch.gen != app.gen or (app.paused and not ch.start) or not self.current(app):
                 continue
             return ch
         return None
 
-    def drop_buffered(self, ps: PartitionState) -> None:
-        """Forget fetched but undelivered records of ``ps`` (caller holds the lock)."""
+    def discard(self, app: AppPosition) -> None:
+        """Remove the queued chunks of ``app`` (caller holds the lock)."""
         if self.ready:
             keep: deque[Chunk] = deque()
             for ch in self.ready:
-                if ch.state is ps:
+                if ch.app is app:
                     self.queued_bytes -= ch.nbytes
                     self.queued_records -= ch.count
                 else:
                     keep.append(ch)
             self.ready = keep
+
+    def take_starts(self, app: AppPosition) -> None:
+        """Apply the queued start chunks of ``app``'s generation now (application thread,
+        lock held): its position is known before the generation changes."""
+        if any(ch.start and ch.app is app for ch in self.ready):
+            keep: deque[Chunk] = deque()
+            for ch in self.ready:
+                if ch.start and ch.app is app:
+                    if ch.gen == app.gen:
+                        app.started(ch.next_offset, ch.epoch, ch.committed)
+                else:
+                    keep.append(ch)
+            self.ready = keep
+
+    def drop_buffered(self, app: AppPosition) -> None:
+        """Forget fetched but undelivered records of ``app``, queued or read from
+        (application thread, lock held); a position found meanwhile is kept."""
+        self.take_starts(app)
+        self.discard(app)
         if self.on_drop is not None:
-            self.on_drop(ps)
+            self.on_drop(app)
 
     def remove(self, keys: Iterable[tuple[str, int]]) -> None:
-        """Unassign ``keys``: their states are retired and their records dropped."""
+        """Unassign ``keys`` (application thread): their records are dropped and the fetcher
+        told to stop fetching them."""
         with self.lock:
             for key in keys:
-                ps = self.parts.pop(key, None)
-                if ps is not None:
-                    ps.version += 1
-                    self.drop_buffered(ps)
+                app = self.parts.pop(key, None)
+                if app is not None:
+                    app.gen += 1
+                    self.drop_buffered(app)
+                    self.command(("remove", app))
 
     def has_work(self, extra: Callable[[], Any] | None = None) -> bool:
         """True if chunks or events wait (caller holds the lock)."""
@@ -166,15 +221,17 @@ class FetchState:
     def partition_snapshot(self) -> dict[tuple[str, int], ConsumerPartition]:
         """Positions, watermarks and queued records of every assigned partition."""
         with self.lock:
-            queued: dict[PartitionState, list[int]] = {}
+            queued: dict[AppPosition, list[int]] = {}
             for ch in self.ready:
-                q = queued.setdefault(ch.state, [0, 0])
+                q = queued.setdefault(ch.app, [0, 0])
                 q[0] += ch.count
                 q[1] += ch.nbytes
             out = {}
-            for key, ps in self.parts.items():
-                q = queued.get(ps, [0, 0])
+            for key, app in self.parts.items():
+                q = queued.get(app, [0, 0])
+                cur = self.cursors.get(key)
+                hw, lso, low = (cur.high_watermark, cur.last_stable_offset,
+                                cur.log_start_offset) if cur is not None else (-1, -1, -1)
                 out[key] = ConsumerPartition(
-                    q[0], q[1], ps.position, ps.stored, ps.committed, ps.high_watermark,
-                    ps.log_start_offset, ps.last_stable_offset)
+                    q[0], q[1], app.position, app.stored, app.committed, hw, low, lso)
             return out

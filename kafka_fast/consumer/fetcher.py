@@ -5,7 +5,9 @@ and sends one Fetch per partition leader holding every fetchable partition that 
 to every leader at once, while the prefetch queue is under its budget
 (``queued.max.messages.kbytes`` / ``queued.min.messages``). Responses are decoded on the I/O
 thread (CRC, decompression and columns in the record engine; read_committed filtering) and
-queued as ``Chunk``s for the application thread. With ``fetch.sessions`` each leader's Fetches
+queued as ``Chunk``s for the application thread. Each turn starts by applying the commands
+the application thread queued (seeks, pauses, resumes, assignment changes, validation
+outcomes): the fetch cursors (``state.FetchCursor``) are written on the I/O thread only. With ``fetch.sessions`` each leader's Fetches
 go through its incremental fetch session (``fetch_session``).
 
 Follower fetching (KIP-392): with ``client.rack`` set, a leader may name a preferred read
@@ -32,9 +34,9 @@ from ..protocol.versioned import versioned
 from ..topic_partition import OFFSET_BEGINNING, OFFSET_END
 from .fetch_decode import DecodedPartition, decode_partition
 from .fetch_session import SESSION_ERRORS, FetchPlan, FetchSession, fetch_request
-from .fetch_state import Chunk, FetchState
+from .fetch_state import Chunk, Command, FetchState
 from .offsets import LEADER_ERRORS, TRANSIENT_LOCAL, OffsetClient, error_of
-from .state import NEED_COMMITTED, NEED_RESET, NEED_VALIDATE, PartitionState
+from .state import NEED_COMMITTED, NEED_NONE, NEED_RESET, NEED_VALIDATE, FetchCursor
 from .validation import Validator
 
 if TYPE_CHECKING:
@@ -101,8 +103,8 @@ def _worth_a_thread(records: Any) -> bool:
     return bool(records[22] & 0x07)
 
 
-def sent_entry(ps: PartitionState) -> tuple:
-    """What a Fetch response for ``ps`` is checked against: the state, its version, the
+def sent_entry(ps: FetchCursor) -> tuple:
+    """What a Fetch response for ``ps`` is checked against: the cursor, its version, the
     fetch offset, fetch sequence and fetch epoch at the time of sending."""
     return (ps, ps.version, ps.fetch_offset, ps.fetch_seq, ps.fetch_epoch)
 
@@ -166,6 +168,54 @@ class Fetcher:
                 self.topic_errors[topic] = err.code()
                 self.state.post_error(KafkaError(err.code(), f"topic {topic}: {err.str()}"))
 
+    # -- commands from the application thread ------------------------------------------------------
+    def apply(self, cmd: Command) -> None:
+        """Apply one command of the application thread (I/O thread, state lock held)."""
+        kind, app = cmd[0], cmd[1]
+        cursors = self.state.cursors
+        key = (app.topic, app.partition)
+        cur = cursors.get(key)
+        if kind == "seek":
+            _, _, gen, offset, epoch, paused = cmd
+            if cur is None or cur.app is not app:
+                cur = cursors[key] = FetchCursor(app, gen)
+            cur.gen = gen
+            cur.paused = paused
+            if offset >= 0:
+                cur.set_position(offset, epoch)
+            elif offset in (OFFSET_BEGINNING, OFFSET_END):
+                cur.require(NEED_RESET, offset)
+            else:
+                cur.require(NEED_COMMITTED if self.group_id else NEED_RESET, None)
+            return
+        if cur is None or cur.app is not app:
+            return
+        if kind == "remove":
+            del cursors[key]
+            cur.version += 1
+        elif kind in ("pause", "resume"):
+            _, _, gen, position = cmd
+            cur.paused = kind == "pause"
+            cur.version += 1
+            cur.gen = gen
+            if cur.need == NEED_NONE and position >= 0:
+                cur.fetch_offset = position
+        elif kind == "truncated":
+            _, _, gen, action, offset, epoch, current, stop = cmd
+            cur.resolving = False
+            if action is None:
+                return
+            cur.gen = gen
+            if action == "fetch":
+                cur.set_position(offset, epoch)
+                cur.known_leader_epoch = current
+            else:
+                cur.require(NEED_RESET, self.reset_strategy)
+                if stop:
+                    cur.error_reported = True
+        else:
+            raise ValueError(f"unknown fetcher command {kind!r}")
+
     # -- scheduling ----------------------------------------------------------------------------
     def tick(self) -> float | None:
         """Poll hook: returns the longest the I/O loop may sleep."""
@@ -178,17 +228,19 @@ class Fetcher:
         to_validate = []
         leaderless: set[str] = set()
         stale: set[str] = set()
-        by_node: dict[int, list[PartitionState]] = defaultdict(list)
+        by_node: dict[int, list[FetchCursor]] = defaultdict(list)
         view = self.client.cluster
         if view is not self.errors_seen_in:  # new metadata: any assigned topic refused?
             self.errors_seen_in = view
             self._report_topic_errors(view, state.topics())
         with state.lock:
-            if not state.parts:
+            for cmd in state.take_commands():
+                self.apply(cmd)
+            if not state.cursors:
                 self.close_sessions()
                 return None
             full = state.full(self.queue_max_bytes, self.queue_min_records)
-            for ps in state.parts.values():
+            for ps in state.cursors.values():
                 if ps.need == NEED_VALIDATE:
                     if ps.resolving:
                         continue
@@ -242,7 +294,7 @@ class Fetcher:
             self.client.request_metadata(sorted(unreachable))
         return wait
 
-    def _read_node(self, ps: PartitionState, leader: int, view, now: float,
+    def _read_node(self, ps: FetchCursor, leader: int, view, now: float,
                    stale: set[str]) -> int:
         """The node to fetch ``ps`` from: its preferred read replica while that holds and is
         online in metadata, else ``leader`` (caller holds the lock). A replica missing from
@@ -258,7 +310,7 @@ class Fetcher:
         stale.add(ps.topic)
         return leader
 
-    def _leave_replica(self, node: int, parts: list[PartitionState]) -> bool:
+    def _leave_replica(self, node: int, parts: list[FetchCursor]) -> bool:
         """Partitions of ``parts`` preferring the unreachable ``node`` go back to their
         leaders; True if all of them did."""
         with self.state.lock:
@@ -271,7 +323,7 @@ class Fetcher:
                       node, len(moved))
         return len(moved) == len(parts)
 
-    def _leaves_replica(self, ps: PartitionState, node: int) -> bool:
+    def _leaves_replica(self, ps: FetchCursor, node: int) -> bool:
         """After a failed fetch or an error from ``node``: True if ``node`` was the preferred
         read replica of ``ps`` rather than its leader (``ps`` then goes back to the leader).
         Caller holds the lock."""
@@ -297,7 +349,7 @@ class Fetcher:
             isolation_level=1 if self.read_committed else 0, rack_id=rack),
             FETCH_MAX_VERSION)
 
-    def _send(self, node: int, parts: list[PartitionState]) -> None:
+    def _send(self, node: int, parts: list[FetchCursor]) -> None:
         sent = []
         wanted = {}
         view = self.client.cluster
@@ -445,7 +497,7 @@ class Fetcher:
                                     from_replica)
             if chunk is not None:
                 chunks.append(chunk)
-                eof = self._eof_after(chunk, pd)
+                eof = self._eof_after(entry[0], chunk, pd)
                 if eof is not None:
                     chunks.append(eof)
         if chunks:
@@ -453,11 +505,10 @@ class Fetcher:
         if metadata_topics:
             self.client.request_metadata(sorted(metadata_topics))
 
-    def _eof_after(self, chunk: Chunk, pd) -> Chunk | None:
-        """The end-of-partition chunk to hand out right after ``chunk`` when it reaches the
-        end: in an incremental fetch session the broker leaves an unchanged partition out
-        of later answers, so an empty answer at the end may never come."""
-        ps = chunk.state
+    def _eof_after(self, ps: FetchCursor, chunk: Chunk, pd) -> Chunk | None:
+        """The end-of-partition chunk to hand out right after ``chunk`` of ``ps`` when it
+        reaches the end: in an incremental fetch session the broker leaves an unchanged
+        partition out of later answers, so an empty answer at the end may never come."""
         if not self.eof_enabled or chunk.eof or chunk.error is not None or ps.eof_reported:
             return None
         end = pd.last_stable_offset if (self.read_committed and pd.last_stable_offset >= 0) \
@@ -465,7 +516,7 @@ class Fetcher:
         if chunk.next_offset < end:
             return None
         ps.eof_reported = True
-        return Chunk(ps, chunk.version, [], chunk.next_offset, 0, 0, eof=True)
+        return Chunk(ps.app, chunk.gen, [], chunk.next_offset, 0, 0, eof=True)
 
     def _decode(self, offset: int, pd: Any) -> DecodedPartition:
         """Decode one partition's records (any thread: the record engine and the codecs
@@ -520,7 +571,9 @@ class Fetcher:
             if code == E.OFFSET_OUT_OF_RANGE:
                 with state.lock:
                     if ps.version == version:
+                        # Records queued before are not handed out: the position is reset.
                         ps.require(NEED_RESET, self.reset_strategy)
+                        state.discard(ps.app)
                 return None
             with state.lock:
                 ps.backoff_until = now + self.error_backoff
@@ -537,7 +590,7 @@ class Fetcher:
                 return None
             return self._apply_decoded(ps, version, offset, epoch, pd, decoded, now)
 
-    def _apply_decoded(self, ps: PartitionState, version: int, offset: int, epoch: int, pd,
+    def _apply_decoded(self, ps: FetchCursor, version: int, offset: int, epoch: int, pd,
                        decoded, now: float) -> Chunk | None:
         """Move ``ps`` past ``decoded`` (caller holds the lock): the chunk to queue, if any.
         A decoding error travels in the chunk, after the records before it."""
@@ -563,21 +616,21 @@ class Fetcher:
         if decoded.count:
             ps.eof_reported = False
             nbytes = len(pd.records) if pd.records is not None else 0
-            return Chunk(ps, version, decoded.segments, decoded.next_offset, decoded.count,
-                         nbytes, error=report)
+            return Chunk(ps.app, ps.gen, decoded.segments, decoded.next_offset,
+                         decoded.count, nbytes, error=report)
         if decoded.next_offset > offset or report is not None:
             # Only control or aborted batches (move the application position as well), or
             # an error to hand out.
-            return Chunk(ps, version, [], decoded.next_offset, 0, 0, error=report)
+            return Chunk(ps.app, ps.gen, [], decoded.next_offset, 0, 0, error=report)
         end = pd.last_stable_offset if (self.read_committed and pd.last_stable_offset >= 0) \
             else pd.high_watermark
         if self.eof_enabled and not ps.eof_reported and offset >= end:
             ps.eof_reported = True
-            return Chunk(ps, version, [], offset, 0, 0, eof=True)
+            return Chunk(ps.app, ps.gen, [], offset, 0, 0, eof=True)
         return None
 
     # -- positions -----------------------------------------------------------------------------
-    def _resolve(self, parts: list[PartitionState]) -> None:
+    def _resolve(self, parts: list[FetchCursor]) -> None:
         state = self.state
         committed = []
         errors = []
@@ -608,7 +661,7 @@ class Fetcher:
             f = self.offsets.fetch_committed(list(versions), self.request_timeout_ms / 1000)
             f.add_done_callback(lambda f: self._on_committed(versions, f))
         if reset:
-            self._list(reset, {tp: state.parts[tp] for tp in reset})
+            self._list(reset, {tp: state.cursors[tp] for tp in reset})
 
     def _on_committed(self, versions, f: Future) -> None:
         state = self.state
@@ -621,21 +674,26 @@ class Fetcher:
             state.post_error(error_of(exc))
             return
         found = f.result()
+        starts = []
         with state.lock:
             for tp, (ps, version) in versions.items():
                 if ps.version != version:
                     ps.resolving = False
                     continue
                 offset, metadata, epoch = found.get(tp, (-1, None, -1))
-                ps.committed = offset
                 if offset >= 0:
                     # A committed epoch is validated against the leader before fetching.
-                    ps.set_position(offset, epoch if epoch is not None else -1)
+                    epoch = epoch if epoch is not None else -1
+                    ps.set_position(offset, epoch)
                     ps.resolving = False
+                    starts.append(Chunk(ps.app, ps.gen, [], offset, 0, 0, start=True,
+                                        epoch=epoch, committed=offset))
                 else:
                     ps.need = NEED_RESET
                     ps.reset_to = None
                     ps.resolving = False
+        if starts:
+            state.enqueue(starts)
         self.client.wakeup()
 
     def _list(self, wanted: dict[tuple[str, int], int], parts) -> None:
@@ -649,6 +707,7 @@ class Fetcher:
 
         def done(f: Future) -> None:
             exc = f.exception()
+            starts = []
             with state.lock:
                 if exc is not None:
                     for tp in wanted:
@@ -666,6 +725,9 @@ class Fetcher:
                             ps.reset_to = OFFSET_END
                             continue
                         ps.set_position(offset, -1)
+                        starts.append(Chunk(ps.app, ps.gen, [], offset, 0, 0, start=True))
+            if starts:
+                state.enqueue(starts)
             if exc is not None:
                 err = error_of(exc)
                 if err.code() not in TRANSIENT_LOCAL:

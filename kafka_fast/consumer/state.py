@@ -1,13 +1,20 @@
-"""Per-partition consumer state shared by the application thread and the I/O thread.
+"""Per-partition consumer state, in two objects with one writing thread each.
 
-Writers hold the consumer's lock. ``version`` changes whenever the position is moved by the
-application (seek, pause, reset, reassignment); fetched data tagged with an older version is
-dropped instead of delivered.
+``AppPosition`` belongs to the application thread: the position it has reached (from the
+records handed to it), the stored and committed offsets, the pause flag and ``gen``, which
+grows whenever the application moves the position (seek, pause, resume, reassignment).
+``FetchCursor`` belongs to the I/O thread: where the next Fetch starts, its leader epoch,
+whether a Fetch is in flight, back-off, the preferred read replica, how a missing position is
+found and validated, and the watermarks of the last answer. The application changes a cursor
+only through commands the I/O thread applies (``FetchState.command``); the I/O thread tells
+the application about positions only through chunks (``fetch_state.Chunk``) tagged with the
+``gen`` they were fetched for, so chunks fetched before a seek are dropped, never delivered.
 """
 
 from __future__ import annotations
 
 from ..topic_partition import OFFSET_INVALID
+from .ownership import armed, owned
 
 #: ``need`` values: how a partition without a fetch position gets one.
 NEED_NONE = 0
@@ -16,14 +23,65 @@ NEED_RESET = 2       # apply reset_to (OFFSET_BEGINNING / OFFSET_END / timestamp
 NEED_VALIDATE = 3    # check the fetch position against the new leader (OffsetForLeaderEpoch)
 
 
-class PartitionState:
-    """Fetch and application positions, pause flag, watermarks and stored offset.
+@owned
+class AppPosition:
+    """What the application has received of one partition (application thread only).
 
-    Leader epochs: ``leader_epoch`` is the epoch of the record before ``position`` (what a
-    commit records), ``fetch_epoch`` that of the record before ``fetch_offset``, and
+    ``leader_epoch`` is the epoch of the record before ``position`` (what a commit records).
+    """
+
+    __slots__ = ("topic", "partition", "position", "leader_epoch", "paused", "gen", "stored",
+                 "stored_metadata", "stored_epoch", "committed", "_writers")
+
+    def __init__(self, topic: str, partition: int) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.position = OFFSET_INVALID
+        self.leader_epoch = -1
+        self.paused = False
+        self.gen = 0
+        self.stored = OFFSET_INVALID
+        self.stored_metadata: str | None = None
+        self.stored_epoch = -1
+        self.committed = OFFSET_INVALID
+        armed(self)
+
+    def moved(self, offset: int | None, leader_epoch: int = -1) -> int:
+        """The application goes on from ``offset`` (None: where the fetcher will find, the
+        position staying as it is until then); the new ``gen`` (chunks of older ones are
+        dropped)."""
+        self.gen += 1
+        if offset is not None:
+            self.position = offset
+            self.leader_epoch = leader_epoch
+        return self.gen
+
+    def started(self, offset: int, leader_epoch: int, committed: int | None) -> None:
+        """The fetcher found the position: ``offset`` (from the committed offset
+        ``committed`` if not None)."""
+        self.position = offset
+        self.leader_epoch = leader_epoch
+        if committed is not None:
+            self.committed = committed
+
+    def __repr__(self) -> str:
+        return (f"AppPosition({self.topic}[{self.partition}] position={self.position} "
+                f"gen={self.gen} paused={self.paused})")
+
+
+@owned
+class FetchCursor:
+    """Where fetching one partition stands (I/O thread only).
+
+    Leader epochs: ``fetch_epoch`` is the epoch of the record before ``fetch_offset``, and
     ``known_leader_epoch`` the partition leader's epoch (from metadata) that ``fetch_offset``
     is known to be valid under. A leader with a newer epoch sends the position through
     validation first (``NEED_VALIDATE``), which detects log truncation.
+
+    ``app`` is the application's ``AppPosition`` of the partition (never written here): chunks
+    name it, with ``gen``, the application generation the cursor fetches for. ``version``
+    grows whenever the fetch position is dropped or moved, so answers to Fetches sent before
+    are ignored.
 
     Follower fetching (KIP-392): ``read_replica`` is the replica the leader named as the
     preferred one to read from (-1: fetch from the leader), valid until the monotonic time
@@ -31,18 +89,19 @@ class PartitionState:
     """
 
     __slots__ = (
-        "topic", "partition", "fetch_offset", "position", "paused", "version", "need",
-        "reset_to", "resolving", "fetching", "fetch_seq", "backoff_until", "leader_epoch",
-        "fetch_epoch", "known_leader_epoch", "high_watermark", "last_stable_offset",
-        "log_start_offset", "stored", "stored_metadata", "stored_epoch", "committed",
+        "topic", "partition", "app", "gen", "fetch_offset", "paused", "version", "need",
+        "reset_to", "resolving", "fetching", "fetch_seq", "backoff_until", "fetch_epoch",
+        "known_leader_epoch", "high_watermark", "last_stable_offset", "log_start_offset",
         "eof_reported", "error_reported", "bad_offset", "read_replica", "read_replica_until",
+        "_writers",
     )
 
-    def __init__(self, topic: str, partition: int) -> None:
-        self.topic = topic
-        self.partition = partition
+    def __init__(self, app: AppPosition, gen: int) -> None:
+        self.topic = app.topic
+        self.partition = app.partition
+        self.app = app
+        self.gen = gen
         self.fetch_offset = -1
-        self.position = OFFSET_INVALID
         self.paused = False
         self.version = 0
         self.need = NEED_COMMITTED
@@ -51,28 +110,22 @@ class PartitionState:
         self.fetching = False
         self.fetch_seq = 0
         self.backoff_until = 0.0
-        self.leader_epoch = -1
         self.fetch_epoch = -1
         self.known_leader_epoch = -1
         self.high_watermark = -1
         self.last_stable_offset = -1
         self.log_start_offset = -1
-        self.stored = OFFSET_INVALID
-        self.stored_metadata: str | None = None
-        self.stored_epoch = -1
-        self.committed = OFFSET_INVALID
         self.eof_reported = False
         self.error_reported = False
         self.bad_offset = -1
         self.read_replica = -1
         self.read_replica_until = 0.0
+        armed(self)
 
     def set_position(self, offset: int, leader_epoch: int = -1) -> None:
-        """Start fetching (and delivering) at ``offset``."""
+        """Start fetching at ``offset``."""
         self.version += 1
         self.fetch_offset = offset
-        self.position = offset
-        self.leader_epoch = leader_epoch
         self.fetch_epoch = leader_epoch
         self.known_leader_epoch = -1
         self.need = NEED_NONE
@@ -81,8 +134,8 @@ class PartitionState:
         self.bad_offset = -1
 
     def refetch(self, offset: int, epoch: int) -> None:
-        """Fetch from ``offset`` again, keeping what was delivered or queued before it;
-        answers to Fetches already sent past it are ignored."""
+        """Fetch from ``offset`` again, keeping what was queued before it; answers to Fetches
+        already sent past it are ignored."""
         self.fetch_seq += 1
         self.fetch_offset = offset
         self.fetch_epoch = epoch
@@ -122,5 +175,5 @@ class PartitionState:
                 and now >= self.backoff_until)
 
     def __repr__(self) -> str:
-        return (f"PartitionState({self.topic}[{self.partition}] fetch={self.fetch_offset} "
-                f"position={self.position} need={self.need} paused={self.paused})")
+        return (f"FetchCursor({self.topic}[{self.partition}] fetch={self.fetch_offset} "
+                f"need={self.need} paused={self.paused} gen={self.gen})")

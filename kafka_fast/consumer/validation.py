@@ -12,8 +12,9 @@ position means the log was truncated (say, after an unclean leader election):
   partition stops until the application seeks).
 
 Requests and answers are handled on the client's I/O thread; a position that must move is
-moved on the application's thread (at its next poll), where fetched but undelivered records
-can be dropped without racing the delivery of others.
+decided on the application's thread (at its next poll), which knows the position it has
+reached and drops the fetched but undelivered records; the fetch cursor follows through a
+command the fetcher applies on the I/O thread.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from ..protocol import messages as m
 from ..protocol.versioned import versioned
 from .fetch_state import FetchState
 from .offsets import LEADER_ERRORS, TRANSIENT_LOCAL, error_of
-from .state import NEED_NONE, NEED_RESET, NEED_VALIDATE, PartitionState
+from .state import NEED_NONE, NEED_VALIDATE, AppPosition, FetchCursor
 
 if TYPE_CHECKING:
     from ..net import KafkaClient
@@ -63,7 +64,7 @@ class Validator:
         self.reset_strategy = reset_strategy
         self.error_backoff = error_backoff
 
-    def start(self, parts: list[PartitionState]) -> None:
+    def start(self, parts: list[FetchCursor]) -> None:
         """Validate the fetch positions of ``parts`` (each marked ``NEED_VALIDATE``)."""
         state = self.state
         view = self.client.cluster
@@ -107,7 +108,7 @@ class Validator:
 
     def on_answer(self, entries: dict, fut: Future) -> None:
         """Apply the OffsetForLeaderEpoch answer ``fut`` for ``entries`` ({(topic, partition):
-        (state, version, fetch offset, current leader epoch)})."""
+        (cursor, version, fetch offset, current leader epoch)})."""
         state = self.state
         now = time.monotonic()
         backoff = now + self.error_backoff
@@ -134,8 +135,9 @@ class Validator:
                 if answer is not None and not answer.error_code and \
                         answer.end_offset < fetch_offset:
                     # Truncated (or unknown epoch): moved at the application's next poll.
-                    moves.append(partial(self._move, ps, version, fetch_offset, current,
-                                         answer.end_offset, answer.leader_epoch))
+                    moves.append(partial(self._move, ps.app, ps.gen, fetch_offset,
+                                         ps.fetch_epoch, current, answer.end_offset,
+                                         answer.leader_epoch))
                     continue
                 ps.resolving = False
                 if answer is None:
@@ -161,56 +163,65 @@ class Validator:
             self.client.request_metadata(sorted(refresh))
         self.client.wakeup()
 
-    def _move(self, ps: PartitionState, version: int, fetch_offset: int, current: int,
-              end_offset: int, end_epoch: int) -> KafkaError | None:
-        """Move ``ps`` after the leader answered ``end_offset`` below ``fetch_offset``
-        (application thread); returns the error to hand out, if any."""
+    def _move(self, app: AppPosition, gen: int, fetch_offset: int, fetch_epoch: int,
+              current: int, end_offset: int, end_epoch: int) -> KafkaError | None:
+        """Move ``app`` after the leader answered ``end_offset`` below ``fetch_offset``
+        (application thread); returns the error to hand out, if any. The fetcher learns the
+        outcome through a "truncated" command."""
         state = self.state
         with state.lock:
-            ps.resolving = False
-            if ps.version != version or ps.need != NEED_VALIDATE or \
-                    not state.current(ps):
-                return None
-            err = self._apply(ps, fetch_offset, current, end_offset, end_epoch)
+            if app.gen != gen or not state.current(app):
+                # Sought or unassigned since: only the validation is over.
+                state.command(("truncated", app, gen, None, -1, -1, current, False))
+                err = None
+            else:
+                err = self._apply(app, fetch_offset, fetch_epoch, current, end_offset,
+                                  end_epoch)
         self.client.wakeup()
         return err
 
-    def _apply(self, ps: PartitionState, fetch_offset: int, current: int, end_offset: int,
-               end_epoch: int) -> KafkaError | None:
+    def _apply(self, app: AppPosition, fetch_offset: int, fetch_epoch: int, current: int,
+               end_offset: int, end_epoch: int) -> KafkaError | None:
+        """Drop what was fetched ahead of ``app``, move it and tell the fetcher (state lock
+        held)."""
         state = self.state
-        where = f"{ps.topic} [{ps.partition}]"
+        where = f"{app.topic} [{app.partition}]"
+        stop = self.reset_strategy is None
+        state.drop_buffered(app)
         if end_offset < 0 or end_epoch < 0:
             # The leader holds nothing of that epoch (or before it): the position is gone.
-            state.drop_buffered(ps)
-            ps.require(NEED_RESET, self.reset_strategy)
-            return self._stopped(ps, f"{where}: the leader (epoch {current}) has no records "
-                                     f"of leader epoch {ps.fetch_epoch}; offset {fetch_offset} "
-                                     f"cannot be trusted")
-        if ps.position <= end_offset:
-            # Only records fetched ahead of the application were truncated: fetch them again.
-            position, epoch = ps.position, ps.leader_epoch
-            state.drop_buffered(ps)
-            ps.set_position(position, epoch)
-            ps.known_leader_epoch = current
+            state.command(("truncated", app, app.moved(None), "reset", -1, -1, current, stop))
+            return self._stopped(f"{where}: the leader (epoch {current}) has no records "
+                                 f"of leader epoch {fetch_epoch}; offset {fetch_offset} "
+                                 f"cannot be trusted")
+        if app.position < 0:
+            # Nothing handed out yet (a found position is applied by drop_buffered, so this
+            # does not happen): go on where the leader's log diverged.
+            state.command(("truncated", app, app.moved(end_offset, end_epoch), "fetch",
+                           end_offset, end_epoch, current, False))
             return None
-        lost = (f"the records at offsets {end_offset}..{ps.position - 1}, before the "
+        if app.position <= end_offset:
+            # Only records fetched ahead of the application were truncated: fetch them again.
+            position, epoch = app.position, app.leader_epoch
+            state.command(("truncated", app, app.moved(position, epoch), "fetch", position,
+                           epoch, current, False))
+            return None
+        lost = (f"the records at offsets {end_offset}..{app.position - 1}, before the "
                 f"consumer's position, are not in the leader's log")
-        state.drop_buffered(ps)
-        if self.reset_strategy is None:
-            ps.require(NEED_RESET, None)
-            return self._stopped(ps, f"{where}: log truncated at offset {end_offset} (leader "
-                                     f"epoch {end_epoch}): {lost}")
-        ps.set_position(end_offset, end_epoch)
-        ps.known_leader_epoch = current
+        if stop:
+            state.command(("truncated", app, app.moved(None), "reset", -1, -1, current, True))
+            return self._stopped(f"{where}: log truncated at offset {end_offset} (leader "
+                                 f"epoch {end_epoch}): {lost}")
+        state.command(("truncated", app, app.moved(end_offset, end_epoch), "fetch", end_offset,
+                       end_epoch, current, False))
         return KafkaError(
             E._LOG_TRUNCATION, f"{where}: log truncated at offset {end_offset} (leader epoch "
             f"{end_epoch}): {lost}; consuming resumes at offset {end_offset}")
 
-    def _stopped(self, ps: PartitionState, reason: str) -> KafkaError:
+    def _stopped(self, reason: str) -> KafkaError:
         """The error for a position sent to ``auto.offset.reset``; with ``error`` the
         partition stops (reported once) until the application seeks."""
         if self.reset_strategy is None:
-            ps.error_reported = True
             return KafkaError(E._LOG_TRUNCATION, f"{reason}; auto.offset.reset=error: seek() "
                                                  f"to go on")
         return KafkaError(E._LOG_TRUNCATION, f"{reason}; resetting to auto.offset.reset")

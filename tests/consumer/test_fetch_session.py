@@ -23,7 +23,7 @@ from kafka_fast.consumer.fetch_session import FetchSession, fetch_request, next_
 from kafka_fast.consumer.fetch_state import FetchState
 from kafka_fast.consumer.fetcher import Fetcher, sent_entry
 from kafka_fast.consumer.offsets import OffsetClient
-from kafka_fast.consumer.state import PartitionState
+from kafka_fast.consumer.state import AppPosition, FetchCursor
 from kafka_fast.net import KafkaClient
 from kafka_fast.protocol import messages as m
 from kafka_fast.records import encode_batch
@@ -195,12 +195,15 @@ def test_fetcher_keeps_positions_of_partitions_an_incremental_answer_leaves_out(
     f = Fetcher(state, client, conf, OffsetClient(client, "g"))
     delivery = Delivery(state, auto_store=True, per_chunk=100, wake_fetcher=client.wakeup)
     try:
-        parts = [PartitionState("t", 0), PartitionState("t", 1)]
+        apps = [AppPosition("t", 0), AppPosition("t", 1)]
+        parts = [FetchCursor(app, app.moved(offset)) for app, offset in zip(apps, (10, 20),
+                                                                            strict=True)]
         with state.lock:
             sent = []
             for ps, offset in zip(parts, (10, 20), strict=True):
                 ps.set_position(offset, -1)
-                state.parts[(ps.topic, ps.partition)] = ps
+                state.parts[(ps.topic, ps.partition)] = ps.app
+                state.cursors[(ps.topic, ps.partition)] = ps
                 ps.fetching = True
                 sent.append(sent_entry(ps))
         wanted = {("t", 0): (10, -1, f.partition_max_bytes),
@@ -216,8 +219,8 @@ def test_fetcher_keeps_positions_of_partitions_an_incremental_answer_leaves_out(
         with state.lock:
             assert (parts[0].fetch_offset, parts[1].fetch_offset) == (13, 20)
             assert parts[1].backoff_until == 0.0 and not parts[1].fetching
-            assert parts[1].position == 20
-            assert [(ch.state.partition, ch.count, ch.next_offset) for ch in state.ready] == [
+            assert apps[1].position == 20
+            assert [(ch.app.partition, ch.count, ch.next_offset) for ch in state.ready] == [
                 (0, 3, 13)]
             assert (state.queued_records, state.queued_bytes) == (3, len(batch(10, 3)))
         assert (session.session_id, session.epoch) == (123, 6)
@@ -227,7 +230,7 @@ def test_fetcher_keeps_positions_of_partitions_an_incremental_answer_leaves_out(
         assert count == 3
         assert [(msg.partition(), msg.offset(), msg.value()) for msg in got] == [
             (0, 10, b"v10"), (0, 11, b"v11"), (0, 12, b"v12")]
-        assert (parts[0].position, parts[0].stored, parts[1].position) == (13, 13, 20)
+        assert (apps[0].position, apps[0].stored, apps[1].position) == (13, 13, 20)
         assert state.queued_records == 0 and delivery.take(10, got, None) == (0, None)
 
         # A session error: back to a full fetch, the partitions are fetched again at once.
@@ -294,13 +297,14 @@ def test_large_compressed_partitions_of_one_answer_are_decoded_side_by_side():
                             compression=codec)
 
     try:
-        parts = [PartitionState("t", p) for p in range(4)]
+        parts = [FetchCursor(AppPosition("t", p), 0) for p in range(4)]
         payloads = {0: big(0, 2000, "lz4"), 1: big(0, 2000, "zstd"), 2: big(0, 2000, "gzip"),
                     3: batch(0, 5)}  # small and uncompressed: decoded in line
         with state.lock:
             for ps in parts:
                 ps.set_position(0, -1)
-                state.parts[(ps.topic, ps.partition)] = ps
+                state.parts[(ps.topic, ps.partition)] = ps.app
+                state.cursors[(ps.topic, ps.partition)] = ps
                 ps.fetching = True
             sent = [sent_entry(ps) for ps in parts]
         assert all(len(payloads[p]) >= 64 * 1024 for p in range(3))
@@ -323,7 +327,7 @@ def test_large_compressed_partitions_of_one_answer_are_decoded_side_by_side():
         for p in range(3):
             assert got[p] == [(i, b"k%d" % i, sent_values[p][i]) for i in range(2000)]
         assert got[3] == [(i, b"k%d" % i, b"v%d" % i) for i in range(5)]
-        assert [ps.position for ps in parts] == [2000, 2000, 2000, 5]
+        assert [ps.app.position for ps in parts] == [2000, 2000, 2000, 5]
     finally:
         f.release()
         assert f.decoders is None

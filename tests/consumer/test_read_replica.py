@@ -12,7 +12,7 @@ from kafka_fast.cluster.view import Broker, ClusterView, PartitionInfo, TopicInf
 from kafka_fast.config import make_config
 from kafka_fast.consumer.fetch_state import FetchState
 from kafka_fast.consumer.fetcher import Fetcher
-from kafka_fast.consumer.state import NEED_NONE, PartitionState
+from kafka_fast.consumer.state import NEED_NONE, AppPosition, FetchCursor
 from kafka_fast.errors import KafkaError, KafkaException
 from kafka_fast.net.lanes import Lane
 from kafka_fast.protocol import messages as m
@@ -106,11 +106,12 @@ def setup(rack: str = "rack-c", **conf):
     client = FakeClient()
     state = FetchState()
     f = Fetcher(state, client, cfg, offsets=None)  # type: ignore[arg-type]
-    parts = [PartitionState("t", 0), PartitionState("t", 1)]
+    parts = [FetchCursor(AppPosition("t", p), 0) for p in (0, 1)]
     with state.lock:
         for ps in parts:
             ps.set_position(0, -1)
-            state.parts[(ps.topic, ps.partition)] = ps
+            state.parts[(ps.topic, ps.partition)] = ps.app
+            state.cursors[(ps.topic, ps.partition)] = ps
     return f, client, state, parts
 
 
@@ -138,13 +139,13 @@ def test_a_named_replica_is_fetched_from_and_leaves_the_leaders_session():
     assert partitions(lreq) == {("t", 1): (2, EPOCH)}
     with state.lock:
         assert p0.read_replica == FOLLOWER and p1.read_replica == -1
-        assert [(ch.state.partition, ch.count) for ch in state.ready] == [(1, 2)]
+        assert [(ch.app.partition, ch.count) for ch in state.ready] == [(1, 2)]
 
     # The follower serves the records; the next Fetch goes to it again.
     answer(fut, 22, {0: (0, 4)})
     (node, req, fut), = client.take()
     assert node == FOLLOWER and partitions(req) == {("t", 0): (4, EPOCH)}
-    assert [(ch.state.partition, ch.count) for ch in state.ready] == [(1, 2), (0, 4)]
+    assert [(ch.app.partition, ch.count) for ch in state.ready] == [(1, 2), (0, 4)]
     assert p0.fetch_offset == 4 and p0.need == NEED_NONE
 
 

@@ -1,0 +1,197 @@
+"""Every field of consumer state has one writing thread.
+
+The owner check (``kafka_fast.consumer.ownership``, on with KAFKA_FAST_CHECK_OWNERS=1 or inside
+``checking()``) records the thread that writes each field of each application position,
+fetch cursor, delivery cursor and committer, and fails on a second writer. Here it watches a
+consumer on Apache Kafka through seeks, a pause and resume, synchronous commits, a classic
+group rebalancing between two members (join and leave) and a restart of the broker, while
+every record read and every position is checked exactly.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+import pytest
+from consumer_support import produce_confluent
+from harness.apache_kafka import require_apache_kafka, start_apache_kafka
+from harness.topics import create_topic, unique_topic
+
+from kafka_fast import Consumer, TopicPartition
+from kafka_fast.consumer import ownership
+from kafka_fast.consumer.state import AppPosition, FetchCursor
+
+pytestmark = [pytest.mark.apache, pytest.mark.timeout(420)]
+
+
+def test_a_second_writing_thread_is_caught():
+    with ownership.checking() as seen:
+        app = AppPosition("t", 0)
+        app.position = 5  # the owner: this thread
+        failures: list[BaseException] = []
+
+        def write() -> None:
+            try:
+                app.position = 6
+            except ownership.OwnershipError as exc:
+                failures.append(exc)
+
+        other = threading.Thread(target=write, name="other-writer")
+        other.start()
+        other.join()
+        assert [str(e) for e in failures] == [
+            "AppPosition.position written by thread 'other-writer', owned by "
+            f"{threading.current_thread().name!r}"]
+        assert seen == [("AppPosition", "position", threading.current_thread().name,
+                         "other-writer")]
+        cur = FetchCursor(app, 1)
+        cur.fetch_offset = 7
+        cur.fetch_offset = 8  # the same thread again is fine
+        assert len(seen) == 1
+    # Outside the block objects are not checked.
+    app2 = AppPosition("t", 1)
+    app2.position = 1
+    t = threading.Thread(target=lambda: setattr(app2, "position", 2))
+    t.start()
+    t.join()
+    assert app2.position == 2 and ownership.violations == seen
+
+
+@pytest.fixture(scope="module")
+def restartable_kafka(tmp_path_factory):
+    """A single Apache Kafka node of this module's own, free to be restarted."""
+    require_apache_kafka()
+    cluster = start_apache_kafka(tmp_path_factory.mktemp("owners-kafka"), brokers=1)
+    yield cluster
+    cluster.discard()
+
+
+def _items(partitions: dict[int, range], tag: str) -> list[dict]:
+    return [{"partition": p, "key": f"k{p}-{i}".encode(), "value": f"{tag}{p}-{i}".encode(),
+             "headers": None, "timestamp": 1_700_000_000_000 + i}
+            for p, offsets in sorted(partitions.items()) for i in offsets]
+
+
+def _expect(partitions: dict[int, range], tag: str) -> list[tuple[int, int, bytes]]:
+    return [(p, i, f"{tag}{p}-{i}".encode()) for p, offsets in sorted(partitions.items())
+            for i in offsets]
+
+
+def _read(consumers: list[Consumer], count: int, timeout: float = 60.0) -> list[tuple]:
+    """``count`` records from ``consumers`` polled in turn, as (partition, offset, value)."""
+    got: list[tuple] = []
+    deadline = time.monotonic() + timeout
+    while len(got) < count and time.monotonic() < deadline:
+        for c in consumers:
+            for msg in c.consume(500, 0.2):
+                err = msg.error()
+                assert err is None, err
+                got.append((msg.partition(), msg.offset(), msg.value()))
+    return sorted(got)
+
+
+def _positions(c: Consumer, topic: str, partitions: list[int]) -> list[int]:
+    return [tp.offset for tp in c.position([TopicPartition(topic, p) for p in partitions])]
+
+
+def _wait_assigned(consumers: list[Consumer], wanted: list[int], timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for c in consumers:
+            assert c.poll(0.1) is None
+        if [len(c.assignment()) for c in consumers] == wanted:
+            return
+    raise AssertionError(f"assignments {[c.assignment() for c in consumers]}, "
+                         f"wanted sizes {wanted}")
+
+
+def test_one_writer_per_field_through_seeks_pauses_rebalances_and_a_restart(restartable_kafka):
+    kafka = restartable_kafka
+    topic = unique_topic("owners")
+    create_topic(kafka, topic, 2)
+    both = {0: range(0, 100), 1: range(0, 100)}
+    produce_confluent(kafka, topic, _items(both, "a"))
+    group = unique_topic("owners-g")
+    conf = kafka.client_config({"group.id": group, "auto.offset.reset": "earliest",
+                                "enable.auto.commit": False, "session.timeout.ms": 30000,
+                                "heartbeat.interval.ms": 1000, "fetch.wait.max.ms": 100,
+                                "enable.partition.eof": False})
+    with ownership.checking() as seen:
+        c1 = Consumer(conf)
+        c2: Consumer | None = None
+        try:
+            c1.subscribe([topic])
+            assert _read([c1], 200) == _expect(both, "a")
+            assert _positions(c1, topic, [0, 1]) == [100, 100]
+
+            # Seek back on partition 0: exactly the records from there, nothing fetched
+            # before the seek.
+            c1.seek(TopicPartition(topic, 0, 10))
+            assert _read([c1], 90) == _expect({0: range(10, 100)}, "a")
+            assert c1.poll(0.5) is None
+            assert _positions(c1, topic, [0, 1]) == [100, 100]
+
+            # Pause partition 1: new records of partition 0 only, then the rest on resume.
+            c1.pause([TopicPartition(topic, 1)])
+            more = {0: range(100, 120), 1: range(100, 120)}
+            produce_confluent(kafka, topic, _items(more, "b"))
+            assert _read([c1], 20) == _expect({0: more[0]}, "b")
+            assert c1.poll(1.0) is None
+            assert _positions(c1, topic, [0, 1]) == [120, 100]
+            c1.resume([TopicPartition(topic, 1)])
+            assert _read([c1], 20) == _expect({1: more[1]}, "b")
+            assert _positions(c1, topic, [0, 1]) == [120, 120]
+            committed = c1.commit(asynchronous=False)
+            assert [(tp.partition, tp.offset) for tp in committed] == [(0, 120), (1, 120)]
+
+            # A second member: one partition each, from the committed offsets.
+            c2 = Consumer(conf)
+            c2.subscribe([topic])
+            _wait_assigned([c1, c2], [1, 1])
+            owner = {tp.partition: c for c in (c1, c2) for tp in c.assignment()}
+            step = {0: range(120, 130), 1: range(120, 130)}
+            produce_confluent(kafka, topic, _items(step, "c"))
+            assert _read([c1, c2], 20) == _expect(step, "c")
+            for p in (0, 1):
+                assert _positions(owner[p], topic, [p]) == [130]
+            for c in (c1, c2):
+                c.commit(asynchronous=False)
+
+            # The broker restarts; the members carry on from where they were (or, if the
+            # group rebalanced meanwhile, from the committed offsets: the same).
+            node = next(iter(kafka.nodes))
+            kafka.stop_node(node, signal.SIGTERM)
+            kafka.start_node(node)
+            after = {0: range(130, 140), 1: range(130, 140)}
+            produce_confluent(kafka, topic, _items(after, "d"))
+            assert _read([c1, c2], 20, timeout=120.0) == _expect(after, "d")
+            _wait_assigned([c1, c2], [1, 1])
+            owner = {tp.partition: c for c in (c1, c2) for tp in c.assignment()}
+            for p in (0, 1):
+                assert _positions(owner[p], topic, [p]) == [140]
+            for c in (c1, c2):
+                c.commit(asynchronous=False)
+
+            # The second member leaves: its partition returns to the first at 140.
+            c2.close()
+            c2 = None
+            _wait_assigned([c1], [2])
+            last = {0: range(140, 145), 1: range(140, 145)}
+            produce_confluent(kafka, topic, _items(last, "e"))
+            assert _read([c1], 10) == _expect(last, "e")
+            assert _positions(c1, topic, [0, 1]) == [145, 145]
+            c1.commit(asynchronous=False)
+            assert [tp.offset for tp in c1.committed(
+                [TopicPartition(topic, p) for p in (0, 1)], timeout=30)] == [145, 145]
+        finally:
+            c1.close()
+            if c2 is not None:
+                c2.close()
+        assert seen == []
+        # What was watched: the positions and cursors of every assignment (2 partitions, then
+        # 1 + 1 across the members, then 2 again, at least), both consumers' delivery and
+        # commits.
+        assert ownership.watched["AppPosition"] >= 6 and ownership.watched["FetchCursor"] >= 6
+        assert ownership.watched["Delivery"] == ownership.watched["Committer"] == 2
