@@ -49,10 +49,10 @@ DEFAULT_OUT = os.path.join(ROOT, "kafka_fast", "protocol", "messages")
 #: ZooKeeper-era LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown.
 CLIENT_APIS: dict[str, dict[str, int]] = {
     # Produce 13 names topics by ID (KIP-516), Fetch 18 adds the high watermark of KIP-1166,
-    # ListOffsets 11 the earliest pending upload (KIP-1023), Metadata 13 a top-level error
-    # code (KIP-1102): not filled or read by the client yet.
+    # ListOffsets 11 the earliest pending upload (KIP-1023): not filled or read by the client
+    # yet. Metadata 13's top-level error code (KIP-1102) is read (REBOOTSTRAP_REQUIRED).
     "produce, fetch, metadata": {
-        "Produce": 12, "Fetch": 17, "ListOffsets": 10, "Metadata": 12,
+        "Produce": 12, "Fetch": 17, "ListOffsets": 10, "Metadata": 13,
         "OffsetForLeaderEpoch": 4, "DescribeTopicPartitions": 0,
     },
     # ApiVersions 5 sends ClusterId and NodeId (KIP-1242).

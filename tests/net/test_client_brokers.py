@@ -46,9 +46,11 @@ def test_metadata_matches_confluent(real_broker):
         assert {p: client.leader(topic, p) for p in range(3)} == expected
         assert sorted(view.topics[topic].partitions) == [0, 1, 2]
         node = next(iter(view.brokers))
-        # Tansu speaks ApiVersions v0-4 and Metadata v0-12: the highest common versions.
+        # Tansu speaks ApiVersions v0-4 and Metadata v0-12, Kafka 4.3+ Metadata v0-13: the
+        # highest common versions.
         assert client.api_version(node, ApiVersionsRequest.API_KEY) == 4
-        assert client.api_version(node, MetadataRequest.API_KEY) == 12
+        assert client.api_version(node, MetadataRequest.API_KEY) == (
+            12 if real_broker.kind == "tansu" else 13)
         # The bootstrap connection became the broker's connection.
         assert list(client._conns) == [node]
 
