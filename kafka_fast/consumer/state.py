@@ -7,6 +7,8 @@ dropped instead of delivered.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..topic_partition import OFFSET_INVALID
 
 #: ``need`` values: how a partition without a fetch position gets one.
@@ -36,6 +38,7 @@ class PartitionState:
         "fetch_epoch", "known_leader_epoch", "high_watermark", "last_stable_offset",
         "log_start_offset", "stored", "stored_metadata", "stored_epoch", "committed",
         "eof_reported", "error_reported", "bad_offset", "read_replica", "read_replica_until",
+        "topic_id",
     )
 
     def __init__(self, topic: str, partition: int) -> None:
@@ -66,6 +69,9 @@ class PartitionState:
         self.bad_offset = -1
         self.read_replica = -1
         self.read_replica_until = 0.0
+        #: The topic's ID when fetching from the current position began: the incarnation
+        #: of the topic the position belongs to (None: not fetched since it was set).
+        self.topic_id: Any = None
 
     def set_position(self, offset: int, leader_epoch: int = -1) -> None:
         """Start fetching (and delivering) at ``offset``."""
@@ -79,6 +85,7 @@ class PartitionState:
         self.reset_to = None
         self.eof_reported = False
         self.bad_offset = -1
+        self.topic_id = None
 
     def refetch(self, offset: int, epoch: int) -> None:
         """Fetch from ``offset`` again, keeping what was delivered or queued before it;
