@@ -465,7 +465,7 @@ class Sender:
             for batch in batches:
                 self._done_ok(batch, -1, -1)
             return
-        results: dict[tuple[str, int], Any] = {}
+        results: dict[tuple[str | None, int], Any] = {}
         if getattr(fut, "api_version", 0) >= TOPIC_ID_VERSION:
             names = {b.topic_id: b.part.topic for b in batches}
             for t in resp.responses:

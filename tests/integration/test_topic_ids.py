@@ -215,3 +215,38 @@ def test_a_producer_with_stale_metadata_writes_to_the_topic_now_named(id_broker)
         producer.flush(0)
     assert reports == [(None, b"first", 0), (None, b"second", 0)]
     assert _read_back(broker.bootstrap, topic, 1) == [(0, b"second")]
+
+
+def test_a_batch_that_may_be_in_the_old_topic_is_not_written_to_the_new_one(kafka44):
+    """The answer to a Produce is lost (a proxy swallows it, so the record is in the first
+    topic); the topic is deleted and created again before the retry. The retry, by the old
+    ID, is refused (UNKNOWN_TOPIC_ID); metadata then names another ID, and the batch fails
+    with an error saying so instead of being written into the new topic."""
+    host, port = _address(kafka44)
+    topic = f"doubt-{uuid.uuid4().hex[:8]}"
+    kafka44.create_topic(topic, 1, 1)
+    reports: list = []
+    with HostileProxy([(host, port)]) as proxy:
+        producer = kafka_fast.Producer({"bootstrap.servers": proxy.bootstrap,
+                                        "request.timeout.ms": 25000,
+                                        "message.timeout.ms": 120000})
+        try:
+            producer.produce(topic, b"first", partition=0,
+                             on_delivery=lambda err, msg: reports.append((err, msg.value())))
+            assert producer.flush(30) == 0
+            proxy.inject(PRODUCE, "stall")
+            producer.produce(topic, b"doubt", partition=0,
+                             on_delivery=lambda err, msg: reports.append((err, msg.value())))
+            deadline = time.monotonic() + 20
+            while proxy.applied[(PRODUCE, "stall")] == 0 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert proxy.applied[(PRODUCE, "stall")] == 1
+            _recreate(kafka44, topic)
+            assert producer.flush(90) == 0
+        finally:
+            producer.flush(0)
+    assert [(r[0] is None, r[1]) for r in reports] == [(True, b"first"), (False, b"doubt")]
+    err = reports[1][0]
+    assert err.code() == KafkaError.UNKNOWN_TOPIC_ID
+    assert "deleted and created again" in err.str()
+    assert _read_back(kafka44.bootstrap, topic, 1) == []

@@ -141,7 +141,8 @@ def test_a_late_write_of_a_finished_transaction_is_refused(apache_kafka):
         resp = client.send(leader, m.ProduceRequest(
             transactional_id=f"tid-{topic}", acks=-1, timeout_ms=5000,
             topic_data=[data(name=topic, partition_data=[
-                data.PartitionProduceData(index=0, records=late)])])).result(10)
+                data.PartitionProduceData(index=0, records=late)])]),
+            version=12).result(10)  # v12: the topic by name
         code = resp.responses[0].partition_responses[0].error_code
         assert code in (KafkaError.INVALID_PRODUCER_EPOCH, KafkaError.PRODUCER_FENCED), \
             KafkaError(code).name()
