@@ -157,8 +157,15 @@ class MetadataManager:
         if getattr(resp, "error_code", 0) == KafkaError.REBOOTSTRAP_REQUIRED:
             # KIP-1102: the broker says our metadata is stale; ask the bootstrap list.
             self.link.rebootstrap(f"broker {node} answered Metadata with REBOOTSTRAP_REQUIRED")
-            self._retry_timer = self.link.loop.call_later(
-                self.backoff.next_delay(), lambda: self._retry(batch))
+            delay = self.backoff.next_delay()
+            if time.monotonic() + delay < batch.deadline:
+                self._retry_timer = self.link.loop.call_later(delay, lambda: self._retry(batch))
+                return
+            self._inflight = None
+            settle_all(batch.futures, error=KafkaException(KafkaError(
+                KafkaError.REBOOTSTRAP_REQUIRED, f"broker {node} answered Metadata with "
+                "REBOOTSTRAP_REQUIRED until the request timed out")))
+            self._send_next()
             return
         self.backoff.reset()
         self.last_answer = time.monotonic()
