@@ -24,7 +24,7 @@ from harness.toxiproxy import Proxy, Toxiproxy, require_toxiproxy
 
 import kafka_fast
 
-pytestmark = pytest.mark.timeout(420)
+pytestmark = [pytest.mark.apache, pytest.mark.timeout(420)]
 
 CLIENTS = {"kafka_fast": kafka_fast, "confluent": confluent_kafka}
 

@@ -25,7 +25,7 @@ from harness.probe import api_versions
 import kafka_fast
 from kafka_fast import KafkaError, TopicPartition
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.apache, pytest.mark.timeout(300)]
 
 PRODUCE, FETCH = 0, 1
 
