@@ -45,11 +45,13 @@ DEFAULT_OUT = os.path.join(ROOT, "kafka_fast", "protocol", "messages")
 #: ReadShareGroupStateSummary), WriteTxnMarkers (transaction coordinator to leaders) and the
 #: ZooKeeper-era LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown.
 CLIENT_APIS: dict[str, dict[str, int]] = {
-    # Produce 13 names topics by ID (KIP-516), Fetch 18 adds the high watermark of KIP-1166,
-    # ListOffsets 11 the earliest pending upload (KIP-1023), Metadata 13 a top-level error
-    # code (KIP-1102): not filled or read by the client yet.
+    # Produce 13 names topics by ID (KIP-516; used when metadata gives every topic of the
+    # request an ID), Fetch 18 adds a replica's high watermark (KIP-1166, a tagged field a
+    # consumer leaves out), Metadata 13 a top-level error code (KIP-1102, read for
+    # REBOOTSTRAP_REQUIRED). ListOffsets 11 (the earliest pending upload of KIP-1023) is not
+    # filled or read by the client yet.
     "produce, fetch, metadata": {
-        "Produce": 12, "Fetch": 17, "ListOffsets": 10, "Metadata": 12,
+        "Produce": 13, "Fetch": 18, "ListOffsets": 10, "Metadata": 13,
         "OffsetForLeaderEpoch": 4, "DescribeTopicPartitions": 0,
     },
     # ApiVersions 5 sends ClusterId and NodeId (KIP-1242).

@@ -57,3 +57,6 @@ class ClusterLink(Protocol):
 
     def learn_broker(self, node_id: int, host: str, port: int) -> None:
         """Remember the address of a broker metadata has not listed (a coordinator)."""
+
+    def rebootstrap(self, reason: str) -> None:
+        """Forget the learned brokers and go back to the bootstrap list (KIP-899)."""

@@ -56,6 +56,11 @@ class MetadataManager:
         self._follow_backoff = Backoff(conf["retry.backoff.ms"], conf["retry.backoff.max.ms"])
         self._follow_ups = 0
         self.auto_create = _auto_create(conf)
+        self.rebootstrap_after = (conf["metadata.recovery.rebootstrap.trigger.ms"] / 1000.0
+                                  if conf["metadata.recovery.strategy"] == "rebootstrap"
+                                  else None)
+        #: Monotonic time of the last Metadata answer (None before the first).
+        self.last_answer: float | None = None
         self._inflight: _Batch | None = None
         self._next: _Batch | None = None
         self._periodic: Timer | None = None
@@ -137,6 +142,7 @@ class MetadataManager:
                 KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._ALL_BROKERS_DOWN)
             if err is not None and err.code() in (KafkaError._AUTHENTICATION, KafkaError._SSL):
                 retriable = False
+            self._maybe_rebootstrap()
             delay = self.backoff.next_delay()
             if retriable and time.monotonic() + delay < batch.deadline:
                 self._retry_timer = self.link.loop.call_later(
@@ -146,9 +152,23 @@ class MetadataManager:
             settle_all(batch.futures, error=exc)
             self._send_next()
             return
-        self.backoff.reset()
         resp = fut.result()
         node = getattr(fut, "node_id", -1)
+        if getattr(resp, "error_code", 0) == KafkaError.REBOOTSTRAP_REQUIRED:
+            # KIP-1102: the broker says our metadata is stale; ask the bootstrap list.
+            self.link.rebootstrap(f"broker {node} answered Metadata with REBOOTSTRAP_REQUIRED")
+            delay = self.backoff.next_delay()
+            if time.monotonic() + delay < batch.deadline:
+                self._retry_timer = self.link.loop.call_later(delay, lambda: self._retry(batch))
+                return
+            self._inflight = None
+            settle_all(batch.futures, error=KafkaException(KafkaError(
+                KafkaError.REBOOTSTRAP_REQUIRED, f"broker {node} answered Metadata with "
+                "REBOOTSTRAP_REQUIRED until the request timed out")))
+            self._send_next()
+            return
+        self.backoff.reset()
+        self.last_answer = time.monotonic()
         view = self.link.cluster.merge(resp, None if batch.all else batch.topics, node)
         self.link.set_cluster(view)
         self._inflight = None
@@ -159,6 +179,15 @@ class MetadataManager:
         self._follow_up(view, batch)
         self._arm_periodic()
         self._send_next()
+
+    def _maybe_rebootstrap(self) -> None:
+        """KIP-1102: no Metadata answer for ``metadata.recovery.rebootstrap.trigger.ms``
+        since the last one -> back to the bootstrap list."""
+        after, last = self.rebootstrap_after, self.last_answer
+        if after is None or last is None or time.monotonic() - last < after:
+            return
+        self.last_answer = time.monotonic()  # the next trigger is another interval away
+        self.link.rebootstrap(f"no metadata for {after * 1000:.0f} ms")
 
     def _retry(self, batch: _Batch) -> None:
         self._retry_timer = None

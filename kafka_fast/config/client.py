@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+from .._version import __version__
 from .table import Key
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI")
+#: What the broker accepts in ApiVersions v3+ ClientSoftwareName/Version (its own check:
+#: anything else is answered with INVALID_REQUEST).
+SOFTWARE_PATTERN = r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?"
 
 KEYS = [
     Key("bootstrap.servers", "list", [], "Initial host:port list used to discover the cluster.",
         aliases=("metadata.broker.list",)),
     Key("client.id", "str", "kafka_fast", "Client identifier sent in every request header."),
+    Key("client.software.name", "str", "kafka-fast",
+        "Client software name sent to brokers in ApiVersions v3+; "
+        "letters, digits, '.' and '-', beginning and ending with a letter or "
+        "digit, as the broker requires (anything else is refused here).",
+        pattern=SOFTWARE_PATTERN, java=False),
+    Key("client.software.version", "str", __version__,
+        "Client software version sent with client.software.name; the same characters.",
+        pattern=SOFTWARE_PATTERN, java=False),
     Key("client.rack", "str", "",
         "Rack of this client, sent in Fetch: a leader with a rack-aware replica.selector.class "
         "may name a replica to read from, which the consumer then fetches from until "
@@ -50,6 +62,17 @@ KEYS = [
     Key("topic.metadata.refresh.interval.ms", "int", 300000,
         "librdkafka's name for the periodic metadata refresh.", minimum=-1, maximum=3600000,
         java=False, ignored=True),
+    Key("metadata.recovery.strategy", "enum", "rebootstrap",
+        "What the client does when the brokers it learned from metadata cannot give it "
+        "metadata: rebootstrap forgets them and starts again from bootstrap.servers (when "
+        "every known broker is unreachable, after metadata.recovery.rebootstrap.trigger.ms "
+        "without metadata, or when a Metadata answer says REBOOTSTRAP_REQUIRED; KIP-899, "
+        "KIP-1102); none keeps dialling the learned brokers and never goes back to the "
+        "bootstrap list.", choices=("rebootstrap", "none")),
+    Key("metadata.recovery.rebootstrap.trigger.ms", "int", 300000,
+        "With metadata.recovery.strategy=rebootstrap: how long metadata may stay "
+        "unobtainable from the learned brokers before the client rebootstraps.",
+        minimum=0, maximum=2147483647),
     Key("retry.backoff.ms", "int", 100, "Initial backoff before retrying a failed request.",
         minimum=1, maximum=300000),
     Key("retry.backoff.max.ms", "int", 1000, "Maximum retry backoff.", minimum=1,

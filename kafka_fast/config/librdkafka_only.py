@@ -62,10 +62,6 @@ _LISTS = "OpenSSL's cipher, curve and signature lists are not configurable here"
 
 #: Refused, with the reason.
 REFUSED: dict[str, str] = {
-    "metadata.recovery.strategy": "re-bootstrapping when no known broker is left is not "
-                                  "supported",
-    "metadata.recovery.rebootstrap.trigger.ms": "re-bootstrapping when no known broker is "
-                                                "left is not supported",
     "topic.blacklist": "hiding topics from metadata by pattern is not supported",
     "log_cb": f"{_CALLBACK}: pass a logging.Logger as logger",
     "background_event_cb": f"{_CALLBACK}: use error_cb, stats_cb, throttle_cb",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ class Key:
     librdkafka: bool = True
     java: bool = True
     ignored: bool = False
+    #: A regular expression a str value must match in full (checked after the kind).
+    pattern: str = ""
     extra: dict = field(default_factory=dict, compare=False)
 
     def parse(self, value: Any, given_as: str | None = None) -> Any:
@@ -82,6 +85,9 @@ class Key:
             shown_value = f"{out:g}" if kind == "float" else str(out)  # as librdkafka prints
             raise ConfigError(f'Configuration property "{shown}" value {shown_value} is outside '
                               f"allowed range {_bound(self.minimum)}..{_bound(self.maximum)}")
+        if self.pattern and re.fullmatch(self.pattern, out) is None:
+            raise ConfigError(f'Invalid value {out!r} for configuration property "{shown}": '
+                              f"must match {self.pattern}")
         return out
 
 

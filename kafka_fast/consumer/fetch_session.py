@@ -26,7 +26,8 @@ _MAX_EPOCH = 2**31 - 1
 
 #: Top-level Fetch errors that mean the broker no longer holds our session as we know it.
 SESSION_ERRORS = frozenset((KafkaError.FETCH_SESSION_ID_NOT_FOUND,
-                            KafkaError.INVALID_FETCH_SESSION_EPOCH))
+                            KafkaError.INVALID_FETCH_SESSION_EPOCH,
+                            KafkaError.FETCH_SESSION_TOPIC_ID_ERROR))
 
 #: What the broker keeps per partition: (fetch offset, current leader epoch, max bytes).
 PartitionFetch = tuple[int, int, int]
@@ -138,18 +139,27 @@ class FetchSession:
 
 
 def fetch_request(plan: FetchPlan, *, max_wait_ms: int, min_bytes: int, max_bytes: int,
-                  isolation_level: int, rack_id: str = "") -> m.FetchRequest:
-    """The FetchRequest (topics by name) that carries ``plan``."""
+                  isolation_level: int, rack_id: str = "",
+                  topic_ids: dict[str, Any] | None = None) -> m.FetchRequest:
+    """The FetchRequest that carries ``plan``: topics by name, or by ID from ``topic_ids``
+    (which then has every topic of the plan: Fetch v13+)."""
     FP = m.FetchRequest.FetchTopic.FetchPartition
     topics: dict[str, list] = defaultdict(list)
     for (topic, partition), (offset, epoch, part_max) in plan.send.items():
         topics[topic].append(FP(
             partition=partition, current_leader_epoch=epoch, fetch_offset=offset,
             last_fetched_epoch=-1, log_start_offset=-1, partition_max_bytes=part_max))
+    forgotten = plan.forgotten_by_topic()
+    if topic_ids is not None:
+        fetch = [m.FetchRequest.FetchTopic(topic_id=topic_ids[t], partitions=ps)
+                 for t, ps in topics.items()]
+        forget = [m.FetchRequest.ForgottenTopic(topic_id=topic_ids[t], partitions=ps)
+                  for t, ps in forgotten.items()]
+    else:
+        fetch = [m.FetchRequest.FetchTopic(topic=t, partitions=ps) for t, ps in topics.items()]
+        forget = [m.FetchRequest.ForgottenTopic(topic=t, partitions=ps)
+                  for t, ps in forgotten.items()]
     return m.FetchRequest(
         replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=max_bytes,
         isolation_level=isolation_level, session_id=plan.session_id, session_epoch=plan.epoch,
-        topics=[m.FetchRequest.FetchTopic(topic=t, partitions=ps) for t, ps in topics.items()],
-        forgotten_topics_data=[m.FetchRequest.ForgottenTopic(topic=t, partitions=ps)
-                               for t, ps in plan.forgotten_by_topic().items()],
-        rack_id=rack_id)
+        topics=fetch, forgotten_topics_data=forget, rack_id=rack_id)

@@ -30,7 +30,7 @@ from ..config.consumer import OFFSET_RESET
 from ..errors import KafkaError, KafkaException
 from ..net.lanes import Lane
 from ..protocol import messages as m
-from ..protocol.versioned import versioned
+from ..protocol.versioned import VersionedRequest, fit
 from ..topic_partition import OFFSET_BEGINNING, OFFSET_END
 from .fetch_decode import DecodedPartition, decode_partition
 from .fetch_session import SESSION_ERRORS, FetchPlan, FetchSession, fetch_request
@@ -48,6 +48,12 @@ log = logging.getLogger("kafka_fast.consumer")
 _RESET = {"earliest": OFFSET_BEGINNING, "latest": OFFSET_END, "error": None}
 
 
+def _covers(topic_ids: dict[str, Any], plan: FetchPlan) -> bool:
+    """True if ``topic_ids`` has an ID for every topic ``plan`` names."""
+    return all(topic_ids.get(t) is not None
+               for t, _ in (*plan.send, *plan.forgotten))
+
+
 def reset_strategy(conf: Config) -> int | None:
     """``auto.offset.reset`` as OFFSET_BEGINNING / OFFSET_END, or None for ``error``."""
     return _RESET[OFFSET_RESET[conf["auto.offset.reset"]]]
@@ -55,8 +61,14 @@ def reset_strategy(conf: Config) -> int | None:
 DECODE_MIN_BYTES = 64 * 1024
 #: Threads besides the I/O thread that decode the partitions of one response.
 DECODE_THREADS = 2
-#: Fetch versions above 12 address topics by id only; 12 has everything else we use.
-FETCH_MAX_VERSION = 12
+#: The newest Fetch this consumer sends; from 13 on topics are named by ID (KIP-516), which
+#: needs an ID for every topic of the request (else 12, by name).
+FETCH_MAX_VERSION = 18
+TOPIC_ID_VERSION = 13
+#: Answers to a Fetch by topic ID that mean our metadata is behind: look the topic up again
+#: (a new ID means it was created again; see ``_recreated``).
+TOPIC_ID_ERRORS = frozenset({E.UNKNOWN_TOPIC_ID, E.INCONSISTENT_TOPIC_ID,
+                             E.FETCH_SESSION_TOPIC_ID_ERROR})
 #: Seconds Fetches leave out ``client.rack`` after a read replica failed: a leader goes on
 #: naming a replica it still counts as caught up (up to its replica.lag.time.max.ms, 30 s by
 #: default) and answers without records when it does, so for this long the leaders serve the
@@ -137,6 +149,8 @@ class Fetcher:
         self.rack_paused_until = 0.0
         self.use_sessions = conf["fetch.sessions"]
         self.sessions: dict[int, FetchSession] = {}
+        #: Per broker, the topic IDs its fetch session was given (None: named by name).
+        self.session_ids: dict[int, dict[str, Any]] = {}
         self.inflight: set[int] = set()
         self.awaiting_metadata = False
         self.next_leader_check = 0.0
@@ -229,6 +243,7 @@ class Fetcher:
         leaderless: set[str] = set()
         stale: set[str] = set()
         by_node: dict[int, list[FetchCursor]] = defaultdict(list)
+        recreated: list[KafkaError] = []
         view = self.client.cluster
         if view is not self.errors_seen_in:  # new metadata: any assigned topic refused?
             self.errors_seen_in = view
@@ -256,6 +271,8 @@ class Fetcher:
                     if ps.backoff_until > now:
                         wait = min(wait, ps.backoff_until - now)
                     continue
+                if self._recreated(ps, view, recreated):
+                    continue
                 node = self.client.leader(ps.topic, ps.partition)
                 if node is None:
                     leaderless.add(ps.topic)
@@ -268,6 +285,8 @@ class Fetcher:
                 if node in self.inflight:
                     continue
                 by_node[node].append(ps)
+        for err in recreated:
+            state.post_error(err)
         if to_resolve:
             self._resolve(to_resolve)
         if to_validate:
@@ -293,6 +312,26 @@ class Fetcher:
             self.next_leader_check = now + self.error_backoff
             self.client.request_metadata(sorted(unreachable))
         return wait
+
+    def _recreated(self, ps: FetchCursor, view, errors: list[KafkaError]) -> bool:
+        """Pin the position to the topic's incarnation (its ID) on its first fetch; True,
+        with the position reset by ``auto.offset.reset`` and an error added to ``errors``,
+        when metadata now gives the topic another ID: it was deleted and created again, and
+        the offset means nothing in the new one (caller holds the state lock)."""
+        info = view.topics.get(ps.topic)
+        topic_id = info.topic_id if info is not None else None
+        if ps.topic_id is None or topic_id is None:
+            ps.topic_id = ps.topic_id or topic_id
+            return False
+        if topic_id == ps.topic_id:
+            return False
+        old, offset = ps.topic_id, ps.fetch_offset
+        ps.require(NEED_RESET, self.reset_strategy)
+        ps.topic_id = None
+        errors.append(KafkaError(E.UNKNOWN_TOPIC_ID, (
+            f"{ps.topic} [{ps.partition}] was deleted and created again (topic id {old} is now "
+            f"{topic_id}): position {offset} dropped, reset by auto.offset.reset")))
+        return True
 
     def _read_node(self, ps: FetchCursor, leader: int, view, now: float,
                    stale: set[str]) -> int:
@@ -340,14 +379,22 @@ class Fetcher:
             session = self.sessions[node] = FetchSession(self.use_sessions)
         return session
 
-    def request_for(self, plan: FetchPlan, max_wait_ms: int | None = None):
-        """The Fetch request carrying ``plan`` (fitted to the negotiated version)."""
+    def request_for(self, plan: FetchPlan, max_wait_ms: int | None = None,
+                    topic_ids: dict[str, Any] | None = None):
+        """The Fetch request carrying ``plan`` (fitted to the negotiated version): topics by
+        ID (v13+) when ``topic_ids`` names every topic of the plan, else by name (v12)."""
         wait = self.max_wait_ms if max_wait_ms is None else max_wait_ms
         rack = self.rack if time.monotonic() >= self.rack_paused_until else ""
-        return versioned(m.FetchRequest, lambda: fetch_request(
-            plan, max_wait_ms=wait, min_bytes=self.min_bytes, max_bytes=self.max_bytes,
-            isolation_level=1 if self.read_committed else 0, rack_id=rack),
-            FETCH_MAX_VERSION)
+        ids = topic_ids if topic_ids is not None and _covers(topic_ids, plan) else None
+
+        def build(version: int):
+            return fit(fetch_request(
+                plan, max_wait_ms=wait, min_bytes=self.min_bytes, max_bytes=self.max_bytes,
+                isolation_level=1 if self.read_committed else 0, rack_id=rack,
+                topic_ids=ids if version >= TOPIC_ID_VERSION else None), version)
+
+        return VersionedRequest(m.FetchRequest, build,
+                                FETCH_MAX_VERSION if ids is not None else TOPIC_ID_VERSION - 1)
 
     def _send(self, node: int, parts: list[FetchCursor]) -> None:
         sent = []
@@ -369,10 +416,19 @@ class Fetcher:
         if not sent:
             return
         session = self.session(node)
+        ids = {ps.topic: ps.topic_id for ps, *_ in sent}
+        if self.session_ids.get(node) != ids and session.active:
+            # A fetch session names topics the way it began (by ID or name, with those IDs):
+            # a topic created again, or one without an ID, starts a new session.
+            known = self.session_ids.get(node) or {}
+            if any(known.get(t, ids[t]) != ids[t] for t in ids) or (
+                    None in ids.values()) != (None in known.values()):
+                session.reset()
+        ids = self.session_ids[node] = {**self.session_ids.get(node, {}), **ids}
         plan = session.plan(wanted)
         self.inflight.add(node)
         try:
-            fut = self.client.send(node, self.request_for(plan),
+            fut = self.client.send(node, self.request_for(plan, topic_ids=ids),
                                    timeout_ms=self.request_timeout_ms
                                    + self.max_wait_ms, lane=Lane.FETCH)
         except KafkaException:
@@ -407,7 +463,8 @@ class Fetcher:
                 continue
             try:
                 futures.append(self.client.send(
-                    node, self.request_for(plan, max_wait_ms=0),
+                    node, self.request_for(plan, max_wait_ms=0,
+                                           topic_ids=self.session_ids.get(node)),
                     timeout_ms=self.request_timeout_ms, lane=Lane.FETCH))
             except KafkaException as exc:  # the broker forgets the session in time anyway
                 log.debug("closing the fetch session with broker %d failed: %s", node, exc)
@@ -454,8 +511,10 @@ class Fetcher:
         lookup = {(entry[0].topic, entry[0].partition): entry for entry in sent}
         items = []
         answered = set()
+        by_id = getattr(fut, "api_version", 0) >= TOPIC_ID_VERSION
+        names = {entry[0].topic_id: entry[0].topic for entry in sent} if by_id else None
         for topic in resp.responses:
-            name = topic.topic
+            name = names.get(topic.topic_id) if names is not None else topic.topic
             for pd in topic.partitions:
                 key = (name, pd.partition_index)
                 entry = lookup.get(key)
@@ -565,7 +624,7 @@ class Fetcher:
                 log.debug("%s [%d]: read replica answered %s at offset %d, fetching from "
                           "the leader", ps.topic, ps.partition, KafkaError(code).name(),
                           offset)
-                if code in LEADER_ERRORS or code == E.UNKNOWN_TOPIC_ID:
+                if code in LEADER_ERRORS or code in TOPIC_ID_ERRORS:
                     metadata_topics.add(ps.topic)
                 return None
             if code == E.OFFSET_OUT_OF_RANGE:
@@ -577,7 +636,7 @@ class Fetcher:
                 return None
             with state.lock:
                 ps.backoff_until = now + self.error_backoff
-            if code in LEADER_ERRORS or code == E.UNKNOWN_TOPIC_ID:
+            if code in LEADER_ERRORS or code in TOPIC_ID_ERRORS:
                 metadata_topics.add(ps.topic)
             else:
                 state.post_error(KafkaError(code, f"Fetch of {ps.topic} [{ps.partition}] at offset "

@@ -13,6 +13,8 @@ the application about positions only through chunks (``fetch_state.Chunk``) tagg
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..topic_partition import OFFSET_INVALID
 from .ownership import armed, owned
 
@@ -93,7 +95,7 @@ class FetchCursor:
         "reset_to", "resolving", "fetching", "fetch_seq", "backoff_until", "fetch_epoch",
         "known_leader_epoch", "high_watermark", "last_stable_offset", "log_start_offset",
         "eof_reported", "error_reported", "bad_offset", "read_replica", "read_replica_until",
-        "_writers",
+        "topic_id", "_writers",
     )
 
     def __init__(self, app: AppPosition, gen: int) -> None:
@@ -120,6 +122,9 @@ class FetchCursor:
         self.bad_offset = -1
         self.read_replica = -1
         self.read_replica_until = 0.0
+        #: The topic's ID when fetching from the current position began: the incarnation
+        #: of the topic the position belongs to (None: not fetched since it was set).
+        self.topic_id: Any = None
         armed(self)
 
     def set_position(self, offset: int, leader_epoch: int = -1) -> None:
@@ -132,6 +137,7 @@ class FetchCursor:
         self.reset_to = None
         self.eof_reported = False
         self.bad_offset = -1
+        self.topic_id = None
 
     def refetch(self, offset: int, epoch: int) -> None:
         """Fetch from ``offset`` again, keeping what was queued before it; answers to Fetches

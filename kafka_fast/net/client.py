@@ -84,6 +84,11 @@ class KafkaClient:
         self._bootstrap = {-(i + 1): addr for i, addr in enumerate(
             bootstrap_addresses(config.require("bootstrap.servers")))}
         self._extra_brokers: dict[int, tuple[str, int]] = {}
+        #: ``metadata.recovery.strategy=rebootstrap``: forget learned brokers for the
+        #: bootstrap list when they cannot give metadata (KIP-899, KIP-1102).
+        self.rebootstrap_enabled = config["metadata.recovery.strategy"] == "rebootstrap"
+        #: How many times the client went back to the bootstrap list.
+        self.rebootstraps = 0
         self._conns: dict[int, BrokerConnection] = {}  # the DEFAULT lane
         self._lanes: dict[tuple[int, Lane], BrokerConnection] = {}  # the other lanes
         self._submitted: deque[Request] = deque()
@@ -430,8 +435,9 @@ class KafkaClient:
         best = None
         best_load = 0
         connecting = None
+        rebootstrapped = not self.cluster.brokers
         for node_id, conn in self._conns.items():
-            if node_id in exclude or conn.retire_when_idle:
+            if node_id in exclude or conn.retire_when_idle or (rebootstrapped and node_id >= 0):
                 continue
             if conn.state == State.READY:
                 load = conn.load()
@@ -446,11 +452,14 @@ class KafkaClient:
         now = time.monotonic()
         brokers = [n for n in self.cluster.brokers if n not in exclude]
         usable = [n for n in brokers if self._connectable(n, now)]
-        if not usable and all(self._down(n) for n in self.cluster.brokers):
-            # Every known broker is unreachable: fall back to the bootstrap addresses.
+        if (not usable and self.rebootstrap_enabled and self.cluster.brokers
+                and all(self._down(n) for n in self.cluster.brokers)):
+            # Every known broker is unreachable (KIP-899): start again from bootstrap.
+            self.rebootstrap("every known broker is unreachable")
+        if not self.cluster.brokers:
             usable = [n for n in self._bootstrap if n not in exclude
                       and self._connectable(n, now)]
-            brokers = brokers or [n for n in self._bootstrap if n not in exclude]
+            brokers = [n for n in self._bootstrap if n not in exclude]
         if usable:
             fresh = [n for n in usable if n not in self._conns]
             if fresh:
@@ -460,6 +469,28 @@ class KafkaClient:
             return min(brokers, key=lambda n: self._conns[n].next_attempt
                        if n in self._conns else 0.0)
         return None
+
+    def rebootstrap(self, reason: str) -> None:
+        """Forget the brokers learned from metadata and go back to ``bootstrap.servers``
+        (I/O thread): requests for any broker are sent to a bootstrap address until the next
+        Metadata answer names the cluster's brokers again. Topics stay known; connections
+        to the learned brokers stay until they close. Does nothing while no broker is
+        known, or with ``metadata.recovery.strategy=none``."""
+        view = self.cluster
+        if not self.rebootstrap_enabled or not view.brokers:
+            return
+        self.rebootstraps += 1
+        self.log.info("rebootstrapping from %s: %s (forgetting brokers %s)",
+                      ",".join(f"{h}:{p}" for h, p in self._bootstrap.values()), reason,
+                      sorted(view.brokers), extra={"kafka_event": "rebootstrap"})
+        for node_id in list(self._bootstrap):
+            conn = self._conns.get(node_id)
+            if conn is not None and conn.state == State.DISCONNECTED and not conn.pending:
+                del self._conns[node_id]  # dialled afresh, without the old backoff
+            elif conn is not None:
+                conn.retire_when_idle = False
+        self.cluster = ClusterView(brokers={}, topics=view.topics, cluster_id=view.cluster_id,
+                                   controller_id=-1, updated=view.updated, source_node=-1)
 
     def _connectable(self, node_id: int, now: float) -> bool:
         conn = self._conns.get(node_id)

@@ -64,6 +64,8 @@ class ConnectionSettings:
             config=config,
             max_response_bytes=_max_response_bytes(config),
             keepalive=config["socket.keepalive.enable"],
+            software_name=config["client.software.name"],
+            software_version=config["client.software.version"],
             oauth_tokens=(TokenSource.from_config(config)
                           if uses_sasl(config) and config["sasl.mechanism"] == "OAUTHBEARER"
                           else None),

@@ -78,7 +78,7 @@ class ProducerBatch:
         "part", "builder", "payload", "count", "size", "created", "entries",
         "base_sequence", "stamp", "attempts", "retry_at",
         "error", "base_offset", "log_append_time", "order", "sent_at", "reported", "encoding",
-        "__weakref__",
+        "topic_id", "in_doubt", "__weakref__",
     )
 
     def __init__(self, part: Any, count: int, size: int, created: float, entries: Any,
@@ -93,6 +93,11 @@ class ProducerBatch:
         self.created = created  # monotonic seconds of the first record
         self.entries = entries  # None, RecordEntries or ColumnEntries
         self.base_sequence = -1  # assigned by the sender (idempotence) when first drained
+        #: The topic's ID (uuid.UUID) when the batch was first sent: the incarnation of the
+        #: topic it may be written to (None: not sent yet, or no ID known).
+        self.topic_id: Any = None
+        #: A request carrying it failed without an answer: it may have been written.
+        self.in_doubt = False
         self.stamp = (-1, -1, -1)  # (producer_id, epoch, base_sequence) the payload carries
         self.attempts = 0
         self.retry_at = 0.0

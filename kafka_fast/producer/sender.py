@@ -37,6 +37,7 @@ PartitionData = ProduceRequest.TopicProduceData.PartitionProduceData
 #: Errors after which the partition's leader is looked up again.
 REFRESH_CODES = frozenset({
     KafkaError.NOT_LEADER_OR_FOLLOWER, KafkaError.UNKNOWN_TOPIC_OR_PARTITION,
+    KafkaError.UNKNOWN_TOPIC_ID, KafkaError.INCONSISTENT_TOPIC_ID,
     KafkaError.LEADER_NOT_AVAILABLE, KafkaError.KAFKA_STORAGE_ERROR,
     KafkaError.FENCED_LEADER_EPOCH, KafkaError.UNKNOWN_LEADER_EPOCH,
     KafkaError.NOT_ENOUGH_REPLICAS, KafkaError._TRANSPORT, KafkaError._UNKNOWN_BROKER,
@@ -48,6 +49,8 @@ RETRIABLE_LOCAL = frozenset({
     KafkaError._ALL_BROKERS_DOWN, KafkaError.REQUEST_TIMED_OUT, KafkaError.NETWORK_EXCEPTION,
 })
 MAX_IDEMPOTENT_IN_FLIGHT = 5
+#: The first Produce version that names topics by ID (KIP-516).
+TOPIC_ID_VERSION = 13
 #: Largest ProduceRequest the sender builds (bytes of record data; one batch always fits).
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
 EXPIRY_INTERVAL = 0.05
@@ -356,6 +359,8 @@ class Sender:
         batches: list[ProducerBatch] = []
         total = 0
         rest: list[PartitionState] = []
+        known = self.view.topics
+        ids: dict[str, Any] = {}
         for i, ps in enumerate(parts):
             if total and total >= MAX_REQUEST_BYTES:
                 rest.extend(p for p in parts[i:] if self._sendable(p, now))
@@ -363,6 +368,22 @@ class Sender:
             if not ps.sealed:
                 continue
             batch = ps.sealed.popleft()  # the application thread only appends on the right
+            info = known.get(ps.topic)
+            topic_id = info.topic_id if info is not None else None
+            if batch.topic_id is None:
+                batch.topic_id = topic_id
+            elif topic_id is not None and topic_id != batch.topic_id:
+                # Sent to a topic that was deleted and created again since: never written
+                # into the new one (its records may already be in the old one).
+                self._handle_error(batch, KafkaError(
+                    KafkaError.UNKNOWN_TOPIC_ID,
+                    f"{ps.topic} was deleted and created again (topic id {batch.topic_id} "
+                    f"is now {topic_id}) while this batch was being sent", retriable=False),
+                    now)
+                if self._sendable(ps, now):
+                    rest.append(ps)
+                continue
+            ids[ps.topic] = topic_id
             if self.idempotent:
                 if batch.base_sequence < 0:
                     batch.base_sequence = ps.next_seq
@@ -378,17 +399,25 @@ class Sender:
                 rest.append(ps)
         if not batches:
             return rest
-        req = ProduceRequest(
-            transactional_id=identity.transactional_id if identity is not None else None,
-            acks=self.acks, timeout_ms=self.request_timeout_ms,
-            topic_data=[TopicData(name=t, partition_data=pd) for t, pd in topics.items()])
-        message: Any = req
+        txn_id = identity.transactional_id if identity is not None else None
+        acks, timeout_ms = self.acks, self.request_timeout_ms
+
+        def build(version: int) -> ProduceRequest:
+            if version >= TOPIC_ID_VERSION:
+                data = [TopicData(topic_id=ids[t], partition_data=pd) for t, pd in topics.items()]
+            else:
+                data = [TopicData(name=t, partition_data=pd) for t, pd in topics.items()]
+            return ProduceRequest(transactional_id=txn_id, acks=acks, timeout_ms=timeout_ms,
+                                  topic_data=data)
+
+        # Produce v13 names topics by ID: only when metadata gave every topic one.
+        highest = None if all(v is not None for v in ids.values()) else TOPIC_ID_VERSION - 1
         hook = self.txn_hook
         if hook is not None and hook.transaction_version < 2:
             # Produce v12+ would add the partition to a transactions-v2 transaction (KIP-890);
             # a v1 transaction must stay below it.
-            message = VersionedRequest(ProduceRequest, lambda _v: req,
-                                       max_version=PRODUCE_TXN_V1_MAX_VERSION)
+            highest = PRODUCE_TXN_V1_MAX_VERSION
+        message = VersionedRequest(ProduceRequest, build, max_version=highest)
         self.inflight_requests += 1
         self.node_requests[node] = self.node_requests.get(node, 0) + 1
         try:
@@ -427,6 +456,8 @@ class Sender:
         if exc is not None:
             err = exc.args[0] if isinstance(exc, KafkaException) else KafkaError(
                 KafkaError._FAIL, str(exc))
+            for batch in batches:
+                batch.in_doubt = True  # sent, no answer: it may have been written
             self._request_failed(batches, err, now)
             return
         resp = fut.result()
@@ -434,10 +465,17 @@ class Sender:
             for batch in batches:
                 self._done_ok(batch, -1, -1)
             return
-        results: dict[tuple[str, int], Any] = {}
-        for t in resp.responses:
-            for p in t.partition_responses:
-                results[(t.name, p.index)] = p
+        results: dict[tuple[str | None, int], Any] = {}
+        if getattr(fut, "api_version", 0) >= TOPIC_ID_VERSION:
+            names = {b.topic_id: b.part.topic for b in batches}
+            for t in resp.responses:
+                name = names.get(t.topic_id)
+                for p in t.partition_responses:
+                    results[(name, p.index)] = p
+        else:
+            for t in resp.responses:
+                for p in t.partition_responses:
+                    results[(t.name, p.index)] = p
         for batch in batches:
             pr = results.get((batch.part.topic, batch.part.partition))
             if pr is None:
@@ -497,6 +535,9 @@ class Sender:
                 self.set_fatal(KafkaError(code, err.str(), fatal=True))
                 self._finish(batch, KafkaError(code, err.str(), fatal=True))
                 return
+        if code == KafkaError.UNKNOWN_TOPIC_ID and not batch.in_doubt:
+            # Not written anywhere: the retry goes to the topic metadata names next.
+            batch.topic_id = None
         retriable = err.retriable() or code in RETRIABLE_LOCAL
         if retriable and batch.attempts < self.retries:
             if code in REFRESH_CODES:

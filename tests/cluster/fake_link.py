@@ -67,6 +67,7 @@ class FakeLink:
         self.sent: list[Sent] = []
         self.views: list[ClusterView] = []
         self.learned: list[tuple[int, str, int]] = []
+        self.rebootstrapped: list[str] = []
         self.node = node
         self.versions = versions or {}
 
@@ -93,6 +94,9 @@ class FakeLink:
 
     def learn_broker(self, node_id: int, host: str, port: int) -> None:
         self.learned.append((node_id, host, port))
+
+    def rebootstrap(self, reason: str) -> None:
+        self.rebootstrapped.append(reason)
 
 
 def through_codec(message: Any, version: int) -> Any:

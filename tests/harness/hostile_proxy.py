@@ -12,7 +12,12 @@ that API (any connection) in one of these ways:
 - ``stall``: the response is swallowed (the connection stays open and silent);
 - ``duplicate``: the response is sent twice;
 - ``misnumber``: the response carries a correlation id no request has;
-- ``oversize``: a size prefix of 1 GiB, then silence on that connection.
+- ``oversize``: a size prefix of 1 GiB, then silence on that connection;
+- ``rebootstrap``: a Metadata response (v13+) becomes the broker's top-level
+  REBOOTSTRAP_REQUIRED answer (no brokers, no topics; KIP-1102).
+
+``capture`` names API keys whose request frames are kept whole in ``captured`` as
+``(api_key, version, frame)``, as the client wrote them.
 
 ``applied`` counts the damage done per ``(api_key, kind)`` so that tests can check the
 fault really happened. Runs one selector thread; ``close()`` stops it.
@@ -30,7 +35,9 @@ from collections.abc import Iterable
 from kafka_fast.protocol.headers import decode_response_header, response_header_version
 from kafka_fast.protocol.messages import FindCoordinatorResponse, MetadataResponse
 
-KINDS = ("corrupt", "truncate", "cut", "stall", "duplicate", "misnumber", "oversize")
+KINDS = ("corrupt", "truncate", "cut", "stall", "duplicate", "misnumber", "oversize",
+         "rebootstrap")
+REBOOTSTRAP_REQUIRED = 129
 METADATA = 3
 FIND_COORDINATOR = 10
 _SIZE = struct.Struct(">i")
@@ -72,6 +79,8 @@ class HostileProxy:
         self.applied: collections.Counter[tuple[int, int | str]] = collections.Counter()
         self.responses: collections.Counter[int] = collections.Counter()
         self.largest_frame = 0
+        self.capture: set[int] = set()
+        self.captured: list[tuple[int, int, bytes]] = []
         self.port_of: dict[tuple[str, int], int] = {}
         self._listeners: list[socket.socket] = []
         self._pipes: set[_Pipe] = set()
@@ -203,6 +212,9 @@ class HostileProxy:
             if size >= 8:
                 api_key, version, corr = _REQUEST.unpack_from(inbox, 4)
                 pipe.requests[corr] = (api_key, version)
+                if api_key in self.capture:
+                    with self._lock:
+                        self.captured.append((api_key, version, bytes(inbox[4:4 + size])))
             out += inbox[:4 + size]
             del inbox[:4 + size]
         if out:
@@ -231,6 +243,9 @@ class HostileProxy:
                 self._send(pipe, pipe.client, _SIZE.pack(len(frame)) + frame)
                 continue
             self.applied[(api_key, kind)] += 1
+            if kind == "rebootstrap":
+                self._send(pipe, pipe.client, self._rebootstrap_required(frame, version))
+                continue
             self._damage(pipe, frame, kind)
 
     def _damage(self, pipe: _Pipe, frame: bytes, kind: str) -> None:
@@ -280,6 +295,17 @@ class HostileProxy:
         if not changed:
             return frame
         return frame[:offset] + resp.encode(version)
+
+    @staticmethod
+    def _rebootstrap_required(frame: bytes, version: int) -> bytes:
+        """The size-prefixed Metadata ``frame`` turned into a REBOOTSTRAP_REQUIRED answer."""
+        offset = decode_response_header(frame, response_header_version(METADATA, version))[1]
+        resp = MetadataResponse.decode(memoryview(frame)[offset:], version)
+        resp.error_code = REBOOTSTRAP_REQUIRED
+        resp.brokers = []
+        resp.topics = []
+        body = frame[:offset] + resp.encode(version)
+        return _SIZE.pack(len(body)) + body
 
     def _send(self, pipe: _Pipe, side: _Side, data: bytes) -> None:
         side.outbox += data

@@ -139,6 +139,11 @@ class Proxy:
         for toxic in self.toxics():
             self.remove(toxic["name"])
 
+    def set_upstream(self, upstream_port: int) -> None:
+        """Relay new connections to ``upstream_port`` on 127.0.0.1 from now on."""
+        self.server.call("POST", f"/proxies/{self.name}",
+                         {"upstream": f"{LOOPBACK}:{upstream_port}", "enabled": True})
+
     def set_enabled(self, enabled: bool) -> None:
         """Disabled, the proxy closes its connections and refuses new ones."""
         self.server.call("POST", f"/proxies/{self.name}", {"enabled": enabled})

@@ -66,9 +66,8 @@ def test_api_versions_fallback_and_negotiation(mock_cluster):
         node = next(iter(view.brokers))
         client.send(node, MetadataRequest(topics=[])).result(10)
         assert client.api_version(node, ApiVersionsRequest.API_KEY) == 2
-        # Metadata: the mock's v0-13 against this client's v0-12 (the codec has v13, which
-        # the client does not negotiate yet).
-        assert client.api_version(node, METADATA) == 12
+        # Metadata: the mock's v0-13 against this client's v0-13.
+        assert client.api_version(node, METADATA) == 13
         fut = client.send(node, MetadataRequest(topics=[]), version=4)
         fut.result(10)
         assert fut.api_version == 4

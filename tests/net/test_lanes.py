@@ -9,7 +9,7 @@ import pytest
 from harness import create_topic, unique_topic
 
 from kafka_fast.consumer.fetch_session import FetchSession, fetch_request
-from kafka_fast.consumer.fetcher import FETCH_MAX_VERSION
+from kafka_fast.consumer.fetcher import TOPIC_ID_VERSION
 from kafka_fast.net.lanes import Lane
 from kafka_fast.protocol import messages as m
 from kafka_fast.protocol.versioned import versioned
@@ -26,7 +26,7 @@ def _held_fetch(topic: str):
     plan = FetchSession(enabled=False).plan({(topic, 0): (0, -1, 1 << 20)})
     return versioned(m.FetchRequest, lambda: fetch_request(
         plan, max_wait_ms=HOLD_MS, min_bytes=1, max_bytes=1 << 20, isolation_level=0),
-        FETCH_MAX_VERSION)
+        TOPIC_ID_VERSION - 1)  # topics by name
 
 
 def _metadata(topic: str) -> m.MetadataRequest:

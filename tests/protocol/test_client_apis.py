@@ -103,10 +103,11 @@ def test_negotiation_is_capped_at_what_the_client_fills():
         low, cap = API_VERSIONS[key]
         assert low == request.MIN_VERSION and low <= cap <= request.MAX_VERSION
         assert cap == _listed()[request.NAME[:-len("Request")]]
-    # Newer versions stay in the codec but out of negotiation: topic IDs instead of names
-    # (Produce 13, OffsetCommit/OffsetFetch 10, TxnOffsetCommit 6), Fetch 18, ApiVersions 5.
-    expected = {0: (3, 12, 13), 1: (4, 17, 18), 8: (2, 9, 10), 9: (1, 9, 10), 28: (0, 5, 6),
-                18: (0, 4, 5), 3: (0, 12, 13)}
+    # Newer versions stay in the codec but out of negotiation: topic IDs only
+    # (OffsetCommit/OffsetFetch 10, TxnOffsetCommit 6), ApiVersions 5. Produce 13 and Fetch 18
+    # (topics by ID when metadata has them) and Metadata 13 are negotiated.
+    expected = {0: (3, 13, 13), 1: (4, 18, 18), 8: (2, 9, 10), 9: (1, 9, 10), 28: (0, 5, 6),
+                18: (0, 4, 5), 3: (0, 13, 13)}
     for key, (low, cap, newest) in expected.items():
         assert API_VERSIONS[key] == (low, cap)
         assert API_KEYS[key][0].MAX_VERSION == newest
@@ -117,7 +118,7 @@ def test_negotiation_is_capped_at_what_the_client_fills():
         e = entry()
         e.api_key, e.min_version, e.max_version = key, low, newest
         ranges.append(e)
-    assert negotiate(ranges, API_VERSIONS) == {0: 12, 1: 17, 8: 9, 18: 4}
+    assert negotiate(ranges, API_VERSIONS) == {0: 13, 1: 18, 8: 9, 18: 4}
 
 
 def test_share_group_versions():

@@ -150,15 +150,16 @@ def test_check_generated_reports_drift_and_skips_without_schemas(tmp_path):
     assert result.returncode == 1 and "not found (CI=true)" in result.stdout
     if SCHEMAS is None or not SCHEMAS.is_dir():
         return
-    # A schema folder whose Metadata API lost a version: the committed code now differs.
+    # A schema folder whose ListOffsets API lost a version (one the client does not
+    # negotiate): the committed code now differs.
     fake = tmp_path / "kafka-protocol-4.4"
     shutil.copytree(SCHEMAS, fake)
-    for name in ("MetadataRequest.json", "MetadataResponse.json"):
+    for name in ("ListOffsetsRequest.json", "ListOffsetsResponse.json"):
         path = fake / "message" / name
-        path.write_text(path.read_text().replace('"validVersions": "0-13"',
-                                                 '"validVersions": "0-12"'))
+        path.write_text(path.read_text().replace('"validVersions": "1-11"',
+                                                 '"validVersions": "1-10"'))
     result = subprocess.run([sys.executable, str(CHECK), str(fake)], capture_output=True,
                             text=True)
     assert result.returncode == 1
-    assert "differs: metadata_request.py" in result.stdout
+    assert "differs: list_offsets_request.py" in result.stdout
     assert "MAX_VERSION" in result.stdout

@@ -10,6 +10,7 @@ from kafka_fast.config import make_config
 from kafka_fast.errors import KafkaError, KafkaException
 from kafka_fast.net import KafkaClient
 from kafka_fast.protocol import messages as m
+from kafka_fast.protocol.versioned import VersionedRequest
 from kafka_fast.records import (
     CONTROL_ABORT,
     CONTROL_COMMIT,
@@ -87,7 +88,9 @@ class HandProducer:
             transactional_id=self.txn.transactional_id, acks=-1, timeout_ms=5000,
             topic_data=[data(name=topic, partition_data=[
                 data.PartitionProduceData(index=partition, records=batch)])])
-        resp = self.client.send(leader, req).result(timeout)
+        # Topics by name: at most v12 (v13 names them by ID).
+        resp = self.client.send(leader, VersionedRequest(m.ProduceRequest, lambda _v: req,
+                                                         max_version=12)).result(timeout)
         p = resp.responses[0].partition_responses[0]
         if p.error_code == 0:
             self.sequences[tp] = seq + len(values)

@@ -165,10 +165,10 @@ MODULES = {
 #: response flexible min, min version, max version the codec speaks, max version
 #: the client negotiates)
 API_INDEX = {
-    0: ('ProduceRequest', 'ProduceResponse', 9, 9, 3, 13, 12),
-    1: ('FetchRequest', 'FetchResponse', 12, 12, 4, 18, 17),
+    0: ('ProduceRequest', 'ProduceResponse', 9, 9, 3, 13, 13),
+    1: ('FetchRequest', 'FetchResponse', 12, 12, 4, 18, 18),
     2: ('ListOffsetsRequest', 'ListOffsetsResponse', 6, 6, 1, 11, 10),
-    3: ('MetadataRequest', 'MetadataResponse', 9, 9, 0, 13, 12),
+    3: ('MetadataRequest', 'MetadataResponse', 9, 9, 0, 13, 13),
     8: ('OffsetCommitRequest', 'OffsetCommitResponse', 8, 8, 2, 10, 9),
     9: ('OffsetFetchRequest', 'OffsetFetchResponse', 6, 6, 1, 10, 9),
     10: ('FindCoordinatorRequest', 'FindCoordinatorResponse', 3, 3, 0, 6, 6),
