@@ -1,7 +1,7 @@
 """The soak of tests/chaos/soak.py (``make soak``): run it, store the result, and render
 docs/soak.md's figures and docs/soak.png from the stored runs.
 
-    python tools/soak_report.py [--seconds 1800] [--rate 200] [--restart-every 120]
+    python tools/soak_report.py [--seconds 1800] [--rate 50] [--restart-every 120]
                                 [--seed N] [--note TEXT]
     python tools/soak_report.py --render   # only rewrite docs/soak.md and docs/soak.png
 
@@ -162,7 +162,7 @@ def write_doc(runs: list[dict[str, Any]]) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=1800.0, help="how long records flow")
-    ap.add_argument("--rate", type=int, default=200, help="records per second")
+    ap.add_argument("--rate", type=int, default=50, help="records per second")
     ap.add_argument("--restart-every", type=float, default=120.0,
                     help="seconds between rolling restarts of the brokers")
     ap.add_argument("--seed", type=int, default=None, help="the toxic schedule's seed")

@@ -48,6 +48,9 @@ CLIENT = Path(__file__).with_name("soak_client.py")
 REPO = Path(__file__).resolve().parents[2]
 PARTITIONS = 3
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
+#: Seconds a restarted broker may take to answer and to have its replicas back in sync (a
+#: JVM start on a busy machine takes a minute).
+RESTART_TIMEOUT = 180.0
 #: Seconds the client may take past its production time (its own drain plus closing).
 CLIENT_GRACE = 360.0
 
@@ -55,7 +58,7 @@ CLIENT_GRACE = 360.0
 @dataclass(frozen=True)
 class SoakSettings:
     seconds: float = 1800.0
-    rate: int = 200  # records per second
+    rate: int = 50  # records per second
     restart_every: float = 120.0
     fault_window: float = 8.0
     fault_gap: float = 4.0
@@ -148,11 +151,11 @@ class _Restarts:
         try:
             self.kafka.stop_node(node, signal.SIGTERM)
             time.sleep(1.0)
-            self.kafka.start_node(node)
+            self.kafka.start_node(node, RESTART_TIMEOUT)
             self.state["down"] = 0
-            self.kafka.wait_for_brokers()
+            self.kafka.wait_for_brokers(timeout=RESTART_TIMEOUT)
             for topic in self.topics:
-                self.kafka.wait_in_sync(topic)
+                self.kafka.wait_in_sync(topic, timeout=RESTART_TIMEOUT)
             self.restarts += 1
             self.log.append(f"{self.clock.now()}s broker {node} back, replicas in sync")
         except Exception as exc:  # recorded as a violation; the next restart still runs

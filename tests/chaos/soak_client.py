@@ -131,7 +131,7 @@ def main(bootstrap: str, source: str, target: str, records: int, seconds: float,
     deadline = [float("inf")]
     pacer = Pacer(records, 1, first_guess=seconds)
     producer = ProducerRun({"bootstrap.servers": bootstrap, "acks": "all",
-                            "enable.idempotence": True, "linger.ms": 5,
+                            "enable.idempotence": True, "linger.ms": 100,
                             "message.timeout.ms": 600000, **CLIENT},
                            source, PARTITIONS, records, pacer, flush_timeout=DRAIN)
     transformer = Transformer(bootstrap, source, target, records, deadline)

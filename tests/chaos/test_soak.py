@@ -26,7 +26,7 @@ def test_soak_under_restarts_and_toxics(tmp_path, chaos_seed):
     require_apache_kafka()
     require_toxiproxy()
     seconds = env_int("SOAK_SECONDS", 180, minimum=60)
-    settings = SoakSettings(seconds=seconds, rate=200, restart_every=60.0, seed=chaos_seed)
+    settings = SoakSettings(seconds=seconds, rate=50, restart_every=60.0, seed=chaos_seed)
     cluster = start_proxied_cluster(tmp_path / "cluster")
     try:
         result = run_soak(cluster, tmp_path / "soak", settings)
