@@ -39,11 +39,11 @@ RESOURCES = {"rss_mb": "RSS (MB)", "threads": "threads", "fds": "open descriptor
 def run(seconds: float, rate: int, restart_every: float, seed: int, note: str
         ) -> dict[str, Any]:
     from harness.toxiproxy import start_proxied_cluster
-    from soak import SoakSettings, run_soak
+    from soak import RESTART_TIMEOUT, SoakSettings, run_soak
 
     settings = SoakSettings(seconds=seconds, rate=rate, restart_every=restart_every, seed=seed)
     with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
-        cluster = start_proxied_cluster(Path(tmp) / "cluster")
+        cluster = start_proxied_cluster(Path(tmp) / "cluster", RESTART_TIMEOUT)
         try:
             result = run_soak(cluster, Path(tmp) / "soak", settings)
         finally:

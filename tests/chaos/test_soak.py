@@ -17,7 +17,7 @@ import toxiproxy_schedule as sched
 from chaos_run import env_int
 from harness.apache_kafka import require_apache_kafka
 from harness.toxiproxy import require_toxiproxy, start_proxied_cluster
-from soak import SoakSettings, run_soak
+from soak import RESTART_TIMEOUT, SoakSettings, run_soak
 
 pytestmark = [pytest.mark.chaos, pytest.mark.timeout(900)]
 
@@ -27,7 +27,7 @@ def test_soak_under_restarts_and_toxics(tmp_path, chaos_seed):
     require_toxiproxy()
     seconds = env_int("SOAK_SECONDS", 180, minimum=60)
     settings = SoakSettings(seconds=seconds, rate=50, restart_every=60.0, seed=chaos_seed)
-    cluster = start_proxied_cluster(tmp_path / "cluster")
+    cluster = start_proxied_cluster(tmp_path / "cluster", RESTART_TIMEOUT)
     try:
         result = run_soak(cluster, tmp_path / "soak", settings)
     finally:
