@@ -6,8 +6,9 @@ records, reporting progress every second and its ledger at the end.
 - an idempotent producer (``acks=all``) writes ``RECORDS`` numbered records to ``SOURCE``
   (3 partitions, record ``i`` to partition ``i % 3``), paced evenly over ``SECONDS``;
 - examples/exactly_once.py's consume-transform-produce loop reads ``SOURCE`` read_committed
-  in its own group and writes one result per record to ``TARGET`` in transactions (a new run
-  with the same ``transactional.id`` whenever the loop stops for want of input);
+  in its own group and writes one result per record to ``TARGET`` in transactions (a new run,
+  new consumer and producer with the same ``transactional.id``, whenever the loop stops for
+  want of input or on a non-fatal error);
 - a consumer group (auto commit) reads ``SOURCE`` and counts every record it is given.
 
 Each second a JSON line ``{"delivered": .., "transformed": .., "grouped": ..}`` (delivery
@@ -28,7 +29,7 @@ from typing import Any
 
 from paced_producer import Pacer, ProducerRun
 
-from kafka_fast import Consumer, Producer
+from kafka_fast import Consumer, KafkaException, Producer
 
 PARTITIONS = 3
 #: Seconds the consumers may take to catch up once the producer is done.
@@ -56,6 +57,7 @@ class Transformer(threading.Thread):
         self.processed = 0  # committed, counted when a run of the loop returns
         self.attempted = 0  # queued in a transaction (committed or aborted), as it goes
         self.runs = 0
+        self.restarts: list[str] = []  # non-fatal errors that stopped the loop
         self.errors: list[str] = []
         self.exception: str = ""
 
@@ -63,28 +65,37 @@ class Transformer(threading.Thread):
         _examples()
         from exactly_once import run
 
-        consumer = Consumer({
-            "bootstrap.servers": self.bootstrap, "group.id": f"soak-eo-{self.source}",
-            "enable.auto.commit": False, "auto.offset.reset": "earliest",
-            "isolation.level": "read_committed", "session.timeout.ms": 10000,
-            "heartbeat.interval.ms": 1000, "error_cb": self._error, **CLIENT})
         try:
-            consumer.subscribe([self.source])
-            while self.processed < self.records and time.monotonic() < self.deadline[0]:
+            while time.monotonic() < self.deadline[0]:
+                consumer = Consumer({
+                    "bootstrap.servers": self.bootstrap, "group.id": f"soak-eo-{self.source}",
+                    "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                    "isolation.level": "read_committed", "session.timeout.ms": 10000,
+                    "heartbeat.interval.ms": 1000, "error_cb": self._error, **CLIENT})
                 producer = Producer({
                     "bootstrap.servers": self.bootstrap,
                     "transactional.id": f"soak-tid-{self.source}",
                     "transaction.timeout.ms": 60000, "error_cb": self._error, **CLIENT})
                 self.runs += 1
                 try:
+                    consumer.subscribe([self.source])
                     self.processed += run(consumer, producer, self.target, batch=200,
                                           idle=IDLE, before_commit=self._attempt)
+                    if self.deadline[0] != float("inf"):
+                        break  # idle after the producer finished: every input is done
+                except KafkaException as exc:
+                    # The loop stops on any consumer error; a non-fatal one (e.g. _TIMED_OUT
+                    # when the group coordinator does not answer in time) is restarted as a
+                    # supervisor restarts a process: new consumer and producer, resuming
+                    # from the committed offsets.
+                    if exc.args[0].fatal():
+                        raise
+                    self.restarts.append(exc.args[0].name())
                 finally:
                     producer.close()
+                    consumer.close()
         except BaseException as exc:  # reported in the result
             self.exception = f"{type(exc).__name__}: {exc}"
-        finally:
-            consumer.close()
 
     def _error(self, err: Any) -> None:
         self.errors.append(err.name())
@@ -159,6 +170,7 @@ def main(bootstrap: str, source: str, target: str, records: int, seconds: float,
         "producer_exception": repr(producer.exception) if producer.exception else "",
         "producer_errors": dict(Counter(e.name() for e in producer.client_errors)),
         "transformed": transformer.processed, "transformer_runs": transformer.runs,
+        "transformer_restarts": dict(Counter(transformer.restarts)),
         "transformer_exception": transformer.exception,
         "transformer_errors": dict(Counter(transformer.errors)),
         "group_missing": len(missing), "group_missing_first": missing[:10],
