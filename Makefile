@@ -20,7 +20,7 @@ PURE_IGNORE ?= --ignore=tests/core/test_records_fuzz.py --ignore=tests/consumer/
 	--ignore=tests/consumer/test_ownership.py
 
 .PHONY: demo test test-core test-pure bench build install system-deps kerberos kafka-jars gen compat-table \
-	check-generated lint clean sanitize fuzz fuzz-seeds
+	check-generated lint clean sanitize fuzz fuzz-seeds soak
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -111,6 +111,15 @@ fuzz: build
 
 fuzz-seeds: build
 	$(PY) tools/fuzz.py seeds
+
+# 30 minutes of produce, consume-transform-produce and a consumer group through Toxiproxy to a
+# 3-node Apache Kafka cluster, brokers restarted in turn every 2 minutes, toxics on a schedule;
+# the client process sampled every second. Stores docs/bench/results/soak.jsonl, rewrites
+# docs/soak.md and docs/soak.png (tools/soak_report.py; `make test` runs 3 minutes of it).
+SOAK_SECONDS ?= 1800
+soak: build kafka-jars
+	KAFKA_PROTOCOL_DIR=$(abspath $(SCHEMAS)) $(PY) tools/soak_report.py --seconds $(SOAK_SECONDS) \
+		$(if $(SOAK_NOTE),--note "$(SOAK_NOTE)")
 
 test-core: build
 	$(PY) -m pytest -q tests/core

@@ -731,9 +731,10 @@ class BrokerConnection:
                     r.fail(kafka_exception(KafkaError._TIMED_OUT,
                                            f"{self.name}: request timed out in queue"))
         if state == State.READY and self.inflight:
-            oldest = next(iter(self.inflight.values()))
-            if oldest.deadline <= now:
-                late = [(c, r) for c, r in self.inflight.items() if r.deadline <= now]
+            # Every request in flight, not only the oldest: a later one may have a shorter
+            # timeout (its own ``timeout_ms``) than one sent before it.
+            late = [(c, r) for c, r in self.inflight.items() if r.deadline <= now]
+            if late:
                 for corr, r in late:
                     del self.inflight[corr]
                     r.fail(kafka_exception(

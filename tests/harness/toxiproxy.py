@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from harness.apache_kafka import ApacheKafka, cache_dir, start_apache_kafka
+from harness.apache_kafka import START_TIMEOUT, ApacheKafka, cache_dir, start_apache_kafka
 from harness.ports import LOOPBACK, free_port, wait_listening
 from harness.process import ManagedProcess
 
@@ -180,12 +180,14 @@ class ProxiedCluster:
         self.server.stop()
 
 
-def start_proxied_cluster(workdir: Path) -> ProxiedCluster:
-    """Toxiproxy and three Kafka nodes, one proxy in front of each node's CLIENT listener."""
+def start_proxied_cluster(workdir: Path, timeout: float = START_TIMEOUT) -> ProxiedCluster:
+    """Toxiproxy and three Kafka nodes, one proxy in front of each node's CLIENT listener
+    (``timeout``: seconds the nodes may take to start)."""
     server = Toxiproxy(workdir / "toxiproxy")
     listen = {i: free_port() for i in (1, 2, 3)}
     try:
-        cluster = start_apache_kafka(workdir / "kafka", brokers=3, client_ports=listen)
+        cluster = start_apache_kafka(workdir / "kafka", brokers=3, client_ports=listen,
+                                     timeout=timeout)
     except BaseException:
         server.stop()
         raise

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections import Counter
 
+from harness.proc_usage import tcp_connections
+
 from kafka_fast.config import make_config
 from kafka_fast.net.client import KafkaClient
+
+__all__ = ["EventLog", "count", "event_logger", "make_client", "tcp_connections", "wait_until"]
 
 
 def make_client(broker, role: str = "admin", **extra) -> KafkaClient:
@@ -45,37 +48,6 @@ def event_logger(name: str) -> tuple[logging.Logger, EventLog]:
     handler = EventLog()
     logger.addHandler(handler)
     return logger, handler
-
-
-def _socket_inodes() -> set[int]:
-    inodes = set()
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(int(target[8:-1]))
-    return inodes
-
-
-def tcp_connections(ports: set[int]) -> dict[int, set[int]]:
-    """``{remote_port: {inode}}`` of this process's established TCP sockets to ``ports``."""
-    mine = _socket_inodes()
-    out: dict[int, set[int]] = {p: set() for p in ports}
-    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(path) as f:
-                lines = f.readlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            remote_port = int(fields[2].rsplit(":", 1)[1], 16)
-            state, inode = fields[3], int(fields[9])
-            if state == "01" and remote_port in ports and inode in mine:
-                out[remote_port].add(inode)
-    return out
 
 
 def wait_until(predicate, timeout: float, interval: float = 0.02):

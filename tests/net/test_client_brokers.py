@@ -9,6 +9,7 @@ import time
 import pytest
 from confluent_kafka.admin import AdminClient
 from harness import create_topic, unique_topic
+from harness.hostile_proxy import HostileProxy
 from harness.reference_client import Record, consume
 
 from kafka_fast.cluster import GROUP, TRANSACTION
@@ -125,6 +126,33 @@ def test_coordinators_and_batched_lookup(real_broker):
         futures.append(client.coordinator(TRANSACTION, "txn-" + keys[0]))
         assert [f.result(10) for f in futures] == [node] * 4
         assert client.coordinators.cache[(GROUP, keys[1])] == node
+
+
+def test_later_request_times_out_behind_a_longer_one(kafka):
+    """Two Metadata requests in flight on one connection, both answers swallowed by the
+    proxy: the later one, with the shorter timeout, fails at its own deadline (not at the
+    first one's 30 s), the connection closes (failing the first) and the next request works."""
+    host, port = kafka.bootstrap.split(":")
+    with HostileProxy([(host, int(port))]) as proxy, KafkaClient(make_config(
+            {"bootstrap.servers": proxy.bootstrap, "request.timeout.ms": 30000},
+            "admin")).start() as client:
+        node = next(iter(client.wait_metadata(timeout=10).brokers))
+        proxy.inject(MetadataRequest.API_KEY, "stall", count=2)
+        first = client.send(node, MetadataRequest(topics=[]), timeout_ms=30000)
+        assert wait_until(lambda: proxy.pending(MetadataRequest.API_KEY) == 1, 5)
+        start = time.monotonic()
+        later = client.send(node, MetadataRequest(topics=[]), timeout_ms=1500)
+        with pytest.raises(KafkaException) as info:
+            later.result(40)
+        took = time.monotonic() - start
+        assert info.value.args[0].code() == KafkaError._TIMED_OUT
+        assert 1.5 * 0.8 <= took < 1.5 * 1.2 + 0.5, took
+        with pytest.raises(KafkaException) as info:
+            first.result(5)
+        assert info.value.args[0].code() == KafkaError._TRANSPORT
+        assert proxy.applied[(MetadataRequest.API_KEY, "stall")] == 2
+        resp = client.send(node, MetadataRequest(topics=[])).result(10)
+        assert {b.node_id for b in resp.brokers} == {node}
 
 
 def test_idle_connection_is_closed_and_reopened(real_broker):
