@@ -26,6 +26,8 @@ from .batch import ProducerBatch, RecordEntries
 from .partitioner import PartitionRoute, RouteLock, RouterState, TopicRoute, partition_key
 
 _NOW_MS = time.time
+#: How soon a lingering batch held open behind a waiting sealed one is looked at again.
+RECHECK_S = 0.005
 #: A sealed batch wakes the I/O thread only if it would otherwise sleep longer than this.
 WAKE_SLACK = 0.001
 
@@ -282,6 +284,7 @@ class Accumulator(RouterState):
         nxt = float("inf")
         linger = 0.0 if self.flushing else self.linger
         parts = self.open_parts
+        waiting = []
         # In opening order: the first batch not yet due ends the scan (with many partitions
         # open, a pass over all of them at every deadline would cost O(partitions) each time).
         while parts:
@@ -290,8 +293,19 @@ class Accumulator(RouterState):
             if deadline > now:
                 nxt = deadline
                 break
-            self.seal(ps)
             parts.pop(ps, None)
+            if ps.sealed and not self.flushing:
+                # A sealed batch of this partition still waits to be sent: sealing another
+                # one would only queue a small batch behind it. The open batch keeps growing
+                # (to batch.size) until the queue ahead of it is taken.
+                waiting.append(ps)
+                continue
+            self.seal(ps)
+        if waiting:
+            for ps in reversed(waiting):  # back in front, still open: checked again shortly
+                parts[ps] = None
+                parts.move_to_end(ps, last=False)
+            nxt = min(nxt, now + max(self.linger, RECHECK_S))
         self.next_linger = nxt
         return nxt
 

@@ -160,9 +160,29 @@ def test_accumulator_batch_num_messages_and_linger():
     assert [b.count for b in ps.sealed] == [10, 10]
     assert len(ps.builder) == 5
     assert acc.seal_lingering(time.monotonic()) > time.monotonic()  # not yet due
-    assert acc.seal_lingering(time.monotonic() + 1) == float("inf")
-    assert [b.count for b in ps.sealed] == [10, 10, 5]
+    later = time.monotonic() + 1
+    # Two sealed batches still wait to be sent: the lingering one stays open (it would only
+    # queue a small batch behind them) and is looked at again shortly.
+    assert acc.seal_lingering(later) == pytest.approx(later + 0.005)
+    assert [b.count for b in ps.sealed] == [10, 10] and len(ps.builder) == 5
+    acc.append(ps, b"25", None, 0, None, None)
+    assert len(ps.builder) == 6
+    ps.sealed.clear()  # the I/O thread took them
+    assert acc.seal_lingering(later + 0.005) == float("inf")
+    assert [b.count for b in ps.sealed] == [6]
     assert ps.builder is None
+
+
+def test_flush_seals_a_lingering_batch_even_behind_a_waiting_one():
+    acc = _acc(**{"batch.num.messages": 2, "linger.ms": 5})
+    t = acc.topic("t")
+    acc.set_partitions(t, 1, [0])
+    ps = t.parts[0]
+    for i in range(3):
+        acc.append(ps, b"%d" % i, None, 0, None, None)
+    acc.flushing = True
+    assert acc.seal_lingering(time.monotonic() + 1) == float("inf")
+    assert [b.count for b in ps.sealed] == [2, 1]
 
 
 def test_accumulator_budget_and_message_size():
