@@ -175,7 +175,9 @@ def _run_file(dest: Path, name: str, tests: list[str] | None = None) -> dict[str
         return {"(file)": {"outcome": "failed", "message": "pytest wrote no report"}}
     out: dict[str, dict[str, str]] = {}
     for case in ET.parse(report).iter("testcase"):
-        test = case.get("name", "?")
+        test = case.get("name", "")
+        if not test:
+            continue  # a process cut short (a signal test) leaves an unnamed record
         cls = case.get("classname", "").rsplit(".", 1)[-1]
         key = test if cls in ("", name[:-3]) else f"{cls}::{test}"
         outcome, message = "passed", ""
@@ -185,8 +187,6 @@ def _run_file(dest: Path, name: str, tests: list[str] | None = None) -> dict[str
                 message = (child.get("message") or "").splitlines()[0][:200] if child.get(
                     "message") else ""
                 break
-        if key == "" or test == "":
-            key = "(collection)"
         out[key] = {"outcome": outcome, "message": message}
     return out
 
