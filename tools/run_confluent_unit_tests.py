@@ -36,6 +36,8 @@ FILE_TIMEOUT_S = 120
 EXCLUDED = {
     "test_serializer_error.py": "needs confluent_kafka.avro (Avro serdes are not part of kafka_fast)",
     "test_unasync.py": "tests confluent-kafka-python's own code generator (tools/unasync.py)",
+    "test_Wakeable.py": "sends SIGINT to the test process: whether pytest records the outcome "
+                        "depends on timing",
 }
 
 # Reasons for failures that are not user-facing gaps: fnmatch patterns of "file::test".
