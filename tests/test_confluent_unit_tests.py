@@ -90,3 +90,24 @@ def test_runner_refuses_without_a_repository(tmp_path):
                           text=True, timeout=60)
     assert done.returncode == 2
     assert "no confluent-kafka-python repository" in done.stdout
+
+
+def test_share_consumer_refusals_read_as_confluent_kafkas():
+    conf = {"group.id": "g", "bootstrap.servers": f"127.0.0.1:{free_port()}"}
+    theirs, ours = confluent_kafka.ShareConsumer(conf), kafka_fast.ShareConsumer(conf)
+    try:
+        for bad in ("not_a_list", None, 7):
+            with pytest.raises(TypeError) as their_error:
+                theirs.subscribe(bad)
+            with pytest.raises(TypeError) as our_error:
+                ours.subscribe(bad)
+            assert str(our_error.value) == str(their_error.value) == (
+                "expected list of topic unicode strings")
+    finally:
+        theirs.close()
+        ours.close()
+    for consumer in (theirs, ours):
+        with pytest.raises(RuntimeError) as closed:
+            consumer.poll(0.1)
+        assert type(closed.value).__name__ == "IllegalStateException"
+        assert str(closed.value) == "Share consumer closed"
