@@ -47,6 +47,15 @@ class TopicPartition:
     def __lt__(self, other: TopicPartition) -> bool:
         return self._key() < other._key()
 
+    def __le__(self, other: TopicPartition) -> bool:
+        return self._key() <= other._key()
+
+    def __gt__(self, other: TopicPartition) -> bool:
+        return self._key() > other._key()
+
+    def __ge__(self, other: TopicPartition) -> bool:
+        return self._key() >= other._key()
+
     def __repr__(self) -> str:
         extra = f",error={self.error!r}" if self.error else ""
         return (

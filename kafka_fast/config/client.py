@@ -85,7 +85,7 @@ KEYS = [
         "SASL mechanism. Sessions the broker limits (connections.max.reauth.ms) are "
         "re-authenticated on the same connection before they end (KIP-368).",
         choices=SASL_MECHANISMS,
-        aliases=("sasl.mechanisms",)),
+        aliases=("sasl.mechanisms",), exact_case=True),
     Key("sasl.username", "str", "", "SASL user name."),
     Key("sasl.kerberos.service.name", "str", "kafka",
         "GSSAPI: the brokers' Kerberos service name (their principal is NAME/broker-host)."),

@@ -72,7 +72,7 @@ KEYS = [
     Key("partitioner", "enum", "murmur2_random",
         "How a record's partition is chosen when produce() is not given one "
         "(librdkafka's default is consistent_random).", choices=PARTITIONERS, roles=_P,
-        java=False),
+        java=False, exact_case=True),
     Key("sticky.partitioning.linger.ms", "int", 10,
         "Records without a key stick to one partition until its batch is sealed or this "
         "many milliseconds have passed (0: only when its batch is sealed).", minimum=0,

@@ -20,7 +20,8 @@ class Key:
     ``kind`` is one of: int, float, bool, str, list (comma-separated), enum, callable,
     password, any. ``roles`` says which clients accept it; ``librdkafka``/``java`` say whether
     those clients have a property of the same name and meaning; ``ignored`` keys are accepted
-    for compatibility and have no effect (documented as such).
+    for compatibility and have no effect (documented as such). An enum's value matches its
+    choices ignoring case (as librdkafka's do) unless ``exact_case``.
     """
 
     name: str
@@ -38,6 +39,7 @@ class Key:
     #: A regular expression a str value must match in full (checked after the kind).
     pattern: str = ""
     extra: dict = field(default_factory=dict, compare=False)
+    exact_case: bool = False
 
     def parse(self, value: Any, given_as: str | None = None) -> Any:
         """Convert and check ``value``; raise ``ConfigError`` naming the key as the user wrote
@@ -66,6 +68,8 @@ class Key:
                 out = _parse_list(value)
             elif kind == "enum":
                 out = str(value).strip()
+                if not self.exact_case:
+                    out = {c.lower(): c for c in self.choices}.get(out.lower(), out)
                 if out not in self.choices:
                     raise ValueError(f"expected one of {', '.join(self.choices)}")
             elif kind == "callable":

@@ -130,7 +130,7 @@ def _name_of(code: int) -> str:
         return BROKER_ERRORS[code][0]
     if code in LOCAL_ERRORS:
         return LOCAL_ERRORS[code][0]
-    return f"ERR_{code}"
+    return f"ERR_{code}?"  # librdkafka's spelling for a code it does not know
 
 
 def _message_of(code: int) -> str:
@@ -139,7 +139,7 @@ def _message_of(code: int) -> str:
         return f"Broker: {message or name}"
     if code in LOCAL_ERRORS:
         return LOCAL_ERRORS[code][1]
-    return f"Unknown error {code}"
+    return f"Err-{code}?"  # librdkafka's text for a code it does not know
 
 
 if TYPE_CHECKING:

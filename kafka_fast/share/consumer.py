@@ -161,7 +161,7 @@ class ShareConsumer:
     # -- state checks --------------------------------------------------------------------------
     def _check_open(self) -> None:
         if self._closed:
-            raise IllegalStateException("share consumer is closed")
+            raise IllegalStateException("Share consumer closed")  # confluent-kafka's text
 
     def _check_fatal(self) -> None:
         """Serve client events (their callbacks run here) and raise a fatal error."""
@@ -181,8 +181,8 @@ class ShareConsumer:
         """Subscribe to ``topics`` (replacing the subscription; [] unsubscribes)."""
         with self._guard("subscribe"):
             self._check_open()
-            if isinstance(topics, str) or not all(isinstance(t, str) for t in topics):
-                raise TypeError("topics must be a list of topic names")
+            if not isinstance(topics, (list, tuple)) or not all(isinstance(t, str) for t in topics):
+                raise TypeError("expected list of topic unicode strings")  # confluent-kafka's
             names = list(topics)
             if any(not t for t in names):
                 raise ValueError("subscribe: topic names must not be empty")

@@ -1,0 +1,281 @@
+"""Run confluent-kafka-python's own broker-less unit tests against kafka_fast.
+
+The test files are exported from a confluent-kafka-python repository (a git directory or
+work tree, never copied into this one) into a temporary directory, next to a conftest that
+makes ``import confluent_kafka`` and its submodules resolve to kafka_fast's modules. Each file
+runs in its own pytest process; the outcome of every test is stored as JSON
+(``docs/confluent-unit-tests.json``) and the page ``docs/confluent-unit-tests.md`` is rendered
+from it, with the reason each known failure is not a user-facing gap.
+
+    python tools/run_confluent_unit_tests.py [--repo PATH] [--fetch] [--render-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "confluent-unit-tests.json"
+PAGE = ROOT / "docs" / "confluent-unit-tests.md"
+TAG = "v2.15.0"  # the newest tag of confluent-kafka-python (the installed 2.16.1 has none)
+URL = "https://github.com/confluentinc/confluent-kafka-python"
+CACHE = Path.home() / ".cache" / "kafka_fast" / f"confluent-kafka-python-{TAG}"
+FILE_TIMEOUT_S = 120
+
+# Files not run at all, with the reason.
+EXCLUDED = {
+    "test_serializer_error.py": "needs confluent_kafka.avro (Avro serdes are not part of kafka_fast)",
+    "test_unasync.py": "tests confluent-kafka-python's own code generator (tools/unasync.py)",
+    "test_Wakeable.py": "sends SIGINT to the test process: whether pytest records the outcome "
+                        "depends on timing",
+}
+
+# Reasons for failures that are not user-facing gaps: fnmatch patterns of "file::test".
+KNOWN = [
+    ("test_AIOConsumer.py::*", "imports confluent_kafka.aio._AIOConsumer, a private module"),
+    ("test_AIOProducer.py::*", "imports confluent_kafka.aio.producer._AIOProducer, a private module"),
+    ("test_buffer_timeout_manager.py::*",
+     "tests confluent_kafka.aio.producer._buffer_timeout_manager, a private module"),
+    ("test_kafka_batch_executor.py::*",
+     "tests confluent_kafka.aio.producer._kafka_batch_executor, a private module"),
+    ("test_producer_batch_processor.py::*",
+     "tests confluent_kafka.aio.producer._producer_batch_processor, a private module"),
+    ("test_log.py::*", "imports tests.common.schema_registry (confluent_kafka.schema_registry)"),
+    ("test_docs.py::*", "checks confluent-kafka's docstring wording of every public name"),
+    ("test_Producer.py::*", "imports confluent_kafka.avro (Avro serdes are not part of kafka_fast)"),
+    ("test_Admin.py::*", "imports confluent_kafka.admin._ElectionType, a private name"),
+    ("test_Messages.py::test_from_list_builds_a_batch", "calls Messages._from_list, a private method"),
+    ("test_ShareConsumer.py::test_share_exceptions_exported", "imports confluent_kafka.cimpl's "
+     "module object"),
+    ("test_ShareConsumer_callbacks.py::test_log_cb*", "librdkafka's log lines (INIT, CONFWARN) "
+     "and when its log queue drains"),
+    ("test_ShareConsumer_callbacks.py::test_*oauth*", "expects oauth_cb to be called while the "
+     "client is built; kafka_fast calls it on the first SASL/OAUTHBEARER login"),
+    ("test_ShareConsumer_callbacks.py::test_mixed_callbacks*", "expects oauth_cb to be called while "
+     "the client is built; kafka_fast calls it on the first SASL/OAUTHBEARER login"),
+]
+
+# Reasons matched on the failure message (a substring), for failures of any file.
+KNOWN_MESSAGES = [
+    ('"bootstrap.servers" is required', "kafka_fast refuses a client without bootstrap.servers "
+     "(librdkafka builds one that cannot connect)"),
+    ('Invalid value None for configuration property "bootstrap.servers"',
+     "kafka_fast refuses bootstrap.servers=None"),
+    ('must be lower than "session.timeout.ms"', "kafka_fast refuses heartbeat.interval.ms not "
+     "below session.timeout.ms, as the test configures"),
+    ("async def functions are not natively supported", "needs pytest-asyncio, not a test "
+     "dependency of kafka_fast"),
+]
+
+CONFTEST = '''"""Make confluent_kafka and its submodules resolve to kafka_fast's (alias for these tests)."""
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+
+_RENAMED = {"confluent_kafka.cimpl": "kafka_fast"}
+
+
+class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path=None, target=None):
+        if name != "confluent_kafka" and not name.startswith("confluent_kafka."):
+            return None
+        real = _RENAMED.get(name, "kafka_fast" + name[len("confluent_kafka"):])
+        try:
+            found = importlib.util.find_spec(real)
+        except ModuleNotFoundError:
+            found = None
+        if found is None:
+            raise ModuleNotFoundError(f"kafka_fast has no {real} (for {name})", name=name)
+        spec = importlib.util.spec_from_loader(name, self)
+        spec.loader_state = real
+        return spec
+
+    def create_module(self, spec):
+        module = importlib.import_module(spec.loader_state)
+        self._specs = getattr(self, "_specs", {})
+        self._specs[spec.name] = getattr(module, "__spec__", None)
+        return module
+
+    def exec_module(self, module):
+        own = self._specs.get(module.__spec__.name) if hasattr(self, "_specs") else None
+        if own is not None:
+            module.__spec__ = own
+
+
+sys.meta_path.insert(0, _Alias())
+'''
+
+
+def repo_path(arg: str | None, fetch: bool) -> Path | None:
+    """The confluent-kafka-python checkout or git directory to read, cloning it if asked."""
+    for candidate in (arg, os.environ.get("CONFLUENT_KAFKA_PYTHON_REPO")):
+        if candidate:
+            return Path(candidate)
+    if CACHE.exists():
+        return CACHE
+    if not fetch:
+        return None
+    CACHE.parent.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", TAG, URL, str(CACHE)],
+                          capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        shutil.rmtree(CACHE, ignore_errors=True)
+        return None
+    return CACHE
+
+
+def _export(repo: Path, dest: Path) -> list[str]:
+    """Write the repository's tests/ top level and tests/common into dest; the test files."""
+    bare = not (repo / "tests").is_dir()
+    if bare:
+        ref = TAG if subprocess.run(["git", "--git-dir", str(repo), "rev-parse", "-q", "--verify",
+                                     TAG], capture_output=True).returncode == 0 else "HEAD"
+        names = subprocess.run(["git", "--git-dir", str(repo), "ls-tree", "-r", "--name-only", ref,
+                                "tests"], capture_output=True, text=True, check=True).stdout.split()
+    else:
+        names = [p.relative_to(repo).as_posix() for p in (repo / "tests").rglob("*.py")]
+    wanted = [n for n in names if n.endswith(".py") and (n.count("/") == 1
+              or n.startswith("tests/common/"))]
+    for name in wanted:
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if bare:
+            text = subprocess.run(["git", "--git-dir", str(repo), "show", f"{ref}:{name}"],
+                                  capture_output=True, check=True).stdout
+            target.write_bytes(text)
+        else:
+            shutil.copyfile(repo / name, target)
+    (dest / "conftest.py").write_text(CONFTEST)
+    return sorted(Path(n).name for n in wanted
+                  if n.count("/") == 1 and Path(n).name.startswith("test_"))
+
+
+def _run_file(dest: Path, name: str, tests: list[str] | None = None) -> dict[str, dict[str, str]]:
+    """Run one test file (only ``tests`` if given); the outcome and message of each test."""
+    report = dest / f"{name}.xml"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(dest), str(ROOT)]))
+    env.pop("CI", None)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:benchmark",
+           "-o", "addopts=", "--timeout", "20", "--rootdir", str(dest), f"--junitxml={report}",
+           *([f"tests/{name}::{t}" for t in tests] if tests else [f"tests/{name}"])]
+    try:
+        subprocess.run(cmd, cwd=dest, env=env, capture_output=True, timeout=FILE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return {"(file)": {"outcome": "failed", "message": f"timed out after {FILE_TIMEOUT_S} s"}}
+    if not report.exists():
+        return {"(file)": {"outcome": "failed", "message": "pytest wrote no report"}}
+    out: dict[str, dict[str, str]] = {}
+    for case in ET.parse(report).iter("testcase"):
+        test = case.get("name", "")
+        if not test:
+            continue  # a process cut short (a signal test) leaves an unnamed record
+        cls = case.get("classname", "").rsplit(".", 1)[-1]
+        key = test if cls in ("", name[:-3]) else f"{cls}::{test}"
+        outcome, message = "passed", ""
+        for child in case:
+            if child.tag in ("failure", "error", "skipped"):
+                outcome = "skipped" if child.tag == "skipped" else "failed"
+                message = (child.get("message") or "").splitlines()[0][:200] if child.get(
+                    "message") else ""
+                break
+        out[key] = {"outcome": outcome, "message": message}
+    return out
+
+
+def run(repo: Path, only: set[str] | None = None, jobs: int = 1) -> dict:
+    """Export, run every file (or only the ``file::test`` ids in ``only``), and return the
+    results document."""
+    wanted: dict[str, list[str]] = {}
+    for test_id in sorted(only or ()):
+        name, _, test = test_id.partition("::")
+        wanted.setdefault(name, []).append(test)
+    with tempfile.TemporaryDirectory(prefix="cfk-unit-") as tmp:
+        dest = Path(tmp)
+        files = [n for n in _export(repo, dest)
+                 if n not in EXCLUDED and (only is None or n in wanted)]
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            outcomes = list(pool.map(lambda n: _run_file(dest, n, wanted.get(n)), files))
+    return {"tag": TAG, "files": dict(zip(files, outcomes, strict=True))}
+
+
+def _reason(name: str, test: str, message: str = "") -> str:
+    for pattern, reason in KNOWN:
+        if fnmatch.fnmatch(f"{name}::{test}", pattern):
+            return reason
+    for part, reason in KNOWN_MESSAGES:
+        if part in message:
+            return reason
+    return ""
+
+
+def render(doc: dict) -> str:
+    """The results page for a stored results document."""
+    lines = [
+        "# confluent-kafka-python's unit tests against kafka_fast",
+        "",
+        f"Generated by `tools/run_confluent_unit_tests.py` from `docs/confluent-unit-tests.json`: "
+        f"the broker-less test files at the top of confluent-kafka-python's `tests/` "
+        f"({doc['tag']}), run unchanged with `confluent_kafka` and its submodules imported "
+        "from kafka_fast. Each known failure has its reason; a failure without one is a gap.",
+        "",
+        "| file | passed | failed | skipped | reason for the failures |",
+        "| --- | ---: | ---: | ---: | --- |",
+    ]
+    unexplained: list[str] = []
+    for name, tests in sorted(doc["files"].items()):
+        counts = {k: sum(1 for t in tests.values() if t["outcome"] == k)
+                  for k in ("passed", "failed", "skipped")}
+        reasons = sorted({_reason(name, t, r["message"]) or "gaps: see below"
+                          for t, r in tests.items() if r["outcome"] == "failed"})
+        for t, r in sorted(tests.items()):
+            if r["outcome"] == "failed" and not _reason(name, t, r["message"]):
+                unexplained.append(f"- `{name}::{t}`: {r['message'] or 'failed'}")
+        lines.append(f"| {name} | {counts['passed']} | {counts['failed']} | {counts['skipped']} "
+                     f"| {'; '.join(reasons)} |")
+    for name, reason in sorted(EXCLUDED.items()):
+        lines.append(f"| {name} | - | - | - | not run: {reason} |")
+    lines += ["", "## Failures without a known reason (gaps)", ""]
+    lines += unexplained or ["None."]
+    return "\n".join(lines) + "\n"
+
+
+def passed(doc: dict) -> set[str]:
+    """The tests that passed, as ``file::test``."""
+    return {f"{n}::{t}" for n, tests in doc["files"].items() for t, r in tests.items()
+            if r["outcome"] == "passed"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", help="confluent-kafka-python work tree or git directory")
+    parser.add_argument("--fetch", action="store_true", help=f"clone {TAG} into {CACHE}")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where to store the JSON")
+    parser.add_argument("--jobs", type=int, default=2, help="files run at once")
+    parser.add_argument("--render-only", action="store_true", help="only render the page")
+    args = parser.parse_args(argv)
+    if not args.render_only:
+        repo = repo_path(args.repo, args.fetch)
+        if repo is None:
+            print(f"no confluent-kafka-python repository: pass --repo or --fetch ({URL})")
+            return 2
+        doc = run(repo, jobs=args.jobs)
+        args.out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        if args.out != RESULTS:
+            return 0
+    PAGE.write_text(render(json.loads(RESULTS.read_text())))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
