@@ -1,17 +1,33 @@
 """Spark local[2] on Kafka: the kafka_fast data source against Spark's built-in connector.
 
-Default: the same batch write, batch read and streaming job (readStream -> writeStream,
-availableNow, ``maxOffsetsPerTrigger`` of ``--rows / --micro-batches``) run with ``format("kafka")`` (``spark-sql-kafka-0-10`` from Maven Central) and
-``format("kafka_fast")`` on one Apache Kafka broker (the test harness's), ``--rows`` rows of
-10-byte keys and 100-byte values into fresh ``--partitions``-partition topics. Each job's
-result is checked to be the same rows for both connectors (count and a sum of xxhash64
-over partition, offset, key, value and timestamp for reads; over key and value for what was
-written). The batch write also runs with a Python data source that only counts the rows
-(``null_arrow_sink``: Spark's own cost of the Python data source path, no client). For every
-job the CPU seconds of the broker's JVM, Spark's JVM, PySpark's Python workers and the whole
-machine are read from /proc (``cpu_snapshot``, ``CpuMeter``). The run is appended to
-docs/bench/results/spark.jsonl and the table in docs/spark.md is regenerated from it
-(``--report`` only regenerates).
+Default: ``format("kafka")`` (``spark-sql-kafka-0-10`` from Maven Central) and
+``format("kafka_fast")`` side by side on one Apache Kafka broker (the test harness's), with
+``--rows`` rows of 10-byte keys and 100-byte values in fresh ``--partitions``-partition
+topics, three jobs each:
+
+- batch write (``df.write``), batch read (``spark.read`` and an aggregation over every
+  column), and streaming (``readStream`` -> ``writeStream`` at a processingTime trigger of
+  ``--trigger-ms`` with ``maxOffsetsPerTrigger`` ``--trigger-rows``, stopped once every row
+  went through; its rate is the steady state: the micro-batches after the first
+  ``--skip-batches``, rows over the span from the first one's start to the last one's end,
+  with the p50/p99 of their ``triggerExecution`` time);
+- the built-in connector at its best: ``--tune`` (default) first runs every candidate of
+  ``BUILTIN_WRITE_CANDIDATES`` / ``BUILTIN_READ_CANDIDATES`` once and the measured rounds use
+  the fastest (stored with the run, with every candidate's rate); both connectors write with
+  ``COMMON_OPTIONS`` (acks, compression);
+- one uncounted warm-up round, then ``--runs`` interleaved rounds (the connectors' order
+  alternating); the median of each job.
+
+Each job's result is checked to be the same rows for both connectors (count and a sum of
+xxhash64 over partition, offset, key, value and timestamp for reads; over key and value for
+what was written). The batch write also runs with a Python data source that only counts the
+rows (``null_arrow_sink``: Spark's own cost of the Python data source path, no client). For
+every job the CPU seconds of the broker's JVM, Spark's JVM, PySpark's Python workers and the
+whole machine are read from /proc (``cpu_snapshot``, ``CpuMeter``), also per million rows.
+CPU used by other processes during the jobs labels the run as from a loaded machine
+(``--machine-state`` overrides). The run is appended to docs/bench/results/spark.jsonl and
+docs/spark.md's table and chart are regenerated from the stored runs by
+``benchmarks/spark_report.py`` (``--report`` only regenerates).
 
 ``--clients`` runs the older comparison instead: kafka_fast's helper functions against
 confluent-kafka inside Spark jobs. Every job runs on the same cached DataFrame (``--rows`` rows: 10-byte keys, 100-byte values)
@@ -35,8 +51,8 @@ Readers (each followed by the same ``count`` + ``sum(length(value))`` aggregatio
 Wall time is measured around the Spark action; the table shows the median rows/s of
 ``--runs`` runs and the ratio to the confluent ``foreachPartition`` / ``mapPartitions`` job.
 
-    python benchmarks/bench_spark.py [--rows 1000000] [--runs 2] [--partitions 4]
-    python benchmarks/bench_spark.py --report          # docs table from the stored runs
+    python benchmarks/bench_spark.py [--rows 1000000] [--runs 3] [--partitions 4]
+    python benchmarks/bench_spark.py --report          # docs table and chart, stored runs
     python benchmarks/bench_spark.py --clients         # helpers vs confluent-kafka
 """
 
