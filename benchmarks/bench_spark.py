@@ -244,6 +244,8 @@ CPU_COLUMNS = {"broker": "broker CPU s", "spark_jvm": "Spark JVM CPU s",
                "python_workers": "Python workers CPU s", "machine": "machine CPU s"}
 CPU_KEYS = tuple(CPU_COLUMNS)
 PROCESS_GROUPS = ("driver", "broker", "spark_jvm", "python_workers")
+#: broker processes not under this one that count as the broker (``--broker-pid``)
+BROKER_PIDS: set[int] = set()
 
 
 def proc_argv(pid: int) -> list[str]:
@@ -312,6 +314,9 @@ def cpu_snapshot(root: int | None = None, kafka_main: str = KAFKA_MAIN,
     if root in stats:
         groups["driver"][root] = ProcCpu(stats[root][0], stats[root][1], 0.0)
     jvms = []
+    for pid in BROKER_PIDS:
+        if pid in stats:
+            groups["broker"][pid] = ProcCpu(*stats[pid])
     for pid in under(root):
         argv = proc_argv(pid)
         if kafka_main in argv:
@@ -470,6 +475,10 @@ def main() -> None:
                         help="label of the stored run; auto: loaded when processes other than "
                              f"the benchmark's used over {LOADED_SHARE:.0%} of the CPUs")
     parser.add_argument("--bootstrap", help="use this cluster instead of a private broker")
+    parser.add_argument("--broker-pid", type=int, action="append", default=[],
+                        help="a --bootstrap broker process whose CPU counts as the broker's")
+    parser.add_argument("--broker-name", help="what the stored run calls the --bootstrap "
+                        "cluster (default: external <bootstrap>)")
     parser.add_argument("--clients", action="store_true",
                         help="kafka_fast helpers vs confluent-kafka (on a private Tansu)")
     parser.add_argument("--report", action="store_true",
@@ -486,11 +495,13 @@ def main() -> None:
     coordinate = builtin_connector.package()
     if coordinate is None:
         sys.exit("spark-sql-kafka-0-10 is not resolvable from Maven Central")
+    BROKER_PIDS.update(args.broker_pid)
     workdir = Path(tempfile.mkdtemp(prefix="bench-spark-"))
     cluster = None
     load_before = os.getloadavg()
     if args.bootstrap:
-        broker, name = Broker(args.bootstrap), f"external {args.bootstrap}"
+        broker = Broker(args.bootstrap)
+        name = args.broker_name or f"external {args.bootstrap}"
     else:
         cluster = broker = start_apache_kafka(workdir / "kafka")
         name = "Apache Kafka 4.3.1 (1 broker, local)"
