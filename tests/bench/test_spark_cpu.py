@@ -287,3 +287,28 @@ def test_the_report_prefers_the_newest_quiet_run_of_each_size():
         old_quiet, big_loaded]
     newer_quiet = _run([], state="quiet", when="2026-12-03T10:00:00+00:00")
     assert shown_runs([old_quiet, newer_quiet, new_loaded])[0] is newer_quiet
+
+
+def test_the_report_writes_the_tables_and_the_chart(tmp_path):
+    import json
+
+    from benchmarks.spark_report import TABLE_END, TABLE_START, write_report
+
+    results = []
+    for case in ("batch write", "batch read", "streaming"):
+        results += [_row(case, "built-in", 1.5, True, None), _row(case, "kafka_fast", 0.6, True, None)]
+    stored = tmp_path / "spark.jsonl"
+    stored.write_text(json.dumps(_run(results)) + "\n", encoding="utf-8")
+    doc, chart = tmp_path / "spark.md", tmp_path / "chart.png"
+    doc.write_text(f"before\n{TABLE_START}\nold\n{TABLE_END}\nafter\n", encoding="utf-8")
+    write_report(stored, doc, chart)
+    text = doc.read_text(encoding="utf-8")
+    assert text.startswith("before\n") and text.endswith(f"{TABLE_END}\nafter\n")
+    assert "old" not in text and "![rows/s of both connectors](chart.png)" in text
+    assert "#### 1,000,000 rows" in text and "| streaming | kafka_fast | 1,666,667 | 2.50x" in text
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # with no run of the current format the block says so
+    stored.write_text(json.dumps({**_run([]), "settings": {"rows": 5}}) + "\n", encoding="utf-8")
+    write_report(stored, doc, tmp_path / "none.png")
+    assert "No run of this comparison is stored yet" in doc.read_text(encoding="utf-8")
+    assert not (tmp_path / "none.png").exists()
