@@ -579,7 +579,7 @@ KAFKA_FAST_OPTIONS: dict[str, dict[str, str]] = {
 #: the built-in connector's candidates by job, Spark's defaults first; ``--tune`` runs each
 #: once and the measured runs use the fastest (without ``--tune``, the first of each)
 BUILTIN_WRITE_CANDIDATES: dict[str, dict[str, str]] = {
-    "defaults (linger 0 ms... batch 16 KiB)": {},
+    "defaults (linger 0 ms, batch 16 KiB)": {},
     "linger 5 ms, batch 256 KiB": {"kafka.linger.ms": "5", "kafka.batch.size": "262144"},
     "linger 5 ms, batch 1 MiB": {"kafka.linger.ms": "5", "kafka.batch.size": "1048576"},
     "linger 20 ms, batch 1 MiB, buffer 128 MiB": {
