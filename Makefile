@@ -19,7 +19,7 @@ PURE_IGNORE ?= --ignore=tests/core/test_records_fuzz.py --ignore=tests/consumer/
 	--ignore=tests/consumer/test_kip848.py --ignore=tests/consumer/test_coordinator_latency.py \
 	--ignore=tests/consumer/test_ownership.py
 
-.PHONY: demo test test-core test-pure bench build install system-deps kerberos kafka-jars gen compat-table \
+.PHONY: demo test test-core test-pure bench bench-spark build install system-deps kerberos kafka-jars gen compat-table \
 	check-generated lint clean sanitize fuzz fuzz-seeds soak
 
 $(PY):
@@ -136,6 +136,15 @@ bench: build
 	$(PY) benchmarks/bench_records.py
 	$(VENV)/bin/kafka-fast bench $(if $(BOOTSTRAP),--bootstrap $(BOOTSTRAP)) \
 		--records $(RECORDS) --compression none,lz4,zstd --against confluent,aiokafka,kafka-python
+
+# Spark: format("kafka") (spark-sql-kafka-0-10, tuned in the same run) against
+# format("kafka_fast") on one Apache Kafka broker: batch write, batch read, streaming at a
+# processingTime trigger. Appends the run to docs/bench/results/spark.jsonl and regenerates
+# docs/spark.md's table and chart (SPARK_ROWS=10000000 for the larger size).
+SPARK_ROWS ?= 1000000
+SPARK_RUNS ?= 3
+bench-spark: build
+	$(PY) benchmarks/bench_spark.py --rows $(SPARK_ROWS) --runs $(SPARK_RUNS)
 
 clean:
 	rm -rf build dist *.egg-info kafka_fast/_native/_*.c kafka_fast/_native/*.so

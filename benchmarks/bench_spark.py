@@ -1,17 +1,33 @@
 """Spark local[2] on Kafka: the kafka_fast data source against Spark's built-in connector.
 
-Default: the same batch write, batch read and streaming job (readStream -> writeStream,
-availableNow, ``maxOffsetsPerTrigger`` of ``--rows / --micro-batches``) run with ``format("kafka")`` (``spark-sql-kafka-0-10`` from Maven Central) and
-``format("kafka_fast")`` on one Apache Kafka broker (the test harness's), ``--rows`` rows of
-10-byte keys and 100-byte values into fresh ``--partitions``-partition topics. Each job's
-result is checked to be the same rows for both connectors (count and a sum of xxhash64
-over partition, offset, key, value and timestamp for reads; over key and value for what was
-written). The batch write also runs with a Python data source that only counts the rows
-(``null_arrow_sink``: Spark's own cost of the Python data source path, no client). For every
-job the CPU seconds of the broker's JVM, Spark's JVM, PySpark's Python workers and the whole
-machine are read from /proc (``cpu_snapshot``, ``CpuMeter``). The run is appended to
-docs/bench/results/spark.jsonl and the table in docs/spark.md is regenerated from it
-(``--report`` only regenerates).
+Default: ``format("kafka")`` (``spark-sql-kafka-0-10`` from Maven Central) and
+``format("kafka_fast")`` side by side on one Apache Kafka broker (the test harness's), with
+``--rows`` rows of 10-byte keys and 100-byte values in fresh ``--partitions``-partition
+topics, three jobs each:
+
+- batch write (``df.write``), batch read (``spark.read`` and an aggregation over every
+  column), and streaming (``readStream`` -> ``writeStream`` at a processingTime trigger of
+  ``--trigger-ms`` with ``maxOffsetsPerTrigger`` ``--trigger-rows``, stopped once every row
+  went through; its rate is the steady state: the micro-batches after the first
+  ``--skip-batches``, rows over the span from the first one's start to the last one's end,
+  with the p50/p99 of their ``triggerExecution`` time);
+- the built-in connector at its best: ``--tune`` (default) first runs every candidate of
+  ``BUILTIN_WRITE_CANDIDATES`` / ``BUILTIN_READ_CANDIDATES`` once and the measured rounds use
+  the fastest (stored with the run, with every candidate's rate); both connectors write with
+  ``COMMON_OPTIONS`` (acks, compression);
+- one uncounted warm-up round, then ``--runs`` interleaved rounds (the connectors' order
+  alternating); the median of each job.
+
+Each job's result is checked to be the same rows for both connectors (count and a sum of
+xxhash64 over partition, offset, key, value and timestamp for reads; over key and value for
+what was written). The batch write also runs with a Python data source that only counts the
+rows (``null_arrow_sink``: Spark's own cost of the Python data source path, no client). For
+every job the CPU seconds of the broker's JVM, Spark's JVM, PySpark's Python workers and the
+whole machine are read from /proc (``cpu_snapshot``, ``CpuMeter``), also per million rows.
+CPU used by other processes during the jobs labels the run as from a loaded machine
+(``--machine-state`` overrides). The run is appended to docs/bench/results/spark.jsonl and
+docs/spark.md's table and chart are regenerated from the stored runs by
+``benchmarks/spark_report.py`` (``--report`` only regenerates).
 
 ``--clients`` runs the older comparison instead: kafka_fast's helper functions against
 confluent-kafka inside Spark jobs. Every job runs on the same cached DataFrame (``--rows`` rows: 10-byte keys, 100-byte values)
@@ -35,8 +51,8 @@ Readers (each followed by the same ``count`` + ``sum(length(value))`` aggregatio
 Wall time is measured around the Spark action; the table shows the median rows/s of
 ``--runs`` runs and the ratio to the confluent ``foreachPartition`` / ``mapPartitions`` job.
 
-    python benchmarks/bench_spark.py [--rows 1000000] [--runs 2] [--partitions 4]
-    python benchmarks/bench_spark.py --report          # docs table from the stored runs
+    python benchmarks/bench_spark.py [--rows 1000000] [--runs 3] [--partitions 4]
+    python benchmarks/bench_spark.py --report          # docs table and chart, stored runs
     python benchmarks/bench_spark.py --clients         # helpers vs confluent-kafka
 """
 
@@ -44,7 +60,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import statistics
 import sys
@@ -61,8 +76,10 @@ warnings.filterwarnings("ignore", message="PySpark does not yet fully support pa
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "spark"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import builtin_connector  # noqa: E402
+import spark_report  # noqa: E402
 from harness import create_topic, start_apache_kafka, start_tansu  # noqa: E402
 from harness.brokers import Broker  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
@@ -227,6 +244,8 @@ CPU_COLUMNS = {"broker": "broker CPU s", "spark_jvm": "Spark JVM CPU s",
                "python_workers": "Python workers CPU s", "machine": "machine CPU s"}
 CPU_KEYS = tuple(CPU_COLUMNS)
 PROCESS_GROUPS = ("driver", "broker", "spark_jvm", "python_workers")
+#: broker processes not under this one that count as the broker (``--broker-pid``)
+BROKER_PIDS: set[int] = set()
 
 
 def proc_argv(pid: int) -> list[str]:
@@ -295,6 +314,9 @@ def cpu_snapshot(root: int | None = None, kafka_main: str = KAFKA_MAIN,
     if root in stats:
         groups["driver"][root] = ProcCpu(stats[root][0], stats[root][1], 0.0)
     jvms = []
+    for pid in BROKER_PIDS:
+        if pid in stats:
+            groups["broker"][pid] = ProcCpu(*stats[pid])
     for pid in under(root):
         argv = proc_argv(pid)
         if kafka_main in argv:
@@ -356,24 +378,40 @@ class CpuMeter:
     def __init__(self, interval: float = 0.25) -> None:
         self.interval = interval
         self.snapshots: list[dict[str, Any]] = []
+        self.times: list[float] = []  # time.time() of each snapshot
         self.used: dict[str, float | None] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, name="cpu-meter", daemon=True)
 
+    def _take(self) -> None:
+        self.times.append(time.time())
+        self.snapshots.append(cpu_snapshot())
+
     def _sample(self) -> None:
         while not self._stop.wait(self.interval):
-            self.snapshots.append(cpu_snapshot())
+            self._take()
 
     def __enter__(self) -> CpuMeter:
-        self.snapshots.append(cpu_snapshot())
+        self._take()
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-        self.snapshots.append(cpu_snapshot())
+        self._take()
         self.used = cpu_diff(*self.snapshots)
+
+    def used_between(self, start: float, end: float) -> tuple[float, dict[str, float | None]]:
+        """``(seconds, cpu_diff)`` over the snapshots taken from ``start`` to ``end``
+        (``time.time()`` values): the first at or before ``start`` to the first at or after
+        ``end``, so the span covers the window (it may be up to ``interval`` wider)."""
+        first = max([i for i, t in enumerate(self.times) if t <= start], default=0)
+        last = min([i for i, t in enumerate(self.times) if t >= end],
+                   default=len(self.times) - 1)
+        last = max(last, first + 1) if len(self.times) > 1 else last
+        return (self.times[last] - self.times[first],
+                cpu_diff(*self.snapshots[first:last + 1]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -417,21 +455,39 @@ class NullArrowSink(DataSource):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--warmup-rows", type=int, default=200_000,
-                        help="rows of one uncounted run of every job first (JIT, workers)")
+                        help="rows of one uncounted round of every job first (JIT, workers)")
     parser.add_argument("--partitions", type=int, default=4)
-    parser.add_argument("--micro-batches", type=int, default=5,
-                        help="streaming: maxOffsetsPerTrigger is rows / this")
+    parser.add_argument("--trigger-ms", type=int, default=200,
+                        help="streaming: the processingTime trigger interval")
+    parser.add_argument("--trigger-rows", type=int, default=100_000,
+                        help="streaming: maxOffsetsPerTrigger (rows of one micro-batch)")
+    parser.add_argument("--skip-batches", type=int, default=2,
+                        help="streaming: micro-batches after the query's start left out of "
+                             "the steady state")
+    parser.add_argument("--tune", action=argparse.BooleanOptionalAction, default=True,
+                        help="try every built-in setting candidate first and measure the "
+                             "built-in connector with the best (else its first candidates)")
+    parser.add_argument("--tune-rows", type=int, default=1_000_000,
+                        help="rows of each tuning job (at most --rows)")
+    parser.add_argument("--machine-state", choices=("auto", "quiet", "loaded"), default="auto",
+                        help="label of the stored run; auto: loaded when processes other than "
+                             f"the benchmark's used over {LOADED_SHARE:.0%} of the CPUs")
     parser.add_argument("--bootstrap", help="use this cluster instead of a private broker")
+    parser.add_argument("--broker-pid", type=int, action="append", default=[],
+                        help="a --bootstrap broker process whose CPU counts as the broker's")
+    parser.add_argument("--broker-name", help="what the stored run calls the --bootstrap "
+                        "cluster (default: external <bootstrap>)")
     parser.add_argument("--clients", action="store_true",
                         help="kafka_fast helpers vs confluent-kafka (on a private Tansu)")
     parser.add_argument("--report", action="store_true",
-                        help="only regenerate the docs/spark.md table from the stored runs")
+                        help="only regenerate the docs/spark.md table and chart from the "
+                             "stored runs")
     parser.add_argument("--no-store", action="store_true", help="do not store the run")
     args = parser.parse_args()
     if args.report:
-        write_report(store.DEFAULT_DIR / "spark.jsonl", ROOT / "docs" / "spark.md")
+        spark_report.write_report(store.DEFAULT_DIR / "spark.jsonl")
         return
     if args.clients:
         run_clients(args)
@@ -439,16 +495,22 @@ def main() -> None:
     coordinate = builtin_connector.package()
     if coordinate is None:
         sys.exit("spark-sql-kafka-0-10 is not resolvable from Maven Central")
+    BROKER_PIDS.update(args.broker_pid)
     workdir = Path(tempfile.mkdtemp(prefix="bench-spark-"))
     cluster = None
+    load_before = os.getloadavg()
     if args.bootstrap:
-        broker, name = Broker(args.bootstrap), f"external {args.bootstrap}"
+        broker = Broker(args.bootstrap)
+        name = args.broker_name or f"external {args.bootstrap}"
     else:
         cluster = broker = start_apache_kafka(workdir / "kafka")
         name = "Apache Kafka 4.3.1 (1 broker, local)"
     spark = builtin_connector.session(coordinate, memory="3g")
+    for key, value in SESSION_CONF.items():
+        spark.conf.set(key, value)
+    started = time.monotonic()
     try:
-        results = run_connectors(spark, broker, args, workdir)
+        results, chosen, tuning, other_share = run_connectors(spark, broker, args, workdir)
     finally:
         spark.stop()
         if cluster is not None:
@@ -456,16 +518,27 @@ def main() -> None:
         shutil.rmtree(workdir, ignore_errors=True)
     import pyspark
 
-    settings = {"rows": args.rows, "partitions": args.partitions, "runs": args.runs,
-                "warmup_rows": args.warmup_rows,
-                "micro_batches": args.micro_batches,
-                "key_bytes": 10, "value_bytes": 100, "master": "local[2]",
-                "spark": pyspark.__version__, "builtin_package": coordinate}
+    state = args.machine_state
+    if state == "auto":
+        state = "loaded" if other_share > LOADED_SHARE else "quiet"
+    settings = {
+        "format": 2, "rows": args.rows, "partitions": args.partitions, "runs": args.runs,
+        "warmup_rows": args.warmup_rows, "key_bytes": 10, "value_bytes": 100,
+        "master": "local[2]", "spark": pyspark.__version__, "builtin_package": coordinate,
+        "session_conf": SESSION_CONF,
+        "trigger_ms": args.trigger_ms, "trigger_rows": args.trigger_rows,
+        "skip_batches": args.skip_batches,
+        "options": {"built-in": chosen, "kafka_fast": KAFKA_FAST_OPTIONS},
+        "tuning": tuning, "tune_rows": min(args.tune_rows, args.rows) if args.tune else None,
+        "machine_state": state, "other_cpu_share": round(other_share, 3),
+        "load_average_before": [round(x, 2) for x in load_before],
+        "wall_s": round(time.monotonic() - started, 1),
+    }
+    print(f"machine: {state} (other processes used {other_share:.0%} of the CPUs)")
     if not args.no_store:
         path = store.append(store.DEFAULT_DIR, store.record("spark", name, settings, results))
         print(f"stored in {path}")
-        write_report(path, ROOT / "docs" / "spark.md")
-
+        spark_report.write_report(path)
 
 def run_clients(args) -> None:
     tansu = None
@@ -491,7 +564,45 @@ CONNECTORS = {"built-in": "kafka", "kafka_fast": "kafka_fast"}
 #: Python data source path. They write nothing, so they are in no same-rows check.
 SPARK_ALONE_LABEL = "Spark alone (Python sink, no client)"
 SPARK_ALONE = {SPARK_ALONE_LABEL: NullArrowSink.name()}
-CASES = ("batch write", "batch read", "streaming read+write", "streaming micro-batches")
+CASES = ("batch write", "batch read", "streaming")
+#: session settings of the run (both connectors): enough progress kept for every micro-batch
+SESSION_CONF = {"spark.sql.streaming.numRecentProgressUpdates": "100000"}
+#: options both connectors get: the same records on the wire, acknowledged alike
+COMMON_OPTIONS = {"kafka.acks": "all", "kafka.compression.type": "none"}
+#: kafka_fast's options by job (its defaults otherwise: linger.ms 5, batch.size 1000000,
+#: batch.num.messages 10000, fetch.max.bytes 50 MiB, max.partition.fetch.bytes 1 MiB)
+KAFKA_FAST_OPTIONS: dict[str, dict[str, str]] = {
+    "batch write": dict(COMMON_OPTIONS),
+    "batch read": {},
+    "streaming": dict(COMMON_OPTIONS),
+}
+#: the built-in connector's candidates by job, Spark's defaults first; ``--tune`` runs each
+#: once and the measured runs use the fastest (without ``--tune``, the first of each)
+BUILTIN_WRITE_CANDIDATES: dict[str, dict[str, str]] = {
+    "defaults (linger 0 ms, batch 16 KiB)": {},
+    "linger 5 ms, batch 256 KiB": {"kafka.linger.ms": "5", "kafka.batch.size": "262144"},
+    "linger 5 ms, batch 1 MiB": {"kafka.linger.ms": "5", "kafka.batch.size": "1048576"},
+    "linger 20 ms, batch 1 MiB, buffer 128 MiB": {
+        "kafka.linger.ms": "20", "kafka.batch.size": "1048576",
+        "kafka.buffer.memory": "134217728"},
+    "linger 100 ms, batch 1 MiB, buffer 128 MiB": {
+        "kafka.linger.ms": "100", "kafka.batch.size": "1048576",
+        "kafka.buffer.memory": "134217728"},
+}
+BUILTIN_READ_CANDIDATES: dict[str, dict[str, str]] = {
+    "defaults (max.poll.records 500, 1 MiB per partition)": {},
+    "max.poll.records 10000": {"kafka.max.poll.records": "10000"},
+    "max.poll.records 10000, 8 MiB per partition": {
+        "kafka.max.poll.records": "10000", "kafka.max.partition.fetch.bytes": "8388608",
+        "kafka.fetch.max.bytes": "67108864"},
+    "max.poll.records 10000, 8 MiB per partition, fetch.min.bytes 1 MiB": {
+        "kafka.max.poll.records": "10000", "kafka.max.partition.fetch.bytes": "8388608",
+        "kafka.fetch.max.bytes": "67108864", "kafka.fetch.min.bytes": "1048576"},
+    "minPartitions 8": {"minPartitions": "8"},
+}
+#: a run is stored as from a loaded machine when processes other than the benchmark's
+#: (broker, Spark, its Python workers, this driver) used more than this share of the CPUs
+LOADED_SHARE = 0.15
 
 
 def fingerprint(df, columns: list[str]) -> tuple[int, int]:
@@ -501,131 +612,307 @@ def fingerprint(df, columns: list[str]) -> tuple[int, int]:
     return row.n, int(row.h or 0)
 
 
-def run_connectors(spark, broker, args, workdir: Path) -> list[dict]:
-    """Every job with both connectors: one uncounted warm-up round of ``--warmup-rows``
-    rows, then ``--runs`` interleaved rounds; the median of each job."""
-    spark.dataSource.register(NullArrowSink)
-    if args.warmup_rows:
-        print(f"warm-up with {args.warmup_rows:,} rows (not counted)", flush=True)
-        warm = argparse.Namespace(**{**vars(args), "rows": args.warmup_rows, "runs": 1})
-        measure_connectors(spark, broker, warm, workdir)
-        print("measured runs", flush=True)
-    return measure_connectors(spark, broker, args, workdir)
+def percentile(values: list[float], q: float) -> float:
+    """The ``q``-th percentile (0..100) of ``values``, linear between the nearest ranks."""
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    pos = (len(ordered) - 1) * q / 100
+    low = int(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
 
 
-def measure_connectors(spark, broker, args, workdir: Path) -> list[dict]:
-    n, parts, bootstrap = args.rows, args.partitions, broker.bootstrap
-    per_trigger = max(1, n // args.micro_batches)
-    df = spark.range(n, numPartitions=parts).select(
-        F.expr("cast(lpad(cast(id % 100000 as string), 10, 'k') as binary)").alias("key"),
-        F.expr("cast(lpad(cast(id as string), 100, 'v') as binary)").alias("value"),
-    ).cache()
-    assert df.count() == n
-    want_written = fingerprint(df, ["key", "value"])
+def steady_state(progress: list[dict], skip: int) -> dict[str, Any]:
+    """The steady state of a streaming query from its ``StreamingQueryProgress`` list: the
+    micro-batches that read rows, without the first ``skip`` (the query's start, and at least
+    one kept). ``rows``, ``start``/``end`` (epoch seconds: the first kept batch's trigger
+    start, the last one's end), ``rows_per_s`` over that span, and ``p50_ms``/``p99_ms`` of the
+    kept batches' ``triggerExecution``."""
+    import datetime as dt
 
-    def fresh_topic() -> str:
+    def at(p: dict) -> float:
+        return dt.datetime.fromisoformat(p["timestamp"].replace("Z", "+00:00")).timestamp()
+
+    data = [p for p in progress if p["numInputRows"]]
+    if not data:
+        raise ValueError("the query read no rows")
+    kept = data[min(skip, len(data) - 1):]
+    durations = [float(p["durationMs"]["triggerExecution"]) for p in kept]
+    start = at(kept[0])
+    end = at(kept[-1]) + durations[-1] / 1000
+    rows = sum(int(p["numInputRows"]) for p in kept)
+    return {"rows": rows, "batches": len(kept), "start": start, "end": end,
+            "rows_per_s": rows / (end - start), "p50_ms": percentile(durations, 50),
+            "p99_ms": percentile(durations, 99)}
+
+
+class Jobs:
+    """The three jobs on one broker and DataFrame, for either connector."""
+
+    def __init__(self, spark, broker, args, workdir: Path, rows: int) -> None:
+        self.spark, self.broker, self.args, self.workdir = spark, broker, args, workdir
+        self.rows = rows
+        self.bootstrap = broker.bootstrap
+        self.df = spark.range(rows, numPartitions=args.partitions).select(
+            F.expr("cast(lpad(cast(id % 100000 as string), 10, 'k') as binary)").alias("key"),
+            F.expr("cast(lpad(cast(id as string), 100, 'v') as binary)").alias("value"),
+        ).cache()
+        assert self.df.count() == rows
+        self.want = fingerprint(self.df, ["key", "value"])
+        self.source: str | None = None
+
+    def close(self) -> None:
+        self.df.unpersist()
+
+    def fresh_topic(self) -> str:
         topic = f"bench-spark-{uuid.uuid4().hex[:10]}"
-        create_topic(broker, topic, parts)
+        create_topic(self.broker, topic, self.args.partitions)
         return topic
 
-    def written(topic: str) -> tuple[int, int]:
-        return fingerprint(spark.read.format("kafka_fast")
-                           .option("kafka.bootstrap.servers", bootstrap)
-                           .option("subscribe", topic).load(), ["key", "value"])
+    def written(self, topic: str) -> tuple[int, int]:
+        got = fingerprint(self.spark.read.format("kafka_fast")
+                          .option("kafka.bootstrap.servers", self.bootstrap)
+                          .option("subscribe", topic).load(), ["key", "value"])
+        assert got == self.want, (topic, got, self.want)
+        return got
 
-    times: dict[tuple[str, str], list[float]] = {}
-    prints: dict[tuple[str, str], set] = {}
-    cpus: dict[tuple[str, str], list[dict[str, float | None]]] = {}
+    def write(self, fmt: str, options: dict[str, str]) -> dict[str, Any]:
+        topic = self.fresh_topic()
+        with CpuMeter() as meter:
+            seconds = timed(lambda: self.df.write.format(fmt)
+                            .option("kafka.bootstrap.servers", self.bootstrap)
+                            .options(**options).option("topic", topic).mode("append").save())
+        self.source = self.source or topic
+        return {"seconds": seconds, "cpu": meter.used, "print": self.written(topic)}
 
-    def note(case: str, who: str, seconds: float, result: tuple | None,
-             cpu: dict[str, float | None]) -> None:
-        times.setdefault((case, who), []).append(seconds)
-        cpus.setdefault((case, who), []).append(cpu)
-        if result is not None:
-            prints.setdefault((case, who), set()).add(result)
-        shown = ", ".join(f"{key} {'-' if cpu.get(key) is None else format(cpu[key], '.2f')}"
-                          for key in CPU_KEYS)
-        print(f"{case:23s} {who:37s} {n / seconds:12,.0f} rows/s {seconds:7.2f} s"
-              + (f"  CPU s: {shown}" if cpu else ""), flush=True)
+    def write_alone(self, fmt: str) -> dict[str, Any]:
+        # nothing written, nothing to compare (the sink's commit checks it saw every row)
+        with CpuMeter() as meter:
+            seconds = timed(lambda: self.df.write.format(fmt).option("rows", str(self.rows))
+                            .mode("append").save())
+        return {"seconds": seconds, "cpu": meter.used, "print": None}
 
-    source = None
-    for _ in range(args.runs):  # interleaved runs
-        for who, fmt in CONNECTORS.items():
-            topic = fresh_topic()
-            with CpuMeter() as meter:
-                seconds = timed(lambda fmt=fmt, topic=topic: df.write.format(fmt).option(
-                    "kafka.bootstrap.servers", bootstrap).option("topic", topic)
-                    .mode("append").save())
-            got = written(topic)
-            assert got == want_written, (who, got, want_written)
-            note("batch write", who, seconds, got, meter.used)
-            source = source or topic
-        for who, fmt in SPARK_ALONE.items():
-            # nothing written, nothing to compare (the sink's commit checks it saw n rows)
-            with CpuMeter() as meter:
-                seconds = timed(lambda fmt=fmt: df.write.format(fmt).option("rows", str(n))
-                                .mode("append").save())
-            note("batch write", who, seconds, None, meter.used)
-        for who, fmt in CONNECTORS.items():
-            reader = (spark.read.format(fmt).option("kafka.bootstrap.servers", bootstrap)
-                      .option("subscribe", source))
-            box: list = []
-            with CpuMeter() as meter:
-                seconds = timed(lambda reader=reader, box=box: box.append(fingerprint(
-                    reader.load(), ["partition", "offset", "key", "value", "timestamp"])))
-            assert box[0][0] == n, (who, box)
-            note("batch read", who, seconds, box[0], meter.used)
-        for who, fmt in CONNECTORS.items():
-            target = fresh_topic()
-            stream = (spark.readStream.format(fmt).option("kafka.bootstrap.servers", bootstrap)
-                      .option("subscribe", source).option("startingOffsets", "earliest")
-                      .option("maxOffsetsPerTrigger", str(per_trigger))
-                      .load().select("key", "value"))
-            progress: list = []
-            checkpoint = workdir / f"ckpt-{uuid.uuid4().hex[:8]}"
+    def read(self, fmt: str, options: dict[str, str]) -> dict[str, Any]:
+        assert self.source is not None, "a write runs first"
+        reader = (self.spark.read.format(fmt).option("kafka.bootstrap.servers", self.bootstrap)
+                  .options(**options).option("subscribe", self.source))
+        box: list = []
+        with CpuMeter() as meter:
+            seconds = timed(lambda: box.append(fingerprint(
+                reader.load(), ["partition", "offset", "key", "value", "timestamp"])))
+        assert box[0][0] == self.rows, (fmt, box)
+        return {"seconds": seconds, "cpu": meter.used, "print": box[0]}
 
-            def job(stream=stream, fmt=fmt, target=target, checkpoint=checkpoint,
-                    progress=progress) -> None:
-                query = (stream.writeStream.format(fmt)
-                         .option("kafka.bootstrap.servers", bootstrap)
-                         .option("topic", target).option("checkpointLocation", str(checkpoint))
-                         .trigger(availableNow=True).start())
-                query.awaitTermination()
-                assert query.exception() is None, query.exception()
-                progress.extend(query.recentProgress)
+    def stream(self, fmt: str, read_options: dict[str, str],
+               write_options: dict[str, str]) -> dict[str, Any]:
+        """readStream -> writeStream at a processingTime trigger until every row is through;
+        the steady state from the query's progress, CPU over the same span."""
+        assert self.source is not None, "a write runs first"
+        args = self.args
+        target = self.fresh_topic()
+        checkpoint = self.workdir / f"ckpt-{uuid.uuid4().hex[:8]}"
+        stream = (self.spark.readStream.format(fmt)
+                  .option("kafka.bootstrap.servers", self.bootstrap).options(**read_options)
+                  .option("subscribe", self.source).option("startingOffsets", "earliest")
+                  .option("maxOffsetsPerTrigger", str(args.trigger_rows))
+                  .load().select("key", "value"))
+        # a bound for a stuck query: far more than any rate seen here would need
+        deadline = time.monotonic() + 600 + self.rows / 2_000
+        with CpuMeter() as meter:
+            began = time.monotonic()
+            query = (stream.writeStream.format(fmt)
+                     .option("kafka.bootstrap.servers", self.bootstrap)
+                     .options(**write_options).option("topic", target)
+                     .option("checkpointLocation", str(checkpoint))
+                     .trigger(processingTime=f"{args.trigger_ms} milliseconds").start())
+            try:
+                while True:
+                    progress = query.recentProgress
+                    if sum(p["numInputRows"] for p in progress) >= self.rows:
+                        break
+                    if query.exception() is not None:
+                        raise RuntimeError(f"{fmt} query failed: {query.exception()}")
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"{fmt} query did not read {self.rows} rows in time")
+                    time.sleep(0.05)
+                whole = time.monotonic() - began
+            finally:
+                query.stop()
+        got = self.written(target)
+        steady = steady_state(progress, args.skip_batches)
+        span, cpu = meter.used_between(steady["start"], steady["end"])
+        # CPU of the span scaled to the steady rows' share of it (the span can be wider by
+        # up to one sampling interval at each end)
+        scale = (steady["end"] - steady["start"]) / span if span > 0 else 1.0
+        cpu = {k: None if v is None else v * scale for k, v in cpu.items()}
+        return {"seconds": steady["rows"] / steady["rows_per_s"], "cpu": cpu, "print": got,
+                "rows": steady["rows"], "query_seconds": whole,
+                "batches": steady["batches"], "p50_ms": steady["p50_ms"],
+                "p99_ms": steady["p99_ms"], "all_cpu": meter.used}
 
-            with CpuMeter() as meter:
-                seconds = timed(job)
-            got = written(target)
-            assert got == want_written, (who, got, want_written)
-            note("streaming read+write", who, seconds, got, meter.used)
-            # Spark's own time for the micro-batches (triggerExecution), without the query's
-            # start: the rate a running query keeps up with. No CPU figures of its own: they
-            # are the query's (the row above).
-            batches = [p for p in progress if p["numInputRows"]]
-            assert sum(p["numInputRows"] for p in batches) == n, (who, len(batches))
-            triggers = sum(p["durationMs"]["triggerExecution"] for p in batches) / 1000
-            note("streaming micro-batches", who, triggers, got, {})
 
-    df.unpersist()
+def other_cpu(cpu: dict[str, float | None]) -> float:
+    """CPU seconds of processes that are not the benchmark's in a job's ``cpu_diff``."""
+    ours = sum(cpu.get(k) or 0.0 for k in PROCESS_GROUPS)
+    return max(0.0, (cpu.get("machine") or 0.0) - ours)
+
+
+def run_connectors(spark, broker, args, workdir: Path
+                   ) -> tuple[list[dict], dict[str, dict[str, str]], list[dict], float]:
+    """Every job with both connectors: one uncounted warm-up round of ``--warmup-rows``
+    rows, the built-in connector's tuning (``--tune``), then ``--runs`` interleaved rounds.
+    ``(result rows, the built-in's options by job, tuning rows, share of the CPUs other
+    processes used during the measured jobs)``."""
+    spark.dataSource.register(NullArrowSink)
+    chosen = {"batch write": {**COMMON_OPTIONS, **next(iter(BUILTIN_WRITE_CANDIDATES.values()))},
+              "batch read": dict(next(iter(BUILTIN_READ_CANDIDATES.values())))}
+    if args.warmup_rows:
+        print(f"warm-up with {args.warmup_rows:,} rows (not counted)", flush=True)
+        jobs = Jobs(spark, broker, args, workdir, args.warmup_rows)
+        try:
+            one_round(jobs, builtin_options(chosen), 0)
+        finally:
+            jobs.close()
+    tuning: list[dict] = []
+    if args.tune:
+        rows = min(args.tune_rows, args.rows)
+        print(f"tuning the built-in connector with {rows:,} rows", flush=True)
+        jobs = Jobs(spark, broker, args, workdir, rows)
+        try:
+            for label, options in BUILTIN_WRITE_CANDIDATES.items():
+                got = jobs.write("kafka", {**COMMON_OPTIONS, **options})
+                tuning.append({"case": "batch write", "label": label, "options": options,
+                               "rows_per_s": round(rows / got["seconds"])})
+                print(f"  batch write {label:60s} {rows / got['seconds']:12,.0f} rows/s",
+                      flush=True)
+            for label, options in BUILTIN_READ_CANDIDATES.items():
+                got = jobs.read("kafka", options)
+                tuning.append({"case": "batch read", "label": label, "options": options,
+                               "rows_per_s": round(rows / got["seconds"])})
+                print(f"  batch read  {label:60s} {rows / got['seconds']:12,.0f} rows/s",
+                      flush=True)
+        finally:
+            jobs.close()
+        for case in ("batch write", "batch read"):
+            best = max((t for t in tuning if t["case"] == case), key=lambda t: t["rows_per_s"])
+            chosen[case] = ({**COMMON_OPTIONS, **best["options"]} if case == "batch write"
+                            else dict(best["options"]))
+            print(f"built-in {case}: {best['label']}", flush=True)
+    options = builtin_options(chosen)
+    jobs = Jobs(spark, broker, args, workdir, args.rows)
+    samples: dict[tuple[str, str], list[dict]] = {}
+    try:
+        for i in range(args.runs):  # interleaved rounds, the connectors' order alternating
+            for key, got in one_round(jobs, options, i).items():
+                samples.setdefault(key, []).append(got)
+    finally:
+        jobs.close()
+    measured = [s for runs in samples.values() for s in runs]
+    busy = sum(s["seconds"] for s in measured) * (os.cpu_count() or 1)
+    other_share = sum(other_cpu(s["cpu"]) for s in measured) / busy if busy else 0.0
+    return summarise(samples, args.rows), options["built-in"], tuning, other_share
+
+
+def builtin_options(chosen: dict[str, dict[str, str]]) -> dict[str, dict[str, dict[str, str]]]:
+    """Each connector's options by job; the built-in's streaming query takes its best read
+    options (without minPartitions, which a stream plans alike) and write options."""
+    read = {k: v for k, v in chosen["batch read"].items() if k != "minPartitions"}
+    return {"built-in": {"batch write": chosen["batch write"], "batch read": chosen["batch read"],
+                         "streaming read": read, "streaming": chosen["batch write"]},
+            "kafka_fast": {"batch write": KAFKA_FAST_OPTIONS["batch write"],
+                           "batch read": KAFKA_FAST_OPTIONS["batch read"],
+                           "streaming read": KAFKA_FAST_OPTIONS["batch read"],
+                           "streaming": KAFKA_FAST_OPTIONS["streaming"]}}
+
+
+def one_round(jobs: Jobs, options: dict, index: int) -> dict[tuple[str, str], dict]:
+    """One round of every job; ``{(case, connector): sample}``."""
+    order = list(CONNECTORS.items())
+    if index % 2:
+        order.reverse()
+    out: dict[tuple[str, str], dict] = {}
+
+    def show(case: str, who: str, got: dict) -> None:
+        out[(case, who)] = got
+        extra = (f"  p50 {got['p50_ms']:.0f} ms p99 {got['p99_ms']:.0f} ms, "
+                 f"{got['batches']} batches, whole query {got['query_seconds']:.1f} s"
+                 if "p50_ms" in got else "")
+        rows = got.get("rows", jobs.rows)
+        print(f"{case:12s} {who:37s} {rows / got['seconds']:12,.0f} rows/s "
+              f"{got['seconds']:7.2f} s{extra}", flush=True)
+
+    for who, fmt in order:
+        show("batch write", who, jobs.write(fmt, options[who]["batch write"]))
+    for who, fmt in SPARK_ALONE.items():
+        show("batch write", who, jobs.write_alone(fmt))
+    for who, fmt in order:
+        show("batch read", who, jobs.read(fmt, options[who]["batch read"]))
+    for who, fmt in order:
+        show("streaming", who, jobs.stream(fmt, options[who]["streaming read"],
+                                           options[who]["streaming"]))
+    return out
+
+
+def summarise(samples: dict[tuple[str, str], list[dict]], n: int) -> list[dict]:
+    """Result rows: the median of each job's runs, and its ratio to the built-in's."""
     results = []
     for case in CASES:
-        # the same rows: the two connectors' jobs, never the Spark-alone ones
-        same = prints[(case, "built-in")] == prints[(case, "kafka_fast")]
-        assert same, (case, prints[(case, "built-in")], prints[(case, "kafka_fast")])
-        base = n / statistics.median(times[(case, "built-in")])
+        prints = {who: {s["print"] for s in samples[(case, who)]} for who in CONNECTORS}
+        same = prints["built-in"] == prints["kafka_fast"]
+        assert same, (case, prints)
+
+        def rate(s: dict) -> float:
+            return s.get("rows", n) / s["seconds"]
+
+        base = statistics.median(rate(s) for s in samples[(case, "built-in")])
         for who in [*CONNECTORS, *(SPARK_ALONE if case == "batch write" else ())]:
-            seconds = statistics.median(times[(case, who)])
-            row = {"case": case, "connector": who, "rows": n,
-                   "seconds": round(seconds, 3), "rows_per_s": round(n / seconds),
-                   "vs_builtin": round(n / seconds / base, 2),
-                   "same_rows_as_builtin": same if who in CONNECTORS else None,
-                   "samples_s": [round(t, 3) for t in times[(case, who)]]}
-            cpu = median_cpu(cpus[(case, who)])
+            runs = samples[(case, who)]
+            rows_per_s = statistics.median(rate(s) for s in runs)
+            rows = runs[0].get("rows", n)
+            row: dict[str, Any] = {
+                "case": case, "connector": who, "rows": rows,
+                "seconds": round(statistics.median(s["seconds"] for s in runs), 3),
+                "rows_per_s": round(rows_per_s), "vs_builtin": round(rows_per_s / base, 2),
+                "same_rows_as_builtin": same if who in CONNECTORS else None,
+                "samples_s": [round(s["seconds"], 3) for s in runs],
+                "samples_rows_per_s": [round(rate(s)) for s in runs],
+            }
+            cpu = median_cpu([s["cpu"] for s in runs])
             if cpu is not None:
                 row["cpu_s"] = cpu
+                row["cpu_s_per_million"] = per_million(
+                    [s["cpu"] for s in runs], [s.get("rows", n) for s in runs])
+            if case == "streaming":
+                row["p50_ms"] = round(statistics.median(s["p50_ms"] for s in runs), 1)
+                row["p99_ms"] = round(statistics.median(s["p99_ms"] for s in runs), 1)
+                row["batches"] = runs[0]["batches"]
+                row["query_seconds"] = round(statistics.median(s["query_seconds"]
+                                                               for s in runs), 2)
+                row["samples_p99_ms"] = [round(s["p99_ms"], 1) for s in runs]
             results.append(row)
     return results
+
+
+def per_million(cpus: list[dict[str, float | None]], rows: list[int]) -> dict[str, float | None]:
+    """CPU seconds per million rows, median of the runs: ``spark_and_client`` (Spark's JVM
+    and its Python workers: Spark and either connector's client, which runs in one or the
+    other), ``broker`` and ``machine``; None where a run lacks the figure."""
+    out: dict[str, float | None] = {}
+    for key in ("spark_and_client", "broker", "machine"):
+        values: list[float] = []
+        for cpu, n in zip(cpus, rows, strict=True):
+            if key == "spark_and_client":
+                jvm, py = cpu.get("spark_jvm"), cpu.get("python_workers")
+                value = None if jvm is None or py is None else jvm + py
+            else:
+                value = cpu.get(key)
+            if value is None:
+                values = []
+                break
+            values.append(value / n * 1e6)
+        out[key] = round(statistics.median(values), 3) if values else None
+    return out
 
 
 def median_cpu(samples: list[dict[str, float | None]]) -> dict[str, float | None] | None:
@@ -640,82 +927,6 @@ def median_cpu(samples: list[dict[str, float | None]]) -> dict[str, float | None
         out[key] = (None if any(v is None for v in values)
                     else round(statistics.median(v for v in values if v is not None), 2))
     return out
-
-
-TABLE_START = "<!-- spark-bench: generated by benchmarks/bench_spark.py -->"
-TABLE_END = "<!-- /spark-bench -->"
-
-
-def render_table(run: dict) -> str:
-    """The Markdown table (and caption) of one stored run."""
-    s, m = run["settings"], run["machine"]
-    lines = ["| job | connector | rows/s | seconds | vs built-in | same rows | "
-             + " | ".join(CPU_COLUMNS.values()) + " |",
-             "|---|---|---:|---:|---:|---|" + "---:|" * len(CPU_COLUMNS)]
-    for r in run["results"]:
-        same = r["same_rows_as_builtin"]
-        cpu = r.get("cpu_s") or {}
-        lines.append(f"| {r['case']} | {r['connector']} | {r['rows_per_s']:,} | "
-                     f"{r['seconds']:.2f} | {r['vs_builtin']:.2f}x | "
-                     f"{'n/a' if same is None else 'yes' if same else 'NO'} | "
-                     + " | ".join("" if cpu.get(key) is None else f"{cpu[key]:.2f}"
-                                  for key in CPU_COLUMNS) + " |")
-    measured = any(r.get("cpu_s") for r in run["results"])
-    lines += ["", f"Run of {run['time'][:10]} at commit `{run['commit'] or 'unknown'}` on "
-              f"{run['broker']}: {s['rows']:,} rows ({s['key_bytes']}-byte keys, "
-              f"{s['value_bytes']}-byte values), {s['partitions']} partitions, Spark "
-              f"{s['spark']} {s['master']}, built-in connector `{s['builtin_package']}`, "
-              f"median of {s['runs']} after a {s.get('warmup_rows', 0):,}-row warm-up round; "
-              + (f"streaming with maxOffsetsPerTrigger {s['rows'] // s['micro_batches']:,} "
-                 f"({s['micro_batches']} micro-batches; the micro-batch row counts Spark's "
-                 "triggerExecution time only, without the query's start); "
-                 if s.get("micro_batches") else "")
-              + f"{m['cpus']} CPUs ({m['cpu']}), Python {m['python']}."
-              + (" CPU columns: CPU seconds used during the job (median of the runs, from "
-                 "/proc) by the broker's JVM, Spark's JVM (driver and executors), PySpark's "
-                 "Python worker processes, and the whole machine (everything running on it); "
-                 "the micro-batch rows have none of their own (their query is the "
-                 "read+write row). The Spark alone row writes to a Python data source that "
-                 "only counts the rows: no client, nothing written to compare."
-                 if measured else
-                 " This run did not measure CPU (the CPU columns are blank).")]
-    bound = write_bound(run)
-    if bound is not None:
-        seconds, ratio = bound
-        lines += ["", f"Batch write bound: a client that cost no CPU at all would still leave "
-                  f"the Spark alone row's Spark JVM and Python workers CPU plus the kafka_fast "
-                  f"row's broker CPU to the {m['cpus']} CPUs: at least {seconds:.2f} s, "
-                  f"{ratio:.2f}x the built-in's rows/s at most in this run."]
-    return "\n".join(lines)
-
-
-def write_bound(run: dict) -> tuple[float, float] | None:
-    """``(seconds, x built-in)``: the fastest a batch write through the kafka_fast data
-    source could be in ``run`` with a client that used no CPU (Spark's own share of the path,
-    from the Spark alone row, and the broker's, from the kafka_fast row, spread over every
-    CPU); None when the run lacks the figures."""
-    rows = {(r["case"], r["connector"]): r for r in run["results"]}
-    alone = (rows.get(("batch write", SPARK_ALONE_LABEL)) or {}).get("cpu_s") or {}
-    ours = (rows.get(("batch write", "kafka_fast")) or {}).get("cpu_s") or {}
-    builtin = rows.get(("batch write", "built-in"))
-    parts = (alone.get("spark_jvm"), alone.get("python_workers"), ours.get("broker"))
-    if builtin is None or any(p is None for p in parts):
-        return None
-    seconds = sum(parts) / run["machine"]["cpus"]
-    return seconds, builtin["seconds"] / seconds
-
-
-def write_report(results: Path, doc: Path) -> None:
-    """Replace the generated block of ``doc`` with the table of the newest stored run."""
-    run = store.load(results)[-1]
-    text = doc.read_text(encoding="utf-8")
-    block = re.compile(re.escape(TABLE_START) + r"\n.*?" + re.escape(TABLE_END), re.S)
-    if not block.search(text):
-        raise SystemExit(f"{doc} has no {TABLE_START} ... {TABLE_END} block")
-    new = block.sub(lambda _: f"{TABLE_START}\n{render_table(run)}\n{TABLE_END}", text)
-    doc.write_text(new, encoding="utf-8")
-    print(render_table(run))
-
 
 def run_all(spark: SparkSession, broker: Broker, conf: dict, args) -> None:
     n, parts = args.rows, args.partitions

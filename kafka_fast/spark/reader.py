@@ -13,8 +13,6 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ..topic_partition import TopicPartition
 
 if TYPE_CHECKING:
@@ -42,8 +40,13 @@ HEADERS_FIELD = "headers array<struct<key:string,value:binary>>"
 RANGE_SCHEMA = "topic string, partition int, start long, end long"
 #: Records asked of one ``consume_batch`` call.
 BATCH_RECORDS = 100_000
+#: Consumer settings of range reads unless the configuration sets them: fetches of up to
+#: 8 MiB per partition (the consumer's default is 1 MiB), so that one ``consume_batch``
+#: call, and so one Arrow batch handed to Spark, holds tens of thousands of records rather
+#: than a few thousand (each batch costs Spark and Python a fixed amount on top of its rows)
+RANGE_READ_DEFAULTS = {"max.partition.fetch.bytes": 8 << 20}
 #: Java ``TimestampType.id`` by ``kafka_fast.message`` timestamp type (none, create, log append).
-_SPARK_TIMESTAMP_TYPES = np.array([-1, 0, 1], dtype=np.int32)
+_SPARK_TIMESTAMP_TYPES = (-1, 0, 1)
 
 
 def reader_config(conf: Mapping[str, Any], *, fail_on_data_loss: bool = True,
@@ -52,7 +55,7 @@ def reader_config(conf: Mapping[str, Any], *, fail_on_data_loss: bool = True,
     out-of-range start (deleted records) as an error unless data loss is tolerated.
     Without a ``group.id`` the consumer is named ``<group_prefix>-<random>`` (as Spark's
     ``groupIdPrefix``; default ``kafka-fast-range-reader``)."""
-    out = dict(conf)
+    out = {**RANGE_READ_DEFAULTS, **conf}
     # A consumer needs a group id; range reads never join the group nor commit to it.
     out.setdefault("group.id",
                    f"{group_prefix or 'kafka-fast-range-reader'}-{uuid.uuid4().hex[:12]}")
@@ -180,6 +183,8 @@ class RangeReader:
 
     def read(self, consumer: Consumer, r: OffsetRange) -> Iterator[Any]:
         """Arrow batches of exactly the records ``r.start <= offset < r.end``."""
+        import numpy as np
+
         if r.size <= 0:
             return
         tp = TopicPartition(r.topic, r.partition, r.start)
@@ -234,28 +239,78 @@ def arrow_schema(include_headers: bool = False) -> Any:
 
 
 def spark_arrow(view: Any, lo: int, hi: int, *, include_headers: bool = False) -> list[Any]:
-    """Records ``lo:hi`` of a ``RecordBatchView`` as Arrow batches in exactly the Arrow
+    """Records ``lo:hi`` of a ``RecordBatchView`` as one Arrow batch in exactly the Arrow
     schema Spark expects for the Kafka source schema (``arrow_schema``).
 
-    Values, keys and headers come from the view's own Arrow columns (no Python object per
-    record); the topic becomes a plain string column, timestamps microseconds in UTC, and
-    timestamp types Java's ids (0 create time, 1 log-append time, -1 none).
+    Built straight from the view's columns: keys and values share the view's data buffers
+    (only their offsets become the 32-bit ones of Arrow ``binary``), partitions and offsets
+    are the view's arrays; the topic becomes a plain string column, timestamps microseconds
+    in UTC, and timestamp types Java's ids (0 create time, 1 log-append time, -1 none). No
+    Python object per record.
     """
+    import numpy as np
     import pyarrow as pa
 
-    table = view.to_arrow().slice(lo, hi - lo)
-    kinds = table.column("timestamp_type").to_numpy()
+    n = hi - lo
+    if n <= 0:
+        return []
     schema = arrow_schema(include_headers)
-    columns = [
-        table.column("key"),
-        table.column("value"),
-        table.column("topic").cast(pa.string()),
-        table.column("partition"),
-        table.column("offset"),
-        table.column("timestamp").cast(pa.timestamp("us", tz="UTC")),
-        pa.chunked_array([_SPARK_TIMESTAMP_TYPES[kinds.astype(np.intp)]]),
+    kinds = np.asarray(_SPARK_TIMESTAMP_TYPES, dtype=np.int32)
+    arrays = [
+        _binary(view.keys, lo, hi),
+        _binary(view.values, lo, hi),
+        _topics(view, lo, hi),
+        pa.array(view.partitions[lo:hi], pa.int32()),
+        pa.array(view.offsets[lo:hi], pa.int64()),
+        pa.array((view.timestamps[lo:hi] * 1000).view("datetime64[us]"),
+                 pa.timestamp("us", tz="UTC")),
+        pa.array(kinds[view.timestamp_types[lo:hi].astype(np.intp)], pa.int32()),
     ]
     if include_headers:
-        columns.append(table.column("headers"))
-    columns = [c.cast(f.type) for c, f in zip(columns, schema, strict=True)]
-    return pa.Table.from_arrays(columns, schema=schema).to_batches()
+        arrays.append(view.to_arrow().column("headers").slice(lo, n).combine_chunks()
+                      .cast(schema.field("headers").type))
+    return [pa.RecordBatch.from_arrays(arrays, schema=schema)]
+
+
+#: Arrow ``binary`` offsets are 32-bit: a slice of more data than this is cast from
+#: ``large_binary`` instead (Arrow then fails clearly if it cannot be held)
+_MAX_BINARY = (1 << 31) - 1
+
+
+def _binary(col: Any, lo: int, hi: int) -> Any:
+    """Records ``lo:hi`` of a packed column (``data``, ``offsets`` int64 N+1, ``nulls``) as
+    an Arrow ``binary`` array over the same data buffer."""
+    import numpy as np
+    import pyarrow as pa
+
+    n = hi - lo
+    offsets = col.offsets[lo:hi + 1]
+    nulls = None if col.nulls is None else col.nulls[lo:hi]
+    validity, null_count = None, 0
+    if nulls is not None and nulls.any():
+        null_count = int(nulls.sum())
+        validity = pa.py_buffer(np.packbits(~nulls, bitorder="little"))
+    if int(offsets[-1]) > _MAX_BINARY:
+        wide = pa.Array.from_buffers(pa.large_binary(), n,
+                                     [validity, pa.py_buffer(offsets), pa.py_buffer(col.data)],
+                                     null_count=null_count)
+        return wide.cast(pa.binary())
+    return pa.Array.from_buffers(
+        pa.binary(), n,
+        [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(col.data)],
+        null_count=null_count)
+
+
+def _topics(view: Any, lo: int, hi: int) -> Any:
+    """The topic of records ``lo:hi`` as an Arrow ``string`` array."""
+    import numpy as np
+    import pyarrow as pa
+
+    n = hi - lo
+    if len(view.topics) == 1:
+        name = view.topics[0].encode()
+        offsets = np.arange(n + 1, dtype=np.int32) * len(name)
+        return pa.Array.from_buffers(pa.string(), n,
+                                     [None, pa.py_buffer(offsets), pa.py_buffer(name * n)])
+    names = pa.array(view.topics, pa.string())
+    return names.take(pa.array(view.topic_index[lo:hi], pa.int32()))

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import KafkaError, KafkaException
-from ..producer.contract import partition_cells, record_count
 from . import clients
-from .columns import Columns, ColumnSpec, chunks, encode_headers
 
+# The client and column modules are imported where they are used: the data source's driver
+# side (the planner processes Spark forks per job and per micro-batch) imports this module
+# and never produces, so it does not pay for loading the client.
 if TYPE_CHECKING:
     from ..producer import Producer
+    from .columns import Columns, ColumnSpec
 
 log = logging.getLogger("kafka_fast.spark")
 
@@ -116,6 +118,8 @@ def _refused(count: int, exc: BaseException) -> Refused:
 def _produce_batch(producer: Producer, topic: str, tally: Tally, partition: int, values: Any,
                    keys: Any = None, timestamps: Any = None, headers: Any = None) -> None:
     """One ``produce_batch`` call (it waits for queue room itself); raises ``Refused``."""
+    from ..producer.contract import record_count
+
     n = record_count(values)
     try:
         producer.produce_batch(topic, values, keys=keys, partition=partition,
@@ -173,6 +177,7 @@ def _deliver(conf: Mapping[str, Any], topic: str,
 def send_rows(rows: Iterable[Any], conf: Mapping[str, Any], topic: str, spec: ColumnSpec,
               use_batch: bool = True) -> Tally:
     """Produce ``rows`` and wait for every delivery report; the tally says what failed."""
+    from .columns import chunks
 
     def produce_all(producer: Producer, tally: Tally) -> None:
         for cols in chunks(rows, spec, CHUNK_ROWS):
@@ -272,6 +277,8 @@ def foreach_partition_writer(
     ``df.write.format("kafka_fast")`` (see ``kafka_fast.spark.datasource``) or
     ``write_kafka``; keep this one for RDDs or jobs that already iterate rows.
     """
+    from .columns import ColumnSpec
+
     spec = ColumnSpec(value_col, key_col, headers_col, partition_col, timestamp_col,
                       value_format)
     return PartitionWriter(conf, topic, spec, use_batch)
@@ -295,6 +302,8 @@ def map_partitions_producer(
 
     Failures are reported as data; ``fail_on_error=True`` raises ``DeliveryError`` instead.
     """
+    from .columns import ColumnSpec
+
     spec = ColumnSpec(value_col, key_col, headers_col, partition_col, timestamp_col,
                       value_format)
     return PartitionCounter(conf, topic, spec, use_batch, fail_on_error)
@@ -326,6 +335,8 @@ def df_to_kafka_columns(
     """
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
+
+    from .columns import ColumnSpec
 
     ColumnSpec(value_col, key_col, headers_col, partition_col, timestamp_col, value_format)
     fields = {f.name: f.dataType for f in df.schema.fields}
@@ -414,6 +425,8 @@ def packed(array: Any) -> tuple[Any, Any, Any] | tuple[Any, Any]:
 
 
 def _arrow_headers(array: Any) -> list | None:
+    from .columns import encode_headers
+
     rows = array.to_pylist()
     if not any(rows):
         return None
@@ -491,6 +504,8 @@ def arrow_partition_groups(batch: Any, topic: str | None = None) -> list[tuple[s
     -1 when there is no partition column."""
     import numpy as np
     import pyarrow as pa
+
+    from ..producer.contract import partition_cells
 
     if batch.num_rows == 0:
         return []

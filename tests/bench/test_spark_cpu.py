@@ -16,9 +16,10 @@ from benchmarks.bench_spark import (
     CpuMeter,
     cpu_diff,
     cpu_snapshot,
-    render_table,
-    write_bound,
+    per_million,
+    steady_state,
 )
+from benchmarks.spark_report import render_table, shown_runs, write_bound
 
 pytestmark = pytest.mark.skipif(not Path("/proc/stat").exists(), reason="needs Linux /proc")
 
@@ -156,63 +157,158 @@ def test_workers_count_under_the_spark_jvm_once_also_after_they_end():
             proc.wait(timeout=30)
 
 
-def _run(results: list[dict]) -> dict:
+def test_the_meter_gives_the_cpu_of_a_window():
+    with CpuMeter(interval=0.05) as meter:
+        burn(0.3)
+        time.sleep(0.4)
+        quiet_start = time.time()
+        time.sleep(0.3)
+        quiet_end = time.time()
+        time.sleep(0.4)
+        busy_start = time.time()
+        burn(0.3)
+        busy_end = time.time()
+    span, used = meter.used_between(quiet_start, quiet_end)
+    assert span >= quiet_end - quiet_start
+    assert used["driver"] < 0.15  # neither burn around the window
+    span, used = meter.used_between(busy_start, busy_end)
+    assert span >= busy_end - busy_start
+    assert 0.25 <= used["driver"] < 0.6
+
+
+def _progress(start_s: float, rows: int, ms: int) -> dict:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(start_s)))
+    return {"timestamp": f"{stamp}.{round(start_s % 1 * 1000):03d}Z", "numInputRows": rows,
+            "durationMs": {"triggerExecution": ms}}
+
+
+def test_the_steady_state_leaves_out_the_first_batches_and_the_empty_ones():
+    t0 = 1_800_000_000.0
+    progress = [_progress(t0, 100, 5000),  # the query's start: slow
+                _progress(t0 + 5, 100, 1000), _progress(t0 + 6, 0, 10),
+                _progress(t0 + 6.5, 100, 1000), _progress(t0 + 7.5, 100, 2000)]
+    got = steady_state(progress, skip=1)
+    assert got["rows"] == 300 and got["batches"] == 3
+    assert got["start"] == pytest.approx(t0 + 5) and got["end"] == pytest.approx(t0 + 9.5)
+    assert got["rows_per_s"] == pytest.approx(300 / 4.5)
+    assert got["p50_ms"] == 1000 and got["p99_ms"] == pytest.approx(1980)
+    assert steady_state(progress, skip=9)["batches"] == 1  # at least one kept
+    with pytest.raises(ValueError, match="no rows"):
+        steady_state([_progress(t0, 0, 5)], skip=0)
+
+
+def test_cpu_per_million_rows_adds_spark_and_its_workers():
+    cpus = [{"spark_jvm": 1.0, "python_workers": 0.5, "broker": 0.4, "machine": 2.0},
+            {"spark_jvm": 2.0, "python_workers": 1.0, "broker": 0.8, "machine": 4.0}]
+    assert per_million(cpus, [500_000, 1_000_000]) == {
+        "spark_and_client": 3.0, "broker": 0.8, "machine": 4.0}
+    assert per_million([{"spark_jvm": 1.0, "python_workers": 0.5, "broker": None,
+                         "machine": 2.0}], [1_000_000])["broker"] is None
+
+
+def _run(results: list[dict], rows: int = 1_000_000, state: str = "loaded",
+         when: str = "2026-12-01T10:00:00+00:00") -> dict:
     return {"bench": "spark", "broker": "Apache Kafka 4.3.1 (1 broker, local)",
-            "commit": "abc123", "time": "2026-12-01T10:00:00+00:00",
+            "commit": "abc123", "time": when,
             "machine": {"cpu": "Test CPU", "cpus": 2, "python": "3.11.7"},
-            "settings": {"rows": 1_000_000, "partitions": 4, "runs": 3, "warmup_rows": 200_000,
-                         "micro_batches": 5, "key_bytes": 10, "value_bytes": 100,
+            "settings": {"format": 2, "rows": rows, "partitions": 4, "runs": 3,
+                         "warmup_rows": 200_000, "key_bytes": 10, "value_bytes": 100,
                          "master": "local[2]", "spark": "4.3.0",
-                         "builtin_package": "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0"},
+                         "builtin_package": "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0",
+                         "trigger_ms": 200, "trigger_rows": 100_000, "skip_batches": 2,
+                         "machine_state": state, "other_cpu_share": 0.4,
+                         "options": {"built-in": {"batch write": {"kafka.linger.ms": "5"}},
+                                     "kafka_fast": {"batch read": {}}},
+                         "tuning": [{"case": "batch write", "label": "linger 5 ms",
+                                     "options": {"kafka.linger.ms": "5"},
+                                     "rows_per_s": 700_000}],
+                         "tune_rows": 1_000_000},
             "results": results}
 
 
 def _cells(table: str) -> list[list[str]]:
     return [[c.strip() for c in line.strip().strip("|").split("|")]
-            for line in table.splitlines() if line.startswith("| batch")]
+            for line in table.splitlines()
+            if line.startswith(("| batch", "| streaming"))]
 
 
-def test_the_table_shows_the_cpu_seconds_and_blanks_for_runs_without():
-    def row(connector: str, seconds: float, same: bool | None, cpu: dict | None) -> dict:
-        r = {"case": "batch write", "connector": connector, "rows": 1_000_000,
-             "seconds": seconds, "rows_per_s": round(1_000_000 / seconds),
-             "vs_builtin": round(1.5 / seconds, 2), "same_rows_as_builtin": same,
-             "samples_s": [seconds]}
-        if cpu is not None:
-            r["cpu_s"] = cpu
-        return r
+def _row(case: str, connector: str, seconds: float, same: bool | None, cpu: dict | None,
+         **extra) -> dict:
+    r = {"case": case, "connector": connector, "rows": 1_000_000, "seconds": seconds,
+         "rows_per_s": round(1_000_000 / seconds), "vs_builtin": round(1.5 / seconds, 2),
+         "same_rows_as_builtin": same, "samples_s": [seconds], **extra}
+    if cpu is not None:
+        r["cpu_s"] = cpu
+        r["cpu_s_per_million"] = {"spark_and_client": cpu["spark_jvm"] + cpu["python_workers"],
+                                  "broker": cpu["broker"], "machine": cpu["machine"]}
+    return r
 
+
+def test_the_table_shows_rates_latencies_cpu_per_million_and_the_settings():
     run = _run([
-        row("built-in", 1.5, True, {"broker": 1.2, "spark_jvm": 2.1, "python_workers": 0.01,
-                                    "machine": 3.4}),
-        row("kafka_fast", 0.75, True, {"broker": 0.6, "spark_jvm": 0.55,
-                                       "python_workers": 0.47, "machine": 1.7}),
-        row("Spark alone (Python sink, no client)", 0.4, None,
-            {"broker": None, "spark_jvm": 0.5, "python_workers": 0.21, "machine": 0.8})])
+        _row("batch write", "built-in", 1.5, True,
+             {"broker": 1.2, "spark_jvm": 2.1, "python_workers": 0.0, "machine": 3.4}),
+        _row("batch write", "kafka_fast", 0.75, True,
+             {"broker": 0.6, "spark_jvm": 0.55, "python_workers": 0.47, "machine": 1.7}),
+        _row("batch write", "Spark alone (Python sink, no client)", 0.4, None,
+             {"broker": 0.0, "spark_jvm": 0.5, "python_workers": 0.21, "machine": 0.8}),
+        _row("streaming", "kafka_fast", 1.0, True, None, p50_ms=180.4, p99_ms=1234.0)])
     table = render_table(run)
     assert table.splitlines()[0] == (
-        "| job | connector | rows/s | seconds | vs built-in | same rows | broker CPU s | "
-        "Spark JVM CPU s | Python workers CPU s | machine CPU s |")
-    assert table.splitlines()[1] == "|---|---|---:|---:|---:|---|---:|---:|---:|---:|"
-    assert _cells(table) == [
-        ["batch write", "built-in", "666,667", "1.50", "1.00x", "yes", "1.20", "2.10", "0.01",
-         "3.40"],
-        ["batch write", "kafka_fast", "1,333,333", "0.75", "2.00x", "yes", "0.60", "0.55",
-         "0.47", "1.70"],
-        ["batch write", "Spark alone (Python sink, no client)", "2,500,000", "0.40", "3.75x",
-         "n/a", "", "0.50", "0.21", "0.80"]]
-    assert "CPU columns: CPU seconds used during the job" in table
+        "| job | connector | rows/s | vs built-in | seconds | micro-batch p50 / p99 ms | "
+        "Spark + client CPU s/M | broker CPU s/M | machine CPU s/M | same rows |")
+    assert _cells(table)[:4] == [
+        ["batch write", "built-in", "666,667", "1.00x", "1.50", "", "2.10", "1.20", "3.40",
+         "yes"],
+        ["batch write", "kafka_fast", "1,333,333", "2.00x", "0.75", "", "1.02", "0.60", "1.70",
+         "yes"],
+        ["batch write", "Spark alone (Python sink, no client)", "2,500,000", "3.75x", "0.40",
+         "", "0.71", "0.00", "0.80", "n/a"],
+        ["streaming", "kafka_fast", "1,000,000", "1.50x", "1.00", "180 / 1,234", "", "", "",
+         "yes"]]
+    assert "**loaded machine**: processes other than the benchmark's used 40%" in table
+    assert "- built-in, batch write: `kafka.linger.ms=5`" in table
+    assert "- kafka_fast, batch read: defaults" in table
+    assert "| batch write | linger 5 ms | 700,000 |" in table
     # Spark alone's JVM 0.5 + Python 0.21 + kafka_fast's broker 0.6 over 2 CPUs: 0.655 s
     seconds, ratio = write_bound(run)
     assert seconds == pytest.approx(0.655) and ratio == pytest.approx(1.5 / 0.655)
     assert ("to the 2 CPUs: at least 0.66 s, 2.29x the built-in's rows/s at most in this run"
             in table)
-    # a run stored before the CPU columns: the same columns, blank
-    old = render_table(_run([row("built-in", 1.5, True, None),
-                             row("kafka_fast", 1.0, False, None)]))
-    assert _cells(old) == [
-        ["batch write", "built-in", "666,667", "1.50", "1.00x", "yes", "", "", "", ""],
-        ["batch write", "kafka_fast", "1,000,000", "1.00", "1.50x", "NO", "", "", "", ""]]
-    assert "did not measure CPU" in old and "CPU columns:" not in old
-    assert write_bound(_run([row("built-in", 1.5, True, None)])) is None
-    assert "Batch write bound" not in old
+    assert write_bound(_run([_row("batch write", "built-in", 1.5, True, None)])) is None
+
+
+def test_the_report_prefers_the_newest_quiet_run_of_each_size():
+    old_quiet = _run([], state="quiet", when="2026-12-01T10:00:00+00:00")
+    new_loaded = _run([], state="loaded", when="2026-12-02T10:00:00+00:00")
+    big_loaded = _run([], rows=10_000_000, when="2026-12-01T11:00:00+00:00")
+    older_format = {**_run([]), "settings": {"rows": 1_000_000}}
+    assert shown_runs([old_quiet, new_loaded, big_loaded, older_format]) == [
+        old_quiet, big_loaded]
+    newer_quiet = _run([], state="quiet", when="2026-12-03T10:00:00+00:00")
+    assert shown_runs([old_quiet, newer_quiet, new_loaded])[0] is newer_quiet
+
+
+def test_the_report_writes_the_tables_and_the_chart(tmp_path):
+    import json
+
+    from benchmarks.spark_report import TABLE_END, TABLE_START, write_report
+
+    results = []
+    for case in ("batch write", "batch read", "streaming"):
+        results += [_row(case, "built-in", 1.5, True, None), _row(case, "kafka_fast", 0.6, True, None)]
+    stored = tmp_path / "spark.jsonl"
+    stored.write_text(json.dumps(_run(results)) + "\n", encoding="utf-8")
+    doc, chart = tmp_path / "spark.md", tmp_path / "chart.png"
+    doc.write_text(f"before\n{TABLE_START}\nold\n{TABLE_END}\nafter\n", encoding="utf-8")
+    write_report(stored, doc, chart)
+    text = doc.read_text(encoding="utf-8")
+    assert text.startswith("before\n") and text.endswith(f"{TABLE_END}\nafter\n")
+    assert "old" not in text and "![rows/s of both connectors](chart.png)" in text
+    assert "#### 1,000,000 rows" in text and "| streaming | kafka_fast | 1,666,667 | 2.50x" in text
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # with no run of the current format the block says so
+    stored.write_text(json.dumps({**_run([]), "settings": {"rows": 5}}) + "\n", encoding="utf-8")
+    write_report(stored, doc, tmp_path / "none.png")
+    assert "No run of this comparison is stored yet" in doc.read_text(encoding="utf-8")
+    assert not (tmp_path / "none.png").exists()

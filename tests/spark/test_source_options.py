@@ -71,6 +71,14 @@ def test_parsed_values():
     assert reader_config({"group.id": "mine"}, group_prefix="job")["group.id"] == "mine"
 
 
+def test_range_reads_fetch_8_mib_per_partition_unless_set():
+    assert reader_config({})["max.partition.fetch.bytes"] == 8 << 20
+    assert reader_config({"max.partition.fetch.bytes": 4096})["max.partition.fetch.bytes"] == 4096
+    # the options of format("kafka_fast") reach it as the configuration
+    opts = parse(subscribe="t", **{"kafka.max.partition.fetch.bytes": "65536"})
+    assert int(reader_config(opts.conf)["max.partition.fetch.bytes"]) == 65536
+
+
 def test_rate_limit_shares_as_spark():
     start = {("t", 0): 0, ("t", 1): 0, ("t", 2): 0}
     end = {("t", 0): 20, ("t", 1): 20, ("t", 2): 20}
