@@ -23,7 +23,8 @@ import build_wheels  # noqa: E402
 RUNTIME = {"numpy", "lz4", "zstandard", "python-snappy"}
 COMPILERS = ("gcc", "cc", "c++", "g++", "clang", "x86_64-linux-gnu-gcc")
 #: The kafka_fast rows ``kafka-fast bench --against none`` measures.
-BENCH_PATHS = ("kafka_fast produce()", "kafka_fast produce_batch", "kafka_fast poll()",
+BENCH_PATHS = ("kafka_fast produce()", "kafka_fast produce_batch",
+               "kafka_fast AIOProducer.produce()", "kafka_fast poll()",
                "kafka_fast consume(10000)", "kafka_fast consume_batch")
 
 _CLOSURE = """
