@@ -132,7 +132,11 @@ def build_all(out: Path, versions: tuple[str, ...] = VERSIONS,
             started = time.monotonic()
             python = tool_python(present[version], f"build-python{version}", TOOLS)
             raw = tmp / f"raw-{version}"
-            run([python, "-m", "build", "--wheel", "--outdir", str(raw), str(unpacked)])
+            # Each build gets its own copy: Cython writes the generated C beside the sources,
+            # and each interpreter's build environment has its own numpy headers.
+            source = tmp / f"src-{version}"
+            shutil.copytree(unpacked, source)
+            run([python, "-m", "build", "--wheel", "--outdir", str(raw), str(source)])
             print(f"built CPython {version} wheel in {time.monotonic() - started:.0f} s",
                   file=sys.stderr)
 
