@@ -504,7 +504,7 @@ def main() -> None:
         name = args.broker_name or f"external {args.bootstrap}"
     else:
         cluster = broker = start_apache_kafka(workdir / "kafka")
-        name = "Apache Kafka 4.3.1 (1 broker, local)"
+        name = f"Apache Kafka {cluster.version} (1 broker, local)"
     spark = builtin_connector.session(coordinate, memory="3g")
     for key, value in SESSION_CONF.items():
         spark.conf.set(key, value)
