@@ -127,8 +127,12 @@ def repo_path(arg: str | None, fetch: bool) -> Path | None:
     if not fetch:
         return None
     CACHE.parent.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", TAG, URL, str(CACHE)],
-                          capture_output=True, text=True, timeout=300)
+    try:
+        done = subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", TAG, URL,
+                               str(CACHE)], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        shutil.rmtree(CACHE, ignore_errors=True)
+        return None
     if done.returncode != 0:
         shutil.rmtree(CACHE, ignore_errors=True)
         return None
