@@ -15,7 +15,6 @@ tools/fault_table.py (which stores the outcomes of both clients side by side).
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections import Counter
@@ -23,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from types import ModuleType
 from typing import Any
 
+from harness.proc_usage import rss_bytes
 from harness.toxiproxy import ProxiedCluster, Proxy
 
 
@@ -65,12 +65,6 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
 
 #: The transport errors error_cb may be told of when a connection breaks or stalls.
 TRANSPORT_CODES = ("_TRANSPORT", "_TIMED_OUT", "_ALL_BROKERS_DOWN")
-
-
-def rss_bytes() -> int:
-    """Resident set size of this process."""
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def apply(proxy: Proxy, fault: Fault) -> None:

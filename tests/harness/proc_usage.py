@@ -9,6 +9,12 @@ from dataclasses import dataclass
 ESTABLISHED = "01"
 
 
+def rss_bytes(pid: int | str = "self") -> int:
+    """Resident set size of ``pid`` (default this process), from /proc/<pid>/statm."""
+    with open(f"/proc/{pid}/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
 def socket_inodes(pid: int | str = "self") -> set[int]:
     """Inodes of the sockets among ``pid``'s open file descriptors."""
     inodes = set()
