@@ -38,7 +38,7 @@ Event = tuple
 #: What the application thread asks of the I/O thread, as tuples: ("seek", AppPosition, gen,
 #: offset, leader epoch, paused), ("pause"|"resume", AppPosition, gen, position),
 #: ("remove", AppPosition), ("truncated", AppPosition, gen, action, offset, epoch, leader
-#: epoch, stop) (see ``Fetcher.apply``).
+#: epoch, stop), ("close", None) (see ``Fetcher.apply``).
 Command = tuple
 
 

@@ -36,6 +36,7 @@ from .fetch_decode import DecodedPartition, decode_partition
 from .fetch_session import SESSION_ERRORS, FetchPlan, FetchSession, fetch_request
 from .fetch_state import Chunk, Command, FetchState
 from .offsets import LEADER_ERRORS, TRANSIENT_LOCAL, OffsetClient, error_of
+from .ownership import armed, owned
 from .state import NEED_COMMITTED, NEED_NONE, NEED_RESET, NEED_VALIDATE, FetchCursor
 from .validation import Validator
 
@@ -121,8 +122,15 @@ def sent_entry(ps: FetchCursor) -> tuple:
     return (ps, ps.version, ps.fetch_offset, ps.fetch_seq, ps.fetch_epoch)
 
 
+@owned
 class Fetcher:
-    """Fetch scheduling and response handling (I/O thread only, except ``wake``)."""
+    """Fetch scheduling and response handling (I/O thread only).
+
+    Every field is written on the I/O thread after construction (``ownership`` checks it):
+    another thread stops the fetcher with ``release``, which queues a ``close`` command and
+    shuts the decoder pool down (the pool is the executor's own, made at construction and
+    never replaced; it starts no thread before its first use).
+    """
 
     def __init__(self, state: FetchState, client: KafkaClient, conf: Config,
                  offsets: OffsetClient) -> None:
@@ -154,13 +162,16 @@ class Fetcher:
         self.inflight: set[int] = set()
         self.awaiting_metadata = False
         self.next_leader_check = 0.0
+        #: set by ``shutdown`` or a ``close`` command (I/O thread)
         self.closed = False
         #: threads decoding the partitions of one response side by side (started on use)
-        self.decoders: ThreadPoolExecutor | None = None
+        self.decoders = ThreadPoolExecutor(DECODE_THREADS,
+                                           thread_name_prefix="kafka_fast-decode")
         self.validator = Validator(state, client, self.reset_strategy, self.error_backoff)
         #: topic -> error code reported for it (a refusal is reported once until it clears)
         self.topic_errors: dict[str, int] = {}
         self.errors_seen_in: object = None
+        armed(self)
 
     def _metadata_arrived(self, f: Future) -> None:
         self.awaiting_metadata = False
@@ -186,6 +197,9 @@ class Fetcher:
     def apply(self, cmd: Command) -> None:
         """Apply one command of the application thread (I/O thread, state lock held)."""
         kind, app = cmd[0], cmd[1]
+        if kind == "close":
+            self.closed = True
+            return
         cursors = self.state.cursors
         key = (app.topic, app.partition)
         cur = cursors.get(key)
@@ -251,6 +265,8 @@ class Fetcher:
         with state.lock:
             for cmd in state.take_commands():
                 self.apply(cmd)
+            if self.closed:
+                return None
             if not state.cursors:
                 self.close_sessions()
                 return None
@@ -442,15 +458,16 @@ class Fetcher:
 
     def shutdown(self) -> list[Future]:
         """Stop fetching and close the open fetch sessions (I/O thread)."""
-        self.release()
+        self.closed = True
+        self.decoders.shutdown(wait=False)
         return self.close_sessions()
 
     def release(self) -> None:
-        """Stop fetching and the decoder threads (any thread)."""
-        self.closed = True
-        decoders, self.decoders = self.decoders, None
-        if decoders is not None:
-            decoders.shutdown(wait=False)
+        """Stop fetching and the decoder threads (any thread): the I/O thread closes the
+        fetcher at its next turn (a ``close`` command; nothing is written here)."""
+        with self.state.lock:
+            self.state.command(("close", None))
+        self.decoders.shutdown(wait=False)
 
     def close_sessions(self) -> list[Future]:
         """Send a closing Fetch (epoch -1) for every open session whose leader is idle."""
@@ -594,11 +611,11 @@ class Fetcher:
                 if pd.error_code == 0 and _worth_a_thread(pd.records)]
         if len(work) < 2:
             return {}
-        if self.decoders is None:
-            self.decoders = ThreadPoolExecutor(DECODE_THREADS,
-                                               thread_name_prefix="kafka_fast-decode")
-        futures = [(i, self.decoders.submit(self._decode, offset, pd))
-                   for i, offset, pd in work[1:]]
+        try:
+            futures = [(i, self.decoders.submit(self._decode, offset, pd))
+                       for i, offset, pd in work[1:]]
+        except RuntimeError:  # the pool was shut down (the consumer is closing)
+            return {}
         i, offset, pd = work[0]
         out = {i: self._decode(offset, pd)}
         for i, fut in futures:

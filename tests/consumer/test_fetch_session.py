@@ -10,6 +10,7 @@ Apache Kafka grants sessions, and the same reads go through incremental fetches 
 from __future__ import annotations
 
 import random
+import threading
 from concurrent.futures import Future
 
 import pytest
@@ -312,7 +313,8 @@ def test_large_compressed_partitions_of_one_answer_are_decoded_side_by_side():
         fut: Future = Future()
         fut.set_result(response(0, {("t", p): payloads[p] for p in range(4)}))
         f.on_response(1, sent, plan, fut)
-        assert f.decoders is not None  # three large compressed partitions: side by side
+        # three large compressed partitions: side by side, on the decoder threads
+        assert any(t.name.startswith("kafka_fast-decode") for t in threading.enumerate())
         got: dict[int, list] = {}
         while True:
             out: list = []
@@ -330,5 +332,10 @@ def test_large_compressed_partitions_of_one_answer_are_decoded_side_by_side():
         assert [ps.app.position for ps in parts] == [2000, 2000, 2000, 5]
     finally:
         f.release()
-        assert f.decoders is None
+        # The pool is shut down at once; the fetcher closes at its next turn (the release
+        # only queues the command), and stops asking for turns.
+        with pytest.raises(RuntimeError):
+            f.decoders.submit(int)
+        assert not f.closed
+        assert f.tick() is None and f.closed
         client.close()
