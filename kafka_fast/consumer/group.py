@@ -33,6 +33,7 @@ from .consumer_protocol import (
 )
 from .membership import GroupEvents, PollWatch
 from .offsets import GROUP, TRANSIENT_LOCAL, error_of
+from .ownership import armed, owned
 
 if TYPE_CHECKING:
     from ..config.table import Config
@@ -55,8 +56,10 @@ LEADER_SYNC_DELAY = 0.05
 UNJOINED, REVOKING, JOINING, SYNCING, STABLE, CLOSED = range(6)
 
 
+@owned
 class ClassicGroup:
-    """One member of a consumer group under the classic protocol."""
+    """One member of a consumer group under the classic protocol; every field is written on
+    the I/O thread after construction."""
 
     def __init__(self, client: KafkaClient, conf: Config, events: GroupEvents,
                  assignors: list[Assignor]) -> None:
@@ -87,6 +90,7 @@ class ClassicGroup:
         self.rejoin_needed = False
         self.fatal: KafkaError | None = None
         self.epoch = 0  # bumps on every (re)join; stale callbacks compare it
+        armed(self)
 
     # -- subscription -----------------------------------------------------------------------------
     def subscribe(self, topics: list[str]) -> None:

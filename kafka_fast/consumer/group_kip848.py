@@ -6,9 +6,12 @@ coordinator returns: partitions taken away are revoked in the poll thread (after
 auto commit is on), new ones are assigned there, and the next heartbeat reports the new
 ownership. Member epochs replace generations (also in OffsetCommit).
 
-Errors: UNKNOWN_MEMBER_ID / FENCED_MEMBER_EPOCH lose the assignment and join again with epoch
-0; NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE find the coordinator again;
-COORDINATOR_LOAD_IN_PROGRESS backs off; FENCED_INSTANCE_ID and UNSUPPORTED_VERSION are fatal.
+Errors are handled as ``heartbeat.HeartbeatMember`` says (shared with the share-group member):
+UNKNOWN_MEMBER_ID / FENCED_MEMBER_EPOCH lose the assignment and join again with epoch 0;
+NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE find the coordinator again;
+COORDINATOR_LOAD_IN_PROGRESS backs off; FENCED_INSTANCE_ID, UNSUPPORTED_VERSION,
+UNSUPPORTED_ASSIGNOR, GROUP_AUTHORIZATION_FAILED and INVALID_REQUEST end membership; any other
+code is posted as an error and the heartbeat retried.
 """
 
 from __future__ import annotations
@@ -17,14 +20,15 @@ import logging
 import re
 import uuid
 from concurrent.futures import Future
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import KafkaError
 from ..net.lanes import Lane
 from ..protocol import messages as m
 from ..protocol.versioned import versioned_message
+from .heartbeat import HeartbeatMember
 from .membership import GroupEvents, PollWatch
-from .offsets import GROUP, TRANSIENT_LOCAL, error_of
+from .ownership import armed
 
 if TYPE_CHECKING:
     from ..config.table import Config
@@ -32,39 +36,41 @@ if TYPE_CHECKING:
 
 E = KafkaError
 log = logging.getLogger("kafka_fast.consumer")
-REDISCOVER = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE})
 UNJOINED, JOINED, CLOSED = range(3)
 CGH = m.ConsumerGroupHeartbeatRequest
 
 
-class ConsumerGroupMember:
-    """One member of a consumer group under KIP-848 (same interface as ClassicGroup)."""
+class ConsumerGroupMember(HeartbeatMember):
+    """One member of a consumer group under KIP-848 (same interface as ClassicGroup); every
+    field is written on the I/O thread after construction."""
+
+    API = "ConsumerGroupHeartbeat"
+    FATAL = frozenset({E.FENCED_INSTANCE_ID, E.UNSUPPORTED_ASSIGNOR,
+                       E.GROUP_AUTHORIZATION_FAILED, E.INVALID_REQUEST, E.UNSUPPORTED_VERSION})
+    UNSUPPORTED = ("the group coordinator does not support group.protocol=consumer "
+                   "(ConsumerGroupHeartbeat)")
 
     def __init__(self, client: KafkaClient, conf: Config, events: GroupEvents) -> None:
-        self.client = client
+        super().__init__(client, conf["group.id"], str(uuid.uuid4()),
+                         conf["heartbeat.interval.ms"] / 1000.0,
+                         conf["retry.backoff.ms"] / 1000.0)
         self.events = events
         self.poll_watch = PollWatch(client.call_soon, self.start_join)
-        self.group_id: str = conf["group.id"]
         self.instance_id: str | None = conf["group.instance.id"] or None
         self.rebalance_timeout_ms = conf["max.poll.interval.ms"]
         self.max_poll_interval = conf["max.poll.interval.ms"] / 1000.0
         self.server_assignor = conf["group.remote.assignor"] or None
         self.rack = conf["client.rack"] or None
-        self.backoff = conf["retry.backoff.ms"] / 1000.0
-        self.member_id = str(uuid.uuid4())
-        self.member_epoch = 0
-        self.heartbeat_interval = conf["heartbeat.interval.ms"] / 1000.0
         self.state = UNJOINED
         self.owned: dict[str, list[int]] = {}
         self.target: dict[uuid.UUID, list[int]] | None = None
         self.reconciling = False
+        #: the reconciliation step the poll thread is applying: (names, revoked, added)
+        self.pending: tuple = ({}, [], [])
         self.literal: list[str] = []
         self.patterns: list[re.Pattern] = []
-        self.coordinator: int | None = None
-        self.timer = None
-        self.inflight = False
-        self.fatal: KafkaError | None = None
         self.epoch = 0
+        armed(self)
 
     @property
     def generation(self) -> int:
@@ -93,11 +99,11 @@ class ConsumerGroupMember:
         self._heartbeat_now()
 
     # -- heartbeats ----------------------------------------------------------------------------
-    def _schedule(self, delay: float) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-        epoch = self.epoch
-        self.timer = self.client.call_later(delay, lambda: self._heartbeat(epoch))
+    def _token(self) -> int:
+        return self.epoch
+
+    def _current(self, token: int) -> bool:
+        return self.state == JOINED and token == self.epoch
 
     def _heartbeat_now(self) -> None:
         self._schedule(0.0)
@@ -112,12 +118,10 @@ class ConsumerGroupMember:
         return out
 
     def _heartbeat(self, epoch: int) -> None:
-        if self.state != JOINED or epoch != self.epoch:
+        if not self._current(epoch):
             return
-        if self.inflight:
-            self._schedule(self.heartbeat_interval)
-            return
-        if self.member_epoch > 0 and self.poll_watch.exceeded(self.max_poll_interval):
+        if (not self.inflight and self.member_epoch > 0
+                and self.poll_watch.exceeded(self.max_poll_interval)):
             self.events.post_error(KafkaError(
                 E._MAX_POLL_EXCEEDED,
                 f"Application maximum poll interval ({self.max_poll_interval * 1000:.0f}ms) "
@@ -127,8 +131,7 @@ class ConsumerGroupMember:
             self.state = UNJOINED
             self.poll_watch.rejoin_on_next_poll()
             return
-        if self.coordinator is None:
-            self._find_coordinator()
+        if not self._ready_to_send(epoch):
             return
         req = versioned_message(CGH(
             group_id=self.group_id, member_id=self.member_id, member_epoch=self.member_epoch,
@@ -143,82 +146,31 @@ class ConsumerGroupMember:
         f = self.client.send(self.coordinator, req, lane=Lane.COORDINATOR)
         f.add_done_callback(lambda f: self._on_heartbeat(f, epoch))
 
-    def _find_coordinator(self) -> None:
-        epoch = self.epoch
-        f = self.client.coordinator(GROUP, self.group_id)
-
-        def done(f: Future) -> None:
-            if epoch != self.epoch or self.state != JOINED:
-                return
-            exc = f.exception()
-            if exc is not None:
-                self._schedule(self.backoff)
-                return
-            self.coordinator = f.result()
-            self._heartbeat_now()
-
-        f.add_done_callback(done)
-
-    def _on_heartbeat(self, f: Future, epoch: int) -> None:
-        self.inflight = False
-        if self.state != JOINED or epoch != self.epoch:
-            return
-        exc = f.exception()
-        if exc is not None:
-            err = error_of(exc)
-            if err.code() == E._UNSUPPORTED_FEATURE:
-                self._fail(KafkaError(E._UNSUPPORTED_FEATURE,
-                                      "the group coordinator does not support "
-                                      "group.protocol=consumer (ConsumerGroupHeartbeat)",
-                                      fatal=True))
-                return
-            if err.code() in TRANSIENT_LOCAL:
-                self.client.invalidate_coordinator(GROUP, self.group_id)
-                self.coordinator = None
-            self._schedule(self.backoff)
-            return
-        resp = f.result()
-        code = resp.error_code
-        if code:
-            self._error(code, resp.error_message)
-            return
-        if resp.member_id:
-            self.member_id = resp.member_id
-        self.member_epoch = resp.member_epoch
-        if resp.heartbeat_interval_ms > 0:
-            self.heartbeat_interval = resp.heartbeat_interval_ms / 1000.0
+    def _accepted(self, resp: Any) -> None:
         if resp.assignment is not None:
-            self.target = {}
+            target: dict[uuid.UUID, list[int]] = {}
             for tp in resp.assignment.topic_partitions:
-                self.target.setdefault(tp.topic_id, []).extend(tp.partitions)
+                target.setdefault(tp.topic_id, []).extend(tp.partitions)
+            self.target = target
         self._reconcile()
-        self._schedule(self.heartbeat_interval)
 
-    def _error(self, code: int, message: str | None) -> None:
-        err = KafkaError(code, f"ConsumerGroupHeartbeat: {message or KafkaError(code)}")
-        if code in REDISCOVER:
-            self.client.invalidate_coordinator(GROUP, self.group_id)
-            self.coordinator = None
-            self._schedule(self.backoff)
-        elif code == E.COORDINATOR_LOAD_IN_PROGRESS:
-            self._schedule(self.backoff)
-        elif code in (E.UNKNOWN_MEMBER_ID, E.FENCED_MEMBER_EPOCH):
-            self._lost()
-            self.member_epoch = 0
-            self.epoch += 1
-            self._heartbeat_now()
-        elif code == E.UNSUPPORTED_VERSION:
+    def _rejoin(self, err: KafkaError) -> None:
+        self._lost()
+        self.member_epoch = 0
+        self.epoch += 1
+        self._heartbeat_now()
+
+    def _fatal_error(self, code: int, err: KafkaError) -> KafkaError:
+        if code == E.UNSUPPORTED_VERSION:
             # A broker that knows the API with the protocol switched off (Kafka 3.x, whose
             # KIP-848 support is early access and off by default) answers this way.
-            self._fail(KafkaError(code, "the group coordinator does not support "
-                                        f"group.protocol=consumer ({err.str()}); use "
-                                        "group.protocol=classic"))
-        elif code in (E.FENCED_INSTANCE_ID, E.UNSUPPORTED_ASSIGNOR,
-                      E.GROUP_AUTHORIZATION_FAILED, E.INVALID_REQUEST):
-            self._fail(KafkaError(code, err.str(), fatal=code == E.FENCED_INSTANCE_ID))
-        else:
-            self.events.post_error(err)
-            self._schedule(max(self.backoff, 1.0))
+            return KafkaError(code, "the group coordinator does not support "
+                                    f"group.protocol=consumer ({err.str()}); use "
+                                    "group.protocol=classic")
+        return KafkaError(code, err.str(), fatal=code == E.FENCED_INSTANCE_ID)
+
+    def _unknown_error(self, err: KafkaError) -> None:
+        self.events.post_error(err)
 
     def _fail(self, err: KafkaError) -> None:
         self.fatal = err

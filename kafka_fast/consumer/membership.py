@@ -4,6 +4,10 @@
 ``GroupMember``; they run on the client's I/O thread and tell the polling thread about
 assignments, revocations and errors only through ``GroupEvents`` (the consumer's event
 queue). ``PollWatch`` is how they learn that the application stopped polling.
+
+Who writes what (``ownership`` checks it): the members' fields are written on the I/O thread
+only (the consumer calls them through ``client.call_soon``); of a ``PollWatch``, ``last_poll``
+is written by the application thread and ``_rejoin_pending`` by the I/O thread.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from concurrent.futures import Future
 from typing import Protocol
 
 from ..errors import KafkaError
+from .ownership import armed, owned
 
 
 class GroupEvents(Protocol):
@@ -48,6 +53,7 @@ class GroupMember(Protocol):
     def close(self) -> Future | None: ...
 
 
+@owned
 class PollWatch:
     """When the application last polled; a member that left the group because the
     application stopped polling (``max.poll.interval.ms``) rejoins at the next poll."""
@@ -56,19 +62,29 @@ class PollWatch:
                  rejoin: Callable[[], None]) -> None:
         self._call_soon = call_soon
         self._rejoin = rejoin
+        #: written by the application thread
         self.last_poll = time.monotonic()
+        #: written by the I/O thread
         self._rejoin_pending = False
+        armed(self)
 
     def polled(self) -> None:
-        """The application polls (its thread): note the time, rejoin if the member left."""
+        """The application polls (its thread): note the time; if the member left, ask the
+        I/O thread to rejoin (it may be asked more than once before it does: once counts)."""
         self.last_poll = time.monotonic()
         if self._rejoin_pending:
+            self._call_soon(self._rejoin_once)
+
+    def _rejoin_once(self) -> None:
+        """I/O thread: rejoin if still pending."""
+        if self._rejoin_pending:
             self._rejoin_pending = False
-            self._call_soon(self._rejoin)
+            self._rejoin()
 
     def exceeded(self, max_interval: float) -> bool:
         """True if the application has not polled for ``max_interval`` seconds."""
         return time.monotonic() - self.last_poll > max_interval
 
     def rejoin_on_next_poll(self) -> None:
+        """I/O thread: the member left; the next poll rejoins."""
         self._rejoin_pending = True

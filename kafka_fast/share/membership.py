@@ -4,9 +4,11 @@ The member heartbeats with its subscription; the coordinator answers with the me
 epoch and the topic-partitions assigned (by topic id). Share groups have no revocation
 handshake: the assignment is taken as given. Leaving sends member epoch -1.
 
-Errors: UNKNOWN_MEMBER_ID / FENCED_MEMBER_EPOCH join again with epoch 0; NOT_COORDINATOR /
+Errors are handled as ``consumer.heartbeat.HeartbeatMember`` says (shared with the KIP-848
+member): UNKNOWN_MEMBER_ID / FENCED_MEMBER_EPOCH join again with epoch 0; NOT_COORDINATOR /
 COORDINATOR_NOT_AVAILABLE find the coordinator again; COORDINATOR_LOAD_IN_PROGRESS backs off;
-authorization, INVALID_REQUEST, GROUP_ID_NOT_FOUND and an unsupported API are fatal.
+authorization, INVALID_REQUEST, GROUP_ID_NOT_FOUND and an unsupported API are fatal; any other
+code is logged and the heartbeat retried.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from ..consumer.offsets import GROUP, TRANSIENT_LOCAL, error_of
+from ..consumer.heartbeat import HeartbeatMember
+from ..consumer.ownership import armed
 from ..errors import KafkaError
 from ..net.lanes import Lane
 from ..protocol import messages as m
@@ -30,38 +33,36 @@ if TYPE_CHECKING:
 E = KafkaError
 log = logging.getLogger("kafka_fast.share")
 SGH = m.ShareGroupHeartbeatRequest
-REDISCOVER = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE})
 FATAL = frozenset({E.GROUP_AUTHORIZATION_FAILED, E.TOPIC_AUTHORIZATION_FAILED,
                    E.INVALID_REQUEST, E.UNSUPPORTED_VERSION, E.GROUP_ID_NOT_FOUND,
                    E.INCONSISTENT_GROUP_PROTOCOL})
 
 
-class ShareGroupMember:
-    """One member of a share group. Runs on the I/O thread; ``assignment()``,
-    ``member_id`` and ``fatal`` may be read from any thread."""
+class ShareGroupMember(HeartbeatMember):
+    """One member of a share group. Runs on the I/O thread, which writes every field after
+    construction; ``assignment()``, ``member_id`` and ``fatal`` may be read from any thread."""
+
+    API = "ShareGroupHeartbeat"
+    FATAL = FATAL
+    UNSUPPORTED = ("the group coordinator does not serve ShareGroupHeartbeat version 1 "
+                   "(share groups need Apache Kafka 4.1+)")
 
     def __init__(self, client: KafkaClient, group_id: str, rack: str | None,
                  heartbeat_interval: float, backoff: float,
                  on_change: Callable[[], Any]) -> None:
-        self.client = client
-        self.group_id = group_id
-        self.rack = rack
-        self.heartbeat_interval = heartbeat_interval
-        self.backoff = backoff
-        self.on_change = on_change
         # Kafka's Uuid text form, as the Java client's (the broker takes any string of up
         # to 36 characters).
-        self.member_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
-        self.member_epoch = 0
+        super().__init__(client, group_id,
+                         base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode(),
+                         heartbeat_interval, backoff)
+        self.rack = rack
+        self.on_change = on_change
         self.topics: list[str] = []
-        self.coordinator: int | None = None
-        self.timer: Any = None
-        self.inflight = False
         self.active = False
         self.round = 0
-        self.fatal: KafkaError | None = None
         self.lock = threading.Lock()
         self.assigned: dict[uuid.UUID, list[int]] = {}
+        armed(self)
 
     # -- application-thread views ------------------------------------------------------------
     def assignment(self) -> set[tuple[str, int]]:
@@ -88,20 +89,14 @@ class ShareGroupMember:
         self.client.request_metadata(self.topics)
         self._schedule(0.0)
 
-    def _schedule(self, delay: float) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-        rnd = self.round
-        self.timer = self.client.call_later(delay, lambda: self._heartbeat(rnd))
+    def _token(self) -> int:
+        return self.round
+
+    def _current(self, token: int) -> bool:
+        return self.active and token == self.round
 
     def _heartbeat(self, rnd: int) -> None:
-        if not self.active or rnd != self.round or self.fatal is not None:
-            return
-        if self.inflight:
-            self._schedule(self.heartbeat_interval)
-            return
-        if self.coordinator is None:
-            self._find_coordinator(rnd)
+        if not self._current(rnd) or self.fatal is not None or not self._ready_to_send(rnd):
             return
         req = SGH(group_id=self.group_id, member_id=self.member_id,
                   member_epoch=self.member_epoch, rack_id=self.rack,
@@ -110,77 +105,27 @@ class ShareGroupMember:
         f = self.client.send(self.coordinator, req, lane=Lane.COORDINATOR)
         f.add_done_callback(lambda f: self._on_heartbeat(f, rnd))
 
-    def _find_coordinator(self, rnd: int) -> None:
-        f = self.client.coordinator(GROUP, self.group_id)
-
-        def done(f: Future) -> None:
-            if rnd != self.round or not self.active:
-                return
-            if f.exception() is not None:
-                self._schedule(self.backoff)
-                return
-            self.coordinator = f.result()
-            self._schedule(0.0)
-
-        f.add_done_callback(done)
-
-    def _on_heartbeat(self, f: Future, rnd: int) -> None:
-        self.inflight = False
-        if not self.active or rnd != self.round:
+    def _accepted(self, resp: Any) -> None:
+        if resp.assignment is None:
             return
-        exc = f.exception()
-        if exc is not None:
-            err = error_of(exc)
-            if err.code() == E._UNSUPPORTED_FEATURE:
-                self._fail(KafkaError(E._UNSUPPORTED_FEATURE,
-                                      "the group coordinator does not serve ShareGroupHeartbeat "
-                                      "version 1 (share groups need Apache Kafka 4.1+)",
-                                      fatal=True))
-                return
-            if err.code() in TRANSIENT_LOCAL:
-                self.client.invalidate_coordinator(GROUP, self.group_id)
-                self.coordinator = None
-            self._schedule(self.backoff)
-            return
-        resp = f.result()
-        if resp.error_code:
-            self._error(resp.error_code, resp.error_message)
-            return
-        if resp.member_id:
-            self.member_id = resp.member_id
-        self.member_epoch = resp.member_epoch
-        if resp.heartbeat_interval_ms > 0:
-            self.heartbeat_interval = resp.heartbeat_interval_ms / 1000.0
-        if resp.assignment is not None:
-            assigned: dict[uuid.UUID, list[int]] = {}
-            for tp in resp.assignment.topic_partitions:
-                assigned.setdefault(tp.topic_id, []).extend(tp.partitions)
-            with self.lock:
-                self.assigned = assigned
-            known = {info.topic_id for info in self.client.cluster.topics.values()}
-            if set(assigned) - known:
-                self.client.request_metadata(all_topics=True)
-            self.on_change()
-        self._schedule(self.heartbeat_interval)
+        assigned: dict[uuid.UUID, list[int]] = {}
+        for tp in resp.assignment.topic_partitions:
+            assigned.setdefault(tp.topic_id, []).extend(tp.partitions)
+        with self.lock:
+            self.assigned = assigned
+        known = {info.topic_id for info in self.client.cluster.topics.values()}
+        if set(assigned) - known:
+            self.client.request_metadata(all_topics=True)
+        self.on_change()
 
-    def _error(self, code: int, message: str | None) -> None:
-        err = KafkaError(code, f"ShareGroupHeartbeat: {message or KafkaError(code).str()}")
-        if code in REDISCOVER:
-            self.client.invalidate_coordinator(GROUP, self.group_id)
-            self.coordinator = None
-            self._schedule(self.backoff)
-        elif code == E.COORDINATOR_LOAD_IN_PROGRESS:
-            self._schedule(self.backoff)
-        elif code in (E.UNKNOWN_MEMBER_ID, E.FENCED_MEMBER_EPOCH):
-            log.info("share group %s: %s, joining again", self.group_id, err.str())
-            self._clear()
-            self.member_epoch = 0
-            self._schedule(0.0)
-        elif code in FATAL:
-            self._fail(KafkaError(code, err.str(), fatal=True))
-        else:
-            log.warning("share group %s: %s", self.group_id, err.str())
-            self._schedule(max(self.backoff, 1.0))
+    def _rejoin(self, err: KafkaError) -> None:
+        log.info("share group %s: %s, joining again", self.group_id, err.str())
+        self._clear()
+        self.member_epoch = 0
+        self._schedule(0.0)
+
+    def _unknown_error(self, err: KafkaError) -> None:
+        log.warning("share group %s: %s", self.group_id, err.str())
 
     def _fail(self, err: KafkaError) -> None:
         self.fatal = err

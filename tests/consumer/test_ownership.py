@@ -2,10 +2,11 @@
 
 The owner check (``kafka_fast.consumer.ownership``, on with KAFKA_FAST_CHECK_OWNERS=1 or inside
 ``checking()``) records the thread that writes each field of each application position,
-fetch cursor, delivery cursor and committer, and fails on a second writer. Here it watches a
-consumer on Apache Kafka through seeks, a pause and resume, synchronous commits, a classic
-group rebalancing between two members (join and leave) and a restart of the broker, while
-every record read and every position is checked exactly.
+fetch cursor, delivery cursor, committer, fetcher, group member (classic and KIP-848) and poll
+watch, and fails on a second writer. Here it watches a consumer on Apache Kafka through seeks,
+a pause and resume, synchronous commits, a classic group rebalancing between two members (join
+and leave) and a restart of the broker, then a KIP-848 group going from one member to two and
+back, while every record read and every position is checked exactly.
 """
 
 from __future__ import annotations
@@ -195,3 +196,55 @@ def test_one_writer_per_field_through_seeks_pauses_rebalances_and_a_restart(rest
         # commits.
         assert ownership.watched["AppPosition"] >= 6 and ownership.watched["FetchCursor"] >= 6
         assert ownership.watched["Delivery"] == ownership.watched["Committer"] == 2
+        assert ownership.watched["Fetcher"] == ownership.watched["ClassicGroup"] == 2
+        assert ownership.watched["PollWatch"] == 2
+
+
+def test_one_writer_per_field_through_a_kip848_group_of_one_two_and_one(restartable_kafka):
+    kafka = restartable_kafka
+    topic = unique_topic("owners848")
+    create_topic(kafka, topic, 2)
+    first = {0: range(0, 50), 1: range(0, 50)}
+    produce_confluent(kafka, topic, _items(first, "a"))
+    conf = kafka.client_config({"group.id": unique_topic("owners848-g"),
+                                "group.protocol": "consumer", "auto.offset.reset": "earliest",
+                                "enable.auto.commit": False, "fetch.wait.max.ms": 100,
+                                "enable.partition.eof": False})
+    with ownership.checking() as seen:
+        c1 = Consumer(conf)
+        c2: Consumer | None = None
+        try:
+            c1.subscribe([topic])
+            assert _read([c1], 100) == _expect(first, "a")
+            assert _positions(c1, topic, [0, 1]) == [50, 50]
+            c1.commit(asynchronous=False)
+
+            # A second member: the coordinator moves one partition to it (revoked from the
+            # first, assigned to the second from the committed offset).
+            c2 = Consumer(conf)
+            c2.subscribe([topic])
+            _wait_assigned([c1, c2], [1, 1])
+            owner = {tp.partition: c for c in (c1, c2) for tp in c.assignment()}
+            step = {0: range(50, 60), 1: range(50, 60)}
+            produce_confluent(kafka, topic, _items(step, "b"))
+            assert _read([c1, c2], 20) == _expect(step, "b")
+            for p in (0, 1):
+                assert _positions(owner[p], topic, [p]) == [60]
+            for c in (c1, c2):
+                c.commit(asynchronous=False)
+
+            # The second member leaves: the first gets its partition back at 60.
+            c2.close()
+            c2 = None
+            _wait_assigned([c1], [2])
+            last = {0: range(60, 65), 1: range(60, 65)}
+            produce_confluent(kafka, topic, _items(last, "c"))
+            assert _read([c1], 10) == _expect(last, "c")
+            assert _positions(c1, topic, [0, 1]) == [65, 65]
+        finally:
+            c1.close()
+            if c2 is not None:
+                c2.close()
+        assert seen == []
+        assert ownership.watched["ConsumerGroupMember"] == ownership.watched["PollWatch"] == 2
+        assert ownership.watched["Fetcher"] == 2 and ownership.watched["FetchCursor"] >= 4
