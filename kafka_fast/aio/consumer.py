@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
-import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 from ..consumer import Consumer, RecordBatchView
-from .callbacks import on_loop, reentrant_call, wrap_config
-from .reads import Held, run_read
+from .base import AIOConsumerBase
+from .callbacks import on_loop, wrap_config
+from .reads import Held
 
 _Self = TypeVar("_Self", bound="AIOConsumer")
 
 
-class AIOConsumer:
+class AIOConsumer(AIOConsumerBase):
     """A ``Consumer`` driven from asyncio; create it inside a running event loop.
 
     Every call runs on a worker thread and calls are serialized (one at a time), so the loop
@@ -35,79 +34,8 @@ class AIOConsumer:
                  executor: concurrent.futures.Executor | None = None) -> None:
         if executor is None and max_workers < 1:
             raise ValueError("max_workers must be at least 1")
-        self._loop = asyncio.get_running_loop()
-        self._owns_executor = executor is None
-        self.executor = executor or concurrent.futures.ThreadPoolExecutor(
-            max_workers=max_workers, thread_name_prefix="kafka_fast-aio-consumer")
-        self._lock = asyncio.Lock()
-        self._closed = False
-        self._closing = False
-        # What cancelled reads got (handed out by the next read), the read a cancelled task
-        # left running, and the stop flag of the read in flight.
-        self._held = Held()
-        self._orphan: asyncio.Future | None = None
-        self._stop_read: threading.Event | None = None
+        super().__init__(executor, max_workers, "kafka_fast-aio-consumer")
         self._consumer = Consumer(wrap_config(self._loop, consumer_conf, self))
-
-    # -- plumbing ------------------------------------------------------------------------------
-    async def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        inner = reentrant_call(self, self._loop, fn, args)
-        if inner is not None:
-            return await inner
-        self._check_open()
-        async with self._lock:
-            await self._adopt_orphan()
-            self._check_open()
-            return await self._loop.run_in_executor(self.executor, fn, *args)
-
-    def _check_open(self) -> None:
-        if self._closed or self._closing:
-            raise RuntimeError("Consumer closed")
-
-    async def _adopt_orphan(self) -> None:
-        """Wait for the read a cancelled task left running (it ends within one slice) and
-        keep what it got (lock held). Cancelled meanwhile, the read stays the orphan."""
-        orphan = self._orphan
-        if orphan is None:
-            return
-        if not orphan.cancelled():
-            try:
-                self._held.keep(await asyncio.shield(orphan))
-            except asyncio.CancelledError:
-                if not orphan.cancelled():
-                    raise
-            except Exception as exc:
-                self._held.keep_error(exc)
-        self._orphan = None
-
-    async def _read(self, call: Callable[[float], Any], timeout: float | None,
-                    take: Callable[[Held], Any]) -> Any:
-        """A read: what cancelled reads left first (``take``), else ``call`` in slices on
-        the executor."""
-        inner = reentrant_call(self, self._loop, run_read, (call, timeout, threading.Event()))
-        if inner is not None:
-            return await inner
-        self._check_open()
-        async with self._lock:
-            await self._adopt_orphan()
-            if self._held:
-                return take(self._held)
-            self._check_open()
-            stop = self._stop_read = threading.Event()
-            job = self._loop.run_in_executor(self.executor, run_read, call, timeout, stop)
-            try:
-                return await asyncio.shield(job)
-            except asyncio.CancelledError:
-                stop.set()
-                self._orphan = job  # its result goes to the next read
-                raise
-            finally:
-                self._stop_read = None
-
-    def _put_back(self, msgs: list) -> None:
-        """Messages read but not handed out (a subclass's processing was cancelled or failed
-        part-way): the next read returns them first."""
-        self._held.put_back(msgs)
 
     # -- consuming -------------------------------------------------------------------------------
     async def poll(self, timeout: float | None = -1) -> Any:
@@ -238,20 +166,7 @@ class AIOConsumer:
         A read in flight ends within ``reads.SLICE`` seconds, returning what it has; reads
         and calls made from now on raise ``RuntimeError("Consumer closed")``.
         """
-        if self._closed or self._closing:
-            return
-        self._closing = True
-        stop = self._stop_read
-        if stop is not None:
-            stop.set()
-        try:
-            async with self._lock:
-                await self._adopt_orphan()
-                await self._loop.run_in_executor(self.executor, self._consumer.close)
-        finally:
-            self._closed = True
-            if self._owns_executor:
-                await self._loop.run_in_executor(None, self.executor.shutdown, True)
+        await self._close(self._consumer.close)
 
     async def __aenter__(self: _Self) -> _Self:
         return self

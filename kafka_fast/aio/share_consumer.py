@@ -2,65 +2,38 @@
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import time
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from ..message import Message
 from ..share import AcknowledgeType, Messages, ShareConsumer
 from ..topic_partition import TopicPartition
-from .callbacks import on_loop, reentrant_call, wrap_config
-
-#: Seconds one worker-thread poll lasts at most: ``close()`` waits no longer for a poll.
-SLICE = 0.5
+from .base import AIOConsumerBase
+from .callbacks import on_loop, wrap_config
 
 
-class AIOShareConsumer:
+class AIOShareConsumer(AIOConsumerBase):
     """A ``ShareConsumer`` driven from asyncio; create it inside a running event loop.
 
     Every call runs on one worker thread, one at a time, so the loop never blocks and the
-    share consumer sees a single thread. ``poll`` waits in slices of ``SLICE`` seconds; a
-    cancelled ``poll`` loses nothing: the records its last slice acquired are returned by the
-    next ``poll``. Callbacks (``error_cb``, ``throttle_cb``, ``stats_cb`` in the
-    configuration, and the acknowledgement commit callback) may be coroutine functions; they
-    run on the loop.
+    share consumer sees a single thread. ``poll`` waits in slices of ``reads.SLICE`` seconds;
+    a cancelled ``poll`` loses nothing: the records its last slice acquired (or the error it
+    raised) are handed out by the next ``poll``, as ``AIOConsumer`` does. ``close()`` while a
+    poll is in flight stops it within one slice. Callbacks (``error_cb``, ``throttle_cb``,
+    ``stats_cb`` in the configuration, and the acknowledgement commit callback) may be
+    coroutine functions; they run on the loop.
     """
 
+    CLOSED = "ShareConsumer closed"
+
     def __init__(self, consumer_conf: dict[str, Any]) -> None:
-        self._loop = asyncio.get_running_loop()
-        self.executor = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="kafka_fast-aio-share-consumer")
-        self._lock = asyncio.Lock()
-        self._closed = False
-        self._orphan: asyncio.Future | None = None
-        self._held: list[Message] = []
+        super().__init__(None, 1, "kafka_fast-aio-share-consumer")
         try:
             self._consumer = ShareConsumer(wrap_config(self._loop, consumer_conf, self))
         except BaseException:
             self.executor.shutdown(wait=False)
             raise
-
-    async def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        inner = reentrant_call(self, self._loop, fn, args)
-        if inner is not None:
-            return await inner
-        self._check_open()
-        async with self._lock:
-            await self._adopt_orphan()
-            self._check_open()
-            return await self._loop.run_in_executor(self.executor, fn, *args)
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError("ShareConsumer closed")
-
-    async def _adopt_orphan(self) -> None:
-        """Keep what the poll slice of a cancelled ``poll`` got (lock held)."""
-        orphan, self._orphan = self._orphan, None
-        if orphan is not None:
-            self._held.extend(await asyncio.shield(orphan))
 
     async def __aenter__(self) -> AIOShareConsumer:
         return self
@@ -84,26 +57,8 @@ class AIOShareConsumer:
         if timeout is not None and (isinstance(timeout, bool)
                                     or not isinstance(timeout, (int, float))):
             raise TypeError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
-        wait_forever = timeout is None or timeout < 0
-        deadline = time.monotonic() + (0.0 if wait_forever else float(timeout or 0))
-        while True:
-            self._check_open()
-            async with self._lock:
-                await self._adopt_orphan()
-                if self._held:
-                    held, self._held = self._held, []
-                    return Messages(held)
-                self._check_open()
-                left = SLICE if wait_forever else max(0.0, deadline - time.monotonic())
-                slice_ = self._loop.run_in_executor(self.executor, self._consumer.poll,
-                                                    min(SLICE, left))
-                try:
-                    got = await asyncio.shield(slice_)
-                except asyncio.CancelledError:
-                    self._orphan = slice_
-                    raise
-            if len(got) or (not wait_forever and time.monotonic() >= deadline):
-                return got
+        return await self._read(self._consumer.poll, timeout,
+                                lambda held: Messages(held.take_messages(sys.maxsize)))
 
     async def acknowledge(self, message: Message,
                           ack_type: int = AcknowledgeType.ACCEPT) -> None:
@@ -130,18 +85,6 @@ class AIOShareConsumer:
 
     async def close(self) -> None:
         """Commit pending acknowledgements, leave the group and stop; a second close does
-        nothing. Records a cancelled poll kept are released by the broker."""
-        if self._closed:
-            return
-        async with self._lock:
-            if self._closed:
-                return
-            orphan, self._orphan = self._orphan, None
-            if orphan is not None:
-                await asyncio.shield(orphan)
-            self._held = []
-            try:
-                await self._loop.run_in_executor(self.executor, self._consumer.close)
-            finally:
-                self._closed = True
-                self.executor.shutdown(wait=False)
+        nothing. A poll in flight ends within ``reads.SLICE`` seconds; records a cancelled
+        poll kept are released by the broker."""
+        await self._close(self._consumer.close)

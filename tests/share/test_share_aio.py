@@ -1,5 +1,6 @@
 """AIOShareConsumer on Apache Kafka 4.4: records from an asyncio program, RELEASE and the
-redelivery count, a coroutine acknowledgement callback, and a cancelled poll losing nothing."""
+redelivery count, a coroutine acknowledgement callback, and a cancelled poll losing nothing
+(neither records nor the error it raised)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 import pytest
 from share_support import new_group, new_topic, produce
 
-from kafka_fast import AcknowledgeType, TopicPartition
+from kafka_fast import AcknowledgeType, IllegalStateException, TopicPartition
 from kafka_fast.aio import AIOShareConsumer
 
 
@@ -92,6 +93,37 @@ def test_a_cancelled_poll_loses_no_record(apache_share_kafka):
 
     got = asyncio.run(main())
     assert [(m.offset(), m.value()) for m in got] == [(0, b"a"), (1, b"b"), (2, b"c")]
+
+
+def test_a_cancelled_poll_keeps_its_error_for_the_next_poll(apache_share_kafka):
+    bootstrap = apache_share_kafka.bootstrap
+    topic = new_topic(bootstrap, records=3)
+    group = new_group(bootstrap)
+
+    async def main():
+        async with AIOShareConsumer({"bootstrap.servers": bootstrap, "group.id": group,
+                                     "share.acknowledgement.mode": "explicit"}) as c:
+            await c.subscribe([topic])
+            first = await _poll_until(c, 3)
+            # A poll before the records are acknowledged raises on its worker thread; its
+            # task is cancelled before the error reaches it.
+            task = asyncio.ensure_future(c.poll(30))
+            await asyncio.sleep(0)  # the poll is on the worker thread
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            for msg in first:
+                await c.acknowledge(msg)
+            # All acknowledged now, yet the next poll hands out the error the cancelled one
+            # raised; the one after it polls again.
+            with pytest.raises(IllegalStateException, match="are not acknowledged"):
+                await c.poll(0.5)
+            assert await c.commit_sync() == {TopicPartition(topic, 0): None}
+            assert len(await c.poll(0.5)) == 0
+            return first
+
+    first = asyncio.run(main())
+    assert [(m.offset(), m.value()) for m in first] == [(i, b"v%d" % i) for i in range(3)]
 
 
 def test_aio_share_consumer_refuses_calls_after_close(apache_share_kafka):
