@@ -93,19 +93,32 @@ def test_keys_accepted_without_effect_warn():
     assert conf["socket.keepalive.enable"] is True
 
 
-def test_share_consumer_keys_warn_on_a_plain_consumer():
+def test_share_consumer_keys_warn_on_a_plain_consumer_and_consumer_keys_on_a_share_consumer():
     import warnings
 
-    from kafka_fast import Consumer
+    from kafka_fast import Consumer, ShareConsumer
 
+    base = {"bootstrap.servers": "127.0.0.1:1", "group.id": "g"}
     for name, value in (("max.poll.records", 100), ("share.acknowledgement.mode", "explicit")):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            Consumer({"bootstrap.servers": "127.0.0.1:1", "group.id": "g", name: value}).close()
-        assert [str(w.message) for w in caught if "ShareConsumer" in str(w.message)] == [
-            f'Configuration property "{name}" applies to a ShareConsumer only and is ignored '
-            "by a Consumer"]
-        assert all(w.filename == __file__ for w in caught if "ShareConsumer" in str(w.message))
+            Consumer({**base, name: value}).close()
+        assert [str(w.message) for w in caught if f'"{name}"' in str(w.message)] == [
+            f'Configuration property "{name}" does not apply to a consumer and is ignored']
+        assert all(w.filename == __file__ for w in caught if f'"{name}"' in str(w.message))
+    # A ShareConsumer is checked under its own role: the keys it reads are taken, a plain
+    # Consumer's (or a producer's) warn.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        c = ShareConsumer({**base, "max.poll.records": 100, "fetch.max.bytes": 1000000,
+                           "share.acknowledgement.mode": "explicit",
+                           "enable.auto.commit": False, "linger.ms": 5})
+        c.close()
+    assert [str(w.message) for w in caught if "Configuration property" in str(w.message)] == [
+        f'Configuration property "{name}" does not apply to a share consumer and is ignored'
+        for name in ("enable.auto.commit", "linger.ms")]
+    assert all(w.filename == __file__ for w in caught if "Configuration property" in str(w.message))
+
 
 def test_socket_keepalive_enable_sets_so_keepalive(kafka):
     """``ss -o`` shows a keepalive timer only on sockets with SO_KEEPALIVE."""
@@ -180,7 +193,8 @@ def test_numeric_keys_have_librdkafkas_ranges():
                 continue  # a Java name librdkafka does not know
             with warnings.catch_warnings(), pytest.raises(ConfigError) as ours:
                 warnings.simplefilter("ignore")
-                make_config(conf, "producer" if "producer" in key.roles else "consumer")
+                make_config(conf, next(r for r in ("producer", "consumer", "share")
+                                       if r in key.roles))
             our_text = ours.value.args[0].str()
             if name in RANGE_DIFFERENCES:
                 low, high = RANGE_DIFFERENCES[name]

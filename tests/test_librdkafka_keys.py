@@ -14,7 +14,6 @@ import pytest
 
 from kafka_fast import ConfigError, Consumer, Producer
 from kafka_fast.config import REGISTRY, make_config
-from kafka_fast.config.consumer import SHARE_ONLY
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
@@ -90,9 +89,6 @@ def test_each_client_does_what_the_page_says(prop):
         elif st.kind == "ignored":
             assert said == [f'Configuration property "{prop.name}" is accepted for '
                             "compatibility and has no effect"]
-        elif prop.name in SHARE_ONLY:   # a ShareConsumer reads it; a Consumer says it does not
-            assert said == [f'Configuration property "{prop.name}" applies to a ShareConsumer '
-                            "only and is ignored by a Consumer"]
         else:
             assert said == []
             if st.kind == "mapped":

@@ -14,14 +14,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from kafka_fast.config import REGISTRY  # noqa: E402
-from kafka_fast.config.table import ROLES  # noqa: E402
 
 INTRO = """\
 # Configuration
 
 Generated from the configuration table in `kafka_fast/config/` by `tools/gen_config_docs.py`;
-do not edit by hand. Pass keys in the dict given to `Producer`, `Consumer` or `AdminClient`,
-exactly as with confluent-kafka. An unknown key raises `KafkaException` with `_INVALID_ARG`;
+do not edit by hand. Pass keys in the dict given to `Producer`, `Consumer`, `ShareConsumer` or
+`AdminClient`, exactly as with confluent-kafka. A key of another client (a producer key given
+to a consumer, a ShareConsumer key given to a Consumer, ...) warns and is ignored. An unknown
+key raises `KafkaException` with `_INVALID_ARG`;
 a librdkafka property that cannot work here is refused with the reason
 ([librdkafka-keys.md](librdkafka-keys.md) accounts for every librdkafka property).
 
@@ -30,10 +31,13 @@ name and meaning. Keys marked *accepted, no effect* exist so that confluent-kafk
 keep working; they change nothing here.
 """
 
+#: Sections after the first, each with the roles of its keys exactly; "Every client" holds the
+#: keys of more than one role that none of them holds.
 SECTIONS = (
-    ("Every client", frozenset(ROLES)),
     ("Producer", frozenset({"producer"})),
+    ("Consumer and ShareConsumer", frozenset({"consumer", "share"})),
     ("Consumer", frozenset({"consumer"})),
+    ("ShareConsumer", frozenset({"share"})),
     ("Admin", frozenset({"admin"})),
 )
 
@@ -67,10 +71,13 @@ def _row(key) -> str:
 def render() -> str:
     """The whole Markdown page."""
     out = [INTRO]
-    for title, roles in SECTIONS:
-        keys = [k for k in REGISTRY.keys.values() if frozenset(k.roles) == roles]
-        if title == "Every client":
-            keys = [k for k in REGISTRY.keys.values() if len(k.roles) > 1]
+    sectioned = {roles for _, roles in SECTIONS}
+    every = [k for k in REGISTRY.keys.values()
+             if len(k.roles) > 1 and frozenset(k.roles) not in sectioned]
+    for title, keys in (("Every client", every),
+                        *((title, [k for k in REGISTRY.keys.values()
+                                   if frozenset(k.roles) == roles])
+                          for title, roles in SECTIONS)):
         if not keys:
             continue
         out.append(f"\n## {title}\n\n| key | type | default | librdkafka | Java | meaning |\n")

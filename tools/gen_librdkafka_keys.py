@@ -20,7 +20,6 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
 from kafka_fast.config import REGISTRY  # noqa: E402
-from kafka_fast.config.consumer import SHARE_ONLY  # noqa: E402
 
 VERSION = "2.16.0"
 SOURCE = os.path.join(HERE, "data", f"librdkafka-{VERSION}-CONFIGURATION.md")
@@ -110,7 +109,8 @@ def _row(prop: Property, st: Status) -> str:
         detail = "a warning says it has no effect"
     else:
         detail = st.detail
-    if prop.name in SHARE_ONLY:
+    key = REGISTRY.lookup(prop.name)
+    if key is not None and "share" in key.roles and "consumer" not in key.roles:
         detail += " (ShareConsumer only; a Consumer warns that it ignores it)"
     if st.roles_here and set(ROLES[prop.roles]) - set(st.roles_here):
         detail += f" ({' and '.join(st.roles_here)} only here)"

@@ -12,9 +12,11 @@ REGISTRY = Registry([*client.KEYS, *producer.KEYS, *consumer.KEYS, *admin.KEYS,
                      *librdkafka_only.KEYS], refused=librdkafka_only.REFUSED)
 
 
-def make_config(conf: Mapping[str, Any] | None, role: str) -> Config:
-    """Validate ``conf`` for a client of ``role`` (producer, consumer or admin)."""
-    return Config(REGISTRY, conf, role)
+def make_config(conf: Mapping[str, Any] | None, role: str, stacklevel: int = 4) -> Config:
+    """Validate ``conf`` for a client of ``role`` (producer, consumer, share or admin; a key
+    of other roles warns and is ignored). Warnings name the caller of the caller of this
+    function (``stacklevel`` as ``Config`` counts it)."""
+    return Config(REGISTRY, conf, role, stacklevel)
 
 
 def client_config(conf: Any, kwargs: Mapping[str, Any], role: str) -> Config:
@@ -23,7 +25,7 @@ def client_config(conf: Any, kwargs: Mapping[str, Any], role: str) -> Config:
     (a string such as "bootstrap.servers=..." is not read as one)."""
     if conf is not None and not isinstance(conf, Mapping):
         raise TypeError(f"expected configuration dict, got {type(conf).__name__}")
-    return make_config({**(conf or {}), **kwargs}, role)
+    return make_config({**(conf or {}), **kwargs}, role, stacklevel=5)
 
 
 __all__ = ["Config", "Key", "REGISTRY", "client_config", "make_config"]

@@ -27,7 +27,7 @@ KEYS = [
         "Rack of this client, sent in Fetch: a leader with a rack-aware replica.selector.class "
         "may name a replica to read from, which the consumer then fetches from until "
         "metadata.max.age.ms passes or the replica fails (KIP-392 follower fetching).",
-        roles=("consumer",)),
+        roles=("consumer", "share")),
     Key("request.timeout.ms", "int", 30000, "Time to wait for a response to one request.",
         minimum=1, maximum=900000, aliases=("socket.timeout.ms",)),
     Key("socket.connection.setup.timeout.ms", "int", 30000,

@@ -1,13 +1,14 @@
-"""Keys that only a consumer uses (defaults follow librdkafka unless noted)."""
+"""Keys that only consumers use (defaults follow librdkafka unless noted): a Consumer's (role
+``consumer``), a ShareConsumer's (role ``share``) or both. A key of one given to the other
+warns and is ignored (``table.Config``)."""
 
 from __future__ import annotations
-
-import warnings
-from typing import Any
 
 from .table import Key
 
 _C = ("consumer",)
+_S = ("share",)
+_CS = ("consumer", "share")
 
 #: Values accepted by ``auto.offset.reset`` and the reset each one means.
 OFFSET_RESET = {
@@ -21,7 +22,7 @@ KEYS = [
     Key("group.id", "str", "",
         "Consumer group name; required: without it Consumer() raises ValueError, as in "
         "confluent-kafka.",
-        roles=_C),
+        roles=_CS),
     Key("group.instance.id", "str", "",
         "Static membership id (KIP-345): a restart within session.timeout.ms keeps the "
         "assignment without a rebalance.", roles=_C),
@@ -29,13 +30,13 @@ KEYS = [
         "Group protocol: classic (JoinGroup/SyncGroup) or consumer (KIP-848 "
         "ConsumerGroupHeartbeat).", choices=("classic", "consumer"), roles=_C),
     Key("share.acknowledgement.mode", "enum", "implicit",
-        "ShareConsumer only (a Consumer warns and ignores it): implicit accepts the records of a poll on the next poll, commit "
-        "or close; explicit requires acknowledge() for each record before the next poll.",
-        choices=("implicit", "explicit"), roles=_C),
+        "Implicit accepts the records of a poll on the next poll, commit or close; explicit "
+        "requires acknowledge() for each record before the next poll.",
+        choices=("implicit", "explicit"), roles=_S),
     Key("max.poll.records", "int", 500,
-        "ShareConsumer only (a Consumer warns and ignores it): the most records one ShareFetch acquires per broker (its "
-        "MaxRecords and BatchSize; the broker may exceed it to end at a record batch's "
-        "boundary).", minimum=1, maximum=2147483647, roles=_C),
+        "The most records one ShareFetch acquires per broker (its MaxRecords and BatchSize; "
+        "the broker may exceed it to end at a record batch's boundary).", minimum=1,
+        maximum=2147483647, roles=_S),
     Key("group.remote.assignor", "str", "",
         "Server-side assignor for group.protocol=consumer (empty: the broker's default).",
         roles=_C),
@@ -49,7 +50,7 @@ KEYS = [
         "The coordinator evicts a member that sends no heartbeat for this long.",
         minimum=1, maximum=3600000, roles=_C),
     Key("heartbeat.interval.ms", "int", 3000, "Interval between group heartbeats.",
-        minimum=1, maximum=3600000, roles=_C),
+        minimum=1, maximum=3600000, roles=_CS),
     Key("coordinator.query.interval.ms", "int", 600000,
         "Accepted for compatibility, no effect: the coordinator is looked up again when it "
         "answers NOT_COORDINATOR or its connection fails.", minimum=1, maximum=3600000, roles=_C,
@@ -73,12 +74,12 @@ KEYS = [
         "read_committed hides aborted transactional records; read_uncommitted returns all.",
         choices=("read_committed", "read_uncommitted"), roles=_C),
     Key("fetch.min.bytes", "int", 1, "Minimum bytes a broker gathers before answering a Fetch.",
-        minimum=1, maximum=100000000, roles=_C),
+        minimum=1, maximum=100000000, roles=_CS),
     Key("fetch.wait.max.ms", "int", 500,
         "Longest time a broker waits for fetch.min.bytes.", minimum=0, maximum=300000,
-        aliases=("fetch.max.wait.ms",), roles=_C),
+        aliases=("fetch.max.wait.ms",), roles=_CS),
     Key("fetch.max.bytes", "int", 52428800, "Maximum bytes of one Fetch response.",
-        minimum=0, maximum=2147483135, roles=_C),
+        minimum=0, maximum=2147483135, roles=_CS),
     Key("max.partition.fetch.bytes", "int", 1048576,
         "Maximum bytes per partition in one Fetch response.", minimum=1,
         maximum=1000000000, aliases=("fetch.message.max.bytes",), roles=_C),
@@ -95,7 +96,7 @@ KEYS = [
         "Accepted for compatibility, no effect: fetching resumes as soon as the application "
         "takes records and the prefetch budget has room.", minimum=0, maximum=300000,
         roles=_C, java=False, ignored=True),
-    Key("check.crcs", "bool", False, "Verify the CRC32C of every fetched batch.", roles=_C),
+    Key("check.crcs", "bool", False, "Verify the CRC32C of every fetched batch.", roles=_CS),
     Key("enable.partition.eof", "bool", False,
         "Deliver a _PARTITION_EOF event each time a partition reaches its end.", roles=_C,
         java=False),
@@ -112,13 +113,3 @@ KEYS = [
         minimum=1, maximum=1000000, roles=_C, librdkafka=False, java=False),
 ]
 
-
-#: Consumer-role keys only a ShareConsumer reads.
-SHARE_ONLY = frozenset({"share.acknowledgement.mode", "max.poll.records"})
-
-
-def warn_share_only(conf: Any) -> None:
-    """Warn about each ShareConsumer-only key set on a plain Consumer (it would do nothing)."""
-    for name in sorted(SHARE_ONLY & conf.explicit):
-        warnings.warn(f'Configuration property "{name}" applies to a ShareConsumer only and '
-                      "is ignored by a Consumer", stacklevel=3)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .table import Key
 
-_C = ("consumer",)
+_C = ("consumer", "share")  # both consumers
 _P = ("producer",)
 
 #: Accepted with a warning: they tune librdkafka's own internals, which do not exist here.
@@ -14,7 +14,7 @@ KEYS = [
     Key(name, "any", default, f"librdkafka's {what}; nothing here corresponds to it.",
         roles=roles, java=False, ignored=True)
     for name, default, what, roles in (
-        ("builtin.features", "", "check of its build features", ("producer", "consumer", "admin")),
+        ("builtin.features", "", "check of its build features", _P + _C + ("admin",)),
         ("message.copy.max.bytes", 65535, "copy-or-reference threshold for record data", _P + _C),
         ("topic.metadata.refresh.fast.interval.ms", 100, "fast metadata retry interval",
          _P + _C + ("admin",)),

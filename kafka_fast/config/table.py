@@ -10,7 +10,11 @@ from typing import Any
 
 from ..errors import ConfigError
 
-ROLES = ("producer", "consumer", "admin")
+#: The clients a key may apply to ("share" is the ShareConsumer, KIP-932).
+ROLES = ("producer", "consumer", "share", "admin")
+#: How a warning names a client of each role.
+ROLE_NAMES = {"producer": "producer", "consumer": "consumer", "share": "share consumer",
+              "admin": "admin"}
 
 
 @dataclass(frozen=True)
@@ -18,7 +22,8 @@ class Key:
     """One configuration property.
 
     ``kind`` is one of: int, float, bool, str, list (comma-separated), enum, callable,
-    password, any. ``roles`` says which clients accept it; ``librdkafka``/``java`` say whether
+    password, any. ``roles`` says which clients accept it (``ROLES``: a client given a key of
+    other roles only warns and ignores it); ``librdkafka``/``java`` say whether
     those clients have a property of the same name and meaning; ``ignored`` keys are accepted
     for compatibility and have no effect (documented as such). An enum's value matches its
     choices ignoring case (as librdkafka's do) unless ``exact_case``.
@@ -147,7 +152,11 @@ class Registry:
 class Config(Mapping):
     """A validated configuration for one client role; missing keys read as their defaults."""
 
-    def __init__(self, registry: Registry, conf: Mapping[str, Any] | None, role: str) -> None:
+    def __init__(self, registry: Registry, conf: Mapping[str, Any] | None, role: str,
+                 stacklevel: int = 4) -> None:
+        """``stacklevel``: the frame the warnings name, as ``warnings.warn`` counts from here
+        (4: the caller of whatever called ``make_config``, the application creating a
+        client)."""
         if conf is None:
             conf = {}
         if not isinstance(conf, Mapping):
@@ -165,14 +174,14 @@ class Config(Mapping):
                 raise ConfigError(f'No such configuration property: "{name}"')
             if role not in key.roles:
                 # librdkafka warns and ignores a property of the other client role.
-                warnings.warn(f'Configuration property "{name}" does not apply to a {role} '
-                              "and is ignored", stacklevel=4)
+                warnings.warn(f'Configuration property "{name}" does not apply to a '
+                              f"{ROLE_NAMES[role]} and is ignored", stacklevel=stacklevel)
                 continue
             self._values[key.name] = key.parse(value, name)
             self.explicit.add(key.name)
             if key.ignored:
                 warnings.warn(f'Configuration property "{name}" is accepted for compatibility '
-                              "and has no effect", stacklevel=4)
+                              "and has no effect", stacklevel=stacklevel)
         self.source = dict(conf)
 
     def __getitem__(self, name: str) -> Any:

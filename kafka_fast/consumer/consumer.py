@@ -25,7 +25,6 @@ from typing import Any
 
 from ..cluster.listing import fetch_cluster_metadata
 from ..config import client_config
-from ..config.consumer import warn_share_only
 from ..errors import ConfigError, KafkaError, KafkaException
 from ..message import Message
 from ..net import KafkaClient
@@ -97,7 +96,6 @@ class Consumer:
     def __init__(self, conf: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         self._conf = client_config(conf, kwargs, "consumer")
         self._conf.require("bootstrap.servers")
-        warn_share_only(self._conf)
         try:
             self._assignors = make_assignors(self._conf["partition.assignment.strategy"])
         except ValueError as exc:

@@ -123,7 +123,7 @@ class ShareConsumer:
     def __init__(self, conf: dict[str, Any] | None = None, **kwargs: Any) -> None:
         conf = dict(conf or {})
         conf.update(kwargs)
-        self._conf = make_config(conf, "consumer")
+        self._conf = make_config(conf, "share")
         self._conf.require("bootstrap.servers")
         self._group_id: str = self._conf["group.id"]
         if not self._group_id:
