@@ -32,6 +32,7 @@ from kafka_fast import (
     ShareConsumer,
     TopicPartition,
 )
+from kafka_fast.consumer import ownership
 
 LOCK = SHARE_LOCK_MS / 1000.0
 
@@ -67,21 +68,26 @@ def test_two_consumers_split_the_records(bootstrap):
     # Small fetches of a few one-record batches, so that each member acquires some while
     # the other one does.
     conf = {"max.poll.records": 5}
-    with _consumer(bootstrap, group, **conf) as a, _consumer(bootstrap, group, **conf) as b:
-        a.subscribe([topic])
-        b.subscribe([topic])
-        got: dict[str, list[bytes]] = {"a": [], "b": []}
-        deadline = time.monotonic() + 60
-        while len(got["a"]) + len(got["b"]) < len(values):
-            assert time.monotonic() < deadline, {k: len(v) for k, v in got.items()}
-            for name, consumer in (("a", a), ("b", b)):
-                batch = consumer.poll(0.2)
-                assert isinstance(batch, Messages)
-                assert all(m.error() is None and m.delivery_count() == 1 for m in batch)
-                got[name].extend(_values(batch))
-        assert sorted(got["a"] + got["b"]) == sorted(values)  # each record exactly once
-        assert got["a"] and got["b"]
-        assert not _quiet(a, 1.0) and not _quiet(b, 1.0)
+    # The owner check watches both members through joining, sharing and leaving: every
+    # field of a ShareGroupMember is written by its client's I/O thread only.
+    with ownership.checking() as seen:
+        with _consumer(bootstrap, group, **conf) as a, _consumer(bootstrap, group, **conf) as b:
+            a.subscribe([topic])
+            b.subscribe([topic])
+            got: dict[str, list[bytes]] = {"a": [], "b": []}
+            deadline = time.monotonic() + 60
+            while len(got["a"]) + len(got["b"]) < len(values):
+                assert time.monotonic() < deadline, {k: len(v) for k, v in got.items()}
+                for name, consumer in (("a", a), ("b", b)):
+                    batch = consumer.poll(0.2)
+                    assert isinstance(batch, Messages)
+                    assert all(m.error() is None and m.delivery_count() == 1 for m in batch)
+                    got[name].extend(_values(batch))
+            assert sorted(got["a"] + got["b"]) == sorted(values)  # each record exactly once
+            assert got["a"] and got["b"]
+            assert not _quiet(a, 1.0) and not _quiet(b, 1.0)
+        assert seen == []
+        assert ownership.watched["ShareGroupMember"] == 2
 
 
 def test_implicit_mode_accepts_on_the_next_poll(bootstrap):
