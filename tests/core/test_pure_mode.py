@@ -26,6 +26,10 @@ CHOICES = [
     ("kafka_fast.crc", "_module", "kafka_fast._native._crc32c", "kafka_fast._pure.crc32c"),
     ("kafka_fast.producer.partitioner", "_impl", "kafka_fast._native._partition",
      "kafka_fast._pure.partition"),
+    ("kafka_fast.producer.routing", "_produce", "kafka_fast.producer._produce",
+     "kafka_fast._pure.produce"),
+    ("kafka_fast.producer.routing", "_routing", "kafka_fast.producer._routing",
+     "kafka_fast._pure.routing"),
     ("kafka_fast.net.framing", "_sockio", "kafka_fast._native._sockio",
      "kafka_fast._pure.sockio"),
     ("kafka_fast.net.loop", "_sockio", "kafka_fast._native._sockio", "kafka_fast._pure.sockio"),
@@ -34,7 +38,8 @@ CHOICES = [
     ("kafka_fast.consumer.batch_view", "append_messages", "kafka_fast._native._columns",
      "kafka_fast._pure.columns"),
 ]
-FLAGS = ["kafka_fast.records", "kafka_fast.crc", "kafka_fast.producer.partitioner"]
+FLAGS = ["kafka_fast.records", "kafka_fast.crc", "kafka_fast.producer.partitioner",
+         "kafka_fast.producer.routing"]
 
 
 def in_use(module: str, attr: str) -> str:

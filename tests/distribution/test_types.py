@@ -16,7 +16,8 @@ import pytest
 from harness.peers import missing
 
 ROOT = Path(__file__).resolve().parents[2]
-NATIVE_MODULES = ("_columns", "_crc32c", "_partition", "_records", "_sockio")
+NATIVE_MODULES = ("_native._columns", "_native._crc32c", "_native._partition", "_native._records",
+                  "_native._sockio", "producer._produce", "producer._routing")
 
 GOOD = """\
 from kafka_fast import (AdminClient, Consumer, KafkaError, Producer, SerializingProducer,
@@ -157,7 +158,7 @@ def test_stubs_match_the_compiled_modules(tmp_path):
     config.write_text("[mypy]\nfollow_imports = silent\nignore_missing_imports = True\n")
     done = subprocess.run(
         [sys.executable, "-m", "mypy.stubtest", "--concise", "--mypy-config-file", str(config),
-         *(f"kafka_fast._native.{name}" for name in NATIVE_MODULES)],
+         *(f"kafka_fast.{name}" for name in NATIVE_MODULES)],
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     # Cython's pickling helpers and __test__ dict are not part of the interface; PEP 800
     # (@disjoint_base) markers are not used in these stubs.
