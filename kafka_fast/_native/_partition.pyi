@@ -4,7 +4,7 @@ from typing import Any
 
 import numpy as np
 
-from kafka_fast._pure.buffers import byte_view as byte_view
+from kafka_fast.records.buffers import byte_view as byte_view
 
 UNASSIGNED: int
 ALGORITHMS: dict[str, int]

@@ -21,7 +21,7 @@ from libc.string cimport memcpy
 
 import numpy as np
 
-from kafka_fast._pure.buffers import byte_view
+from kafka_fast.records.buffers import byte_view
 
 cimport numpy as cnp
 

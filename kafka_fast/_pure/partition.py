@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .buffers import byte_view
+from kafka_fast.records.buffers import byte_view
 
 UNASSIGNED = -1
 

@@ -23,7 +23,7 @@ ROOT = Path(kafka_fast.__file__).resolve().parents[1]
 #  compiled module, pure twin)
 CHOICES = [
     ("kafka_fast.records", "_impl", "kafka_fast._native._records", "kafka_fast._pure.records"),
-    ("kafka_fast.crc", "_module", "kafka_fast._native._crc32c", "kafka_fast._pure.crc32c"),
+    ("kafka_fast.codecs.crc", "_module", "kafka_fast._native._crc32c", "kafka_fast._pure.crc32c"),
     ("kafka_fast.producer.partitioner", "_impl", "kafka_fast._native._partition",
      "kafka_fast._pure.partition"),
     ("kafka_fast.producer.routing", "_produce", "kafka_fast.producer._produce",
@@ -38,7 +38,7 @@ CHOICES = [
     ("kafka_fast.consumer.batch_view", "append_messages", "kafka_fast._native._columns",
      "kafka_fast._pure.columns"),
 ]
-FLAGS = ["kafka_fast.records", "kafka_fast.crc", "kafka_fast.producer.partitioner",
+FLAGS = ["kafka_fast.records", "kafka_fast.codecs.crc", "kafka_fast.producer.partitioner",
          "kafka_fast.producer.routing"]
 
 
