@@ -121,3 +121,40 @@ def test_no_compiled_module_is_loaded_under_no_extensions():
                                  for module, attr, _, pure in CHOICES}
     assert report["loaded"] == []  # neither kafka_fast._native nor any extension module
     assert report["mapped"] == []  # and no shared object of the package in the process
+
+
+# Imports every module of the package except the twins, then lists the twins that were loaded.
+TWINS_PROBE = r"""
+import importlib, json, sys
+from pathlib import Path
+import kafka_fast
+root = Path(kafka_fast.__file__).parent
+for path in sorted(root.rglob("*.py")):
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    if "_pure" in parts or parts[-1] == "__main__":
+        continue
+    try:
+        importlib.import_module(".".join(parts))
+    except Exception:  # an optional dependency (pyspark, ...) may be missing
+        pass
+import kafka_fast.records, kafka_fast.producer.routing
+print(json.dumps({"native": [kafka_fast.records.NATIVE, kafka_fast.producer.routing.NATIVE],
+                  "twins": sorted(n for n in sys.modules if n.startswith("kafka_fast._pure"))}))
+"""
+
+
+def test_no_twin_is_loaded_with_the_compiled_modules():
+    """The compiled modules share nothing with the twins: with every module of the package
+    imported, no module of ``kafka_fast._pure`` is loaded (editing a twin changes only the pure
+    mode)."""
+    if not _built():
+        pytest.skip("the compiled modules are not built")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_FAST_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    proc = subprocess.run([sys.executable, "-c", TWINS_PROBE], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    report = json.loads(proc.stdout.splitlines()[-1])
+    assert report == {"native": [True, True], "twins": []}
