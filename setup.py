@@ -1,7 +1,8 @@
 """Build the compiled record engine (Cython modules plus hand-written C kernels).
 
 Every ``kafka_fast/_native/*.pyx`` becomes one extension module and is linked with the C
-kernels in ``kafka_fast/_native/csrc``. CPU-specific paths (SSE4.2, PCLMULQDQ, ARMv8 CRC) are
+kernels in ``kafka_fast/_native/csrc``; every ``kafka_fast/producer/*.pyx`` (``produce()``'s
+fast path and routing state) becomes one without them. CPU-specific paths (SSE4.2, PCLMULQDQ, ARMv8 CRC) are
 chosen at run time inside the kernels, so the build never uses ``-march=native``.
 """
 
@@ -29,6 +30,7 @@ class ParallelBuildExt(build_ext):
             self.parallel = JOBS
 
 NATIVE = os.path.join("kafka_fast", "_native")
+PRODUCER = os.path.join("kafka_fast", "producer")
 C_KERNELS = sorted(glob.glob(os.path.join(NATIVE, "csrc", "*.c")))
 
 
@@ -51,6 +53,9 @@ def _extensions() -> list[Extension]:
                 extra_compile_args=_compile_args(),
             )
         )
+    for pyx in sorted(glob.glob(os.path.join(PRODUCER, "*.pyx"))):
+        name = os.path.splitext(pyx)[0].replace(os.sep, ".")
+        modules.append(Extension(name, [pyx], extra_compile_args=_compile_args()))
     return modules
 
 

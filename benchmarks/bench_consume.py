@@ -21,7 +21,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.brokers import KINDS, broker_for
-from kafka_fast.bench.command import parse_args, parser, run
+from benchmarks.command import parse_args, parser, run
 
 
 def main() -> int:

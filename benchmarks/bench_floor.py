@@ -34,7 +34,7 @@ if ROOT not in sys.path:
 
 from kafka_fast.bench import store  # noqa: E402
 from kafka_fast.bench.payload import Payload  # noqa: E402
-from kafka_fast.crc import crc32c  # noqa: E402
+from kafka_fast.codecs.crc import crc32c  # noqa: E402
 from kafka_fast.producer.partitioner import ALGORITHMS, partition_column  # noqa: E402
 
 CHUNK = 1 << 20

@@ -26,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from benchmarks.brokers import KINDS, broker_for  # noqa: E402
-from kafka_fast.bench.command import parse_args, parser, run  # noqa: E402
+from benchmarks.command import parse_args, parser, run  # noqa: E402
 
 
 def main() -> int:

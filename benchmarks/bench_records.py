@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from kafka_fast import records as kf
-from kafka_fast.compression import codec_id
+from kafka_fast.codecs.compression import codec_id
 
 TS = 1_700_000_000_000
 

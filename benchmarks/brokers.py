@@ -15,7 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from kafka_fast.bench.command import Broker, given_or_embedded  # noqa: E402
+from benchmarks.command import Broker, given_or_embedded  # noqa: E402
 
 KINDS = ("tansu", "kafka", "kafka3", "mock")
 

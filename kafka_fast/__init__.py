@@ -44,10 +44,10 @@ if TYPE_CHECKING:
     from .admin.model import TopicCollection as TopicCollection
     from .admin.model import TopicPartitionInfo as TopicPartitionInfo
     from .admin.model import Uuid as Uuid
+    from .codecs.crc import crc32c as crc32c
+    from .codecs.crc import crc32c_impl as crc32c_impl
     from .consumer import Consumer as Consumer
     from .consumer import RecordBatchView as RecordBatchView
-    from .crc import crc32c as crc32c
-    from .crc import crc32c_impl as crc32c_impl
     from .net.events import ThrottleEvent as ThrottleEvent
     from .partitioners import consistent as consistent
     from .partitioners import fnv1a as fnv1a
@@ -63,8 +63,8 @@ if TYPE_CHECKING:
     from .share import ShareConsumer as ShareConsumer
 
 _LAZY = {
-    "crc32c": ("kafka_fast.crc", "crc32c"),
-    "crc32c_impl": ("kafka_fast.crc", "crc32c_impl"),
+    "crc32c": ("kafka_fast.codecs.crc", "crc32c"),
+    "crc32c_impl": ("kafka_fast.codecs.crc", "crc32c_impl"),
     "Producer": ("kafka_fast.producer", "Producer"),
     "Consumer": ("kafka_fast.consumer", "Consumer"),
     "AdminClient": ("kafka_fast.admin", "AdminClient"),

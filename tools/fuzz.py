@@ -53,11 +53,11 @@ K: dict = {}
 def _load() -> None:
     import numpy as np
 
-    from kafka_fast import compression
     from kafka_fast._native import _crc32c, _partition, _records
     from kafka_fast._pure import crc32c as pure_crc32c
     from kafka_fast._pure import partition as pure_partition
     from kafka_fast._pure import records as pure_records
+    from kafka_fast.codecs import compression
     from kafka_fast.consumer.fetch_decode import decode_partition
     from kafka_fast.errors import CorruptRecordError, ProtocolError
     from kafka_fast.protocol import messages

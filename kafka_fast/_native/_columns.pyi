@@ -2,8 +2,8 @@
 
 from typing import Any
 
-from kafka_fast._pure.buffers import byte_view as byte_view
 from kafka_fast.message import Message as Message
+from kafka_fast.records.buffers import byte_view as byte_view
 
 def append_messages(out: list[Message], topic: str, partition: int, cols: Any, start: int,
                     stop: int, timestamp_type: int, leader_epoch: int) -> int: ...

@@ -15,7 +15,7 @@ from libc.stdint cimport int64_t, uint8_t
 
 import numpy as np
 
-from kafka_fast._pure.buffers import byte_view
+from kafka_fast.records.buffers import byte_view
 from kafka_fast.message import Message
 
 

@@ -1,12 +1,10 @@
-"""Types of the compiled partitioner and produce() fast path (``_partition.pyx``; twin:
-``kafka_fast._pure.partition``)."""
+"""Types of the compiled partitioner (``_partition.pyx``; twin: ``kafka_fast._pure.partition``)."""
 
-from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from kafka_fast._pure.buffers import byte_view as byte_view
+from kafka_fast.records.buffers import byte_view as byte_view
 
 UNASSIGNED: int
 ALGORITHMS: dict[str, int]
@@ -31,44 +29,3 @@ def gather_list(items: list[Any], order: np.ndarray, start: int, stop: int) -> l
 def first_not_bytes(items: list[Any], start: int = 0) -> int: ...
 def row_sizes(column: Any) -> np.ndarray: ...
 def chunk_ends(sizes: np.ndarray, max_bytes: int, max_count: int) -> np.ndarray: ...
-
-class RouteLock:
-    """A mutex like ``threading.Lock`` whose uncontended acquire is a C call."""
-
-    def acquire(self, blocking: bool = True) -> bool: ...
-    def release(self) -> None: ...
-    def locked(self) -> bool: ...
-    def __enter__(self) -> bool: ...
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> Literal[False]: ...
-
-class PartitionRoute:
-    fast: Any
-    entries: Any
-
-class TopicRoute:
-    parts: list[Any]
-    num_partitions: int
-    sticky: int
-
-class RouterState:
-    lock: RouteLock
-    topics: dict[str, Any]
-    count: int
-    count_limit: int
-    linger_due: bool
-    wake: bool
-    algorithm: int
-    batch_records: int
-
-class ProduceRouter:
-    """``Producer.produce``; a record the fast path cannot take goes to ``self._produce``,
-    which the subclass (``Producer``) defines."""
-
-    _acc: RouterState
-    _txn: Any
-    _default_cb: Any
-
-    def produce(self, topic: Any, value: Any = None, key: Any = None, partition: Any = -1,
-                on_delivery: Any = None, timestamp: Any = 0, headers: Any = None, *,
-                callback: Any = None) -> None: ...

@@ -13,26 +13,15 @@ call each, with no Python object per row for arrays and packed columns.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_CheckExact
-from cpython.dict cimport PyDict_GetItem
 from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
 from cpython.object cimport PyObject
-from cpython.pythread cimport (
-    NOWAIT_LOCK,
-    WAIT_LOCK,
-    PyThread_acquire_lock,
-    PyThread_allocate_lock,
-    PyThread_free_lock,
-    PyThread_release_lock,
-    PyThread_type_lock,
-)
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libc.string cimport memcpy
-from posix.time cimport CLOCK_REALTIME, clock_gettime, timespec
 
 import numpy as np
 
-from kafka_fast._pure.buffers import byte_view
+from kafka_fast.records.buffers import byte_view
 
 cimport numpy as cnp
 
@@ -145,6 +134,12 @@ cdef inline int32_t _choose(const uint8_t *data, Py_ssize_t length, bint null,
     if algorithm == A_CONSISTENT or algorithm == A_CONSISTENT_RANDOM:
         return <int32_t>(_crc32(data, length) % <uint32_t>n)
     return -2
+
+
+cdef int32_t choose_partition(const uint8_t *data, Py_ssize_t length, bint null,
+                              int32_t n, int algorithm) noexcept nogil:
+    """``_choose`` for other compiled modules (declared in ``_partition.pxd``)."""
+    return _choose(data, length, null, n, algorithm)
 
 
 cdef class _Bytes:
@@ -502,192 +497,3 @@ def chunk_ends(sizes, int64_t max_bytes, Py_ssize_t max_count):
             ends[k] = n
             k += 1
     return ends_arr[:k].copy()
-
-
-# -- produce()'s compiled fast path ---------------------------------------------------------
-# The producer's routing state lives in these classes so that the per-record path reads and
-# writes C fields: the accumulator, topic and partition states (kafka_fast.producer.accumulator)
-# subclass them, and Producer subclasses ProduceRouter.
-
-cdef class RouteLock:
-    """A mutex like ``threading.Lock`` whose uncontended acquire is a C call."""
-
-    cdef PyThread_type_lock _lock
-    cdef bint _held
-
-    def __cinit__(self):
-        self._lock = PyThread_allocate_lock()
-        if self._lock == NULL:
-            raise MemoryError("cannot allocate a lock")
-
-    def __dealloc__(self):
-        if self._lock != NULL:
-            PyThread_free_lock(self._lock)
-
-    cdef inline void take(self):
-        if not PyThread_acquire_lock(self._lock, NOWAIT_LOCK):
-            with nogil:
-                PyThread_acquire_lock(self._lock, WAIT_LOCK)
-        self._held = True
-
-    cdef inline void give(self):
-        self._held = False
-        PyThread_release_lock(self._lock)
-
-    def acquire(self, blocking=True):
-        """Take the lock; with ``blocking=False`` only if it is free. True if taken."""
-        if blocking:
-            self.take()
-            return True
-        if PyThread_acquire_lock(self._lock, NOWAIT_LOCK):
-            self._held = True
-            return True
-        return False
-
-    def release(self):
-        if not self._held:
-            raise RuntimeError("release unlocked lock")
-        self.give()
-
-    def locked(self):
-        return self._held
-
-    def __enter__(self):
-        self.take()
-        return True
-
-    def __exit__(self, *exc):
-        self.give()
-        return False
-
-
-cdef class PartitionRoute:
-    """Per-partition routing state: ``fast`` is the open batch produce()'s fast path may
-    append to (None when the general path must run); ``entries`` the delivery data kept for
-    that batch's records (None while no record asked for a report)."""
-
-    cdef public object fast
-    cdef public object entries
-
-
-cdef class TopicRoute:
-    """Per-topic routing state: partition count, partition states, sticky partition."""
-
-    cdef public list parts
-    cdef public int num_partitions
-    cdef public int sticky
-
-
-cdef class RouterState:
-    """The accumulator's counters and flags that produce() checks for every record."""
-
-    cdef public RouteLock lock
-    cdef public dict topics
-    cdef public long long count
-    cdef public long long count_limit
-    cdef public bint linger_due
-    cdef public bint wake
-    cdef public int algorithm
-    cdef public long long batch_records
-
-
-cdef object _as_headers = None
-#: A record without a report in a batch whose other records have one (see RecordEntries).
-cdef tuple _NO_ENTRY = (None, None, None, None, 0)
-
-
-cdef object _header_list(object headers):
-    """produce()'s header conversion (imported on first use: the producer package imports
-    this module)."""
-    global _as_headers
-    if _as_headers is None:
-        from kafka_fast.producer.arguments import as_headers
-        _as_headers = as_headers
-    return _as_headers(headers)
-
-
-cdef class ProduceRouter:
-    """``Producer.produce``: a record whose topic and partitions are known and whose arguments
-    need no conversion goes straight into its partition's open batch here (with its delivery
-    entry when a callback asks for one); everything else takes ``self._produce`` (the general
-    path, in Python)."""
-
-    cdef public RouterState _acc
-    cdef public object _txn
-    cdef public object _default_cb
-
-    def produce(self, topic, value=None, key=None, partition=-1, on_delivery=None,
-                timestamp=0, headers=None, *, callback=None):
-        """Queue one record; its delivery is reported by ``poll()``/``flush()``.
-
-        ``value``/``key``: bytes, str (utf-8) or None. ``partition=-1`` lets the partitioner
-        choose. ``on_delivery`` (alias ``callback``) is called as ``cb(err, msg)``.
-        ``timestamp``: milliseconds since the epoch (0 = now). ``headers``: list of
-        ``(name, value)`` tuples or a dict. Raises BufferError when the queue is full and
-        KafkaException (MSG_SIZE_TOO_LARGE, _UNKNOWN_PARTITION, ...) for records that cannot
-        be sent.
-        """
-        cdef RouterState acc = self._acc
-        cdef PyObject *tp
-        cdef TopicRoute t
-        cdef PartitionRoute ps
-        cdef int p
-        cdef long long ts = 0
-        cdef bint done = False
-        cdef timespec now
-        cb = on_delivery if on_delivery is not None else (
-            callback if callback is not None else self._default_cb)
-        if (self._txn is None and acc is not None
-                and type(partition) is int and -1 <= partition < 0x7FFFFFFF
-                and type(timestamp) is int and 0 <= timestamp < 0x3FFFFFFFFFFFFFFF
-                and (value is None or type(value) is bytes)
-                and (key is None or type(key) is bytes)
-                and (cb is None or callable(cb))
-                and (headers is None or type(headers) is list)):
-            if headers is not None:
-                headers = _header_list(headers)
-            ts = timestamp
-            if cb is not None and ts == 0:
-                clock_gettime(CLOCK_REALTIME, &now)
-                ts = <long long>now.tv_sec * 1000 + now.tv_nsec // 1000000
-            acc.lock.take()
-            try:
-                if acc.count < acc.count_limit and not acc.linger_due:
-                    tp = PyDict_GetItem(acc.topics, topic)
-                    if tp != NULL:
-                        t = <TopicRoute>tp
-                        p = partition
-                        if t.num_partitions > 0 and p < t.num_partitions:
-                            if p < 0:
-                                if key is None:
-                                    p = _choose(NULL, 0, True, t.num_partitions, acc.algorithm)
-                                else:
-                                    p = _choose(<const uint8_t *>PyBytes_AS_STRING(key),
-                                                PyBytes_GET_SIZE(key), False,
-                                                t.num_partitions, acc.algorithm)
-                                if p < 0:
-                                    p = t.sticky
-                            ps = <PartitionRoute>t.parts[p]
-                            b = ps.fast
-                            if b is not None and len(b) < acc.batch_records:
-                                entries = ps.entries
-                                if cb is None:
-                                    if headers is None and ts == 0:
-                                        done = b.append(value, key)
-                                    else:
-                                        done = b.append(value, key, ts or None, headers)
-                                    if done and entries is not None:
-                                        entries.items.extend(_NO_ENTRY)
-                                elif entries is not None:
-                                    done = b.append(value, key, ts, headers)
-                                    if done:
-                                        entries.items.extend((cb, key, value, headers, ts))
-                                # else: the general path starts this batch's entries
-                                if done:
-                                    acc.count += 1
-            finally:
-                acc.lock.give()
-            if done:
-                return None
-        return self._produce(topic, value, key, partition, on_delivery, timestamp, headers,
-                             callback)

@@ -3,11 +3,11 @@
 from collections.abc import Sequence
 from typing import Any, final
 
-from kafka_fast._pure.buffers import byte_view as byte_view
-from kafka_fast._pure.records import Columns as Columns
-from kafka_fast._pure.records import LegacyRecordBatch as LegacyRecordBatch
-from kafka_fast.compression import DecompressionBudget
+from kafka_fast.codecs.compression import DecompressionBudget
 from kafka_fast.errors import CorruptRecordError as CorruptRecordError
+from kafka_fast.records.buffers import byte_view as byte_view
+from kafka_fast.records.columns import Columns as Columns
+from kafka_fast.records.legacy import LegacyRecordBatch as LegacyRecordBatch
 
 def now_ms() -> int: ...
 def encode_batch(values: Any, keys: Any = None, *, timestamps: Any = None, headers: Any = None,

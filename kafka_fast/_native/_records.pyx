@@ -2,7 +2,7 @@
 """Kafka record batches (magic 2), compiled: bulk and incremental encoding, bounds-checked
 decoding to record objects or packed columns. Conventions: see ``kafka_fast.records``.
 
-Legacy message sets (magic 0/1) are decoded by the shared reader in ``kafka_fast._pure.records``.
+Legacy message sets (magic 0/1) are decoded by the shared reader in ``kafka_fast.records.legacy``.
 """
 
 cimport cython
@@ -23,9 +23,10 @@ cimport numpy as cnp
 
 import numpy as np
 
-from kafka_fast import compression as _codecs
-from kafka_fast._pure.buffers import byte_view
-from kafka_fast._pure.records import Columns, LegacyRecordBatch
+from kafka_fast.codecs import compression as _codecs
+from kafka_fast.records.buffers import byte_view
+from kafka_fast.records.columns import Columns
+from kafka_fast.records.legacy import LegacyRecordBatch
 from kafka_fast.errors import CorruptRecordError
 
 cnp.import_array()

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from kafka_fast.message import Message
-
-from .buffers import byte_view
+from kafka_fast.records.buffers import byte_view
 
 
 def append_messages(out: list, topic: str, partition: int, cols, start: int, stop: int,

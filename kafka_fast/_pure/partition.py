@@ -15,13 +15,12 @@ every record for ``random``.
 
 from __future__ import annotations
 
-import threading
 import zlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .buffers import byte_view
+from kafka_fast.records.buffers import byte_view
 
 UNASSIGNED = -1
 
@@ -294,54 +293,3 @@ def chunk_ends(sizes: np.ndarray, max_bytes: int, max_count: int) -> np.ndarray:
     if count:
         ends.append(len(sizes))
     return np.asarray(ends, dtype=np.int64)
-
-
-# -- produce()'s routing state and entry point (the compiled module's fast path is plain
-# Python here: every record takes the general path) ------------------------------------------
-
-RouteLock = threading.Lock
-
-
-class PartitionRoute:
-    """Per-partition routing state: ``fast`` is the open batch produce()'s fast path may
-    append to (None when the general path must run); ``entries`` the delivery data kept for
-    that batch's records (None while no record asked for a report)."""
-
-    __slots__ = ("fast", "entries")
-
-
-class TopicRoute:
-    """Per-topic routing state: partition count, partition states, sticky partition."""
-
-    __slots__ = ("parts", "num_partitions", "sticky")
-
-
-class RouterState:
-    """The accumulator's counters and flags that produce() checks for every record."""
-
-    __slots__ = ("lock", "topics", "count", "count_limit", "linger_due", "wake", "algorithm",
-                 "batch_records")
-
-
-class ProduceRouter:
-    """``Producer.produce``; this twin always takes ``self._produce`` (the general path)."""
-
-    if TYPE_CHECKING:
-        # Provided by the subclass (``Producer._produce``).
-        def _produce(self, topic: Any, value: Any, key: Any, partition: Any, on_delivery: Any,
-                     timestamp: Any, headers: Any, callback: Any) -> None: ...
-
-    def produce(self, topic: Any, value: Any = None, key: Any = None, partition: Any = -1,
-                on_delivery: Any = None, timestamp: Any = 0, headers: Any = None, *,
-                callback: Any = None) -> None:
-        """Queue one record; its delivery is reported by ``poll()``/``flush()``.
-
-        ``value``/``key``: bytes, str (utf-8) or None. ``partition=-1`` lets the partitioner
-        choose. ``on_delivery`` (alias ``callback``) is called as ``cb(err, msg)``.
-        ``timestamp``: milliseconds since the epoch (0 = now). ``headers``: list of
-        ``(name, value)`` tuples or a dict. Raises BufferError when the queue is full and
-        KafkaException (MSG_SIZE_TOO_LARGE, _UNKNOWN_PARTITION, ...) for records that cannot
-        be sent.
-        """
-        return self._produce(topic, value, key, partition, on_delivery, timestamp, headers,
-                             callback)

@@ -2,29 +2,43 @@
 
 Same API as the compiled ``kafka_fast._native._records``; the public entry point is
 ``kafka_fast.records``, which documents the conventions (packed columns, nulls, headers).
-The legacy (magic 0/1) reader here is also the one the compiled module uses.
+The wire format, ``Columns`` and the legacy (magic 0/1) reader are shared by both
+implementations and live in ``kafka_fast.records``.
 """
 
 from __future__ import annotations
 
 import struct
 import time
-import zlib
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from kafka_fast import compression
-from kafka_fast.crc import crc32c as _crc32c
-from kafka_fast.errors import CorruptRecordError, DecompressionLimitError
+from kafka_fast.codecs import compression
+from kafka_fast.codecs.crc import crc32c as _crc32c
+from kafka_fast.errors import CorruptRecordError
 from kafka_fast.message import (
     TIMESTAMP_CREATE_TIME,
     TIMESTAMP_LOG_APPEND_TIME,
-    TIMESTAMP_NOT_AVAILABLE,
 )
+from kafka_fast.records.buffers import byte_view
+from kafka_fast.records.columns import Columns, pack_column
+from kafka_fast.records.format import (
+    ATTR_COMPRESSION_MASK,
+    ATTR_CONTROL,
+    ATTR_LOG_APPEND_TIME,
+    ATTR_TRANSACTIONAL,
+    CRC_START,
+    HEADER,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MIN_LEGACY_LENGTH,
+    MIN_RECORD_SIZE,
+    MIN_V2_LENGTH,
+)
+from kafka_fast.records.legacy import LegacyRecordBatch
 
-from .buffers import byte_view
 from .varint import (
     decode_varint,
     decode_varlong,
@@ -52,21 +66,6 @@ __all__ = [
     "zigzag_decode",
     "zigzag_encode",
 ]
-
-# RecordBatch v2 header: baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes,
-# lastOffsetDelta, firstTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, count.
-_HEADER = struct.Struct(">qiibIhiqqqhii")
-HEADER_SIZE = _HEADER.size  # 61
-_CRC_START = 21  # the CRC covers attributes .. end of batch
-_LOG_OVERHEAD = 12  # offset + length in front of every batch / legacy message
-_MIN_V2_LENGTH = HEADER_SIZE - _LOG_OVERHEAD  # 49
-_MIN_LEGACY_LENGTH = 14  # crc, magic, attributes, key length, value length (magic 0)
-_MIN_RECORD_SIZE = 7  # length, attributes, ts delta, offset delta, key len, value len, headers
-
-ATTR_COMPRESSION_MASK = 0x07
-ATTR_LOG_APPEND_TIME = 0x08
-ATTR_TRANSACTIONAL = 0x10
-ATTR_CONTROL = 0x20
 
 _PRODUCER_FIELDS = struct.Struct(">qhi")  # producerId, producerEpoch, baseSequence at byte 43
 _PRODUCER_AT = 43
@@ -123,67 +122,6 @@ class Record:
             f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, "
             f"value={self.value!r}, headers={self.headers!r})"
         )
-
-
-class Columns:
-    """One batch as packed columns (see ``kafka_fast.records`` for the conventions).
-
-    ``offsets``/``timestamps``: int64[N]. ``keys``/``values``: ``(data uint8[M], offsets
-    int64[N+1])``, record i being ``data[offsets[i]:offsets[i+1]]``. ``key_nulls``/
-    ``value_nulls``: bool[N], True where the field is null (its slice is then empty).
-    ``headers``: None when no record has headers, else a list of N lists of (str, bytes|None).
-    """
-
-    __slots__ = ("offsets", "timestamps", "keys", "values", "key_nulls", "value_nulls", "headers")
-
-    def __init__(self, offsets, timestamps, keys, values, key_nulls, value_nulls, headers) -> None:
-        self.offsets = offsets
-        self.timestamps = timestamps
-        self.keys = keys
-        self.values = values
-        self.key_nulls = key_nulls
-        self.value_nulls = value_nulls
-        self.headers = headers
-
-    def __len__(self) -> int:
-        return len(self.offsets)
-
-    def __getitem__(self, name: str) -> Any:
-        if name not in self.__slots__:
-            raise KeyError(name)
-        return getattr(self, name)
-
-    @staticmethod
-    def _unpack(packed, nulls) -> list[bytes | None]:
-        data, offsets = packed
-        raw = byte_view(data)
-        return [
-            None if nulls[i] else bytes(raw[offsets[i] : offsets[i + 1]])
-            for i in range(len(offsets) - 1)
-        ]
-
-    def key_list(self) -> list[bytes | None]:
-        """Keys as a list of bytes/None (creates one object per record)."""
-        return self._unpack(self.keys, self.key_nulls)
-
-    def value_list(self) -> list[bytes | None]:
-        """Values as a list of bytes/None (creates one object per record)."""
-        return self._unpack(self.values, self.value_nulls)
-
-
-def _pack_column(fields: list[bytes | None]) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
-    n = len(fields)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    nulls = np.zeros(n, dtype=np.bool_)
-    total = 0
-    for i, f in enumerate(fields):
-        if f is None:
-            nulls[i] = True
-        else:
-            total += len(f)
-        offsets[i + 1] = total
-    data = np.frombuffer(b"".join(f for f in fields if f is not None), dtype=np.uint8).copy()
-    return (data, offsets), nulls
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,9 +290,9 @@ def _assemble(
 ) -> bytes:
     payload = compression.compress(codec, records, level) if codec else records
     header = bytearray(
-        _HEADER.pack(
+        HEADER.pack(
             base_offset,
-            HEADER_SIZE - _LOG_OVERHEAD + len(payload),
+            HEADER_SIZE - LOG_OVERHEAD + len(payload),
             partition_leader_epoch,
             2,
             0,
@@ -368,7 +306,7 @@ def _assemble(
             count,
         )
     )
-    crc = _crc32c(bytes(header[_CRC_START:]) + payload)
+    crc = _crc32c(bytes(header[CRC_START:]) + payload)
     struct.pack_into(">I", header, 17, crc)
     return bytes(header) + payload
 
@@ -392,7 +330,7 @@ def encode_batch(
     """Encode one complete RecordBatch (magic 2) holding every given record, or with
     ``rows`` (integer indices) the records at those rows of the columns, timestamps and
     per-record headers, in that order."""
-    from kafka_fast import compression as _codecs
+    from kafka_fast.codecs import compression as _codecs
 
     codec = _codecs.codec_id(compression)
     if values is None:
@@ -444,7 +382,7 @@ class RecordBatchBuilder:
         transactional: bool = False,
         partition_leader_epoch: int = -1,
     ) -> None:
-        from kafka_fast import compression as _codecs
+        from kafka_fast.codecs import compression as _codecs
 
         self._codec = _codecs.codec_id(compression)
         self._level = compression_level
@@ -534,14 +472,14 @@ def patch_producer_fields(
     if len(out) < HEADER_SIZE or out[16] != 2:
         raise ValueError("not a magic 2 record batch")
     (length,) = struct.unpack_from(">i", out, 8)
-    if length + _LOG_OVERHEAD != len(out):
+    if length + LOG_OVERHEAD != len(out):
         raise ValueError(f"batch length field {length} does not match {len(out)} bytes")
     _PRODUCER_FIELDS.pack_into(out, _PRODUCER_AT, producer_id, producer_epoch, base_sequence)
     if transactional is not None:
         (attrs,) = struct.unpack_from(">h", out, 21)
         attrs = (attrs | ATTR_TRANSACTIONAL) if transactional else (attrs & ~ATTR_TRANSACTIONAL)
         struct.pack_into(">h", out, 21, attrs)
-    struct.pack_into(">I", out, 17, _crc32c(memoryview(out)[_CRC_START:]))
+    struct.pack_into(">I", out, 17, _crc32c(memoryview(out)[CRC_START:]))
     return bytes(out)
 
 
@@ -552,7 +490,7 @@ def patch_producer_fields(
 def _records_limit(count: int, nbytes: int, where: int) -> None:
     if count < 0:
         raise CorruptRecordError(f"negative record count {count}", where)
-    if count * _MIN_RECORD_SIZE > nbytes:
+    if count * MIN_RECORD_SIZE > nbytes:
         raise CorruptRecordError(
             f"record count {count} cannot fit in {nbytes} bytes of records", where
         )
@@ -654,10 +592,10 @@ class RecordBatch:
             self.producer_epoch,
             self.base_sequence,
             self._count,
-        ) = _HEADER.unpack_from(view, pos)
-        end = pos + _LOG_OVERHEAD + length
+        ) = HEADER.unpack_from(view, pos)
+        end = pos + LOG_OVERHEAD + length
         if verify_crc:
-            actual = _crc32c(view[pos + _CRC_START : end])
+            actual = _crc32c(view[pos + CRC_START : end])
             if actual != crc:
                 raise CorruptRecordError(
                     f"record batch CRC mismatch: stored {crc:#010x}, computed {actual:#010x}", pos
@@ -673,7 +611,7 @@ class RecordBatch:
         self.is_control = bool(attrs & ATTR_CONTROL)
         if self._count < 0:
             raise CorruptRecordError(f"negative record count {self._count}", pos + 57)
-        self.byte_size = _LOG_OVERHEAD + length
+        self.byte_size = LOG_OVERHEAD + length
         self.next_offset = _i64(self.base_offset + self.last_offset_delta + 1)
         self.crc = crc
         self._view = view
@@ -731,189 +669,35 @@ class RecordBatch:
         parsed = self._parsed()
         offsets = np.array([_i64(self.base_offset + p[0]) for p in parsed], dtype=np.int64)
         timestamps = np.array([self._timestamp(p[1]) for p in parsed], dtype=np.int64)
-        keys, key_nulls = _pack_column([p[2] for p in parsed])
-        values, value_nulls = _pack_column([p[3] for p in parsed])
+        keys, key_nulls = pack_column([p[2] for p in parsed])
+        values, value_nulls = pack_column([p[3] for p in parsed])
         headers = [p[4] for p in parsed] if any(p[4] for p in parsed) else None
         return Columns(offsets, timestamps, keys, values, key_nulls, value_nulls, headers)
 
 
-# ---------------------------------------------------------------------------------------------
-# legacy message sets (magic 0 and 1)
-
-_LEGACY_HEAD = struct.Struct(">qiIbb")  # offset, size, crc, magic, attributes
-
-
-def _legacy_message(view, pos: int, end: int, verify_crc: bool):
-    """Parse the message at ``pos`` (its offset/size prefix included); returns its fields and
-    the position after it. ``end`` bounds the message set."""
-    if end - pos < _LOG_OVERHEAD:
-        raise CorruptRecordError("truncated message header", pos)
-    offset, size = struct.unpack_from(">qi", view, pos)
-    if size < _MIN_LEGACY_LENGTH:
-        raise CorruptRecordError(f"message size {size} below the minimum", pos + 8)
-    mend = pos + _LOG_OVERHEAD + size
-    if mend > end:
-        raise CorruptRecordError(f"message size {size} beyond the message set", pos + 8)
-    _o, _s, crc, magic, attrs = _LEGACY_HEAD.unpack_from(view, pos)
-    if magic not in (0, 1):
-        raise CorruptRecordError(f"unknown magic {magic}", pos + 16)
-    if verify_crc:
-        actual = zlib.crc32(view[pos + 16 : mend])
-        if actual != crc:
-            raise CorruptRecordError(
-                f"message CRC mismatch: stored {crc:#010x}, computed {actual:#010x}", pos
-            )
-    p = pos + 18
-    timestamp = -1
-    if magic == 1:
-        if mend - p < 8:
-            raise CorruptRecordError("truncated message timestamp", p)
-        (timestamp,) = struct.unpack_from(">q", view, p)
-        p += 8
-    fields: list[bytes | None] = []
-    for what in ("key", "value"):
-        if mend - p < 4:
-            raise CorruptRecordError(f"truncated message {what} length", p)
-        (n,) = struct.unpack_from(">i", view, p)
-        p += 4
-        if n == -1:
-            fields.append(None)
-            continue
-        if n < -1 or n > mend - p:
-            raise CorruptRecordError(f"message {what} length {n} beyond the message", p - 4)
-        fields.append(bytes(view[p : p + n]))
-        p += n
-    if p != mend:
-        raise CorruptRecordError(f"{mend - p} unexpected bytes at the end of a message", p)
-    return (offset, magic, attrs, timestamp, fields[0], fields[1]), mend
-
-
-class LegacyRecordBatch:
-    """One top-level message of a magic 0/1 message set (a wrapper if compressed)."""
-
-    record_type: Any = Record  # the compiled module substitutes its own Record
-
-    partition_leader_epoch = -1
-    is_transactional = False
-    is_control = False
-    producer_id = -1
-    producer_epoch = -1
-    base_sequence = -1
-
-    def __init__(self, view: memoryview, pos: int, length: int, verify_crc: bool,
-                 budget: compression.DecompressionBudget | None = None) -> None:
-        end = pos + _LOG_OVERHEAD + length
-        (offset, magic, attrs, ts, key, value), _ = _legacy_message(view, pos, end, verify_crc)
-        self.magic = magic
-        self.compression = attrs & ATTR_COMPRESSION_MASK
-        self.byte_size = _LOG_OVERHEAD + length
-        log_append = magic == 1 and bool(attrs & ATTR_LOG_APPEND_TIME)
-        if magic == 0:
-            self.timestamp_type = TIMESTAMP_NOT_AVAILABLE
-        else:
-            self.timestamp_type = TIMESTAMP_LOG_APPEND_TIME if log_append else TIMESTAMP_CREATE_TIME
-        if self.compression == compression.NONE:
-            self._records = [self.record_type(offset, ts, key, value, [])]
-        elif self.compression > compression.LZ4:
-            raise CorruptRecordError(
-                f"compression code {self.compression} is not valid in a magic {magic} message",
-                pos + 17,
-            )
-        else:
-            if value is None:
-                raise CorruptRecordError("compressed message without a value", pos)
-            self._records = self._inner(pos, offset, magic, ts, log_append, value, verify_crc,
-                                        budget)
-        first = self._records[0]
-        last = max(offset, self._records[-1].offset)
-        self.base_offset = first.offset
-        self.last_offset_delta = last - first.offset
-        self.next_offset = last + 1
-        self.first_timestamp = first.timestamp
-        self.max_timestamp = max(r.timestamp for r in self._records)
-        self._count = len(self._records)
-
-    def _inner(self, pos, wrapper_offset, magic, wrapper_ts, log_append, value, verify_crc,
-               budget):
-        try:
-            lease = compression.decompress_pooled(
-                self.compression, value, legacy_lz4=magic == 0, budget=budget)
-        except CorruptRecordError as exc:
-            raise type(exc)(exc.args[0].str(), pos) from None
-        if budget is None:
-            budget = compression.DecompressionBudget()
-        room = budget.records_left()
-        with lease:
-            inner = lease.view
-            msgs = []
-            p = 0
-            try:
-                while p < len(inner):
-                    if len(msgs) == room:  # decoding stops here, not after the last record
-                        raise budget.too_many_records(room + 1)
-                    msg, p = _legacy_message(inner, p, len(inner), verify_crc)
-                    if msg[2] & ATTR_COMPRESSION_MASK:
-                        raise CorruptRecordError("nested compressed message", p)
-                    msgs.append(msg)
-            except DecompressionLimitError as exc:
-                raise DecompressionLimitError(exc.args[0].str(), pos) from None
-            except CorruptRecordError as exc:
-                raise CorruptRecordError(
-                    f"{exc.args[0].str()} inside a compressed message", pos
-                ) from None
-        if not msgs:
-            raise CorruptRecordError("compressed message holds no messages", pos)
-        budget.records += len(msgs)
-        # magic 1: inner offsets are relative to the wrapper's (the last record's) offset; a
-        # wrapper offset below that (as some producers send) leaves them as they are, as in Kafka.
-        shift = wrapper_offset - msgs[-1][0] if magic >= 1 else 0
-        shift = max(shift, 0)
-        return [
-            self.record_type(o + shift, wrapper_ts if log_append else ts, k, v, [])
-            for o, _m, _a, ts, k, v in msgs
-        ]
-
-    def __len__(self) -> int:
-        return self._count
-
-    def __repr__(self) -> str:
-        return (
-            f"LegacyRecordBatch(magic={self.magic}, base_offset={self.base_offset}, "
-            f"records={self._count})"
-        )
-
-    def records(self) -> list[Record]:
-        return list(self._records)
-
-    def columns(self) -> Columns:
-        recs = self._records
-        keys, key_nulls = _pack_column([r.key for r in recs])
-        values, value_nulls = _pack_column([r.value for r in recs])
-        return Columns(
-            np.array([r.offset for r in recs], dtype=np.int64),
-            np.array([r.timestamp for r in recs], dtype=np.int64),
-            keys, values, key_nulls, value_nulls, None,
-        )
+class _LegacyRecordBatch(LegacyRecordBatch):
+    __doc__ = LegacyRecordBatch.__doc__
+    record_type = Record
 
 
 def next_batch_bounds(view, pos: int, allow_partial: bool) -> tuple[int, int] | None:
     """(length, magic) of the batch at ``pos``, or None when only a partial batch is left."""
     n = len(view) - pos
-    if n < _LOG_OVERHEAD:
+    if n < LOG_OVERHEAD:
         if allow_partial:
             return None
         raise CorruptRecordError(f"truncated batch: {n} bytes left", pos)
     (length,) = struct.unpack_from(">i", view, pos + 8)
-    if length < _MIN_LEGACY_LENGTH:
+    if length < MIN_LEGACY_LENGTH:
         raise CorruptRecordError(f"batch length {length} below the minimum", pos + 8)
-    if length > n - _LOG_OVERHEAD:
+    if length > n - LOG_OVERHEAD:
         if allow_partial:
             return None
         raise CorruptRecordError(
-            f"truncated batch: length {length} but {n - _LOG_OVERHEAD} bytes left", pos
+            f"truncated batch: length {length} but {n - LOG_OVERHEAD} bytes left", pos
         )
     magic = view[pos + 16]
-    if magic == 2 and length < _MIN_V2_LENGTH:
+    if magic == 2 and length < MIN_V2_LENGTH:
         raise CorruptRecordError(f"batch length {length} below the magic 2 minimum", pos + 8)
     if magic > 2:
         raise CorruptRecordError(f"unknown magic {magic}", pos + 16)
@@ -940,19 +724,7 @@ def decode_batches(
         if bounds is None:
             break
         length, magic = bounds
-        cls = RecordBatch if magic == 2 else LegacyRecordBatch
+        cls = RecordBatch if magic == 2 else _LegacyRecordBatch
         out.append(cls(view, pos, length, verify_crc, budget))
-        pos += _LOG_OVERHEAD + length
+        pos += LOG_OVERHEAD + length
     return out
-
-
-CONTROL_ABORT = 0
-CONTROL_COMMIT = 1
-
-
-def decode_control_key(key: bytes) -> tuple[int, int]:
-    """(version, type) of a control record key; type 0 is ABORT, 1 COMMIT."""
-    if key is None or len(key) < 4:
-        raise CorruptRecordError("control record key shorter than 4 bytes", -1)
-    version, ctype = struct.unpack_from(">hh", key, 0)
-    return version, ctype

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..compression import DecompressionBudget
+from ..codecs.compression import DecompressionBudget
 from ..errors import CorruptRecordError, DecompressionLimitError
 from ..records import CONTROL_ABORT, decode_batches, decode_control_key
 

@@ -275,7 +275,7 @@ class CorruptRecordError(KafkaException):
 
 class DecompressionLimitError(CorruptRecordError):
     """Compressed record data that decompresses to more than the limit allows (one batch, or
-    all batches of one record set together: ``kafka_fast.compression.MAX_DECOMPRESSED_SIZE``)."""
+    all batches of one record set together: ``kafka_fast.codecs.compression.MAX_DECOMPRESSED_SIZE``)."""
 
 
 class ProtocolError(KafkaException):

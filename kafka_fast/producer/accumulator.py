@@ -23,7 +23,8 @@ from ..errors import KafkaError, KafkaException
 from ..records import RecordBatchBuilder
 from ..stats import ProducerQueues
 from .batch import ProducerBatch, RecordEntries
-from .partitioner import PartitionRoute, RouteLock, RouterState, TopicRoute, partition_key
+from .partitioner import partition_key
+from .routing import PartitionRoute, RouteLock, RouterState, TopicRoute
 
 _NOW_MS = time.time
 #: How soon a lingering batch held open behind a waiting sealed one is looked at again.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -28,22 +28,6 @@ column_item = _impl.column_item
 murmur2 = _impl.murmur2
 fnv1a = _impl.fnv1a
 consistent = _impl.consistent
-# produce()'s routing state and compiled fast path (see kafka_fast._native._partition); type
-# checkers see the compiled module's stub, the pure twin has the same classes.
-if TYPE_CHECKING:
-    from kafka_fast._native._partition import (
-        PartitionRoute,
-        ProduceRouter,
-        RouteLock,
-        RouterState,
-        TopicRoute,
-    )
-else:
-    RouteLock = _impl.RouteLock
-    PartitionRoute = _impl.PartitionRoute
-    TopicRoute = _impl.TopicRoute
-    RouterState = _impl.RouterState
-    ProduceRouter = _impl.ProduceRouter
 
 
 def gather_column(column: Any, order: Any, start: int, stop: int, out: Any = None) -> Any:
@@ -59,8 +43,7 @@ def gather_column(column: Any, order: Any, start: int, stop: int, out: Any = Non
 
 
 __all__ = [
-    "ALGORITHMS", "NATIVE", "PartitionRoute", "ProduceRouter", "RouteLock", "RouterState",
-    "TopicRoute", "UNASSIGNED", "algorithm_id", "chunk_ends", "column_item",
+    "ALGORITHMS", "NATIVE", "UNASSIGNED", "algorithm_id", "chunk_ends", "column_item",
     "column_length", "consistent", "first_not_bytes", "fnv1a", "gather_column", "gather_list",
     "gather_packed", "gather_rows", "group_by_partition",
     "is_packed", "murmur2", "partition_column", "partition_key", "row_sizes",

@@ -33,7 +33,8 @@ from .arguments import (
 from .bulk import BatchProducer, produce_dicts
 from .contract import check_partition
 from .delivery import DeliveryQueue, Rest, raise_failures, report_failures, serve_batch
-from .partitioner import ProduceRouter, algorithm_id, partition_key
+from .partitioner import algorithm_id, partition_key
+from .routing import ProduceRouter
 from .sender import MAX_IDEMPOTENT_IN_FLIGHT, Sender
 
 log = logging.getLogger("kafka_fast.producer")
@@ -67,9 +68,9 @@ def _resolve_idempotence(conf: Any) -> tuple[bool, int]:
 class Producer(ProduceRouter):
     """A Kafka producer (call-compatible with ``confluent_kafka.Producer``).
 
-    ``produce()`` is inherited from the compiled ``ProduceRouter``: records without
-    timestamp, headers or callbacks go straight into their partition's open batch there;
-    the others take ``_produce`` below.
+    ``produce()`` is inherited from ``ProduceRouter`` (:mod:`kafka_fast.producer.routing`,
+    compiled in ``producer/_produce.pyx``): records whose topic and partitions are known go
+    straight into their partition's open batch there; the others take ``_produce`` below.
     """
 
     _acc: Accumulator

@@ -52,52 +52,66 @@ decompressed) on ``records()``/``columns()``. Legacy magic 0/1 message sets deco
 
 Malformed input raises ``kafka_fast.errors.CorruptRecordError`` with the byte position of the
 fault in ``data`` (for faults inside compressed records: the position of their batch).
-Decompressed sizes are capped by ``kafka_fast.compression.MAX_DECOMPRESSED_SIZE``, per batch and
-for all batches of one ``decode_batches`` call together (its ``budget``, a
+Decompressed sizes are capped by ``kafka_fast.codecs.compression.MAX_DECOMPRESSED_SIZE``, per
+batch and for all batches of one ``decode_batches`` call together (its ``budget``, a
 ``compression.DecompressionBudget``, may be shared by several calls); above it
 ``DecompressionLimitError``, a ``CorruptRecordError``, names the limit. The same budget caps the
 records that compressed legacy messages expand to (``compression.MAX_DECOMPRESSED_RECORDS``
 for all of one call together): they are decoded at once, one object per record.
+
+Layout: the shared types (``columns``: ``Columns``; ``format``: the wire format; ``legacy``: the
+magic 0/1 reader; ``buffers``: ``byte_view``) are used by both implementations, the compiled
+``kafka_fast._native._records`` and its twin ``kafka_fast._pure.records``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kafka_fast._impl import load
 
-from ..compression import CODEC_IDS, CODEC_NAMES, codec_id
+from ..codecs.compression import CODEC_IDS, CODEC_NAMES, codec_id
+from .columns import Columns
+from .format import CONTROL_ABORT, CONTROL_COMMIT, HEADER_SIZE, decode_control_key
+from .legacy import LegacyRecordBatch
+
+#: The names the implementation provides (the compiled module or its twin).
+_FROM_IMPL = (
+    "encode_batch", "RecordBatchBuilder", "decode_batches", "RecordBatch", "Record",
+    "patch_producer_fields", "encode_varint", "encode_varlong", "decode_varint",
+    "decode_varlong", "size_of_varint", "zigzag_encode", "zigzag_decode",
+)
 
 if TYPE_CHECKING:
     # Both implementations have the compiled module's interface (kafka_fast/_native/*.pyi).
     from kafka_fast._native import _records as _impl
 
     NATIVE: bool
+    encode_batch = _impl.encode_batch
+    RecordBatchBuilder = _impl.RecordBatchBuilder
+    decode_batches = _impl.decode_batches
+    RecordBatch = _impl.RecordBatch
+    Record = _impl.Record
+    patch_producer_fields = _impl.patch_producer_fields
+    encode_varint = _impl.encode_varint
+    encode_varlong = _impl.encode_varlong
+    decode_varint = _impl.decode_varint
+    decode_varlong = _impl.decode_varlong
+    size_of_varint = _impl.size_of_varint
+    zigzag_encode = _impl.zigzag_encode
+    zigzag_decode = _impl.zigzag_decode
 else:
-    _impl, NATIVE = load("_records", "records")
 
-encode_batch = _impl.encode_batch
-RecordBatchBuilder = _impl.RecordBatchBuilder
-decode_batches = _impl.decode_batches
-RecordBatch = _impl.RecordBatch
-Record = _impl.Record
-patch_producer_fields = _impl.patch_producer_fields
-encode_varint = _impl.encode_varint
-encode_varlong = _impl.encode_varlong
-decode_varint = _impl.decode_varint
-decode_varlong = _impl.decode_varlong
-size_of_varint = _impl.size_of_varint
-zigzag_encode = _impl.zigzag_encode
-zigzag_decode = _impl.zigzag_decode
-
-from kafka_fast._pure.records import (  # noqa: E402  (shared by both implementations)
-    CONTROL_ABORT,
-    CONTROL_COMMIT,
-    HEADER_SIZE,
-    Columns,
-    LegacyRecordBatch,
-    decode_control_key,
-)
+    def __getattr__(name: str) -> Any:
+        """Choose the implementation on first use of one of its names (or ``NATIVE``): both
+        import this package's shared modules, so it cannot be chosen while this package is
+        being imported."""
+        if name not in _FROM_IMPL and name not in ("_impl", "NATIVE"):
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        impl, native = load("_records", "records")
+        names = globals()
+        names.update({n: getattr(impl, n) for n in _FROM_IMPL}, _impl=impl, NATIVE=native)
+        return names[name]
 
 __all__ = [
     "CODEC_IDS",

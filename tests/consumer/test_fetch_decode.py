@@ -13,9 +13,9 @@ import struct
 import numpy as np
 import pytest
 
+from kafka_fast.codecs.crc import crc32c
 from kafka_fast.consumer.batch_view import RecordBatchView
 from kafka_fast.consumer.fetch_decode import decode_partition
-from kafka_fast.crc import crc32c
 from kafka_fast.errors import CorruptRecordError
 from kafka_fast.protocol import messages as m
 from kafka_fast.records import encode_batch

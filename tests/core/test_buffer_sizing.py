@@ -13,7 +13,7 @@ from isolated import run_isolated
 PRELUDE = '''
 import numpy as np
 from kafka_fast import records as R
-from kafka_fast.crc import crc32c
+from kafka_fast.codecs.crc import crc32c
 from kafka_fast._impl import load
 P, _ = load("_partition", "partition")
 COLS, _ = load("_columns", "columns")

@@ -17,7 +17,7 @@ import pytest
 import zstandard
 from kafka import codec as kp_codec
 
-from kafka_fast import compression as C
+from kafka_fast.codecs import compression as C
 from kafka_fast.errors import CorruptRecordError
 
 PAYLOADS = [b"", b"x", os.urandom(1000), b"kafka " * 20000, os.urandom(70000) * 2]

@@ -11,13 +11,13 @@ import zlib
 
 import pytest
 
-from kafka_fast import compression as C
+from kafka_fast.codecs import compression as C
 from kafka_fast.consumer import fetch_decode
 from kafka_fast.errors import CorruptRecordError, DecompressionLimitError
 
 
 class CountingZlib:
-    """Stands in for the zlib module in ``kafka_fast.compression``: counts the compressed
+    """Stands in for the zlib module in ``kafka_fast.codecs.compression``: counts the compressed
     bytes handed to decompressors and the bytes zlib copies back as ``unused_data``."""
 
     error = zlib.error
@@ -201,7 +201,7 @@ def test_legacy_records_share_one_cap(rec, monkeypatch):
     budget = C.DecompressionBudget()
     with pytest.raises(DecompressionLimitError,
                        match=r"compressed message of 201\+ records: .* limited to 1000 records "
-                             r"together \(kafka_fast.compression.MAX_DECOMPRESSED_RECORDS\) "
+                             r"together \(kafka_fast.codecs.compression.MAX_DECOMPRESSED_RECORDS\) "
                              rf"and 800 are used \(at byte {len(two)}\)"):
         rec.decode_batches(two + third, budget=budget)
     assert budget.records == 800
@@ -238,7 +238,7 @@ def test_decode_partition_stops_at_the_record_cap_and_resumes(rec, monkeypatch):
 
 DECODE_TINY_RECORDS = """
 import gzip, struct, sys, zlib
-from kafka_fast import compression as C
+from kafka_fast.codecs import compression as C
 from kafka_fast.errors import DecompressionLimitError
 import kafka_fast.{module} as rec
 

@@ -23,9 +23,13 @@ ROOT = Path(kafka_fast.__file__).resolve().parents[1]
 #  compiled module, pure twin)
 CHOICES = [
     ("kafka_fast.records", "_impl", "kafka_fast._native._records", "kafka_fast._pure.records"),
-    ("kafka_fast.crc", "_module", "kafka_fast._native._crc32c", "kafka_fast._pure.crc32c"),
+    ("kafka_fast.codecs.crc", "_module", "kafka_fast._native._crc32c", "kafka_fast._pure.crc32c"),
     ("kafka_fast.producer.partitioner", "_impl", "kafka_fast._native._partition",
      "kafka_fast._pure.partition"),
+    ("kafka_fast.producer.routing", "_produce", "kafka_fast.producer._produce",
+     "kafka_fast._pure.produce"),
+    ("kafka_fast.producer.routing", "_routing", "kafka_fast.producer._routing",
+     "kafka_fast._pure.routing"),
     ("kafka_fast.net.framing", "_sockio", "kafka_fast._native._sockio",
      "kafka_fast._pure.sockio"),
     ("kafka_fast.net.loop", "_sockio", "kafka_fast._native._sockio", "kafka_fast._pure.sockio"),
@@ -34,7 +38,8 @@ CHOICES = [
     ("kafka_fast.consumer.batch_view", "append_messages", "kafka_fast._native._columns",
      "kafka_fast._pure.columns"),
 ]
-FLAGS = ["kafka_fast.records", "kafka_fast.crc", "kafka_fast.producer.partitioner"]
+FLAGS = ["kafka_fast.records", "kafka_fast.codecs.crc", "kafka_fast.producer.partitioner",
+         "kafka_fast.producer.routing"]
 
 
 def in_use(module: str, attr: str) -> str:
@@ -116,3 +121,40 @@ def test_no_compiled_module_is_loaded_under_no_extensions():
                                  for module, attr, _, pure in CHOICES}
     assert report["loaded"] == []  # neither kafka_fast._native nor any extension module
     assert report["mapped"] == []  # and no shared object of the package in the process
+
+
+# Imports every module of the package except the twins, then lists the twins that were loaded.
+TWINS_PROBE = r"""
+import importlib, json, sys
+from pathlib import Path
+import kafka_fast
+root = Path(kafka_fast.__file__).parent
+for path in sorted(root.rglob("*.py")):
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    if "_pure" in parts or parts[-1] == "__main__":
+        continue
+    try:
+        importlib.import_module(".".join(parts))
+    except Exception:  # an optional dependency (pyspark, ...) may be missing
+        pass
+import kafka_fast.records, kafka_fast.producer.routing
+print(json.dumps({"native": [kafka_fast.records.NATIVE, kafka_fast.producer.routing.NATIVE],
+                  "twins": sorted(n for n in sys.modules if n.startswith("kafka_fast._pure"))}))
+"""
+
+
+def test_no_twin_is_loaded_with_the_compiled_modules():
+    """The compiled modules share nothing with the twins: with every module of the package
+    imported, no module of ``kafka_fast._pure`` is loaded (editing a twin changes only the pure
+    mode)."""
+    if not _built():
+        pytest.skip("the compiled modules are not built")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_FAST_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    proc = subprocess.run([sys.executable, "-c", TWINS_PROBE], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    report = json.loads(proc.stdout.splitlines()[-1])
+    assert report == {"native": [True, True], "twins": []}

@@ -7,7 +7,7 @@ import struct
 import numpy as np
 import pytest
 
-from kafka_fast.compression import CODEC_IDS
+from kafka_fast.codecs.compression import CODEC_IDS
 from kafka_fast.errors import CorruptRecordError
 from kafka_fast.message import TIMESTAMP_CREATE_TIME
 

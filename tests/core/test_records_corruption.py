@@ -8,7 +8,7 @@ import struct
 import google_crc32c
 import pytest
 
-from kafka_fast import compression as C
+from kafka_fast.codecs import compression as C
 from kafka_fast.errors import CorruptRecordError
 
 HEADER = struct.Struct(">qiibIhiqqqhii")

@@ -20,7 +20,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder as KpBuilder
 from kafka.record.legacy_records import LegacyRecordBatch as KpLegacyBatch
 from kafka.record.legacy_records import LegacyRecordBatchBuilder as KpLegacyBuilder
 
-from kafka_fast import compression as C
+from kafka_fast.codecs import compression as C
 from kafka_fast.message import (
     TIMESTAMP_CREATE_TIME,
     TIMESTAMP_LOG_APPEND_TIME,

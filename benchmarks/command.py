@@ -1,7 +1,8 @@
 """The command line of ``benchmarks/bench_produce.py`` and ``benchmarks/bench_consume.py``.
 
-Both run the cases of one direction through ``runner.run_all`` on one broker (an embedded
-Tansu unless ``--bootstrap`` is given) and print the shared table.
+Both run the cases of one direction through ``kafka_fast.bench.runner.run_all`` (the engine
+``kafka-fast bench`` uses too) on one broker (an embedded Tansu unless ``--bootstrap`` is given),
+print the shared table and store the run with ``kafka_fast.bench.store``.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config.producer import CODECS
-from . import java, store
-from .clients import CASES, CLIENT_SETTINGS
-from .result import Result
-from .runner import BenchConfig, available, format_table, run_all
+from kafka_fast.bench import java, store
+from kafka_fast.bench.clients import CASES, CLIENT_SETTINGS
+from kafka_fast.bench.result import Result
+from kafka_fast.bench.runner import BenchConfig, available, format_table, run_all
+from kafka_fast.config.producer import CODECS
 
 
 @dataclass
@@ -39,7 +40,7 @@ def given_or_embedded(bootstrap: str | None) -> Iterator[Broker]:
     if bootstrap:
         yield Broker(bootstrap, name=bootstrap)
         return
-    from ..embedded import EmbeddedBroker
+    from kafka_fast.embedded import EmbeddedBroker
 
     with EmbeddedBroker() as embedded:
         yield Broker(embedded.bootstrap, embedded.pid, name="Tansu (embedded)")

@@ -33,7 +33,7 @@ import cramjam
 import lz4.frame
 import zstandard
 
-from .errors import CorruptRecordError, DecompressionLimitError
+from ..errors import CorruptRecordError, DecompressionLimitError
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
 CODEC_IDS: dict[str, int] = {"none": NONE, "gzip": GZIP, "snappy": SNAPPY, "lz4": LZ4, "zstd": ZSTD}
@@ -226,7 +226,7 @@ class DecompressionBudget:
         return DecompressionLimitError(
             f"compressed message of {count}+ records: the record set's compressed legacy "
             f"messages are limited to {self.total_records()} records together "
-            f"(kafka_fast.compression.MAX_DECOMPRESSED_RECORDS) and {self.records} are used")
+            f"(kafka_fast.codecs.compression.MAX_DECOMPRESSED_RECORDS) and {self.records} are used")
 
     def total(self) -> int:
         """The limit in bytes."""
@@ -527,7 +527,7 @@ def decompress_pooled(
             raise
         raise DecompressionLimitError(
             f"{exc.args[0].str()}: the record set's decompressed size is limited to "
-            f"{limited_by.total()} bytes (kafka_fast.compression.MAX_DECOMPRESSED_SIZE) and "
+            f"{limited_by.total()} bytes (kafka_fast.codecs.compression.MAX_DECOMPRESSED_SIZE) and "
             f"{limited_by.used} are used") from None
     if budget is not None:
         budget.used += len(lease.view)

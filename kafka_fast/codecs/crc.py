@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._impl import load
+from .._impl import load
 
 if TYPE_CHECKING:
     # Both implementations have the compiled module's interface (kafka_fast/_native/*.pyi).
-    from ._native import _crc32c as _module
+    from .._native import _crc32c as _module
 
     NATIVE: bool
 else:
