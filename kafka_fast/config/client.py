@@ -161,6 +161,27 @@ KEYS = [
         choices=("https", "none", "")),
     Key("enable.ssl.certificate.verification", "bool", True,
         "Verify the broker certificate chain.", java=False),
+    Key("ssl.cipher.suites", "str", "",
+        "OpenSSL cipher list (ciphers(1) syntax, e.g. ECDHE-ECDSA-AES256-GCM-SHA384) offered "
+        "for TLS 1.2 (SSLContext.set_ciphers); a list OpenSSL cannot use is refused.",
+        java=False),
+    Key("ssl.curves.list", "str", "",
+        "TLS groups (curves) offered, colon-separated (e.g. P-256:X25519), set with OpenSSL's "
+        "SSL_CTX_set1_groups_list; a list OpenSSL refuses is refused here.", java=False),
+    Key("ssl.sigalgs.list", "str", "",
+        "Signature algorithms offered, colon-separated (e.g. ECDSA+SHA256:RSA-PSS+SHA256), set "
+        "with OpenSSL's SSL_CTX_set1_sigalgs_list; a list OpenSSL refuses is refused here.",
+        java=False),
+    Key("ssl.providers", "str", "",
+        "OpenSSL 3 providers to load (comma-separated, e.g. default,legacy), once per "
+        "process, as librdkafka does; a provider that cannot be loaded is refused.",
+        java=False),
+    Key("https.ca.location", "str", "",
+        "CA certificates (PEM file or directory) verifying the OIDC token endpoint's HTTPS, "
+        "instead of the system's.", java=False),
+    Key("https.ca.pem", "str", "",
+        "CA certificates (PEM text) verifying the OIDC token endpoint's HTTPS, instead of "
+        "https.ca.location.", java=False),
     Key("error_cb", "callable", None, "Called with a KafkaError for client-level errors.",
         java=False),
     Key("throttle_cb", "callable", None, "Called when a broker throttles this client.",

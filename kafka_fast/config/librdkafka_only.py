@@ -58,7 +58,6 @@ _OIDC = ("OAUTHBEARER/OIDC here uses the client_credentials grant with "
 _OFFSET_FILE = ("offsets are committed to the group coordinator; librdkafka's local offset "
                 "file store is not supported")
 _OPENSSL = "OpenSSL engines and providers cannot be loaded through Python's ssl module"
-_LISTS = "OpenSSL's cipher, curve and signature lists are not configurable here"
 
 #: Refused, with the reason.
 REFUSED: dict[str, str] = {
@@ -78,15 +77,9 @@ REFUSED: dict[str, str] = {
     "ssl_engine_callback_data": _OPENSSL,
     "ssl.engine.location": _OPENSSL,
     "ssl.engine.id": _OPENSSL,
-    "ssl.providers": _OPENSSL,
     "ssl.certificate.verify_cb": f"{_CALLBACK}: brokers are verified by Python's ssl module "
                                  "(enable.ssl.certificate.verification)",
     "ssl.ca.certificate.stores": "Windows certificate stores are not read: use ssl.ca.location",
-    "ssl.cipher.suites": _LISTS,
-    "ssl.curves.list": _LISTS,
-    "ssl.sigalgs.list": _LISTS,
-    "https.ca.location": "a separate CA for the OIDC token endpoint is not supported",
-    "https.ca.pem": "a separate CA for the OIDC token endpoint is not supported",
     "oauthbearer_token_refresh_cb": f"{_CALLBACK}: pass oauth_cb",
     "sasl.oauthbearer.sub.claim.name": "tokens are not validated on the client",
     "sasl.oauthbearer.grant.type": _OIDC,
