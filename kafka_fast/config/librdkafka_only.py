@@ -53,8 +53,6 @@ KEYS = [
 ]
 
 _CALLBACK = "a C API callback (set with rd_kafka_conf_set_*())"
-_OIDC = ("OAUTHBEARER/OIDC here uses the client_credentials grant with "
-         "sasl.oauthbearer.client.id/secret, or oauth_cb")
 _OFFSET_FILE = ("offsets are committed to the group coordinator; librdkafka's local offset "
                 "file store is not supported")
 _OPENSSL = "OpenSSL engines and providers cannot be loaded through Python's ssl module"
@@ -81,20 +79,6 @@ REFUSED: dict[str, str] = {
                                  "(enable.ssl.certificate.verification)",
     "ssl.ca.certificate.stores": "Windows certificate stores are not read: use ssl.ca.location",
     "oauthbearer_token_refresh_cb": f"{_CALLBACK}: pass oauth_cb",
-    "sasl.oauthbearer.sub.claim.name": "tokens are not validated on the client",
-    "sasl.oauthbearer.grant.type": _OIDC,
-    "sasl.oauthbearer.assertion.algorithm": _OIDC,
-    "sasl.oauthbearer.assertion.private.key.file": _OIDC,
-    "sasl.oauthbearer.assertion.private.key.passphrase": _OIDC,
-    "sasl.oauthbearer.assertion.private.key.pem": _OIDC,
-    "sasl.oauthbearer.assertion.file": _OIDC,
-    "sasl.oauthbearer.assertion.claim.aud": _OIDC,
-    "sasl.oauthbearer.assertion.claim.exp.seconds": _OIDC,
-    "sasl.oauthbearer.assertion.claim.iss": _OIDC,
-    "sasl.oauthbearer.assertion.claim.jti.include": _OIDC,
-    "sasl.oauthbearer.assertion.claim.nbf.seconds": _OIDC,
-    "sasl.oauthbearer.assertion.claim.sub": _OIDC,
-    "sasl.oauthbearer.assertion.jwt.template.file": _OIDC,
     "sasl.oauthbearer.metadata.authentication.type": "cloud metadata authentication (Azure "
                                                      "IMDS, AWS IAM) is not supported",
     "plugin.library.paths": "librdkafka plugins are C libraries",
