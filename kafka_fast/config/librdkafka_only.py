@@ -55,7 +55,8 @@ KEYS = [
 _CALLBACK = "a C API callback (set with rd_kafka_conf_set_*())"
 _OFFSET_FILE = ("offsets are committed to the group coordinator; librdkafka's local offset "
                 "file store is not supported")
-_OPENSSL = "OpenSSL engines and providers cannot be loaded through Python's ssl module"
+_ENGINE = ("OpenSSL engines (deprecated since OpenSSL 3) are not loaded: use ssl.providers, "
+           "or give the client certificate with ssl.certificate.* / ssl.keystore.*")
 
 #: Refused, with the reason.
 REFUSED: dict[str, str] = {
@@ -72,9 +73,9 @@ REFUSED: dict[str, str] = {
     "ssl_key": f"{_CALLBACK}: use ssl.key.location or ssl.key.pem",
     "ssl_certificate": f"{_CALLBACK}: use ssl.certificate.location or ssl.certificate.pem",
     "ssl_ca": f"{_CALLBACK}: use ssl.ca.location or ssl.ca.pem",
-    "ssl_engine_callback_data": _OPENSSL,
-    "ssl.engine.location": _OPENSSL,
-    "ssl.engine.id": _OPENSSL,
+    "ssl_engine_callback_data": f"a C API pointer for OpenSSL engines; {_ENGINE}",
+    "ssl.engine.location": _ENGINE,
+    "ssl.engine.id": _ENGINE,
     "ssl.certificate.verify_cb": f"{_CALLBACK}: brokers are verified by Python's ssl module "
                                  "(enable.ssl.certificate.verification)",
     "ssl.ca.certificate.stores": "Windows certificate stores are not read: use ssl.ca.location",
