@@ -267,7 +267,7 @@ class OidcClientCredentials:
         """The fetch for ``sasl.oauthbearer.grant.type`` (client credentials or jwt-bearer)."""
         url = config["sasl.oauthbearer.token.endpoint.url"]
         client_id = config["sasl.oauthbearer.client.id"]
-        jwt_bearer = config["sasl.oauthbearer.grant.type"].lower() == JWT_BEARER
+        jwt_bearer = config.get("sasl.oauthbearer.grant.type", "").lower() == JWT_BEARER
         if not url or not (client_id or jwt_bearer):
             raise ConfigError("sasl.oauthbearer.method=oidc needs "
                               "sasl.oauthbearer.token.endpoint.url and "
@@ -277,7 +277,8 @@ class OidcClientCredentials:
                               f"not {url!r}")
         timeout = min(OIDC_TIMEOUT, config["socket.connection.setup.timeout.ms"] / 1000.0)
         options: dict[str, Any] = {"context": https_context(config),
-                                   "sub_claim": config["sasl.oauthbearer.sub.claim.name"]}
+                                   "sub_claim": config.get("sasl.oauthbearer.sub.claim.name")
+                                   or "sub"}
         extensions = _parse_extensions(config["sasl.oauthbearer.extensions"])
         if jwt_bearer:
             return OidcJwtBearer(url, JwtAssertion(config), client_id,
@@ -321,7 +322,7 @@ def https_context(config: Mapping[str, Any]) -> ssl.SSLContext | None:
     """The context verifying the token endpoint's HTTPS with ``https.ca.location`` (a PEM
     file, a directory of hashed certificates, or ``probe`` for the system's) or
     ``https.ca.pem``; None (urllib's default, the system's CAs) when neither is set."""
-    location, pem = config["https.ca.location"], config["https.ca.pem"]
+    location, pem = config.get("https.ca.location", ""), config.get("https.ca.pem", "")
     if location and pem:
         raise ConfigError('"https.ca.location" and "https.ca.pem" are mutually exclusive')
     if not (location or pem):
