@@ -241,6 +241,10 @@ def test_crl_refuses_a_revoked_server_certificate(tls_kafka):
 
 # -- cipher suites, groups, signature algorithms, providers ------------------------------------
 
+#: Seconds to wait for a handshake refusal (each client reports it on its first attempt).
+QUICK = 3.0
+
+
 def _one_way(tls: TlsCluster, listener: str, conf: dict, tag: str) -> None:
     """kafka_fast produces with ``conf``, confluent-kafka reads with the same settings."""
     view = tls.view(listener)
@@ -257,9 +261,9 @@ def test_cipher_suites_offered_are_the_configured_ones(tls_kafka):
     view = tls_kafka.view("ONECIPHER")
     conf = _pem_files(tls_kafka.files)
     other = {**conf, "ssl.cipher.suites": OTHER_SUITE}
-    err = _our_error(view, other)
+    err = _our_error(view, other, QUICK)
     assert err.code() == E._SSL and "handshake failure" in err.str().lower(), err
-    assert "handshake failure" in _their_error(view, other).lower()
+    assert "handshake failure" in _their_error(view, other, QUICK).lower()
     _one_way(tls_kafka, "ONECIPHER", {**conf, "ssl.cipher.suites": f"{OTHER_SUITE}:{SAME_SUITE}"},
              "ciphers")
     with pytest.raises(ConfigError, match=r'"ssl.cipher.suites" \'NO-SUCH\' is refused by '
@@ -272,9 +276,9 @@ def test_curves_list_limits_the_groups_offered(tls_kafka):
     view = tls_kafka.view("MTLS")
     conf = _pem_files(tls_kafka.files)
     x25519 = {**conf, "ssl.curves.list": "X25519"}
-    err = _our_error(view, x25519)  # Java answers with an "unexpected message" alert
+    err = _our_error(view, x25519, QUICK)  # Java answers with an "unexpected message" alert
     assert err.code() == E._SSL and "alert unexpected message" in err.str().lower(), err
-    assert "ssl handshake failed" in _their_error(view, x25519).lower()
+    assert "ssl handshake failed" in _their_error(view, x25519, QUICK).lower()
     _one_way(tls_kafka, "MTLS", {**conf, "ssl.curves.list": "X25519:P-256"}, "curves")
     with pytest.raises(ConfigError, match=r'"ssl.curves.list" \'P-999\' is refused by OpenSSL'):
         Producer(view.client_config({**conf, "ssl.curves.list": "P-999"}))
@@ -285,9 +289,9 @@ def test_sigalgs_list_limits_the_signature_algorithms_offered(tls_kafka):
     view = tls_kafka.view("MTLS")
     conf = _pem_files(tls_kafka.files)
     rsa = {**conf, "ssl.sigalgs.list": "RSA-PSS+SHA256:RSA+SHA256"}
-    err = _our_error(view, rsa)
+    err = _our_error(view, rsa, QUICK)
     assert err.code() == E._SSL, err
-    assert _their_error(view, rsa)
+    assert _their_error(view, rsa, QUICK)
     _one_way(tls_kafka, "MTLS", {**conf, "ssl.sigalgs.list": "RSA+SHA256:ECDSA+SHA256"},
              "sigalgs")
     with pytest.raises(ConfigError, match=r'"ssl.sigalgs.list" \'RSA\+NOHASH\' is refused'):
