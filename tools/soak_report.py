@@ -73,7 +73,10 @@ def render(runs: list[dict[str, Any]]) -> str:
         f"(delivered {last.get('delivered', 0):,}, group saw {last.get('grouped', 0):,}) |",
         f"| results in the read_committed target | {r['target_records']:,} |",
         f"| rolling restarts / broker restarts | {r['restart_rounds']} / "
-        f"{r['broker_restarts']} (every {s['restart_every']:.0f} s) |",
+        f"{r['broker_restarts']} (every {s['restart_every']:.0f} s; "
+        + (", ".join(f"{v} after {k}" for k, v in r["restarts_by_signal"].items())
+           if "restarts_by_signal" in r else "all after SIGTERM: stored before SIGKILL "
+           "stops joined the schedule") + ") |",
         f"| toxics applied | {r['toxics_applied']} ({toxics}) |",
         f"| longest stall (s), limit {r['stall_limit']:.0f} | "
         + ", ".join(f"{k} {v}" for k, v in r["stalls"].items()) + " |",

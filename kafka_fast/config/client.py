@@ -120,14 +120,15 @@ KEYS = [
         "(for development brokers only).", java=False),
     Key("sasl.oauthbearer.method", "enum", "default",
         "Where OAUTHBEARER tokens come from: default (oauth_cb or the unsecured JWT) or oidc "
-        "(an OAuth 2.0 token endpoint with the client-credentials grant, fetched on a worker "
+        "(an OAuth 2.0 token endpoint, sasl.oauthbearer.grant.type, fetched on a worker "
         "thread and renewed after 80% of its lifetime; an oauth_cb takes precedence).",
         choices=("default", "oidc"), java=False),
     Key("sasl.oauthbearer.token.endpoint.url", "str", "",
         "method=oidc: the token endpoint (http or https) POSTed "
         "grant_type=client_credentials (and scope) with the client id and secret as HTTP "
         "Basic credentials; the answer's access_token (a JWT) is the token, expires_in or "
-        "the JWT's exp its lifetime, its sub claim the principal."),
+        "the JWT's exp its lifetime, its sub claim the principal; HTTPS is verified with "
+        "https.ca.location or https.ca.pem when set."),
     Key("sasl.oauthbearer.client.id", "str", "",
         "method=oidc: the client id (HTTP Basic user name).", java=False,
         aliases=("sasl.oauthbearer.client.credentials.client.id",)),
@@ -139,6 +140,43 @@ KEYS = [
     Key("sasl.oauthbearer.extensions", "str", "",
         "method=oidc: SASL extensions sent with the token, key=value,key2=value2.",
         java=False),
+    Key("sasl.oauthbearer.sub.claim.name", "str", "sub",
+        "method=oidc: the JWT claim of the token that names the principal.", java=False),
+    Key("sasl.oauthbearer.grant.type", "enum", "client_credentials",
+        "method=oidc: client_credentials (client id and secret) or "
+        "urn:ietf:params:oauth:grant-type:jwt-bearer (a signed JWT assertion, RFC 7523, "
+        "built from sasl.oauthbearer.assertion.*; the answer's access_token, else id_token).",
+        choices=("client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
+        java=False),
+    Key("sasl.oauthbearer.assertion.algorithm", "enum", "RS256",
+        "jwt-bearer: how the assertion is signed (RS256 with an RSA key, ES256 with a P-256 "
+        "key; needs the cryptography package).", choices=("RS256", "ES256"), java=False),
+    Key("sasl.oauthbearer.assertion.private.key.file", "str", "",
+        "jwt-bearer: PEM private key file signing the assertion.", java=False),
+    Key("sasl.oauthbearer.assertion.private.key.pem", "password", "",
+        "jwt-bearer: PEM private key (text) signing the assertion.", java=False),
+    Key("sasl.oauthbearer.assertion.private.key.passphrase", "password", "",
+        "jwt-bearer: passphrase of the encrypted private key.", java=False),
+    Key("sasl.oauthbearer.assertion.file", "str", "",
+        "jwt-bearer: a file holding a ready assertion, read again for every token (instead "
+        "of signing one).", java=False),
+    Key("sasl.oauthbearer.assertion.jwt.template.file", "str", "",
+        "jwt-bearer: JSON with header and payload objects the assertion starts from.",
+        java=False),
+    Key("sasl.oauthbearer.assertion.claim.sub", "str", "",
+        "jwt-bearer: the assertion's sub claim.", java=False),
+    Key("sasl.oauthbearer.assertion.claim.iss", "str", "",
+        "jwt-bearer: the assertion's iss claim.", java=False),
+    Key("sasl.oauthbearer.assertion.claim.aud", "str", "",
+        "jwt-bearer: the assertion's aud claim.", java=False),
+    Key("sasl.oauthbearer.assertion.claim.exp.seconds", "int", 300,
+        "jwt-bearer: the assertion expires this many seconds after it is made.", minimum=1,
+        maximum=2147483647, java=False),
+    Key("sasl.oauthbearer.assertion.claim.nbf.seconds", "int", 60,
+        "jwt-bearer: the assertion is valid from this many seconds before it is made.",
+        minimum=0, maximum=2147483647, java=False),
+    Key("sasl.oauthbearer.assertion.claim.jti.include", "bool", False,
+        "jwt-bearer: give the assertion a random jti (UUID).", java=False),
     Key("ssl.ca.location", "str", "", "CA certificate file (PEM) used to verify brokers."),
     Key("ssl.ca.pem", "str", "",
         "CA certificates (PEM text) used to verify brokers, instead of ssl.ca.location.",
@@ -161,6 +199,27 @@ KEYS = [
         choices=("https", "none", "")),
     Key("enable.ssl.certificate.verification", "bool", True,
         "Verify the broker certificate chain.", java=False),
+    Key("ssl.cipher.suites", "str", "",
+        "OpenSSL cipher list (ciphers(1) syntax, e.g. ECDHE-ECDSA-AES256-GCM-SHA384) offered "
+        "for TLS 1.2 (SSLContext.set_ciphers); a list OpenSSL cannot use is refused.",
+        java=False),
+    Key("ssl.curves.list", "str", "",
+        "TLS groups (curves) offered, colon-separated (e.g. P-256:X25519), set with OpenSSL's "
+        "SSL_CTX_set1_groups_list; a list OpenSSL refuses is refused here.", java=False),
+    Key("ssl.sigalgs.list", "str", "",
+        "Signature algorithms offered, colon-separated (e.g. ECDSA+SHA256:RSA-PSS+SHA256), set "
+        "with OpenSSL's SSL_CTX_set1_sigalgs_list; a list OpenSSL refuses is refused here.",
+        java=False),
+    Key("ssl.providers", "str", "",
+        "OpenSSL 3 providers to load (comma-separated, e.g. default,legacy), once per "
+        "process, as librdkafka does; a provider that cannot be loaded is refused.",
+        java=False),
+    Key("https.ca.location", "str", "",
+        "CA certificates (PEM file or directory) verifying the OIDC token endpoint's HTTPS, "
+        "instead of the system's.", java=False),
+    Key("https.ca.pem", "str", "",
+        "CA certificates (PEM text) verifying the OIDC token endpoint's HTTPS, instead of "
+        "https.ca.location.", java=False),
     Key("error_cb", "callable", None, "Called with a KafkaError for client-level errors.",
         java=False),
     Key("throttle_cb", "callable", None, "Called when a broker throttles this client.",

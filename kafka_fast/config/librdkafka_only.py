@@ -53,12 +53,10 @@ KEYS = [
 ]
 
 _CALLBACK = "a C API callback (set with rd_kafka_conf_set_*())"
-_OIDC = ("OAUTHBEARER/OIDC here uses the client_credentials grant with "
-         "sasl.oauthbearer.client.id/secret, or oauth_cb")
 _OFFSET_FILE = ("offsets are committed to the group coordinator; librdkafka's local offset "
                 "file store is not supported")
-_OPENSSL = "OpenSSL engines and providers cannot be loaded through Python's ssl module"
-_LISTS = "OpenSSL's cipher, curve and signature lists are not configurable here"
+_ENGINE = ("OpenSSL engines (deprecated since OpenSSL 3) are not loaded: use ssl.providers, "
+           "or give the client certificate with ssl.certificate.* / ssl.keystore.*")
 
 #: Refused, with the reason.
 REFUSED: dict[str, str] = {
@@ -75,33 +73,13 @@ REFUSED: dict[str, str] = {
     "ssl_key": f"{_CALLBACK}: use ssl.key.location or ssl.key.pem",
     "ssl_certificate": f"{_CALLBACK}: use ssl.certificate.location or ssl.certificate.pem",
     "ssl_ca": f"{_CALLBACK}: use ssl.ca.location or ssl.ca.pem",
-    "ssl_engine_callback_data": _OPENSSL,
-    "ssl.engine.location": _OPENSSL,
-    "ssl.engine.id": _OPENSSL,
-    "ssl.providers": _OPENSSL,
+    "ssl_engine_callback_data": f"a C API pointer for OpenSSL engines; {_ENGINE}",
+    "ssl.engine.location": _ENGINE,
+    "ssl.engine.id": _ENGINE,
     "ssl.certificate.verify_cb": f"{_CALLBACK}: brokers are verified by Python's ssl module "
                                  "(enable.ssl.certificate.verification)",
     "ssl.ca.certificate.stores": "Windows certificate stores are not read: use ssl.ca.location",
-    "ssl.cipher.suites": _LISTS,
-    "ssl.curves.list": _LISTS,
-    "ssl.sigalgs.list": _LISTS,
-    "https.ca.location": "a separate CA for the OIDC token endpoint is not supported",
-    "https.ca.pem": "a separate CA for the OIDC token endpoint is not supported",
     "oauthbearer_token_refresh_cb": f"{_CALLBACK}: pass oauth_cb",
-    "sasl.oauthbearer.sub.claim.name": "tokens are not validated on the client",
-    "sasl.oauthbearer.grant.type": _OIDC,
-    "sasl.oauthbearer.assertion.algorithm": _OIDC,
-    "sasl.oauthbearer.assertion.private.key.file": _OIDC,
-    "sasl.oauthbearer.assertion.private.key.passphrase": _OIDC,
-    "sasl.oauthbearer.assertion.private.key.pem": _OIDC,
-    "sasl.oauthbearer.assertion.file": _OIDC,
-    "sasl.oauthbearer.assertion.claim.aud": _OIDC,
-    "sasl.oauthbearer.assertion.claim.exp.seconds": _OIDC,
-    "sasl.oauthbearer.assertion.claim.iss": _OIDC,
-    "sasl.oauthbearer.assertion.claim.jti.include": _OIDC,
-    "sasl.oauthbearer.assertion.claim.nbf.seconds": _OIDC,
-    "sasl.oauthbearer.assertion.claim.sub": _OIDC,
-    "sasl.oauthbearer.assertion.jwt.template.file": _OIDC,
     "sasl.oauthbearer.metadata.authentication.type": "cloud metadata authentication (Azure "
                                                      "IMDS, AWS IAM) is not supported",
     "plugin.library.paths": "librdkafka plugins are C libraries",

@@ -7,7 +7,10 @@ Tokens come from the application's ``oauth_cb`` (confluent-kafka's contract: cal
 ``sasl.oauthbearer.config`` (``principal=... lifeSeconds=... scope=...``), as librdkafka does
 for development brokers, or, with ``sasl.oauthbearer.method=oidc``, from an OAuth 2.0 token
 endpoint with the client-credentials grant (librdkafka's keys: ``sasl.oauthbearer.client.id``,
-``.client.secret``, ``.scope``, ``.extensions``, ``.token.endpoint.url``). One ``TokenSource``
+``.client.secret``, ``.scope``, ``.extensions``, ``.token.endpoint.url``) or the jwt-bearer
+grant (``sasl.oauthbearer.grant.type=urn:ietf:params:oauth:grant-type:jwt-bearer``, a signed
+assertion from ``oidc_assertion``), over HTTPS verified with ``https.ca.location`` or
+``https.ca.pem`` when set (the system's CAs otherwise). One ``TokenSource``
 per client caches the token and fetches a new one once 80% of its lifetime has passed, so new
 connections (and re-authentications) log in with a fresh token.
 
@@ -27,6 +30,8 @@ import base64
 import json
 import math
 import numbers
+import os
+import ssl
 import threading
 import time
 import urllib.error
@@ -37,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
+from .oidc_assertion import JWT_BEARER, AssertionFailure, JwtAssertion
 
 #: Share of a token's lifetime after which a new one is fetched.
 REFRESH_AT = 0.8
@@ -161,18 +167,31 @@ class OidcClientCredentials:
     librdkafka's ``sasl.oauthbearer.method=oidc`` does: a form POST of
     ``grant_type=client_credentials`` (and ``scope``) with the client id and secret as HTTP
     Basic credentials. The token's lifetime is ``expires_in`` (or the JWT's ``exp`` claim,
-    the earlier of both when both are given), its principal the JWT's ``sub`` claim."""
+    the earlier of both when both are given), its principal the JWT's ``sub`` claim (or the
+    claim ``sasl.oauthbearer.sub.claim.name`` names)."""
+
+    #: Fields of the answer holding the token, tried in order.
+    token_fields: tuple[str, ...] = ("access_token",)
 
     def __init__(self, url: str, client_id: str, client_secret: str, scope: str = "",
                  extensions: Mapping[str, str] | None = None, timeout: float = OIDC_TIMEOUT,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, *,
+                 context: ssl.SSLContext | None = None, sub_claim: str = "sub") -> None:
         self.url = url
+        self.context = context
+        self.sub_claim = sub_claim
         self.client_id = client_id
         self._secret = client_secret
         self.scope = scope
         self.extensions = dict(extensions or {})
         self.timeout = timeout
         self._clock = clock
+
+    def _now(self) -> float:
+        return self._clock()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(url={self.url!r}, client_id={self.client_id!r})"
 
     def request(self) -> urllib.request.Request:
         form = {"grant_type": "client_credentials"}
@@ -189,7 +208,9 @@ class OidcClientCredentials:
         url = self.url
         started = self._clock()
         try:
-            with urllib.request.urlopen(self.request(), timeout=self.timeout) as resp:
+            request = self.request()
+            with urllib.request.urlopen(request, timeout=self.timeout,
+                                        context=self.context) as resp:
                 body = resp.read(1 << 20)
         except urllib.error.HTTPError as exc:
             detail = exc.read(300).decode("utf-8", "replace").strip() if exc.fp else ""
@@ -199,6 +220,8 @@ class OidcClientCredentials:
             raise OAuthError(f"token endpoint {url} unreachable: {exc.reason}") from None
         except (OSError, ValueError) as exc:  # timeouts, resets, bad URLs
             raise OAuthError(f"token endpoint {url} failed: {exc}") from None
+        except AssertionFailure as exc:
+            raise OAuthError(f"no JWT assertion for token endpoint {url}: {exc}") from None
         return self.parse(body, started)
 
     def parse(self, body: bytes, now: float) -> OAuthToken:
@@ -209,13 +232,7 @@ class OidcClientCredentials:
             raise OAuthError(f"token endpoint {url} returned malformed JSON: {exc}") from None
         if not isinstance(answer, dict):
             raise OAuthError(f"token endpoint {url} returned malformed JSON: not an object")
-        token = answer.get("access_token")
-        if not isinstance(token, str) or not token:
-            raise OAuthError(f"token endpoint {url} returned no access_token")
-        try:
-            claims = jwt_claims(token)
-        except OAuthError as exc:
-            raise OAuthError(f"token endpoint {url}: {exc}") from None
+        token, claims = self._token_of(answer)
         expiries = []
         expires_in = answer.get("expires_in")
         if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool):
@@ -225,16 +242,33 @@ class OidcClientCredentials:
             expiries.append(float(exp))
         if not expiries:
             raise OAuthError(f"token endpoint {url}: the token has neither expires_in nor exp")
-        principal = claims.get("sub")
+        principal = claims.get(self.sub_claim)
         if not isinstance(principal, str) or not principal:
-            raise OAuthError(f"token endpoint {url}: the token's JWT has no sub claim")
+            raise OAuthError(f"token endpoint {url}: the token's JWT has no {self.sub_claim} "
+                             "claim")
         return OAuthToken(token, min(expiries), principal, dict(self.extensions))
+
+    def _token_of(self, answer: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The first usable JWT among ``token_fields`` of the answer, and its claims."""
+        url, last = self.url, f"returned no {' or '.join(self.token_fields)}"
+        for name in self.token_fields:
+            token = answer.get(name)
+            if not isinstance(token, str) or not token:
+                continue
+            try:
+                return token, jwt_claims(token)
+            except OAuthError as exc:
+                last = f"{name}: {exc}"
+        raise OAuthError(f"token endpoint {url} {last}" if last.startswith("returned")
+                         else f"token endpoint {url}: {last}")
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> OidcClientCredentials:
+        """The fetch for ``sasl.oauthbearer.grant.type`` (client credentials or jwt-bearer)."""
         url = config["sasl.oauthbearer.token.endpoint.url"]
         client_id = config["sasl.oauthbearer.client.id"]
-        if not url or not client_id:
+        jwt_bearer = config.get("sasl.oauthbearer.grant.type", "").lower() == JWT_BEARER
+        if not url or not (client_id or jwt_bearer):
             raise ConfigError("sasl.oauthbearer.method=oidc needs "
                               "sasl.oauthbearer.token.endpoint.url and "
                               "sasl.oauthbearer.client.id")
@@ -242,9 +276,73 @@ class OidcClientCredentials:
             raise ConfigError(f"sasl.oauthbearer.token.endpoint.url must be an http(s) URL, "
                               f"not {url!r}")
         timeout = min(OIDC_TIMEOUT, config["socket.connection.setup.timeout.ms"] / 1000.0)
+        options: dict[str, Any] = {"context": https_context(config),
+                                   "sub_claim": config.get("sasl.oauthbearer.sub.claim.name")
+                                   or "sub"}
+        extensions = _parse_extensions(config["sasl.oauthbearer.extensions"])
+        if jwt_bearer:
+            return OidcJwtBearer(url, JwtAssertion(config), client_id,
+                                 config["sasl.oauthbearer.client.secret"],
+                                 config["sasl.oauthbearer.scope"], extensions, timeout,
+                                 **options)
         return cls(url, client_id, config["sasl.oauthbearer.client.secret"],
-                   config["sasl.oauthbearer.scope"],
-                   _parse_extensions(config["sasl.oauthbearer.extensions"]), timeout)
+                   config["sasl.oauthbearer.scope"], extensions, timeout, **options)
+
+
+class OidcJwtBearer(OidcClientCredentials):
+    """The jwt-bearer grant (RFC 7523) as librdkafka sends it: a form POST of
+    ``grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer``, a freshly made ``assertion``
+    (and ``scope``); the token is the answer's ``access_token``, else its ``id_token``. When
+    ``sasl.oauthbearer.client.id`` is set, the client id and secret go with it as HTTP Basic
+    credentials (RFC 7523 allows client authentication beside the grant, and some identity
+    providers require it); librdkafka sends none."""
+
+    token_fields = ("access_token", "id_token")
+
+    def __init__(self, url: str, assertion: JwtAssertion, client_id: str = "",
+                 client_secret: str = "", scope: str = "",
+                 extensions: Mapping[str, str] | None = None, timeout: float = OIDC_TIMEOUT,
+                 clock: Callable[[], float] = time.time, **options: Any) -> None:
+        super().__init__(url, client_id, client_secret, scope, extensions, timeout, clock,
+                         **options)
+        self.assertion = assertion
+
+    def request(self) -> urllib.request.Request:
+        request = super().request()
+        form = {"grant_type": JWT_BEARER, "assertion": self.assertion.make(self._now())}
+        if self.scope:
+            form["scope"] = self.scope
+        request.data = urllib.parse.urlencode(form).encode("ascii")
+        if not self.client_id:
+            request.remove_header("Authorization")
+        return request
+
+
+def https_context(config: Mapping[str, Any]) -> ssl.SSLContext | None:
+    """The context verifying the token endpoint's HTTPS with ``https.ca.location`` (a PEM
+    file, a directory of hashed certificates, or ``probe`` for the system's) or
+    ``https.ca.pem``; None (urllib's default, the system's CAs) when neither is set."""
+    location, pem = config.get("https.ca.location", ""), config.get("https.ca.pem", "")
+    if location and pem:
+        raise ConfigError('"https.ca.location" and "https.ca.pem" are mutually exclusive')
+    if not (location or pem):
+        return None
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    key = "https.ca.location" if location else "https.ca.pem"
+    try:
+        if location == "probe":
+            ctx.load_default_certs(ssl.Purpose.SERVER_AUTH)
+        elif location and os.path.isdir(location):
+            ctx.load_verify_locations(capath=location)
+        elif location:
+            ctx.load_verify_locations(cafile=location)
+        elif "-----BEGIN CERTIFICATE-----" not in pem:
+            raise ConfigError('"https.ca.pem" holds no PEM certificate')
+        else:
+            ctx.load_verify_locations(cadata=pem)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(f'cannot load the CA certificates of "{key}": {exc}') from None
+    return ctx
 
 
 #: What ``TokenSource.token_async`` hands its callback: a token or the reason there is none.

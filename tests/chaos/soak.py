@@ -5,8 +5,9 @@ The client process (soak_client.py: an idempotent producer, examples/exactly_onc
 consume-transform-produce loop and a consumer group, all kafka_fast) reaches the brokers only
 through the proxies. Meanwhile this process
 
-- restarts every broker in turn (SIGTERM, start, wait until every replica is back in sync)
-  every ``restart_every`` seconds;
+- restarts every broker in turn (stop, start, wait until every replica is back in sync)
+  every ``restart_every`` seconds, stopping them alternately with SIGTERM (a controlled
+  shutdown) and SIGKILL (a crash): across two rounds each broker gets both;
 - puts one fault of toxiproxy_schedule.FAULTS at a time (latency with jitter, bandwidth,
   timeout, reset_peer, slicer, limit_data, slow_close; each in turn, in a seeded order) on a
   seeded random broker's proxy for ``fault_window`` seconds, then ``fault_gap`` seconds clear;
@@ -51,6 +52,8 @@ INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
 #: Seconds a restarted broker may take to answer and to have its replicas back in sync (a
 #: JVM start on a busy machine takes a minute).
 RESTART_TIMEOUT = 180.0
+#: How brokers are stopped, in turn: a controlled shutdown, then a crash.
+SIGNALS = (signal.SIGTERM, signal.SIGKILL)
 #: Seconds the client may take past its production time (its own drain plus closing).
 CLIENT_GRACE = 360.0
 
@@ -123,8 +126,9 @@ class _Sampler(threading.Thread):
 
 
 class _Restarts:
-    """Rounds of restarts: each broker in turn SIGTERMed, started again, and waited for
-    until the cluster is whole and every replica of ``topics`` is in sync.
+    """Rounds of restarts: each broker in turn stopped, started again, and waited for until
+    the cluster is whole and every replica of ``topics`` is in sync. The stops alternate
+    between SIGTERM and SIGKILL (``SIGNALS``), the first one of a run a SIGTERM.
 
     Run from the thread that lives as long as the cluster: a broker started by a thread
     gets SIGKILL when that thread ends (harness.process asks for it with PR_SET_PDEATHSIG,
@@ -137,6 +141,9 @@ class _Restarts:
         self.clock, self.state = clock, state
         self.rounds = 0
         self.restarts = 0
+        self.stops = 0
+        #: Restarts completed, by the signal that stopped the broker.
+        self.by_signal: Counter[str] = Counter()
         self.log: list[str] = []
         self.errors: list[str] = []
 
@@ -146,10 +153,12 @@ class _Restarts:
             self._restart(node)
 
     def _restart(self, node: int) -> None:
+        sig = SIGNALS[self.stops % len(SIGNALS)]
+        self.stops += 1
         self.state["down"] = node
-        self.log.append(f"{self.clock.now()}s stop broker {node}")
+        self.log.append(f"{self.clock.now()}s stop broker {node} ({sig.name})")
         try:
-            self.kafka.stop_node(node, signal.SIGTERM)
+            self.kafka.stop_node(node, sig)
             time.sleep(1.0)
             self.kafka.start_node(node, RESTART_TIMEOUT)
             self.state["down"] = 0
@@ -157,6 +166,7 @@ class _Restarts:
             for topic in self.topics:
                 self.kafka.wait_in_sync(topic, timeout=RESTART_TIMEOUT)
             self.restarts += 1
+            self.by_signal[sig.name] += 1
             self.log.append(f"{self.clock.now()}s broker {node} back, replicas in sync")
         except Exception as exc:  # recorded as a violation; the next restart still runs
             self.errors.append(f"broker {node}: {type(exc).__name__}: {exc}"[:300])
@@ -312,6 +322,7 @@ def run_soak(soak: ProxiedCluster, workdir: Path, settings: SoakSettings) -> dic
         "settings": asdict(settings), "records": records, "started": began,
         "wall_s": round(time.time() - began, 1),
         "restart_rounds": restarts.rounds, "broker_restarts": restarts.restarts,
+        "restarts_by_signal": dict(sorted(restarts.by_signal.items())),
         "toxics": dict(sorted(toxics.applied.items())),
         "toxics_applied": sum(toxics.applied.values()),
         "target_records": sum(len(v) for v in committed.values()),

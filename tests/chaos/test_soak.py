@@ -1,7 +1,7 @@
 """The soak of tests/chaos/soak.py for 3 minutes (``make soak`` runs it for 30): kafka_fast's
 idempotent producer, transactional consume-transform-produce loop and consumer group in one
 process, through Toxiproxy to a 3-node Apache Kafka cluster whose brokers are restarted in
-turn every minute while toxics come and go.
+turn every minute (stopped alternately with SIGTERM and SIGKILL) while toxics come and go.
 
 Checked with real data: every record exactly once and in order per partition (delivery
 reports and the log read back), every input's result exactly once in the read_committed
@@ -35,9 +35,12 @@ def test_soak_under_restarts_and_toxics(tmp_path, chaos_seed):
     samples = result.pop("samples")
     print({k: v for k, v in result.items() if k != "events"})
     assert result["violations"] == [], result["violations"]
-    # The schedule happened: every broker restarted at least once, every fault applied,
-    # the client sampled about every second, all records through every workload.
+    # The schedule happened: every broker restarted at least once, SIGTERM and SIGKILL stops
+    # both among them, every fault applied, the client sampled about every second, all
+    # records through every workload.
     assert result["broker_restarts"] >= 3, result["events"]
+    assert result["restarts_by_signal"].get("SIGTERM", 0) >= 1, result["events"]
+    assert result["restarts_by_signal"].get("SIGKILL", 0) >= 1, result["events"]
     assert set(result["toxics"]) == set(sched.FAULTS), result["toxics"]
     assert len(samples) >= seconds * 0.8, len(samples)
     assert result["target_records"] == settings.records

@@ -6,7 +6,9 @@ same cache as the broker's. The server issues RS256 JWTs at ``/<issuer>/token`` 
 client-credentials grant (``sub`` = client id) and publishes its keys at ``/<issuer>/jwks``;
 its JSON configuration here gives tokens of issuer ``default`` a short lifetime
 (``TOKEN_LIFETIME``) and the audience ``kafka`` for ``scope=kafka`` (``elsewhere`` for any
-other scope, which the broker then refuses).
+other scope, which the broker then refuses). For the jwt-bearer grant (RFC 7523) it reads the
+client's assertion and issues a token with the assertion's ``sub`` and the audience ``kafka``.
+``MockOAuth2Server`` can also serve HTTPS with a given PKCS#12 keystore.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import ssl
 import time
 import urllib.request
 from pathlib import Path
@@ -43,7 +46,9 @@ AUDIENCE = "kafka"
 #: tokens through it).
 TOKEN_LIFETIME = 10
 #: Client ids (JWT ``sub``) the OIDC broker treats as super users.
-OIDC_CLIENTS = ("kafka-fast-oidc", "librdkafka-oidc")
+OIDC_CLIENTS = ("kafka-fast-oidc", "librdkafka-oidc", "kafka-fast-assertion",
+                "librdkafka-assertion")
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 #: The OIDC broker's session lifetime (connections.max.reauth.ms).
 REAUTH_MS = 3000
 
@@ -73,32 +78,44 @@ def require_mock_oauth2() -> Path:
     return libs
 
 
-def _json_config() -> str:
+def _json_config(keystore: tuple[Path, str] | None = None) -> str:
     def mapping(match: str, audience: str) -> dict:
         return {"requestParam": "scope" if match != "*" else "grant_type", "match": match,
                 "claims": {"sub": "${clientId}", "aud": [audience]}}
 
-    return json.dumps({"interactiveLogin": False, "tokenCallbacks": [{
+    # jwt-bearer: the token keeps the assertion's sub (no sub in the mapping's claims).
+    assertion = {"requestParam": "grant_type", "match": JWT_BEARER,
+                 "claims": {"aud": [AUDIENCE]}}
+    config: dict = {"interactiveLogin": False, "tokenCallbacks": [{
         "issuerId": ISSUER, "tokenExpiry": TOKEN_LIFETIME,
-        "requestMappings": [mapping(AUDIENCE, AUDIENCE), mapping("*", "elsewhere")]}]})
+        "requestMappings": [assertion, mapping(AUDIENCE, AUDIENCE), mapping("*", "elsewhere")]}]}
+    if keystore is not None:
+        config["httpServer"] = {"type": "NettyWrapper", "ssl": {
+            "keystoreFile": str(keystore[0]), "keystorePassword": keystore[1],
+            "keyPassword": keystore[1], "keystoreType": "PKCS12"}}
+    return json.dumps(config)
 
 
 class MockOAuth2Server:
-    """One running mock-oauth2-server on a free loopback port."""
+    """One running mock-oauth2-server on a free loopback port; over HTTPS when given a
+    PKCS#12 ``keystore`` (path, password) whose certificate names 127.0.0.1."""
 
-    def __init__(self, libs: Path, workdir: Path) -> None:
+    def __init__(self, libs: Path, workdir: Path,
+                 keystore: tuple[Path, str] | None = None, ca_file: Path | None = None) -> None:
         self.port = free_port()
+        self.scheme = "https" if keystore else "http"
+        self.ca_file = ca_file
         self.log_path = workdir / "mock-oauth2-server.log"
         java = java_binary()
         assert java is not None
         self.process = ManagedProcess(
             [java, "-Xmx128m", "-XX:+UseSerialGC", "-cp", f"{libs}/*", MAIN], self.log_path,
             env={"SERVER_PORT": str(self.port), "SERVER_HOSTNAME": LOOPBACK,
-                 "JSON_CONFIG": _json_config()})
+                 "JSON_CONFIG": _json_config(keystore)})
 
     @property
     def base_url(self) -> str:
-        return f"http://{LOOPBACK}:{self.port}"
+        return f"{self.scheme}://{LOOPBACK}:{self.port}"
 
     def issuer(self, name: str = ISSUER) -> str:
         return f"{self.base_url}/{name}"
@@ -117,7 +134,8 @@ class MockOAuth2Server:
             if not self.process.alive():
                 raise RuntimeError(f"mock-oauth2-server exited during start-up\n{self.log_tail()}")
             try:
-                with urllib.request.urlopen(self.jwks_url(), timeout=2) as resp:
+                with urllib.request.urlopen(self.jwks_url(), timeout=2,
+                                            context=self._context()) as resp:
                     if json.loads(resp.read()).get("keys"):
                         return
             except (OSError, ValueError) as exc:
@@ -125,6 +143,11 @@ class MockOAuth2Server:
             time.sleep(0.2)
         raise TimeoutError(f"mock-oauth2-server not ready on port {self.port} within "
                            f"{timeout:.0f}s ({last})\n{self.log_tail()}")
+
+    def _context(self) -> ssl.SSLContext | None:
+        if self.ca_file is None:
+            return None
+        return ssl.create_default_context(cafile=str(self.ca_file))
 
     def stop(self) -> None:
         self.process.stop(grace=5.0)

@@ -4,11 +4,16 @@ One Apache Kafka node serves four SSL listeners, each with a server certificate 
 same CA and ``ssl.client.auth=required`` (mutual TLS): MTLS (a good certificate), BADNAME
 (SAN ``kafka.invalid`` only), EXPIRED (expired) and REVOKED (listed in the CA's CRL).
 Clients identify themselves with PEM files, in-memory PEMs (key encrypted or not) or
-PKCS#12; records produced with one client are read back exactly with the other.
+PKCS#12; records produced with one client are read back exactly with the other. A fifth
+listener, ONECIPHER, speaks TLS 1.2 with one cipher suite only, and the broker's JVM offers
+one TLS group (P-256), so that ``ssl.cipher.suites``, ``ssl.curves.list`` and
+``ssl.sigalgs.list`` are seen to work both ways.
 """
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import time
 
 import confluent_kafka
@@ -28,13 +33,17 @@ from harness.topics import create_topic, unique_topic
 from integration.test_apache_kafka import produce_ours, read_ours
 from kafka_fast import Consumer, Producer, TopicPartition
 from kafka_fast.errors import ConfigError, KafkaError, KafkaException
+from kafka_fast.net import openssl
 from kafka_fast.topic_partition import OFFSET_BEGINNING
 
 pytestmark = [pytest.mark.apache, pytest.mark.timeout(120)]
 
 E = KafkaError
 TLS_LISTENERS = {"MTLS": "server", "BADNAME": "bad_name_server", "EXPIRED": "expired_server",
-                 "REVOKED": "revoked_server"}
+                 "REVOKED": "revoked_server", "ONECIPHER": "server"}
+#: The only suite ONECIPHER accepts (Java's name) and OpenSSL's names for it and another one.
+BROKER_SUITE = "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"
+SAME_SUITE, OTHER_SUITE = "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-ECDSA-AES128-GCM-SHA256"
 
 
 class TlsCluster:
@@ -78,7 +87,10 @@ def tls_kafka(tmp_path_factory) -> TlsCluster:
             prefix + "ssl.truststore.location": str(files.ca),
             prefix + "ssl.client.auth": "required",
         })
-    cluster = start_single_node(workdir, ports, settings)
+    settings.update({"listener.name.onecipher.ssl.cipher.suites": BROKER_SUITE,
+                     "listener.name.onecipher.ssl.enabled.protocols": "TLSv1.2"})
+    cluster = start_single_node(workdir, ports, settings,
+                                jvm_options=("-Djdk.tls.namedGroups=secp256r1",))
     yield TlsCluster(cluster, ports, files)
     cluster.discard()
 
@@ -225,6 +237,98 @@ def test_crl_refuses_a_revoked_server_certificate(tls_kafka):
     _round_trips(tls_kafka, "MTLS", conf, conf, "crl")
     plain = _pem_files(tls_kafka.files)
     _round_trips(tls_kafka, "REVOKED", plain, plain, "no-crl")
+
+
+# -- cipher suites, groups, signature algorithms, providers ------------------------------------
+
+#: Seconds to wait for a handshake refusal (each client reports it on its first attempt).
+QUICK = 3.0
+
+
+def _one_way(tls: TlsCluster, listener: str, conf: dict, tag: str) -> None:
+    """kafka_fast produces with ``conf``, confluent-kafka reads with the same settings."""
+    view = tls.view(listener)
+    topic = unique_topic(f"tls-{tag}")
+    create_topic(tls.cluster, topic, 2)
+    items = _items(10, tag)
+    acked = produce_ours(view, topic, items, **conf)
+    assert sorted((r.partition, r.offset) for r in acked) == sorted(
+        (p, o) for p in range(2) for o in range(5))
+    assert consume(view, topic, 2, len(items), extra=conf) == acked
+
+
+def test_cipher_suites_offered_are_the_configured_ones(tls_kafka):
+    view = tls_kafka.view("ONECIPHER")
+    conf = _pem_files(tls_kafka.files)
+    other = {**conf, "ssl.cipher.suites": OTHER_SUITE}
+    err = _our_error(view, other, QUICK)
+    assert err.code() == E._SSL and "handshake failure" in err.str().lower(), err
+    assert "handshake failure" in _their_error(view, other, QUICK).lower()
+    _one_way(tls_kafka, "ONECIPHER", {**conf, "ssl.cipher.suites": f"{OTHER_SUITE}:{SAME_SUITE}"},
+             "ciphers")
+    with pytest.raises(ConfigError, match=r'"ssl.cipher.suites" \'NO-SUCH\' is refused by '
+                                          "OpenSSL: .*No cipher can be selected"):
+        Producer(view.client_config({**conf, "ssl.cipher.suites": "NO-SUCH"}))
+
+
+def test_curves_list_limits_the_groups_offered(tls_kafka):
+    """The broker's JVM accepts P-256 only: a client offering X25519 alone is refused."""
+    view = tls_kafka.view("MTLS")
+    conf = _pem_files(tls_kafka.files)
+    x25519 = {**conf, "ssl.curves.list": "X25519"}
+    err = _our_error(view, x25519, QUICK)  # Java answers with an "unexpected message" alert
+    assert err.code() == E._SSL and "alert unexpected message" in err.str().lower(), err
+    assert "ssl handshake failed" in _their_error(view, x25519, QUICK).lower()
+    _one_way(tls_kafka, "MTLS", {**conf, "ssl.curves.list": "X25519:P-256"}, "curves")
+    with pytest.raises(ConfigError, match=r'"ssl.curves.list" \'P-999\' is refused by OpenSSL'):
+        Producer(view.client_config({**conf, "ssl.curves.list": "P-999"}))
+
+
+def test_sigalgs_list_limits_the_signature_algorithms_offered(tls_kafka):
+    """The broker's certificate has an ECDSA P-256 key: RSA signatures alone cannot do."""
+    view = tls_kafka.view("MTLS")
+    conf = _pem_files(tls_kafka.files)
+    rsa = {**conf, "ssl.sigalgs.list": "RSA-PSS+SHA256:RSA+SHA256"}
+    err = _our_error(view, rsa, QUICK)
+    assert err.code() == E._SSL, err
+    assert _their_error(view, rsa, QUICK)
+    _one_way(tls_kafka, "MTLS", {**conf, "ssl.sigalgs.list": "RSA+SHA256:ECDSA+SHA256"},
+             "sigalgs")
+    with pytest.raises(ConfigError, match=r'"ssl.sigalgs.list" \'RSA\+NOHASH\' is refused'):
+        Producer(view.client_config({**conf, "ssl.sigalgs.list": "RSA+NOHASH"}))
+
+
+def test_providers_are_loaded_when_named(tls_kafka, tmp_path):
+    """A client key encrypted with single DES can only be read with OpenSSL 3's legacy
+    provider: refused without ssl.providers, used with ssl.providers=default,legacy."""
+    openssl_cli = shutil.which("openssl")
+    if openssl_cli is None:
+        pytest.skip("the openssl command is needed to write a DES-encrypted key "
+                    "(apt-get install openssl)")
+    f = tls_kafka.files
+    des_key = tmp_path / "client-des.key"
+    subprocess.run([openssl_cli, "ec", "-in", str(f.client_key), "-des", "-passout",
+                    f"pass:{f.key_password}", "-out", str(des_key), "-provider", "legacy",
+                    "-provider", "default"], check=True, capture_output=True, timeout=30)
+    assert "DEK-Info: DES-CBC," in des_key.read_text()
+    conf = {**_pem_files(f), "ssl.key.location": str(des_key), "ssl.key.password": f.key_password}
+    view = tls_kafka.view("MTLS")
+    if not openssl.provider_available("legacy"):
+        with pytest.raises(ConfigError, match="the private key cannot be read"):
+            Producer(view.client_config(conf))
+    with_legacy = {**conf, "ssl.providers": "default,legacy"}
+    topic = unique_topic("tls-providers")
+    create_topic(tls_kafka.cluster, topic, 2)
+    items = _items(10, "providers")
+    acked = produce_ours(view, topic, items, **with_legacy)
+    assert read_ours(view, topic, 2, len(items), **with_legacy) == acked and len(acked) == 10
+    assert openssl.provider_available("legacy")
+    # confluent-kafka's wheel carries its own OpenSSL, whose legacy module is not installed.
+    with pytest.raises(confluent_kafka.KafkaException, match="Failed to load OpenSSL provider"):
+        confluent_kafka.Producer(view.client_config(with_legacy))
+    with pytest.raises(ConfigError, match=r'"ssl.providers": OpenSSL provider \'no-such\' '
+                                          "cannot be loaded"):
+        Producer(view.client_config({**conf, "ssl.providers": "default,no-such"}))
 
 
 # -- secrets stay secret ----------------------------------------------------------------------
