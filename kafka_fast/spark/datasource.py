@@ -190,10 +190,15 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._resolver: Resolver | None = None
         self._target: dict[TP, int] | None = None
         self._last_trigger = 0.0
+        # what this trigger's ``latestOffset`` looked up: the ends it planned from (what
+        # ``reportLatestOffset`` reports, as Spark's source) and the log starts, which the
+        # trigger's ``partitions`` then uses instead of asking again
+        self._latest: dict[TP, int] | None = None
+        self._log_starts: dict[TP, int] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"opts": self.opts, "range_reader": self.range_reader, "_resolver": None,
-                "_target": None, "_last_trigger": 0.0}
+                "_target": None, "_last_trigger": 0.0, "_latest": None, "_log_starts": None}
 
     @property
     def resolver(self) -> Resolver:
@@ -203,7 +208,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _log_ends(self) -> dict[TP, int]:
         parts = self.resolver.partitions()
-        return {tp: end for tp, (_, end) in self.resolver.bounds(parts).items()}
+        bounds = self.resolver.bounds(parts)
+        self._log_starts = {tp: low for tp, (low, _) in bounds.items()}
+        return {tp: end for tp, (_, end) in bounds.items()}
 
     def initialOffset(self) -> dict:
         parts = self.resolver.partitions()
@@ -223,6 +230,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         begin = from_json_offsets(start)
         ends = self._target if self._target is not None else self._log_ends()
+        self._latest = dict(ends)
         # a partition new since ``start`` is read from its log start; none goes backwards
         ends = {tp: max(end, begin.get(tp, 0)) for tp, end in ends.items()}
         for tp, off in begin.items():
@@ -254,10 +262,16 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return False
 
     def reportLatestOffset(self) -> dict | None:
-        return to_json_offsets(self._log_ends())
+        """The ends the last ``latestOffset`` looked up (Spark's source reports those too)."""
+        latest = self._latest if self._latest is not None else self._log_ends()
+        return to_json_offsets(latest)
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
-        ranges = self.resolver.stream_ranges(from_json_offsets(start), from_json_offsets(end))
+        # the log starts of this trigger's ``latestOffset``, used once: a batch planned
+        # again after a restart (no ``latestOffset`` before it) looks them up
+        starts, self._log_starts = self._log_starts, None
+        ranges = self.resolver.stream_ranges(from_json_offsets(start), from_json_offsets(end),
+                                             starts)
         return _partitions(ranges, self.opts)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:

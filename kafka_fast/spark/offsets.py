@@ -214,14 +214,17 @@ def topic_partitions(consumer: Consumer, topics: Iterable[str], timeout: float) 
 
 
 def log_bounds(
-    consumer: Consumer, partitions: Iterable[tuple[str, int]], timeout: float, *, exact_end: bool
+    consumer: Consumer, partitions: Iterable[tuple[str, int]], timeout: float, *, exact_end: bool,
+    known_ends: dict[tuple[str, int], tuple[int, int]] | None = None,
 ) -> dict[tuple[str, int], tuple[int, int]]:
     """``{(topic, partition): (log start offset, log end offset)}`` via ListOffsets.
 
     With ``exact_end`` the end is confirmed by reading: the consumer is positioned one before
     the reported high watermark and reads until the partition reports its end, so a broker
     that reports the watermark as "base offset of the last batch + 1" (Tansu) still yields
-    the offset after the true last record.
+    the offset after the true last record. ``known_ends`` (``{tp: (reported high watermark,
+    end read)}``, updated here) skips that read where the watermark has not moved since: the
+    log's last batch is then the one read before.
     """
     bounds = {}
     for topic, p in partitions:
@@ -231,10 +234,18 @@ def log_bounds(
         low, high = marks
         bounds[(topic, p)] = (low, high)
     if exact_end:
-        probe = [tp for tp, (low, high) in bounds.items() if high > low]
+        known = {} if known_ends is None else known_ends
+        probe = []
+        for tp, (low, high) in bounds.items():
+            seen = known.get(tp)
+            if seen is not None and seen[0] == high:
+                bounds[tp] = (low, max(high, seen[1]))
+            elif high > low:
+                probe.append(tp)
         for tp, end in read_log_ends(consumer, probe, bounds, timeout).items():
             low, high = bounds[tp]
             bounds[tp] = (low, max(high, end))
+            known[tp] = (high, bounds[tp][1])
     return bounds
 
 

@@ -310,6 +310,8 @@ class Resolver:
         self.opts = opts
         self.timeout = timeout
         self._consumer: Any = None
+        # exact log ends read before, by the high watermark they were read at
+        self._known_ends: dict[TP, tuple[int, int]] = {}
 
     def consumer(self) -> Any:
         if self._consumer is None:
@@ -355,7 +357,8 @@ class Resolver:
     def bounds(self, parts: list[TP], *, exact_end: bool = True) -> dict[TP, tuple[int, int]]:
         """``{(topic, partition): (log start, offset after the last record)}``."""
         return self.retried(lambda: log_bounds(self.consumer(), parts, self.timeout,
-                                               exact_end=exact_end))
+                                               exact_end=exact_end,
+                                               known_ends=self._known_ends))
 
     def by_timestamp(self, wanted: Mapping[TP, int], bounds: Mapping[TP, tuple[int, int]], *,
                      starting: bool) -> dict[TP, int]:
@@ -414,16 +417,22 @@ class Resolver:
         starts = self.starts(parts, bounds)
         ends = self.ends(parts, bounds)
         return make_ranges(starts, ends, bounds, fail_on_data_loss=self.opts.fail_on_data_loss)
-    def stream_ranges(self, start: Mapping[TP, int], end: Mapping[TP, int]) -> list[OffsetRange]:
+    def stream_ranges(self, start: Mapping[TP, int], end: Mapping[TP, int],
+                      log_starts: Mapping[TP, int] | None = None) -> list[OffsetRange]:
         """The ranges of one micro-batch; a partition new since ``start`` is read from its log
         start. A start before the log start (deleted records) raises ``DataLossError`` unless
-        ``failOnDataLoss`` is false, which skips to the log start."""
+        ``failOnDataLoss`` is false, which skips to the log start. ``log_starts``: log starts
+        looked up moments ago (the trigger's own look-up) where they cover every partition;
+        else they are looked up here."""
         parts = sorted(end)
         new = [tp for tp in parts if tp not in start]
-        lows = self.bounds(parts, exact_end=False)
+        if log_starts is not None and all(tp in log_starts for tp in parts):
+            lows = {tp: log_starts[tp] for tp in parts}
+        else:
+            lows = {tp: low for tp, (low, _) in self.bounds(parts, exact_end=False).items()}
         out = []
         for tp in parts:
-            low = lows[tp][0]
+            low = lows[tp]
             s = low if tp in new else start[tp]
             e = end[tp]
             if s < low:

@@ -189,6 +189,32 @@ def test_stream_starting_at_latest_reads_only_new_records(spark, kafka, tmp_path
         (p, o, v) for p, o, _, v, _ in new]
 
 
+def test_stream_resumed_past_deleted_records_fails_or_skips_them(spark, kafka, tmp_path):
+    """A micro-batch whose start was deleted: the log start of the trigger's own look-up
+    fails the query (failOnDataLoss, default) or starts the batch there."""
+    import shutil
+
+    from confluent_kafka import TopicPartition as CTP
+    from confluent_kafka.admin import AdminClient
+
+    topic = unique_topic("ds-loss")
+    create_topic(kafka, topic, 1)
+    produce_exact(kafka, topic, [(0, None, b"a%d" % i, BASE_TS) for i in range(10)])
+    checkpoint = tmp_path / "checkpoint"
+    run1 = run_available_now(spark, kafka, topic, str(checkpoint), startingOffsets="earliest")
+    assert [r.offset for _, rows in run1 for r in rows] == list(range(10))
+    produce_exact(kafka, topic, [(0, None, b"b%d" % i, BASE_TS) for i in range(10)])
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap})
+    for fut in admin.delete_records([CTP(topic, 0, 15)]).values():
+        fut.result(30)
+    shutil.copytree(checkpoint, tmp_path / "copy")
+    with pytest.raises(Exception, match=r"offsets \[10, 15\) were deleted"):
+        run_available_now(spark, kafka, topic, str(tmp_path / "copy"))
+    run2 = run_available_now(spark, kafka, topic, str(checkpoint), failOnDataLoss="false")
+    assert [(r.offset, r.value) for _, rows in run2 for r in rows] == [
+        (o, b"b%d" % (o - 10)) for o in range(15, 20)]
+
+
 # ---------------------------------------------------------------------------------------------
 # writes
 

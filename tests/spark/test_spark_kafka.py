@@ -295,6 +295,35 @@ def test_read_rejects_ranges_beyond_the_log_unless_told(spark, kafka, known_topi
         read_kafka(spark, kafka.client_config(), topic, {topic: {"0": 0}})
 
 
+def test_exact_log_ends_are_read_again_only_when_the_watermark_moved(kafka):
+    """``known_ends`` stands for the read of the log's tail while the high watermark stays."""
+    from kafka_fast.consumer import Consumer
+    from kafka_fast.spark.offsets import log_bounds
+    from kafka_fast.spark.reader import reader_config
+
+    topic = unique_topic("spark-ends")
+    create_topic(kafka, topic, 1)
+    produce(kafka, topic, [(0, b"k", b"v%d" % i) for i in range(5)])
+    consumer = Consumer({**reader_config(kafka.client_config()), "enable.partition.eof": True,
+                         "fetch.wait.max.ms": 10})
+    try:
+        known: dict = {}
+        assert log_bounds(consumer, [(topic, 0)], 30, exact_end=True,
+                          known_ends=known) == {(topic, 0): (0, 5)}
+        assert known == {(topic, 0): (5, 5)}
+        # the same watermark: the end read before is taken as it is, without reading
+        known[(topic, 0)] = (5, 7)
+        assert log_bounds(consumer, [(topic, 0)], 30, exact_end=True,
+                          known_ends=known) == {(topic, 0): (0, 7)}
+        # the watermark moved: the tail is read again
+        produce(kafka, topic, [(0, b"k", b"w")])
+        assert log_bounds(consumer, [(topic, 0)], 30, exact_end=True,
+                          known_ends=known) == {(topic, 0): (0, 6)}
+        assert known == {(topic, 0): (6, 6)}
+    finally:
+        consumer.close()
+
+
 def test_min_partitions_splits_ranges(spark, kafka, known_topic):
     topic, log = known_topic
     df = read_kafka(spark, kafka.client_config(), topic, min_partitions=7)
