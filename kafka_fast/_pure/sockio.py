@@ -1,6 +1,7 @@
 """Pure-Python twin of ``kafka_fast._native._sockio``: the same calls through ``socket``.
 
-These release the interpreter lock around each system call, as every Python socket method does.
+These release the interpreter lock around each system call, as every Python socket method does
+(``nogil_bytes`` is accepted and has nothing left to decide).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ NATIVE = False
 MAX_IOV = 512
 
 
-def send_chunks(sock: socket.socket, chunks: Iterable) -> int:
+def send_chunks(sock: socket.socket, chunks: Iterable, nogil_bytes: int = -1) -> int:
     """Send the leading buffers of ``chunks`` on ``sock`` with one ``sendmsg``; at most
     ``MAX_IOV`` of them. Returns the bytes sent, or -1 when the socket takes nothing now."""
     buffers = list(itertools.islice(chunks, MAX_IOV))
@@ -26,7 +27,7 @@ def send_chunks(sock: socket.socket, chunks: Iterable) -> int:
         return -1
 
 
-def recv_into(sock: socket.socket, buffer, start: int, end: int) -> int:
+def recv_into(sock: socket.socket, buffer, start: int, end: int, nogil_bytes: int = -1) -> int:
     """Receive from ``sock`` into ``buffer[start:end]``. Returns the bytes read, 0 at end of
     stream, or -1 when nothing is available."""
     view = memoryview(buffer).cast("B")

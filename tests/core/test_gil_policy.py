@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from harness.gil import seconds_beside_a_busy_thread
 
+from kafka_fast._pure import records as pure_records
+from kafka_fast.errors import CorruptRecordError
 from kafka_fast.records import NATIVE, RecordBatchBuilder, decode_batches
 
 pytestmark = pytest.mark.skipif(not NATIVE, reason="the compiled engine is not used")
@@ -33,3 +35,40 @@ def test_crc_check_keeps_the_interpreter_lock():
         lambda: found.append(decode_batches(data, verify_crc=True)[0].last_offset_delta + 1), 5)
     assert elapsed < 0.9, f"5 checks took {elapsed:.1f}s: the interpreter lock was given up"
     assert found == [10_000] * 5
+
+
+def _many_batches(count: int) -> bytes:
+    """``count`` separate batches of about 1.1 MB each, one after the other."""
+    return b"".join(_builder().build() for _ in range(count))
+
+
+def test_crc_check_of_many_batches_gives_the_lock_up_once():
+    """Batches that add up to 8 MiB are checked in one pass without the lock: one wait for
+    it (about a second beside a busy thread), not one per batch."""
+    data = _many_batches(8)
+    found = []
+    elapsed = seconds_beside_a_busy_thread(
+        lambda: found.append([b.last_offset_delta + 1 for b in decode_batches(data)]), 1)
+    assert 0.5 < elapsed < 1.9, f"one check took {elapsed:.1f}s"
+    assert found == [[10_000] * 8]
+
+
+@pytest.mark.parametrize("bad", [0, 3, 7])
+@pytest.mark.parametrize("decode", [decode_batches, pure_records.decode_batches],
+                         ids=["compiled", "pure"])
+def test_crc_mismatch_after_a_checked_run_is_reported_at_its_batch(bad, decode):
+    data = bytearray(_many_batches(8))
+    size = len(data) // 8
+    data[bad * size + size // 2] ^= 0x01  # inside a record of batch ``bad``
+    with pytest.raises(CorruptRecordError, match="CRC mismatch") as info:
+        decode(bytes(data))
+    assert info.value.position == bad * size
+    assert [b.last_offset_delta for b in decode(bytes(data), verify_crc=False)] == [9_999] * 8
+
+
+def test_truncated_last_batch_after_a_checked_run():
+    data = _many_batches(8)
+    batches = decode_batches(data[:-100])
+    assert len(batches) == 7 and all(b.last_offset_delta == 9_999 for b in batches)
+    with pytest.raises(CorruptRecordError, match="truncated batch"):
+        decode_batches(data[:-100], allow_partial=False)
