@@ -1181,6 +1181,16 @@ cdef RecordBatch _batch_at(object mv, const uint8_t *base, Py_ssize_t pos, Py_ss
     return b
 
 
+#: ``decode_batches`` calls that checked their CRCs without the GIL (counted holding it).
+cdef unsigned long long _nogil_crc_passes = 0
+
+
+def nogil_crc_passes():
+    """How many ``decode_batches`` calls so far checked their CRCs in one pass without the
+    GIL (batches adding up to 8 MiB or more)."""
+    return _nogil_crc_passes
+
+
 cdef Py_ssize_t _crc_checked_upto(const uint8_t *base, Py_ssize_t n) noexcept nogil:
     """End of the leading run of complete magic 2 batches in ``base[0:n]`` whose stored CRC
     matches their bytes. It stops before the first batch that is partial, too short, of
@@ -1218,6 +1228,7 @@ def decode_batches(data, *, verify_crc=True, allow_partial=True, budget=None):
     cdef int magic
     cdef bint crc = bool(verify_crc)
     cdef Py_ssize_t checked = 0
+    global _nogil_crc_passes
     mv = byte_view(data)
     PyObject_GetBuffer(mv, &view, PyBUF_SIMPLE)
     base = <const uint8_t *>view.buf
@@ -1228,6 +1239,7 @@ def decode_batches(data, *, verify_crc=True, allow_partial=True, budget=None):
         # for: their CRCs are checked in one pass without it (one hand-off for all).
         with nogil:
             checked = _crc_checked_upto(base, n)
+        _nogil_crc_passes += 1
     if budget is None:
         budget = _codecs.DecompressionBudget()
     out = []

@@ -44,6 +44,15 @@ NATIVE = True
 MAX_IOV = 512
 
 
+#: Calls made without the interpreter lock so far (counted holding it).
+cdef unsigned long long _released = 0
+
+
+def released_calls():
+    """How many calls so far ran without the interpreter lock (``nogil_bytes``)."""
+    return _released
+
+
 cdef inline object _os_error(int err):
     import os
     return OSError(err, os.strerror(err))
@@ -65,6 +74,7 @@ def send_chunks(sock, chunks, Py_ssize_t nogil_bytes=-1):
     cdef int err
     cdef Py_ssize_t total = 0
     cdef bint release
+    global _released
     if views == NULL or iov == NULL:
         free(views)
         free(iov)
@@ -89,6 +99,7 @@ def send_chunks(sock, chunks, Py_ssize_t nogil_bytes=-1):
                 with nogil:
                     n = c_sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL)
                     err = errno
+                _released += 1
             else:
                 n = c_sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL)
                 err = errno
@@ -119,6 +130,7 @@ def recv_into(sock, buffer, Py_ssize_t start, Py_ssize_t end, Py_ssize_t nogil_b
     cdef char *at
     cdef size_t length
     cdef bint release
+    global _released
     PyObject_GetBuffer(buffer, &view, PyBUF_SIMPLE | PyBUF_WRITABLE)
     try:
         if start < 0 or end < start or end > view.len:
@@ -132,6 +144,7 @@ def recv_into(sock, buffer, Py_ssize_t start, Py_ssize_t end, Py_ssize_t nogil_b
                 with nogil:
                     n = c_recv(fd, at, length, MSG_DONTWAIT)
                     err = errno
+                _released += 1
             else:
                 n = c_recv(fd, at, length, MSG_DONTWAIT)
                 err = errno
