@@ -7,7 +7,9 @@ Three sweeps, each case in a fresh process on the same broker (an embedded Tansu
 - record size (10 B to 100 KB, --partitions partitions), records per run chosen so each run
   moves about --megabytes of values;
 - partition count (1 to 1,000), --records records of 100 bytes;
-- producers in one process (1, 2, 4), each in its own thread, sharing --records records.
+- producers in one process (1, 2, 4), each in its own thread, sharing --records records;
+- application threads (1, 2, 4) calling produce_batch on ONE producer, sharing --records
+  records.
 
 Every sweep point is one stored run (``docs/bench/results/scaling.jsonl``, with the sweep and
 its value in the settings); peak client memory (max RSS) is in each result.
@@ -46,6 +48,10 @@ def points(args: argparse.Namespace) -> list[tuple[str, int, dict]]:
             out.append(("size", size, {"size": size, "records": records}))
     if args.sweep in ("all", "partitions"):
         out += [("partitions", n, {"partitions": n}) for n in PARTITIONS]
+    if args.sweep in ("all", "threads"):
+        out += [("threads", n, {"producers": n,
+                                "cases": ["kafka_fast.produce_batch_shared"]})
+                for n in PRODUCERS]
     if args.sweep in ("all", "producers"):
         out += [("producers", n, {"producers": n,
                                   "cases": ["kafka_fast.produce_batch_threads"]})
@@ -58,7 +64,7 @@ def main() -> int:
     ap.add_argument("--bootstrap", help="an existing broker (default: an embedded Tansu)")
     ap.add_argument("--broker", choices=KINDS, default="tansu",
                     help="what to start when no --bootstrap is given")
-    ap.add_argument("--sweep", choices=("all", "size", "partitions", "producers"),
+    ap.add_argument("--sweep", choices=("all", "size", "partitions", "producers", "threads"),
                     default="all")
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--megabytes", type=int, default=200,

@@ -1182,6 +1182,37 @@ cdef RecordBatch _batch_at(object mv, const uint8_t *base, Py_ssize_t pos, Py_ss
     return b
 
 
+#: ``decode_batches`` calls that checked their CRCs without the GIL (counted holding it).
+cdef unsigned long long _nogil_crc_passes = 0
+
+
+def nogil_crc_passes():
+    """How many ``decode_batches`` calls so far checked their CRCs in one pass without the
+    GIL (batches adding up to 8 MiB or more)."""
+    return _nogil_crc_passes
+
+
+cdef Py_ssize_t _crc_checked_upto(const uint8_t *base, Py_ssize_t n) noexcept nogil:
+    """End of the leading run of complete magic 2 batches in ``base[0:n]`` whose stored CRC
+    matches their bytes. It stops before the first batch that is partial, too short, of
+    another magic or fails its CRC: the checking pass holding the GIL reports that one."""
+    cdef Py_ssize_t pos = 0, left
+    cdef int32_t length
+    while pos < n:
+        left = n - pos
+        if left < KF_LOG_OVERHEAD:
+            break
+        length = <int32_t>kf_load_be32(base + pos + 8)
+        if length < MIN_V2_LENGTH or length > left - KF_LOG_OVERHEAD or base[pos + 16] != 2:
+            break
+        if kf_crc32c(0, base + pos + KF_CRC_START,
+                     <size_t>(KF_LOG_OVERHEAD + length - KF_CRC_START)) \
+                != kf_load_be32(base + pos + 17):
+            break
+        pos += KF_LOG_OVERHEAD + length
+    return pos
+
+
 class _LegacyRecordBatch(LegacyRecordBatch):
     __doc__ = LegacyRecordBatch.__doc__
     record_type = Record
@@ -1197,11 +1228,19 @@ def decode_batches(data, *, verify_crc=True, allow_partial=True, budget=None):
     cdef int32_t length
     cdef int magic
     cdef bint crc = bool(verify_crc)
+    cdef Py_ssize_t checked = 0
+    global _nogil_crc_passes
     mv = byte_view(data)
     PyObject_GetBuffer(mv, &view, PyBUF_SIMPLE)
     base = <const uint8_t *>view.buf
     n = view.len
     PyBuffer_Release(&view)  # `mv` keeps the export alive
+    if crc and n >= CRC_NOGIL_MIN:
+        # Many batches of ordinary size that add up to a checksum worth giving the GIL up
+        # for: their CRCs are checked in one pass without it (one hand-off for all).
+        with nogil:
+            checked = _crc_checked_upto(base, n)
+        _nogil_crc_passes += 1
     if budget is None:
         budget = _codecs.DecompressionBudget()
     out = []
@@ -1224,7 +1263,8 @@ def decode_batches(data, *, verify_crc=True, allow_partial=True, budget=None):
             if length < MIN_V2_LENGTH:
                 raise CorruptRecordError(f"batch length {length} below the magic 2 minimum",
                                          pos + 8)
-            out.append(_batch_at(mv, base, pos, length, crc, budget))
+            # batches before ``checked`` had their CRC checked without the GIL
+            out.append(_batch_at(mv, base, pos, length, crc and pos >= checked, budget))
         elif magic < 2:
             out.append(_LegacyRecordBatch(mv, pos, length, crc, budget))
         else:

@@ -704,6 +704,17 @@ def next_batch_bounds(view, pos: int, allow_partial: bool) -> tuple[int, int] | 
     return length, magic
 
 
+#: Bytes from which the compiled ``decode_batches`` checks CRCs in one pass without the GIL.
+_CRC_PASS_MIN = 8 << 20
+_nogil_crc_passes = 0
+
+
+def nogil_crc_passes() -> int:
+    """How many ``decode_batches`` calls so far checked CRCs of 8 MiB or more of batches (the
+    compiled module does those in one pass without the GIL)."""
+    return _nogil_crc_passes
+
+
 def decode_batches(
     data: Any,
     *,
@@ -714,7 +725,10 @@ def decode_batches(
     """Every complete batch in ``data``; a trailing partial batch is ignored unless
     ``allow_partial`` is False (then it raises ``CorruptRecordError``). Every decompression of
     these batches draws from ``budget`` (a new ``DecompressionBudget()`` if None)."""
+    global _nogil_crc_passes
     view = byte_view(data)
+    if verify_crc and len(view) >= _CRC_PASS_MIN:
+        _nogil_crc_passes += 1
     if budget is None:
         budget = compression.DecompressionBudget()
     out: list[RecordBatch | LegacyRecordBatch] = []

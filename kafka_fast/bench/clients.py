@@ -301,6 +301,49 @@ def _kf_produce_batch_threads(t: Target, p: Payload) -> Timing:
     return wall, cpu, "; ".join(errors)
 
 
+def _kf_produce_batch_shared(t: Target, p: Payload) -> Timing:
+    """``t.producers`` threads calling ``produce_batch`` on ONE producer, each on its share
+    of the records (2-D arrays, 250k records per call); timed until every record is
+    acknowledged."""
+    import threading
+
+    n = max(1, t.producers)
+    producer = _kf_producer(t)
+    producer.list_topics(t.topic, timeout=30)
+    bounds = [len(p) * i // n for i in range(n + 1)]
+    errors: list[str] = []
+
+    def work(lo: int, hi: int) -> None:
+        try:
+            for start in range(lo, hi, 250_000):
+                stop = min(hi, start + 250_000)
+                while True:
+                    try:
+                        producer.produce_batch(t.topic, p.values[start:stop],
+                                               keys=p.keys[start:stop])
+                        break
+                    except BufferError:
+                        producer.poll(0.05)
+        except Exception as exc:  # reported as the case's error
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=work, args=(bounds[i], bounds[i + 1]))
+               for i in range(n)]
+    try:
+        sw = Stopwatch().start()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        left = producer.flush(t.timeout_s)
+        if left:
+            errors.append(f"{left} records not delivered")
+        wall, cpu = sw.stop()
+    finally:
+        producer.close()
+    return wall, cpu, "; ".join(errors)
+
+
 def _ck_produce_batch(producer, t: Target, p: Payload) -> Timing:
     """confluent-kafka's ``produce_batch(topic, [dict, ...])``, 10k prepared dicts per call."""
     values, keys = p.as_bytes_lists()
@@ -598,6 +641,8 @@ CASES: list[Case] = [
          "produce", _closing(_kf_switch_producer, _produce_loop, callback=False), default=False),
     Case("kafka_fast.produce_batch_threads", "kafka_fast", "produce_batch, N producers",
          "produce", _kf_produce_batch_threads, default=False),
+    Case("kafka_fast.produce_batch_shared", "kafka_fast",
+         "produce_batch, N threads, one producer", "produce", _kf_produce_batch_shared, default=False),
     Case("aiokafka.send", "aiokafka", "send()", "produce", aiokafka_send),
     Case("asyncio.futures", "asyncio", "futures only, no client", "produce", asyncio_futures),
     # The asyncio rows again on uvloop (compared with confluent's AIOProducer on uvloop).

@@ -501,20 +501,22 @@ class Consumer:
         rest = [msg for msg in delivery.built_ahead(max_records) if msg.error() is None]
         if rest:
             return view_from_messages(rest, headers)
-        while total < max_records:
-            count, info = delivery.take(max_records - total, None, pieces)
-            if info is not None:
-                total += count
-                delivery.advance(info)
-                continue
-            if total:
-                break
-            if not self._wait_for_data(deadline):
-                break
-            err = self._before_delivery()
-            if err is not None:
-                raise KafkaException(err.error())
-        return delivery.view(pieces, headers)
+        # The I/O thread's large socket calls run without the interpreter lock meanwhile.
+        with self._client.lock_policy.bulk():
+            while total < max_records:
+                count, info = delivery.take(max_records - total, None, pieces)
+                if info is not None:
+                    total += count
+                    delivery.advance(info)
+                    continue
+                if total:
+                    break
+                if not self._wait_for_data(deadline):
+                    break
+                err = self._before_delivery()
+                if err is not None:
+                    raise KafkaException(err.error())
+            return delivery.view(pieces, headers)
 
     # -- positions and offsets -----------------------------------------------------------------
     def position(self, partitions: list[TopicPartition]) -> list[TopicPartition]:

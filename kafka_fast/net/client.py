@@ -32,6 +32,7 @@ from .connection import BrokerConnection, State
 from .events import EventQueue, ThrottleEvent
 from .framing import BufferPool
 from .lanes import Lane
+from .lock_policy import LockPolicy
 from .loop import IOLoop, TimerHandle
 from .request import ReportingFuture, Request, kafka_exception
 from .settings import ConnectionSettings
@@ -73,6 +74,9 @@ class KafkaClient:
         self.settings = ConnectionSettings.from_config(config)
         self.loop = IOLoop(name=f"kafka_fast-io-{self.name}", logger=self.log)
         self.pool = BufferPool()
+        #: when the I/O thread's socket calls give the interpreter lock up: bulk calls of
+        #: the application (``produce_batch``, ``consume_batch``) mark themselves here
+        self.lock_policy = LockPolicy()
         self.events = EventQueue(config["error_cb"], config["throttle_cb"], self.log,
                                  config["stats_cb"])
         self.stats = ClientStats(self.name, config["client.id"], client_type)
@@ -411,7 +415,8 @@ class KafkaClient:
     def _new_connection(self, node_id: int, addr: tuple[str, int],
                         lane: Lane = Lane.DEFAULT) -> BrokerConnection:
         return BrokerConnection(node_id, addr[0], addr[1], self.settings, self, self.loop,
-                                self.pool, self.log, lane, self.stats.counters.broker(node_id))
+                                self.pool, self.log, lane, self.stats.counters.broker(node_id),
+                                self.lock_policy)
 
     def _existing(self, node_id: int, lane: Lane) -> BrokerConnection | None:
         if lane == Lane.DEFAULT:

@@ -40,6 +40,7 @@ from ..stats.counters import BrokerCounters
 from .backoff import Backoff
 from .framing import ConnectionClosed, FrameReader, FrameWriter
 from .lanes import Lane
+from .lock_policy import LockPolicy
 from .oauthbearer import OAuthToken, TokenResult
 from .request import Request, VersionedRequest, kafka_exception
 from .sasl import SaslError, SaslMechanism, make_mechanism
@@ -115,7 +116,8 @@ class BrokerConnection:
     def __init__(self, node_id: int, host: str, port: int, settings: ConnectionSettings,
                  listener: ConnectionEvents, loop: IOLoop, pool: BufferPool,
                  log: logging.Logger, lane: Lane = Lane.DEFAULT,
-                 counters: BrokerCounters | None = None) -> None:
+                 counters: BrokerCounters | None = None,
+                 lock_policy: LockPolicy | None = None) -> None:
         self.node_id = node_id
         #: requests, bytes and round-trip times of this broker (shared by its lanes)
         self.counters = counters if counters is not None else BrokerCounters()
@@ -126,6 +128,8 @@ class BrokerConnection:
         self.listener = listener
         self.loop = loop
         self.pool = pool
+        #: when socket calls give the interpreter lock up (shared by the client's connections)
+        self.lock_policy = lock_policy if lock_policy is not None else LockPolicy()
         self.log = log
         self.state = State.DISCONNECTED
         self.sock: socket.socket | None = None
@@ -607,7 +611,7 @@ class BrokerConnection:
         if sock is None:
             return
         try:
-            done = self._writer.flush(sock)
+            done = self._writer.flush(sock, self.lock_policy.nogil_bytes)
         except OSError as exc:
             self.close(KafkaError(KafkaError._TRANSPORT, f"{self.name}: send failed: {exc}"))
             return
@@ -625,7 +629,7 @@ class BrokerConnection:
         tls = self.settings.ssl_context is not None
         while self.sock is not None:
             try:
-                reader.fill(self.sock)
+                reader.fill(self.sock, self.lock_policy.nogil_bytes)
             except (BlockingIOError, InterruptedError, ssl.SSLWantReadError,
                     ssl.SSLWantWriteError):
                 break

@@ -12,7 +12,8 @@ are gathered into records of up to 64 KiB.
 
 On plain sockets both directions use ``kafka_fast._native._sockio``, whose non-blocking calls
 keep the interpreter lock: the I/O thread does not wait a switch interval to get it back after
-every system call while an application thread is busy.
+every system call while an application thread is busy. ``fill`` and ``flush`` take the size
+from which a call runs without the lock instead (``kafka_fast.net.lock_policy``).
 """
 
 from __future__ import annotations
@@ -135,27 +136,29 @@ class FrameReader:
         self._big_filled = 0
         self._big_size = 0
 
-    def fill(self, sock: socket.socket) -> int:
+    def fill(self, sock: socket.socket, nogil_bytes: int = -1) -> int:
         """One receive; returns the bytes read. Raises ``BlockingIOError``/``ssl``
-        want-errors when nothing is available and ``ConnectionClosed`` at end of stream."""
+        want-errors when nothing is available and ``ConnectionClosed`` at end of stream.
+        A receive into a range of at least ``nogil_bytes`` (if >= 0) runs without the
+        interpreter lock."""
         if self._big is not None:
-            n = self._receive(sock, self._big, self._big_filled, self._big_size)
+            n = self._receive(sock, self._big, self._big_filled, self._big_size, nogil_bytes)
             self._big_filled += n
             return n
         if self._start == self._end:
             self._start = self._end = 0
         elif self._end == len(self._buf):
             self._compact()
-        n = self._receive(sock, self._buf, self._end, len(self._buf))
+        n = self._receive(sock, self._buf, self._end, len(self._buf), nogil_bytes)
         self._end += n
         return n
 
     @staticmethod
-    def _receive(sock: socket.socket, buf, start: int, end: int) -> int:
+    def _receive(sock: socket.socket, buf, start: int, end: int, nogil_bytes: int) -> int:
         if isinstance(sock, ssl.SSLSocket):
             n = sock.recv_into(memoryview(buf)[start:end])
         else:
-            n = _recv_into(sock, buf, start, end)
+            n = _recv_into(sock, buf, start, end, nogil_bytes)
             if n < 0:
                 raise BlockingIOError
         if not n:
@@ -259,13 +262,14 @@ class FrameWriter:
             if self._queued == self._sent:
                 self._run_marks()
 
-    def flush(self, sock: socket.socket) -> bool:
-        """Send as much as the socket takes; True once nothing is left queued."""
+    def flush(self, sock: socket.socket, nogil_bytes: int = -1) -> bool:
+        """Send as much as the socket takes; True once nothing is left queued. A ``sendmsg``
+        of at least ``nogil_bytes`` (if >= 0) runs without the interpreter lock."""
         chunks = self._chunks
         if isinstance(sock, ssl.SSLSocket):
             return self._flush_tls(sock)
         while chunks:
-            n = _send_chunks(sock, chunks)
+            n = _send_chunks(sock, chunks, nogil_bytes)
             if n < 0:
                 return False
             self._consume(n)

@@ -149,11 +149,16 @@ class BatchProducer:
         self.lock = threading.Lock()
 
     def encoder_pool(self) -> ThreadPoolExecutor:
-        """The worker threads that encode array columns (started on first use)."""
-        if self.encoder is None:
-            self.encoder = ThreadPoolExecutor(ENCODE_THREADS,
-                                              thread_name_prefix="kafka_fast-encode")
-        return self.encoder
+        """The worker threads that encode array columns (started on first use; one pool
+        however many application threads call ``produce_batch`` at once)."""
+        encoder = self.encoder
+        if encoder is None:
+            with self.lock:
+                if self.encoder is None:
+                    self.encoder = ThreadPoolExecutor(ENCODE_THREADS,
+                                                      thread_name_prefix="kafka_fast-encode")
+                encoder = self.encoder
+        return encoder
 
     def produce_columns(self, topic: str, values: Any, keys: Any, partition: int,
                         timestamps: Any, headers: Any, cb: Any) -> int:

@@ -249,9 +249,11 @@ class Producer(ProduceRouter):
             return produce_dicts(self.produce, topic, values, as_partition(partition), cb)
         if self._txn is not None:
             self._txn.check_produce()
-        return self._bulk.produce_columns(as_topic(topic), values, keys,
-                                          as_partition(partition), timestamps, headers,
-                                          cb if cb is not None else self._default_cb)
+        # The I/O thread's large socket calls run without the interpreter lock meanwhile.
+        with self._client.lock_policy.bulk():
+            return self._bulk.produce_columns(as_topic(topic), values, keys,
+                                              as_partition(partition), timestamps, headers,
+                                              cb if cb is not None else self._default_cb)
 
     # -- delivery reports --------------------------------------------------------------------
     def poll(self, timeout: float | None = -1) -> int:

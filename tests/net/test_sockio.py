@@ -124,3 +124,52 @@ def test_compiled_calls_keep_the_interpreter_lock(pair):
 
     elapsed = seconds_beside_a_busy_thread(round_trip, 5)
     assert elapsed < 0.9, f"10 calls took {elapsed:.1f}s: the interpreter lock was given up"
+
+
+def test_large_calls_give_the_lock_up_when_asked(sockio, pair):
+    """With ``nogil_bytes``, a send of at least that many bytes and a receive into a range
+    that large run without the interpreter lock (``released_calls`` counts them); smaller
+    calls keep it. The bytes arrive intact either way."""
+    a, b = pair
+    block = bytes(range(256)) * 64  # 16 KiB
+    received = bytearray(len(block))
+    before = sockio.released_calls()
+    assert sockio.send_chunks(a, [block[:8192], block[8192:]], len(block)) == len(block)
+    assert sockio.released_calls() == before + 1
+    got = 0
+    while got < len(block):  # each receive asks for the rest: at least nogil_bytes
+        n = sockio.recv_into(b, received, got, len(block), len(block) - got)
+        assert n > 0
+        got += n
+    assert received == block
+    released = sockio.released_calls()
+    assert released >= before + 2
+    assert sockio.send_chunks(a, [block], len(block) + 1) == len(block)
+    got = 0
+    while got < len(block):
+        got += sockio.recv_into(b, received, got, len(block), len(block) + 1)
+    assert sockio.send_chunks(a, [block]) == len(block)  # no nogil_bytes: keep the lock
+    assert sockio.released_calls() == released
+    assert _drain(b) == block
+
+
+@pytest.mark.skipif(FORCED_PURE, reason="the compiled module is not used in pure mode")
+def test_small_calls_keep_the_lock_when_asked_for_large_ones(pair):
+    """Calls below ``nogil_bytes`` keep the lock: beside a busy thread, five round trips
+    stay far below one wait for it (tests/harness/gil.py)."""
+    from harness.gil import seconds_beside_a_busy_thread
+
+    from kafka_fast._native import _sockio
+
+    a, b = pair
+    block = b"\x33" * 4096
+    received = bytearray(len(block))
+
+    def small() -> None:
+        assert _sockio.send_chunks(a, [block], len(block) + 1) == len(block)
+        got = 0
+        while got < len(block):
+            got += _sockio.recv_into(b, received, got, len(block), len(block) + 1)
+
+    assert seconds_beside_a_busy_thread(small, 5) < 0.9
+    assert received == block

@@ -316,3 +316,85 @@ def test_the_producer_lets_go_of_the_columns_once_reports_are_served(broker):
         assert [ref() for ref in gone] == [None, None]
         assert p._bulk.unacked() == 0
     assert reported == [None] * n
+
+
+def test_two_threads_share_one_producer(broker):
+    """Two application threads call produce_batch on one producer at once (one encoder pool,
+    Produce requests large enough to be written without the interpreter lock): every record
+    arrives once, each thread's records in its order within each partition, and the bulk
+    calls are no longer marked once they returned."""
+    topic = unique_topic("pb-2threads")
+    create_topic(broker, topic, 3)
+    n = 20_000  # per thread
+    conf = broker.client_config({"batch.num.messages": 1000, "batch.size": 200_000})
+    errors: list[BaseException] = []
+    with Producer(conf) as p:
+        def produce(thread: int) -> None:
+            try:
+                rows = _indexed_rows(n, 120)
+                rows[:, 0] = ord("a") + thread  # the thread's letter, then 8 index digits
+                keys = rows[:, 5:9].copy()
+                for start in range(0, n, 5_000):
+                    assert p.produce_batch(topic, rows[start:start + 5_000],
+                                           keys=keys[start:start + 5_000]) == 5_000
+            except BaseException as exc:  # reported by the main thread
+                errors.append(exc)
+
+        threads = [threading.Thread(target=produce, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        assert p.flush(60) == 0
+        assert p._client.lock_policy.bulk_calls == 0
+    got = read_confluent(broker, topic, 3, 2 * n, timeout=60)
+    assert len(got) == 2 * n
+    for records in _by_partition(got).values():
+        for letter in b"ab":
+            idx = [int(g.value[1:9]) for g in records if g.value[0] == letter]
+            assert idx == sorted(idx)
+    assert sorted(g.value[:9] for g in got) == sorted(
+        bytes([letter]) + b"%08d" % i for letter in b"ab" for i in range(n))
+    assert all(len(g.value) == 120 and g.value[9:] == b"x" * 111 for g in got)
+
+
+def test_socket_calls_give_the_lock_up_only_during_bulk_calls(broker):
+    """produce() leaves the interpreter lock with the I/O thread's socket calls; while
+    produce_batch and consume_batch run, calls of 64 KiB or more give it up (counted by the
+    socket module). The records read back exactly."""
+    from kafka_fast import OFFSET_BEGINNING, Consumer, TopicPartition
+    from kafka_fast._impl import load
+
+    sockio, _ = load("_sockio", "sockio")  # the module the connections use
+    topic = unique_topic("pb-lock")
+    create_topic(broker, topic, 1)
+    n = 2_400
+    rows = _indexed_rows(n, 1000)
+    # room for 500 records: produce_batch waits inside the call for acknowledgements, so its
+    # requests (250 KB batches) are written while it runs
+    conf = broker.client_config({"linger.ms": 20, "queue.buffering.max.messages": 500,
+                                 "batch.num.messages": 250})
+    with Producer(conf) as p:
+        before = sockio.released_calls()
+        for i in range(400):
+            p.produce(topic, bytes(rows[i]), partition=0)
+        assert p.flush(30) == 0
+        assert sockio.released_calls() == before, "produce() gave the lock up"
+        assert p.produce_batch(topic, rows[400:], partition=0) == n - 400
+        assert sockio.released_calls() > before, "produce_batch kept the lock"
+        assert p.flush(30) == 0
+    c = Consumer(broker.client_config({"group.id": unique_topic("g"),
+                                       "fetch.wait.max.ms": 100}))
+    try:
+        c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        before = sockio.released_calls()
+        values: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while len(values) < n and time.monotonic() < deadline:
+            view = c.consume_batch(100_000, 0.5)
+            values.extend(view.values[i] for i in range(len(view)))
+        assert sockio.released_calls() > before, "consume_batch kept the lock"
+    finally:
+        c.close()
+    assert values == [bytes(r) for r in rows]
