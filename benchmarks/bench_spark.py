@@ -59,6 +59,7 @@ Wall time is measured around the Spark action; the table shows the median rows/s
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import shutil
 import statistics
@@ -90,6 +91,7 @@ from pyspark.sql.datasource import (  # noqa: E402
     WriterCommitMessage,
 )
 
+import kafka_fast  # noqa: E402
 from kafka_fast.bench import store  # noqa: E402
 from kafka_fast.bench.result import proc_stat  # noqa: E402
 from kafka_fast.spark import (  # noqa: E402
@@ -218,6 +220,9 @@ def drain_batches(batches):
 
 def spark_session() -> SparkSession:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # Spark's Python workers import kafka_fast from the source tree: give them the bytecode an
+    # installed package has, also where PYTHONDONTWRITEBYTECODE is set.
+    compileall.compile_dir(str(Path(kafka_fast.__file__).parent), quiet=1)
     spark = (SparkSession.builder.master("local[2]").appName("bench_spark")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .config("spark.driver.memory", "3g").config("spark.sql.shuffle.partitions", "2")
