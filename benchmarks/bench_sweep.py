@@ -5,7 +5,8 @@ one Apache Kafka node.
 Dimensions (``--dimension``, default all):
 
 - ``partitions``: 1, 10, 100, 1,000, 10,000;
-- ``size``: values of 10 B, 100 B, 1 KB, 10 KB, 1 MB;
+- ``size``: values of 10 B, 100 B, 1 KB, 10 KB and 999,000 B (a 1 MB record under both
+  clients' default ``message.max.bytes`` of 1,000,000 with its key);
 - ``brokers``: 1 and 3 Apache Kafka nodes (topics replicated 3 times on 3);
 - ``acks``: 1 and all;
 - ``codec``: none, gzip, snappy, lz4, zstd.
@@ -58,7 +59,7 @@ from kafka_fast.bench.runner import BenchConfig, format_table, run_all  # noqa: 
 #: the values of each dimension, in chart order
 DIMENSIONS: dict[str, tuple[Any, ...]] = {
     "partitions": (1, 10, 100, 1_000, 10_000),
-    "size": (10, 100, 1_000, 10_000, 1_000_000),
+    "size": (10, 100, 1_000, 10_000, 999_000),
     "brokers": (1, 3),
     "acks": ("1", "all"),
     "codec": ("none", "gzip", "snappy", "lz4", "zstd"),
@@ -290,13 +291,20 @@ def main() -> int:
     share = CpuShare()
     sweep_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
     started, planned_done = time.monotonic(), 0.0
+    failed: list[str] = []
     for nodes in sorted({p.settings["brokers"] for p in points}):
         with broker_of(nodes, args) as given, tracked(given) as (broker, made):
             for p in (p for p in points if p.settings["brokers"] == nodes):
                 index = points.index(p) + 1
                 print(f"\n[{index}/{len(points)}] {p.label} on {broker.name}: "
                       f"{p.records:,} records of {p.settings['size']:,} bytes", flush=True)
-                line = run_point(p, broker, made, args, share, sweep_id)
+                try:
+                    line = run_point(p, broker, made, args, share, sweep_id)
+                except Exception as exc:  # one failed point does not end the sweep
+                    print(f"[{index}/{len(points)}] FAILED, nothing stored: {exc}",
+                          file=sys.stderr, flush=True)
+                    failed.append(p.label)
+                    continue
                 planned_done += p.estimate_s()
                 spent = time.monotonic() - started
                 left = sum(q.estimate_s() for q in points[index:]) * spent / planned_done
@@ -306,8 +314,9 @@ def main() -> int:
                 if not args.no_store:
                     store.append(Path(args.results), line)
     print(f"\nsweep {sweep_id}: {len(points)} points in "
-          f"{_minutes(time.monotonic() - started)}", flush=True)
-    return 0
+          f"{_minutes(time.monotonic() - started)}"
+          + (f"; failed: {', '.join(failed)}" if failed else ""), flush=True)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
