@@ -110,8 +110,11 @@ class Point:
 
 def records_for(size: int, megabytes: float, least: int, most: int) -> int:
     """Records per point: ``megabytes`` of records of ``size``-byte values and 10-byte keys,
-    kept between ``least`` and ``most``."""
-    return max(least, min(most, int(megabytes * 1e6) // (size + KEY_BYTES)))
+    kept between ``least`` and ``most``; from 5,000 on rounded to a multiple of 10,000, so
+    that confluent-kafka's ``consume(10000, 1.0)`` never waits out its timeout for a last
+    short batch."""
+    n = max(least, min(most, int(megabytes * 1e6) // (size + KEY_BYTES)))
+    return max(10_000, round(n / 10_000) * 10_000) if n >= 5_000 else n
 
 
 def plan(dimensions: list[str], megabytes: float, least: int, most: int,
@@ -136,14 +139,26 @@ def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
+#: a point is labelled as from a loaded machine when processes other than the benchmark's used
+#: more than this share of the CPUs (the Spark benchmark's threshold)
+LOADED_SHARE = 0.15
+
+
+def machine_cpu() -> float:
+    """Busy CPU seconds of the whole machine since boot (/proc/stat's user, nice, system, irq
+    and softirq), as the Spark benchmark counts them. (Not imported from it: Spark's modules
+    would swell this process, and a case process reports at least its parent's peak RSS.)"""
+    with open("/proc/stat", encoding="ascii") as fh:
+        fields = [int(x) for x in fh.readline().split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq = (fields + [0] * 7)[:7]
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
 class CpuShare:
     """The share of the machine's CPU used by processes other than this one and its
     descendants (the broker, the case processes) between ``start()`` and ``stop()``."""
 
-    def __init__(self) -> None:
-        from benchmarks.bench_spark import LOADED_SHARE, machine_cpu
-
-        self.machine_cpu, self.loaded_share = machine_cpu, LOADED_SHARE
+    loaded_share = LOADED_SHARE
 
     @staticmethod
     def ours() -> float:
@@ -167,11 +182,11 @@ class CpuShare:
         return total + sum(cpu[pid] for pid in mine if pid != os.getpid())
 
     def start(self) -> None:
-        self.t0, self.busy0, self.ours0 = time.monotonic(), self.machine_cpu(), self.ours()
+        self.t0, self.busy0, self.ours0 = time.monotonic(), machine_cpu(), self.ours()
 
     def stop(self) -> float:
         wall = time.monotonic() - self.t0
-        other = (self.machine_cpu() - self.busy0) - (self.ours() - self.ours0)
+        other = (machine_cpu() - self.busy0) - (self.ours() - self.ours0)
         return max(0.0, other) / (wall * (os.cpu_count() or 1)) if wall > 0 else 0.0
 
 

@@ -68,8 +68,9 @@ def test_the_plan_runs_the_base_point_once_and_scales_records_by_size():
     base = points[1]
     assert base.settings == BASE and base.dimensions == ["size", "acks", "codec", "brokers"]
     assert base.consume and not points[5].consume  # only the size and partition points read
-    assert [p.records for p in points[:5]] == [1_000_000, 909_090, 99_009, 9_990, 100]
+    assert [p.records for p in points[:5]] == [1_000_000, 910_000, 100_000, 10_000, 100]
     assert records_for(999_000, 100, 100, 1_000_000) == 100
+    assert records_for(100, 0.5, 100, 1_000_000) == 4_545  # under 5,000: not rounded
     assert base.cases() == ["kafka_fast.produce_batch", "kafka_fast.produce",
                             "confluent.produce", "kafka_fast.consume_batch",
                             "confluent.consume"]
