@@ -316,6 +316,8 @@ def plot_sweep(dimension: str, points: list[tuple[Any, dict[str, Any]]], path: P
         ax.set_ylabel(ylabel, fontsize=9)
         if log:
             ax.set_yscale("log")
+        else:
+            ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(5, len(labels)) or 1,
