@@ -204,10 +204,31 @@ def tracked(broker: Broker) -> Iterator[tuple[Broker, list[str]]]:
         create = admin_create_topic(broker.bootstrap)
 
     def creating(name: str, partitions: int) -> None:
-        create(name, partitions)
+        create(name, min(partitions, PARTITIONS_PER_REQUEST))
         made.append(name)
+        if partitions > PARTITIONS_PER_REQUEST:
+            grow(broker.bootstrap, name, partitions)
 
     yield Broker(broker.bootstrap, broker.pid, creating, broker.name), made
+
+
+#: Apache Kafka's controller refuses to make more than 10,000 records in one operation (a
+#: topic of 10,000 partitions is 10,001): larger topics are made in steps of this many
+PARTITIONS_PER_REQUEST = 5_000
+
+
+def grow(bootstrap: str, topic: str, partitions: int) -> None:
+    """Add partitions to ``topic`` until it has ``partitions``, at most
+    :data:`PARTITIONS_PER_REQUEST` per request."""
+    from kafka_fast.admin import AdminClient, NewPartitions
+
+    with AdminClient({"bootstrap.servers": bootstrap}) as admin:
+        total = PARTITIONS_PER_REQUEST
+        while total < partitions:
+            total = min(partitions, total + PARTITIONS_PER_REQUEST)
+            for fut in admin.create_partitions([NewPartitions(topic, total)],
+                                               operation_timeout=60).values():
+                fut.result(120)
 
 
 def delete_topics(bootstrap: str, names: list[str]) -> None:
@@ -268,6 +289,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dimension", action="append", choices=list(DIMENSIONS),
                     help="a dimension to run (repeatable; default: all)")
+    ap.add_argument("--values", help="comma-separated: only these values of the dimensions "
+                                     "(e.g. --dimension partitions --values 1000,10000)")
     ap.add_argument("--broker", choices=("kafka", "tansu"), default="kafka",
                     help="the single node (the 3-node points are always Apache Kafka)")
     ap.add_argument("--bootstrap", help="an existing single-node broker instead of --broker")
@@ -287,6 +310,10 @@ def main() -> int:
     args = ap.parse_args()
     points = plan(args.dimension or list(DIMENSIONS), args.megabytes, args.min_records,
                   args.max_records, args.consume_all)
+    if args.values:
+        wanted = set(args.values.split(","))
+        points = [p for p in points
+                  if any(str(p.settings[d]) in wanted for d in p.dimensions)]
     if args.broker == "tansu" or args.bootstrap:
         # a 3-node point beside a different single node would compare two brokers
         dropped = [p for p in points if p.settings["brokers"] != 1]
