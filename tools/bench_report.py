@@ -212,11 +212,15 @@ SWEEP_VALUE = {"partitions": "partitions", "size": "value bytes", "brokers": "no
                "acks": "acks", "codec": "codec"}
 
 
-def _sweep_order(dimension: str, value: Any) -> tuple[int, Any]:
+def _sweep_order(dimension: str, value: Any) -> tuple[float, str]:
+    """Numbers by size (the base point's 6 partitions between 1 and 10); names (acks, codecs)
+    in the sweep's order."""
     from benchmarks.bench_sweep import DIMENSIONS
 
+    if isinstance(value, int | float):
+        return (value, "")
     values = DIMENSIONS.get(dimension, ())
-    return (values.index(value), 0) if value in values else (len(values), str(value))
+    return (values.index(value), "") if value in values else (len(values), str(value))
 
 
 def sweep_points(runs: list[dict[str, Any]], filters: dict[str, str]

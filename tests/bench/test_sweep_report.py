@@ -78,6 +78,7 @@ def test_the_plan_runs_the_base_point_once_and_scales_records_by_size():
 
 def test_a_sweep_block_shows_every_point_of_its_dimension(tmp_path):
     _store(tmp_path, [
+        _line(1000, "2026-11-27T06:00:00+00:00", dimension="codec", codec="zstd"),  # off
         _line(100, "2026-11-27T06:00:00+00:00"),
         _line(1000, "2026-11-27T06:10:00+00:00", wall=0.02),
         _line(1000, "2026-11-27T06:20:00+00:00", state="loaded", wall=0.04),  # quiet kept
@@ -113,6 +114,15 @@ def test_a_sweep_block_shows_every_point_of_its_dimension(tmp_path):
     codec = bench_report.update("<!-- bench: sweep dimension=codec -->\n<!-- /bench -->",
                                 tmp_path)
     assert "| none | produce | kafka_fast produce_batch | 1,000 | 100,000 |" in codec
+    # codecs in the sweep's order, not the alphabet's
+    (tmp_path / "codecs").mkdir()
+    _store(tmp_path / "codecs", [
+        _line(100, f"2026-11-27T07:0{i}:00+00:00", dimension="codec", codec=codec)
+        for i, codec in enumerate(("zstd", "gzip"))])
+    shown = bench_report.update("<!-- bench: sweep dimension=codec -->\n<!-- /bench -->",
+                                tmp_path / "codecs")
+    assert [line.split("|")[1].strip() for line in shown.splitlines()
+            if line.startswith("| ") and "produce_batch" in line] == ["gzip", "zstd"]
     empty = bench_report.update("<!-- bench: sweep dimension=codec broker=Tansu -->\n"
                                 "<!-- /bench -->", tmp_path)
     assert "No stored sweep line matches yet: `make bench-sweep`" in empty
