@@ -19,7 +19,7 @@ PURE_IGNORE ?= --ignore=tests/core/test_records_fuzz.py --ignore=tests/consumer/
 	--ignore=tests/consumer/test_kip848.py --ignore=tests/consumer/test_coordinator_latency.py \
 	--ignore=tests/consumer/test_ownership.py
 
-.PHONY: demo test test-core test-pure bench bench-spark build install system-deps kerberos kafka-jars gen compat-table \
+.PHONY: demo test test-core test-pure bench bench-spark bench-sweep build install system-deps kerberos kafka-jars gen compat-table \
 	check-generated lint clean sanitize fuzz fuzz-seeds soak wheel
 
 $(PY):
@@ -142,6 +142,15 @@ bench: build
 	$(PY) benchmarks/bench_records.py
 	$(VENV)/bin/kafka-fast bench $(if $(BOOTSTRAP),--bootstrap $(BOOTSTRAP)) \
 		--records $(RECORDS) --compression none,lz4,zstd --against confluent,aiokafka,kafka-python
+
+# How cost grows: kafka_fast beside confluent-kafka along partitions, value size, nodes, acks
+# and codec (benchmarks/bench_sweep.py, ~10-15 min quiet; SWEEP_ARGS="--dimension size" runs
+# one dimension). Appends docs/bench/results/sweep.jsonl, redraws docs/bench/sweep-*.png and
+# docs/benchmarks.md's sweep tables.
+SWEEP_ARGS ?=
+bench-sweep: build kafka-jars
+	$(PY) benchmarks/bench_sweep.py $(SWEEP_ARGS)
+	$(PY) tools/bench_report.py
 
 # Spark: format("kafka") (spark-sql-kafka-0-10, tuned in the same run) against
 # format("kafka_fast") on one Apache Kafka broker: batch write, batch read, streaming at a

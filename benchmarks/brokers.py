@@ -46,16 +46,16 @@ def mock_cluster() -> Iterator[Broker]:
 
 
 @contextmanager
-def apache_kafka(nodes: int = 1) -> Iterator[Broker]:
+def apache_kafka(nodes: int = 1, settings: dict[str, str] | None = None) -> Iterator[Broker]:
     """Apache Kafka (KRaft, PLAINTEXT) started as the test harness starts it
     (tests/harness/apache_kafka.py: 512 MB heap per node, serial GC, jars from
-    tools/fetch_kafka.sh). With 3 nodes topics are replicated 3 times
-    (min.insync.replicas=2) and the broker CPU column counts node 1 only."""
+    tools/fetch_kafka.sh), with server ``settings`` on top. With 3 nodes topics are
+    replicated 3 times (min.insync.replicas=2) and the broker CPU column counts node 1 only."""
     _harness()
     from harness.apache_kafka import kafka_version, start_apache_kafka
 
     with tempfile.TemporaryDirectory(prefix="kafka-fast-bench-") as workdir:
-        cluster = start_apache_kafka(Path(workdir), brokers=nodes)
+        cluster = start_apache_kafka(Path(workdir), brokers=nodes, settings=settings)
         create = None
         if nodes > 1:
             def create(name: str, partitions: int) -> None:

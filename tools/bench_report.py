@@ -15,7 +15,10 @@ runs that included the cases A and B; ``clean_median_of=N`` only runs of a clean
 least N repeats per case; ``rows=A,B`` keeps only the paths starting with A or B. A
 ``scaling
 sweep=size|partitions|producers`` block shows the newest run of every point of that sweep
-(``benchmarks/bench_scaling.py``); a ``goals`` block checks the goals of :data:`GOALS` on the
+(``benchmarks/bench_scaling.py``); a ``sweep dimension=D`` block (``benchmarks/bench_sweep.py``)
+the chart ``docs/bench/sweep-D.png`` (``chart=NAME`` names another) and the table of the newest
+line of every point of dimension D, a quiet machine's before a loaded one's, and the charts are
+redrawn from the same lines whenever the blocks are rewritten; a ``goals`` block checks the goals of :data:`GOALS` on the
 newest runs of :data:`GOAL_RUNS` and the floor of ``benchmarks/bench_floor.py``. ``--check`` only reports blocks that differ (exit 1).
 ``--plot FILE`` also draws the newest produce and consume runs matching ``--plot-filter``.
 
@@ -204,6 +207,154 @@ def render_goals(results_dir: Path) -> str:
     return "\n".join(lines) + "\n\nRuns: " + "; ".join(captions) + ".\n"
 
 
+#: the table heading of each sweep dimension's value
+SWEEP_VALUE = {"partitions": "partitions", "size": "value bytes", "brokers": "nodes",
+               "acks": "acks", "codec": "codec"}
+
+
+def _sweep_order(dimension: str, value: Any) -> tuple[float, str]:
+    """Numbers by size (the base point's 6 partitions between 1 and 10); names (acks, codecs)
+    in the sweep's order."""
+    from benchmarks.bench_sweep import DIMENSIONS
+
+    if isinstance(value, int | float):
+        return (value, "")
+    values = DIMENSIONS.get(dimension, ())
+    return (values.index(value), "") if value in values else (len(values), str(value))
+
+
+def sweep_points(runs: list[dict[str, Any]], filters: dict[str, str]
+                 ) -> tuple[str, list[tuple[Any, dict[str, Any]]]]:
+    """(dimension, [(value, stored line)]) of a ``sweep`` block: for every value of the
+    dimension, the newest line from a quiet machine, else the newest from a loaded one, among
+    the lines whose other settings are the base's and that match the other filters."""
+    rest = {k: v for k, v in filters.items() if k not in ("dimension", "chart")}
+    dimension = filters.get("dimension", "")
+    if dimension not in SWEEP_VALUE:
+        raise ValueError(f"a sweep block names dimension= one of {', '.join(SWEEP_VALUE)}")
+    found: dict[Any, list[dict[str, Any]]] = {}
+    for run in runs:
+        point, base = run["settings"]["point"], run["settings"]["base"]
+        if all(point[k] == base[k] for k in point if k != dimension) and _matches(run, rest):
+            found.setdefault(point[dimension], []).append(run)
+    chosen = []
+    for value, lines in found.items():
+        quiet = [r for r in lines if r["settings"].get("machine_state") == "quiet"]
+        chosen.append((value, max(quiet or lines, key=lambda r: r["time"])))
+    return dimension, sorted(chosen, key=lambda vr: _sweep_order(dimension, vr[0]))
+
+
+def render_sweep(runs: list[dict[str, Any]], filters: dict[str, str]) -> str:
+    """The chart link, the table and the caption of a ``sweep`` block."""
+    dimension, points = sweep_points(runs, filters)
+    if not points:
+        return ("No stored sweep line matches yet: `make bench-sweep` runs the sweep "
+                "(docs/bench/results/sweep.jsonl).\n")
+    chart = filters.get("chart", f"sweep-{dimension}.png")
+    lines = [f"![CPU per record, rate and peak memory against {SWEEP_VALUE[dimension]}]"
+             f"(bench/{chart})", "",
+             f"| {SWEEP_VALUE[dimension]} | direction | client / path | records | records/s | "
+             "MB/s | CPU s/M | x CPU | client peak RSS MB |",
+             "|---:|---|---|---:|---:|---:|---:|---:|---:|"]
+    for value, run in points:
+        results = results_of(run)
+        rel = ratios(results)
+        shown = f"{value:,}" if isinstance(value, int) else str(value)
+        for i, r in enumerate(results):
+            cpu = f"{rel[i][1]:.2f}" if i in rel else ""
+            lines.append(f"| {shown} | {r.direction} | {r.label} | {r.records:,} | "
+                         f"{r.records_per_s:,.0f} | {r.mb_per_s:.1f} | {r.cpu_per_million:.2f}"
+                         f" | {cpu} | {r.max_rss_mb:.0f} |"
+                         + (f" ERROR: {r.error} |" if r.error else ""))
+    runs_shown = [run for _, run in points]
+    newest_run = max(runs_shown, key=lambda run: run["time"])
+    m, base = newest_run["machine"], newest_run["settings"]["base"]
+    loaded = [f"{v}" for v, run in points if run["settings"].get("machine_state") == "loaded"]
+    others = ", ".join(f"{k} {v}" for k, v in base.items() if k != dimension)
+    return ("\n".join(lines)
+            + f"\n\nLines of {min(r['time'] for r in runs_shown)[:10]} to "
+            f"{newest_run['time'][:10]}, newest at commit `{newest_run['commit'] or 'unknown'}`,"
+            f" on {newest_run['broker']}; everything else as the base point ({others}; "
+            f"{newest_run['settings']['key_bytes']}-byte keys), one fresh process per case, "
+            f"median of {newest_run['settings']['repeat']}; x CPU is CPU per record relative to "
+            "confluent-kafka's produce() / consume(10000) at the same point; "
+            f"{m['cpus']} CPUs ({m['cpu']}), Python {m['python']}"
+            + (f". **Loaded machine** at {', '.join(loaded)}: other processes used over 15% "
+               "of the CPUs" if loaded else "") + ".\n")
+
+
+#: line colour of each (client, direction) in the sweep charts
+SWEEP_COLORS = {("kafka_fast", "produce"): "#d62728", ("kafka_fast", "consume"): "#ff9896",
+                ("confluent", "produce"): "#1f77b4", ("confluent", "consume"): "#aec7e8"}
+
+
+def plot_sweep(dimension: str, points: list[tuple[Any, dict[str, Any]]], path: Path) -> None:
+    """Draw CPU per record, records/s and peak RSS against the dimension's values: one line
+    per client path, kafka_fast in reds and confluent-kafka in blues (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series: dict[tuple[str, str, str], dict[int, Result]] = {}
+    for x, (_, run) in enumerate(points):
+        for r in results_of(run):
+            if not r.error:
+                series.setdefault((r.client, r.direction, r.path), {})[x] = r
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
+    for ax, get, ylabel, log in (
+            (axes[0], lambda r: r.cpu_per_million,
+             "client CPU s per million records (lower is better)", True),
+            (axes[1], lambda r: r.records_per_s, "records per second (higher is better)", True),
+            (axes[2], lambda r: r.max_rss_mb, "client peak RSS, MB", False)):
+        for (client, direction, label), by_x in series.items():
+            xs = sorted(by_x)
+            solid = label.startswith(("produce_batch", "consume_batch"))
+            ax.plot(xs, [get(by_x[x]) for x in xs], marker="o",
+                    linestyle="-" if solid or client != "kafka_fast" else "--",
+                    color=SWEEP_COLORS.get((client, direction), "#9467bd"),
+                    label=f"{direction}: {client} {label}")
+        ax.set_xticks(range(len(points)), [f"{v:,}" if isinstance(v, int) else str(v)
+                                           for v, _ in points])
+        ax.set_xlabel(SWEEP_VALUE[dimension])
+        ax.set_ylabel(ylabel, fontsize=9)
+        if log:
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(5, len(labels)) or 1,
+               frameon=False, fontsize=9)
+    newest_run = max((run for _, run in points), key=lambda run: run["time"])
+    loaded = any(run["settings"].get("machine_state") == "loaded" for _, run in points)
+    fig.suptitle(f"{SWEEP_VALUE[dimension]}: kafka_fast and confluent-kafka on "
+                 f"{newest_run['broker']}, commit {newest_run['commit'] or 'unknown'}"
+                 + (" (loaded machine)" if loaded else ""), fontsize=10)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def sweep_charts(texts: list[str], results_dir: Path, out_dir: Path) -> list[Path]:
+    """Draw the chart of every ``sweep`` block in ``texts`` that has stored lines."""
+    path = results_dir / "sweep.jsonl"
+    runs = store.load(path) if path.exists() else []
+    drawn = []
+    for text in texts:
+        for match in BLOCK.finditer(text):
+            words = match.group(2).split()
+            if words[:1] != ["sweep"]:
+                continue
+            filters = dict(w.split("=", 1) for w in words[1:])
+            dimension, points = sweep_points(runs, filters)
+            if points:
+                chart = out_dir / filters.get("chart", f"sweep-{dimension}.png")
+                plot_sweep(dimension, points, chart)
+                drawn.append(chart)
+    return drawn
+
+
 def render(spec: str, results_dir: Path) -> str:
     """The generated text of one block."""
     words = spec.split()
@@ -215,6 +366,8 @@ def render(spec: str, results_dir: Path) -> str:
         return render_scaling(store.load(path) if path.exists() else [], filters)
     if bench == "goals":
         return render_goals(results_dir)
+    if bench == "sweep":
+        return render_sweep(store.load(path) if path.exists() else [], filters)
     rows = filters.pop("rows", None)  # only paths starting with one of these, e.g. AIOProducer
     run = newest(store.load(path), filters) if path.exists() else None
     if run is None:
@@ -262,10 +415,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot-filter", default="", help="key=value words for the plotted runs")
     args = ap.parse_args(argv)
     stale = []
+    texts = []
     for path in files():
         text = path.read_text(encoding="utf-8")
         if "<!-- bench:" not in text:
             continue
+        texts.append(text)
         new = update(text, args.results)
         if new != text:
             stale.append(path)
@@ -276,6 +431,9 @@ def main(argv: list[str] | None = None) -> int:
         stale.append(SETTINGS_DOC)
         if not args.check:
             SETTINGS_DOC.write_text(want, encoding="utf-8")
+    if not args.check:
+        for chart in sweep_charts(texts, args.results, ROOT / "docs" / "bench"):
+            print(f"drew: {chart.relative_to(ROOT)}", file=sys.stderr)
     if args.plot:
         filters = dict(w.split("=", 1) for w in args.plot_filter.split())
         shown: list[Result] = []
