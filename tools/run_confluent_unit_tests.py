@@ -63,16 +63,15 @@ KNOWN = [
      "client is built; kafka_fast calls it on the first SASL/OAUTHBEARER login"),
     ("test_ShareConsumer_callbacks.py::test_mixed_callbacks*", "expects oauth_cb to be called while "
      "the client is built; kafka_fast calls it on the first SASL/OAUTHBEARER login"),
+    ("test_oauth_cb.py::test_oauth_cb*", "expects oauth_cb to be called while the client is "
+     "built; kafka_fast calls it on the first SASL/OAUTHBEARER login"),
+    ("test_threads.py::test_thread_safety", "a record that fails with neither on_delivery nor "
+     "error_cb is raised by kafka_fast's flush() (confluent-kafka drops the failure); the test "
+     "expects only its callback's exception"),
 ]
 
 # Reasons matched on the failure message (a substring), for failures of any file.
 KNOWN_MESSAGES = [
-    ('"bootstrap.servers" is required', "kafka_fast refuses a client without bootstrap.servers "
-     "(librdkafka builds one that cannot connect)"),
-    ('Invalid value None for configuration property "bootstrap.servers"',
-     "kafka_fast refuses bootstrap.servers=None"),
-    ('must be lower than "session.timeout.ms"', "kafka_fast refuses heartbeat.interval.ms not "
-     "below session.timeout.ms, as the test configures"),
     ("async def functions are not natively supported", "needs pytest-asyncio, not a test "
      "dependency of kafka_fast"),
 ]

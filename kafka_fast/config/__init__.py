@@ -19,8 +19,10 @@ def make_config(conf: Mapping[str, Any] | None, role: str) -> Config:
 
 def client_config(conf: Any, kwargs: Mapping[str, Any], role: str) -> Config:
     """A client constructor's configuration: the ``conf`` dict (or None) updated with its
-    keyword arguments. Anything but a dict raises TypeError, as confluent-kafka's clients do
+    keyword arguments. No configuration at all, or anything but a dict, raises TypeError, as confluent-kafka's clients do
     (a string such as "bootstrap.servers=..." is not read as one)."""
+    if conf is None and not kwargs:
+        raise TypeError("expected configuration dict")  # confluent-kafka's words
     if conf is not None and not isinstance(conf, Mapping):
         raise TypeError(f"expected configuration dict, got {type(conf).__name__}")
     return make_config({**(conf or {}), **kwargs}, role)
