@@ -154,3 +154,17 @@ def test_heartbeat_not_below_session_timeout_is_built_with_a_warning():
     with pytest.warns(UserWarning, match="heartbeat.interval.ms"):
         c = kafka_fast.Consumer(dict(conf))
     c.close()
+
+
+@pytest.mark.parametrize("which", list(CLIENTS))
+def test_default_topic_config_is_applied_after_the_top_level(which):
+    """confluent-kafka's deprecated default.topic.config dict: its message.timeout.ms wins."""
+    ck, _ = CLIENTS[which]
+    p = ck.Producer({"message.timeout.ms": 600000,
+                     "default.topic.config": {"message.timeout.ms": 300}})
+    reports: list = []
+    p.produce("t", b"v", on_delivery=lambda err, msg: reports.append(err.code()))
+    assert p.flush(10) == 0
+    assert reports == [ck.KafkaError._MSG_TIMED_OUT]
+    with pytest.raises(TypeError):
+        kafka_fast.Producer({"default.topic.config": "message.timeout.ms=300"})
