@@ -14,32 +14,41 @@ class Message:
 
     __slots__ = (
         "_topic", "_partition", "_offset", "_key", "_value", "_headers",
-        "_timestamp_type", "_timestamp", "_error", "_latency", "_leader_epoch",
+        "_timestamp_type", "_timestamp", "_error", "_latency", "_leader_epoch", "_delivered",
     )
 
     def __init__(
         self,
-        topic: str | None = None,
+        topic: Any = None,
         partition: int = -1,
         offset: int = -1001,
-        key: bytes | None = None,
-        value: bytes | None = None,
-        headers: list[tuple[str, bytes | None]] | None = None,
+        key: Any = None,
+        value: Any = None,
+        headers: Any = None,
         error: Any = None,
-        timestamp: tuple[int, int] = (TIMESTAMP_NOT_AVAILABLE, 0),
+        timestamp: tuple[int, int] | None = (TIMESTAMP_NOT_AVAILABLE, 0),
         latency: float | None = None,
         leader_epoch: int | None = None,
+        delivery_count: int = -1,
     ) -> None:
+        # confluent-kafka's constructor: any object for the data fields (tests build
+        # messages of placeholders); a negative latency or leader epoch is "none";
+        # delivery_count is a 16-bit count, "none" when not positive.
+        if not -32768 <= delivery_count <= 32767:
+            raise OverflowError(f"delivery_count {delivery_count} does not fit in 16 bits")
         self._topic = topic
         self._partition = partition
         self._offset = offset
         self._key = key
         self._value = value
         self._headers = headers
-        self._timestamp_type, self._timestamp = timestamp
+        self._timestamp_type, self._timestamp = (timestamp if timestamp is not None
+                                                 else (TIMESTAMP_NOT_AVAILABLE, 0))
         self._error = error
-        self._latency = latency
-        self._leader_epoch = leader_epoch
+        self._latency = latency if latency is not None and latency >= 0 else None
+        self._leader_epoch = leader_epoch if leader_epoch is not None and leader_epoch >= 0 \
+            else None
+        self._delivered = delivery_count if delivery_count > 0 else None
 
     def topic(self) -> str | None:
         """The topic name."""
@@ -63,8 +72,8 @@ class Message:
         return self._value
 
     def headers(self) -> list[tuple[str, bytes | None]] | None:
-        """Headers as a list of ``(name, value)`` pairs, or None when there are none."""
-        return self._headers if self._headers else None
+        """Headers as a list of ``(name, value)`` pairs (None for a record without any)."""
+        return self._headers
 
     def timestamp(self) -> tuple[int, int]:
         """``(timestamp_type, timestamp_ms)``."""
@@ -119,7 +128,25 @@ class Message:
 
     def delivery_count(self) -> int | None:
         """How often a share group delivered this record; None outside share groups."""
-        return None
+        return self._delivered
+
+    def __reduce__(self) -> tuple[type, tuple]:
+        """Pickled as confluent-kafka pickles it: the base class and its constructor's
+        arguments (-1, -1001, -1.0 standing for "none")."""
+        latency, epoch, count = self.latency(), self.leader_epoch(), self.delivery_count()
+        partition, offset = self.partition(), self.offset()
+        return (Message, (self._topic, -1 if partition is None else partition,
+                          -1001 if offset is None else offset, self._key, self._value,
+                          self._headers, self._error, self.timestamp(),
+                          -1.0 if latency is None else latency, -1 if epoch is None else epoch,
+                          -1 if count is None else count))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Message):
+            return NotImplemented
+        return self.__reduce__()[1] == other.__reduce__()[1]
+
+    __hash__ = None  # type: ignore[assignment]  # equal by value, so unhashable (as confluent-kafka's)
 
     def __repr__(self) -> str:
         return (

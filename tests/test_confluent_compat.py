@@ -213,3 +213,24 @@ def test_aio_clients_refuse_a_configuration_that_is_not_a_dict(name):
 
     with pytest.raises(TypeError, match="configuration must be a dict, not str"):
         asyncio.run(build())
+
+
+def test_cimpl_names_are_kafka_fasts_objects():
+    """``from confluent_kafka.cimpl import Message`` and the like, as kafka_fast.cimpl."""
+    import confluent_kafka.cimpl
+
+    import kafka_fast.admin
+    import kafka_fast.cimpl
+
+    theirs = {n for n in dir(confluent_kafka.cimpl) if not n.startswith("_")}
+    ours = set(kafka_fast.cimpl.__all__)
+    assert ours <= theirs
+    for name in ours:
+        obj = getattr(kafka_fast.cimpl, name)
+        assert obj is getattr(kafka_fast, name, None) or obj is getattr(kafka_fast.admin, name)
+    # what is left out is confluent-kafka's admin integer constants (kafka_fast.admin's enums)
+    prefixes = ("ACL_", "ALTER_CONFIG_", "CONFIG_SOURCE_", "CONSUMER_GROUP_", "ELECTION_",
+                "ISOLATION_LEVEL_", "OFFSET_SPEC_", "RESOURCE_", "SCRAM_", "SHARE_ACKNOWLEDGE_")
+    assert sorted(n for n in theirs - ours if not n.startswith(prefixes)) == []
+    msg = kafka_fast.cimpl.Message("t", 0, 5, b"k", b"v")
+    assert (msg.topic(), msg.offset(), msg.value()) == ("t", 5, b"v")

@@ -35,3 +35,35 @@ def test_positional_parameters_follow_confluent_kafka():
                 msg.headers(), msg.timestamp(), msg.latency(), msg.leader_epoch()) == (
             "t", 2, 7, b"k", b"v", [("h", b"1")], (1, 1700000000000), 0.25, 3)
         assert msg.error().code() == KafkaError._PARTITION_EOF
+
+
+def _fields(msg) -> tuple:
+    return (msg.topic(), msg.partition(), msg.offset(), msg.key(), msg.value(), msg.headers(),
+            msg.error(), msg.timestamp(), msg.latency(), msg.leader_epoch(),
+            msg.delivery_count(), len(msg))
+
+
+def test_construction_pickling_and_equality_match_confluent_kafka():
+    import pickle
+
+    cases = [(), ("t", 1, 2, b"k", b"v", [("h", b"1")], None, (1, 4), 5.67, 3, 5),
+             ("t", 0, 0, None, None, None, None, None, -1.0, -1, -1), ("t", 1, 2, "k", "v", [])]
+    for args in cases:
+        ours, theirs = Message(*args), confluent_kafka.Message(*args)
+        assert _fields(ours) == _fields(theirs), args
+        assert ours.__reduce__()[1] == theirs.__reduce__()[1], args
+        back, their_back = pickle.loads(pickle.dumps(ours)), pickle.loads(pickle.dumps(theirs))
+        assert type(back) is Message and back is not ours
+        assert _fields(back) == _fields(their_back) == _fields(theirs)
+        assert back == ours and (back == Message(*args)) == (their_back == theirs)
+    headers = []
+    assert Message("t", headers=headers).headers() is headers  # as given, as confluent-kafka's
+    assert Message("t", 1, 2, b"k") != Message("t", 1, 2, b"z")
+    assert Message() != 1 and Message() is not None
+    for count in (32768, -32769):
+        for cls in (Message, confluent_kafka.Message):
+            try:
+                cls("t", 0, 0, None, None, None, None, (0, 0), -1.0, -1, count)
+            except OverflowError:
+                continue
+            raise AssertionError(f"{cls} took delivery_count {count}")

@@ -55,24 +55,29 @@ KNOWN = [
     ("test_Producer.py::*", "imports confluent_kafka.avro (Avro serdes are not part of kafka_fast)"),
     ("test_Admin.py::*", "imports confluent_kafka.admin._ElectionType, a private name"),
     ("test_Messages.py::test_from_list_builds_a_batch", "calls Messages._from_list, a private method"),
-    ("test_ShareConsumer.py::test_share_exceptions_exported", "imports confluent_kafka.cimpl's "
-     "module object"),
     ("test_ShareConsumer_callbacks.py::test_log_cb*", "librdkafka's log lines (INIT, CONFWARN) "
      "and when its log queue drains"),
     ("test_ShareConsumer_callbacks.py::test_*oauth*", "expects oauth_cb to be called while the "
      "client is built; kafka_fast calls it on the first SASL/OAUTHBEARER login"),
     ("test_ShareConsumer_callbacks.py::test_mixed_callbacks*", "expects oauth_cb to be called while "
      "the client is built; kafka_fast calls it on the first SASL/OAUTHBEARER login"),
+    ("test_oauth_cb.py::test_oauth_cb*", "expects oauth_cb to be called while the client is "
+     "built; kafka_fast calls it on the first SASL/OAUTHBEARER login"),
+    ("test_message.py::test_message_exceptions*", "calls Message's methods on objects that are "
+     "not Messages (type checks of C methods); kafka_fast's accessors are plain methods, left "
+     "unchecked on the per-record path"),
+    ("test_message.py::test_message_create_empty[[]empty_message_4*", "Message.__new__ without "
+     "__init__: confluent-kafka's C fields read as zeros, kafka_fast's slots are unset"),
+    ("test_message.py::test_message_create_empty[[]empty_message_2*", "Message(partition=-2): "
+     "kafka_fast keeps a negative partition (a delivery report names the partition a record "
+     "was produced to), confluent-kafka reads it as None"),
+    ("test_threads.py::test_thread_safety", "a record that fails with neither on_delivery nor "
+     "error_cb is raised by kafka_fast's flush() (confluent-kafka drops the failure); the test "
+     "expects only its callback's exception"),
 ]
 
 # Reasons matched on the failure message (a substring), for failures of any file.
 KNOWN_MESSAGES = [
-    ('"bootstrap.servers" is required', "kafka_fast refuses a client without bootstrap.servers "
-     "(librdkafka builds one that cannot connect)"),
-    ('Invalid value None for configuration property "bootstrap.servers"',
-     "kafka_fast refuses bootstrap.servers=None"),
-    ('must be lower than "session.timeout.ms"', "kafka_fast refuses heartbeat.interval.ms not "
-     "below session.timeout.ms, as the test configures"),
     ("async def functions are not natively supported", "needs pytest-asyncio, not a test "
      "dependency of kafka_fast"),
 ]
@@ -83,7 +88,7 @@ import importlib.abc
 import importlib.util
 import sys
 
-_RENAMED = {"confluent_kafka.cimpl": "kafka_fast"}
+_RENAMED = {"confluent_kafka.cimpl": "kafka_fast.cimpl"}
 
 
 class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):

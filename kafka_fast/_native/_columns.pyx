@@ -36,7 +36,7 @@ cdef extern from "Python.h":
 
 cdef PyTypeObject *MSG_TYPE = <PyTypeObject *>Message
 cdef Py_ssize_t O_TOPIC, O_PARTITION, O_OFFSET, O_KEY, O_VALUE, O_HEADERS
-cdef Py_ssize_t O_TSTYPE, O_TS, O_ERROR, O_LATENCY, O_EPOCH
+cdef Py_ssize_t O_TSTYPE, O_TS, O_ERROR, O_LATENCY, O_EPOCH, O_DELIVERED
 
 
 cdef Py_ssize_t _slot(str name) except -1:
@@ -61,6 +61,7 @@ O_TS = _slot("_timestamp")
 O_ERROR = _slot("_error")
 O_LATENCY = _slot("_latency")
 O_EPOCH = _slot("_leader_epoch")
+O_DELIVERED = _slot("_delivered")
 
 
 cdef inline void _put(object obj, Py_ssize_t off, object value):
@@ -142,6 +143,7 @@ def append_messages(list out, str topic, int partition, cols, Py_ssize_t start,
         _put(msg, O_ERROR, None)
         _put(msg, O_LATENCY, None)
         _put(msg, O_EPOCH, epoch)
+        _put(msg, O_DELIVERED, None)
         if untrack:
             # Holds only bytes, ints, str and None (headers lists stay tracked themselves),
             # so it can never close a reference cycle: keep it out of the cycle collector,
@@ -230,6 +232,7 @@ cdef inline object _report(object topic, object partition, object offset, object
     _put(msg, O_ERROR, error)
     _put(msg, O_LATENCY, None)
     _put(msg, O_EPOCH, None)
+    _put(msg, O_DELIVERED, None)
     return msg
 
 

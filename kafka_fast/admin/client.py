@@ -100,8 +100,8 @@ def _tracked(method: _Op) -> _Op:
 class AdminClient:
     """Administrative operations on a cluster.
 
-    ``conf`` is a librdkafka/Java-style dict (``bootstrap.servers`` required; keyword
-    arguments such as ``logger=`` are merged into it). Operations return
+    ``conf`` is a librdkafka/Java-style dict (keyword arguments such as ``logger=`` are
+    merged into it). Operations return
     ``concurrent.futures.Future`` objects (one, or a dict keyed as confluent-kafka keys
     them); a failed item's Future raises ``KafkaException`` with the broker's error code and
     message. Options are keyword-only, as confluent-kafka's are; ``request_timeout`` None

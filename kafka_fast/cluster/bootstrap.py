@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import socket
 from collections.abc import Iterable
 
 from ..errors import ConfigError
@@ -44,12 +45,34 @@ def parse_address(text: str) -> tuple[str, int]:
 
 def bootstrap_addresses(servers: Iterable[str], rng: random.Random | None = None
                         ) -> list[tuple[str, int]]:
-    """The parsed, de-duplicated bootstrap addresses in random order."""
+    """The parsed, de-duplicated bootstrap addresses in random order (empty when none is
+    given: the client is built, as librdkafka's is, but cannot reach a cluster)."""
     seen: dict[tuple[str, int], None] = {}
     for s in servers:
         seen.setdefault(parse_address(s), None)
-    if not seen:
-        raise ConfigError('Configuration property "bootstrap.servers" is required')
     out = list(seen)
     (rng or random).shuffle(out)
     return out
+
+
+def canonical_addresses(addresses: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
+    """``client.dns.lookup=resolve_canonical_bootstrap_servers_only``, as the Java client
+    does it: each bootstrap host is resolved to its IP addresses and each address is looked
+    up in reverse for its canonical host name (the address itself when it has none), so a
+    DNS alias names the real hosts (Kerberos service names, TLS host names). A host that
+    does not resolve is kept as given (its connections report the failure)."""
+    out: dict[tuple[str, int], None] = {}
+    for host, port in addresses:
+        try:
+            infos = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+        except OSError:
+            out.setdefault((host, port), None)
+            continue
+        for info in infos:
+            ip = str(info[4][0])
+            try:
+                name = socket.gethostbyaddr(ip)[0]
+            except OSError:
+                name = ip
+            out.setdefault((name, port), None)
+    return list(out)

@@ -2,7 +2,8 @@
 
 Runs on the I/O thread of its ``ClusterLink`` (``kafka_fast.cluster.link``). One Metadata request is in flight at a time; requests that
 arrive meanwhile join it when it already covers their topics, or are merged into the next
-one. Topics asked for are remembered and refreshed every ``metadata.max.age.ms``.
+one. Topics asked for are remembered and refreshed periodically (``refresh_interval``:
+``topic.metadata.refresh.interval.ms`` or ``metadata.max.age.ms``).
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ class MetadataManager:
         self.link = link
         self.tracked: set[str] = set()
         self.max_age = conf["metadata.max.age.ms"] / 1000.0
+        #: Seconds between periodic refreshes of the tracked topics (None: none).
+        self.refresh_interval = refresh_interval(conf)
         self.timeout = conf["request.timeout.ms"] / 1000.0
         self.backoff = Backoff(conf["retry.backoff.ms"], conf["retry.backoff.max.ms"])
         self._follow_backoff = Backoff(conf["retry.backoff.ms"], conf["retry.backoff.max.ms"])
@@ -218,8 +221,37 @@ class MetadataManager:
     def _arm_periodic(self) -> None:
         if self._periodic is not None:
             self._periodic.cancel()
+        interval = self.refresh_interval
+        if interval is None:
+            self._periodic = None
+            return
+        if not self.tracked:  # only the broker list: no more often than every 10 s
+            interval = max(interval, BROKERS_ONLY_MIN_INTERVAL)
         self._periodic = self.link.loop.call_later(
-            self.max_age, lambda: self.submit(None, False, None))
+            interval, lambda: self.submit(None, False, None))
+
+
+#: librdkafka refreshes only the broker list, while no topic is in use, at most this often.
+BROKERS_ONLY_MIN_INTERVAL = 10.0
+
+
+def refresh_interval(conf: Config) -> float | None:
+    """Seconds between periodic metadata refreshes, None for none.
+
+    ``topic.metadata.refresh.interval.ms`` (librdkafka's; -1 switches the periodic refresh
+    off) and ``metadata.max.age.ms`` (the Java client's: refresh at least this often) both
+    set it: the shorter of those given explicitly, ``metadata.max.age.ms``'s default when
+    neither is given."""
+    given = []
+    if conf.is_set("topic.metadata.refresh.interval.ms"):
+        interval = conf["topic.metadata.refresh.interval.ms"]
+        if interval > 0:
+            given.append(interval)
+        elif not conf.is_set("metadata.max.age.ms"):
+            return None
+    if conf.is_set("metadata.max.age.ms") or not given:
+        given.append(conf["metadata.max.age.ms"])
+    return min(given) / 1000.0
 
 
 def _auto_create(conf: Config) -> bool:

@@ -12,7 +12,10 @@ SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GS
 SOFTWARE_PATTERN = r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?"
 
 KEYS = [
-    Key("bootstrap.servers", "list", [], "Initial host:port list used to discover the cluster.",
+    Key("bootstrap.servers", "list", [],
+        "Initial host:port list used to discover the cluster. Without it (or None) the client "
+        "is built, as librdkafka's is, logs that it cannot connect and reaches no broker: "
+        "records queue until message.timeout.ms, requests time out.",
         aliases=("metadata.broker.list",)),
     Key("client.id", "str", "kafka_fast", "Client identifier sent in every request header."),
     Key("client.software.name", "str", "kafka-fast",
@@ -55,13 +58,20 @@ KEYS = [
         java=False),
     Key("client.dns.lookup", "enum", "use_all_dns_ips",
         "Every address a broker name resolves to is tried, one per connection attempt "
-        "(use_all_dns_ips); resolve_canonical_bootstrap_servers_only is accepted and has no "
-        "effect.", choices=("use_all_dns_ips", "resolve_canonical_bootstrap_servers_only")),
-    Key("metadata.max.age.ms", "int", 300000, "Refresh cluster metadata at least this often.",
-        minimum=1, maximum=86400000),
+        "(use_all_dns_ips); resolve_canonical_bootstrap_servers_only also replaces each "
+        "bootstrap host, when the client is built, by the canonical names of its addresses "
+        "(reverse DNS look-up), as the Java client does.",
+        choices=("use_all_dns_ips", "resolve_canonical_bootstrap_servers_only")),
+    Key("metadata.max.age.ms", "int", 300000,
+        "Refresh the metadata of the topics in use (and the broker list) at least this often "
+        "(the Java client's meaning; with topic.metadata.refresh.interval.ms also given, the "
+        "shorter of the two).", minimum=1, maximum=86400000),
     Key("topic.metadata.refresh.interval.ms", "int", 300000,
-        "librdkafka's name for the periodic metadata refresh.", minimum=-1, maximum=3600000,
-        java=False, ignored=True),
+        "Period of the metadata refresh of the topics in use and the broker list, as in "
+        "librdkafka: new partitions and leader changes are noticed within it; with no topic in "
+        "use only the broker list is refreshed, at most every 10 s. -1 switches the periodic "
+        "refresh off (unless metadata.max.age.ms is given too). Default: metadata.max.age.ms.",
+        minimum=-1, maximum=3600000, java=False),
     Key("metadata.recovery.strategy", "enum", "rebootstrap",
         "What the client does when the brokers it learned from metadata cannot give it "
         "metadata: rebootstrap forgets them and starts again from bootstrap.servers (when "

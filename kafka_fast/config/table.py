@@ -56,6 +56,8 @@ class Key:
             if value is None:
                 if self.default is None:
                     return None
+                if kind in ("str", "list", "password"):
+                    return self.default  # librdkafka: NULL resets a string property
                 raise ValueError("None is not allowed")
             if kind == "int":
                 if isinstance(value, bool):

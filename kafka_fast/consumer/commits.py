@@ -37,12 +37,16 @@ class Committer:
 
     def __init__(self, state: FetchState, offsets: OffsetClient,
                  member: Callable[[], GroupMember | None], request_timeout_ms: int,
-                 auto_commit: bool, auto_commit_interval_ms: int) -> None:
+                 auto_commit: bool, auto_commit_interval_ms: int,
+                 coordinator_wait_ms: int | None = None) -> None:
         self.state = state
         self.offsets = offsets
         #: the current group member (None outside a group)
         self.member = member
         self.timeout = request_timeout_ms / 1000 * 2
+        #: how long a commit waits for a group coordinator (librdkafka: session.timeout.ms)
+        self.coordinator_wait = (None if coordinator_wait_ms is None
+                                 else coordinator_wait_ms / 1000)
         self.auto_commit = auto_commit
         self.interval = auto_commit_interval_ms / 1000.0
         self.next_auto_commit = time.monotonic() + self.interval
@@ -76,7 +80,7 @@ class Committer:
     def send(self, offsets: list[TopicPartition], timeout: float) -> Future:
         """Commit ``offsets`` (the positions' committed offsets follow when the application
         thread sees the result)."""
-        fut = self.offsets.commit(offsets, self.generation, timeout)
+        fut = self.offsets.commit(offsets, self.generation, timeout, self.coordinator_wait)
 
         def done(f: Future) -> None:
             if f.exception() is None:
@@ -105,6 +109,12 @@ class Committer:
                                    tp.leader_epoch, err) for tp in offsets]))
 
         fut.add_done_callback(report)
+
+    def report(self, err: KafkaError, offsets: list[TopicPartition]) -> None:
+        """Report a commit that failed before it was sent to ``on_commit`` (next poll)."""
+        self.state.post(("commit", err, [
+            TopicPartition(tp.topic, tp.partition, tp.offset, tp.metadata, tp.leader_epoch)
+            for tp in offsets]))
 
     def commit_sync(self, offsets: list[TopicPartition]) -> list[TopicPartition]:
         """Commit and wait; raises ``KafkaException`` (reported to ``on_commit`` as well)."""

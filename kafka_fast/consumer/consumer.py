@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 import weakref
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
@@ -82,11 +83,14 @@ def _check_offset(offset: int) -> None:
 
 
 def _after(message: Message, verb: str) -> TopicPartition:
-    """The position after ``message`` (to store or commit)."""
+    """The position after ``message`` (to store or commit); OFFSET_INVALID for a message
+    without an offset (one made by the application), which stores or commits nothing."""
     topic, partition, offset = message.topic(), message.partition(), message.offset()
-    if message.error() is not None or topic is None or partition is None or offset is None:
+    if message.error() is not None or topic is None or partition is None:
         raise KafkaException(KafkaError(E._INVALID_ARG,
                                         f"cannot {verb} the offset of an error message"))
+    if offset is None:
+        return TopicPartition(topic, partition, OFFSET_INVALID)
     return TopicPartition(topic, partition, offset + 1, leader_epoch=message.leader_epoch())
 
 
@@ -95,13 +99,14 @@ class Consumer:
 
     def __init__(self, conf: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         self._conf = client_config(conf, kwargs, "consumer")
-        self._conf.require("bootstrap.servers")
         try:
             self._assignors = make_assignors(self._conf["partition.assignment.strategy"])
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
         if self._conf["heartbeat.interval.ms"] >= self._conf["session.timeout.ms"]:
-            raise ConfigError('"heartbeat.interval.ms" must be lower than "session.timeout.ms"')
+            # librdkafka builds this consumer too; its group sessions then expire.
+            warnings.warn('"heartbeat.interval.ms" is not lower than "session.timeout.ms": the '
+                          "group coordinator will end this member's sessions", stacklevel=2)
         if self._conf["max.poll.interval.ms"] < self._conf["session.timeout.ms"]:
             raise ConfigError('"max.poll.interval.ms" must be >= "session.timeout.ms"')
         self._group_id: str = self._conf["group.id"]
@@ -136,7 +141,8 @@ class Consumer:
         self._commits = Committer(state, self._offsets, lambda: self._group,
                                   self._conf["request.timeout.ms"],
                                   self._conf["enable.auto.commit"],
-                                  self._conf["auto.commit.interval.ms"])
+                                  self._conf["auto.commit.interval.ms"],
+                                  self._conf["session.timeout.ms"])
         # The client's events wake a waiting poll(); the I/O thread holds no reference to the
         # consumer itself.
         self._client.events.listener = state.notify
@@ -581,8 +587,10 @@ class Consumer:
                       offsets: list[TopicPartition] | None = None) -> None:
         """Store offsets for the next commit: ``message``'s offset + 1, or ``offsets`` as given."""
         self._check_open()
-        if (message is None) == (offsets is None):
-            raise ValueError("store_offsets() takes exactly one of message or offsets")
+        if message is not None and offsets is not None:
+            raise ValueError("message and offsets are mutually exclusive")  # confluent's words
+        if message is None and offsets is None:
+            raise ValueError("expected either message or offsets")
         if message is not None:
             offsets = [_after(message, "store")]
         assert offsets is not None
@@ -591,8 +599,9 @@ class Consumer:
             for tp in offsets:
                 ps = state.parts.get((tp.topic, tp.partition))
                 if ps is None:
-                    raise KafkaException(KafkaError(
-                        E._STATE, f"{tp.topic} [{tp.partition}] is not assigned"))
+                    raise KafkaException(KafkaError(  # librdkafka's code
+                        E._UNKNOWN_PARTITION, f"StoreOffsets failed: {tp.topic} "
+                                              f"[{tp.partition}] is not assigned"))
                 ps.stored = tp.offset
                 ps.stored_metadata = tp.metadata
                 ps.stored_epoch = tp.leader_epoch if tp.leader_epoch is not None else -1
@@ -607,7 +616,7 @@ class Consumer:
         """
         self._check_open()
         if message is not None and offsets is not None:
-            raise ValueError("commit() takes message or offsets, not both")
+            raise ValueError("message and offsets are mutually exclusive")  # confluent's words
         self._delivery.settle()
         if message is not None:
             offsets = [_after(message, "commit")]
@@ -615,17 +624,19 @@ class Consumer:
             offsets = self._commits.stored_offsets(only_changed=False)
         else:
             offsets = list(offsets)
-            for tp in offsets:
-                if tp.offset < 0:
-                    raise KafkaException(KafkaError(
-                        E._INVALID_ARG, f"invalid commit offset {tp.offset} for "
-                                        f"{tp.topic} [{tp.partition}]"))
-        if not offsets:
-            raise KafkaException(KafkaError(E._NO_OFFSET, "no offsets to commit"))
+        valid = [tp for tp in offsets if tp.offset >= 0]
+        if not valid:
+            # As librdkafka: nothing valid to commit is _NO_OFFSET, reported to on_commit
+            # by an asynchronous commit, raised by a synchronous one.
+            err = KafkaError(E._NO_OFFSET, "Commit failed: Local: No offset stored")
+            if asynchronous:
+                self._commits.report(err, offsets)
+                return None
+            raise KafkaException(err)
         if asynchronous:
-            self._commits.commit_async(offsets)
+            self._commits.commit_async(valid)
             return None
-        return self._commits.commit_sync(offsets)
+        return self._commits.commit_sync(valid)
 
     def committed(self, partitions: list[TopicPartition],
                   timeout: float | None = None) -> list[TopicPartition]:

@@ -205,12 +205,16 @@ class OffsetClient:
         return fut
 
     # -- coordinator requests -----------------------------------------------------------------
-    def coordinator_call(self, build, handle, timeout: float) -> Future:
+    def coordinator_call(self, build, handle, timeout: float,
+                         coordinator_wait: float | None = None) -> Future:
         """Send ``build()`` to the group coordinator; ``handle(resp)`` returns the result or
-        raises KafkaException. Coordinator moves and loading are retried until ``timeout``."""
+        raises KafkaException. Coordinator moves and loading are retried until ``timeout``.
+        With ``coordinator_wait``, a coordinator not found within that many seconds fails the
+        call with ``_WAIT_COORD`` (librdkafka's commits wait ``session.timeout.ms``)."""
         fut: Future = Future()
         retry = _Retry(self.client, timeout)
         last: list[KafkaError | None] = [None]
+        found = [False]
 
         def attempt() -> None:
             if fut.done():
@@ -218,12 +222,19 @@ class OffsetClient:
             cf = self.client.coordinator(GROUP, self.group_id)
             cf.add_done_callback(on_coordinator)
 
+        def give_up_waiting(wait: float) -> None:
+            if not found[0]:
+                why = f" (last error: {last[0].str()})" if last[0] is not None else ""
+                fail(KafkaError(E._WAIT_COORD, f"Waiting for coordinator: none found within "
+                                               f"{wait * 1000:.0f} ms{why}"))
+
         def on_coordinator(cf: Future) -> None:
             exc = cf.exception()
             if exc is not None:
                 err = error_of(exc)
                 return again(err) if (err.retriable() or err.code() in TRANSIENT_LOCAL) \
                     else fail(err)
+            found[0] = True
             node = cf.result()
             f = self.client.send(node, build(), lane=Lane.COORDINATOR)
             f.add_done_callback(on_response)
@@ -260,6 +271,9 @@ class OffsetClient:
                 fut.set_exception(KafkaException(err))
 
         self.client.call_soon(attempt)
+        if coordinator_wait is not None and coordinator_wait < timeout:
+            wait: float = coordinator_wait
+            self.client.call_later(wait, lambda: give_up_waiting(wait))
         return fut
 
     def fetch_committed(self, tps: list[tuple[str, int]], timeout: float,
@@ -312,9 +326,11 @@ class OffsetClient:
 
         return self.coordinator_call(build, handle, timeout)
 
-    def commit(self, offsets: list[TopicPartition], identity, timeout: float) -> Future:
+    def commit(self, offsets: list[TopicPartition], identity, timeout: float,
+               coordinator_wait: float | None = None) -> Future:
         """OffsetCommit; resolves to the TopicPartition list with per-partition ``error`` set,
-        or fails with the first group-level or partition-level error.
+        or fails with the first group-level or partition-level error (``_WAIT_COORD`` when no
+        coordinator is found within ``coordinator_wait`` seconds).
 
         ``identity()`` gives ``(generation or member epoch, member id, group instance id)``
         and is asked again for every attempt (STALE_MEMBER_EPOCH is retried with the epoch
@@ -357,4 +373,4 @@ class OffsetClient:
                                    tp.leader_epoch, errors.get((tp.topic, tp.partition)))
                     for tp in offsets]
 
-        return self.coordinator_call(build, handle, timeout)
+        return self.coordinator_call(build, handle, timeout, coordinator_wait)

@@ -22,7 +22,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
-from ..cluster.bootstrap import bootstrap_addresses
+from ..cluster.bootstrap import bootstrap_addresses, canonical_addresses
 from ..cluster.coordinators import CoordinatorCache
 from ..cluster.metadata import MetadataManager
 from ..cluster.view import ClusterView
@@ -85,8 +85,14 @@ class KafkaClient:
         sources.leader = lambda topic, partition: self.cluster.leader(topic, partition)
         sources.replyq = self.events.queue.qsize
         self._stats_interval = config["statistics.interval.ms"] / 1000.0
-        self._bootstrap = {-(i + 1): addr for i, addr in enumerate(
-            bootstrap_addresses(config.require("bootstrap.servers")))}
+        addresses = bootstrap_addresses(config["bootstrap.servers"])
+        if config["client.dns.lookup"] == "resolve_canonical_bootstrap_servers_only":
+            addresses = canonical_addresses(addresses)
+        self._bootstrap = {-(i + 1): addr for i, addr in enumerate(addresses)}
+        if not self._bootstrap:
+            # librdkafka's notice (level 5, CONFWARN), word for word; no error_cb.
+            self.log.info("No `bootstrap.servers` configured: client will not be able to "
+                          "connect to Kafka cluster", extra={"kafka_event": "CONFWARN"})
         self._extra_brokers: dict[int, tuple[str, int]] = {}
         #: ``metadata.recovery.strategy=rebootstrap``: forget learned brokers for the
         #: bootstrap list when they cannot give metadata (KIP-899, KIP-1102).
@@ -328,6 +334,9 @@ class KafkaClient:
             return
         if req.any_node:
             node = self.pick_node(req.tried or set())
+            if node is None and not self._known_nodes():
+                self._wait_for_no_broker(req)
+                return
             if node is None:
                 req.fail(kafka_exception(KafkaError._ALL_BROKERS_DOWN,
                                          "no broker available for the request"))
@@ -343,6 +352,15 @@ class KafkaClient:
             return
         conn.enqueue(req)
         self._watch_deadlines()
+
+    def _wait_for_no_broker(self, req: Request) -> None:
+        """No ``bootstrap.servers`` and no broker known: like librdkafka, a request for any
+        broker waits out its deadline (nothing can answer it) and then times out."""
+        def expire() -> None:
+            req.fail(kafka_exception(KafkaError._TIMED_OUT, "no broker to send the request "
+                                     "to: no bootstrap.servers configured"))
+
+        self.loop.call_later(max(0.0, req.deadline - time.monotonic()), expire)
 
     # -- ConnectionEvents (kafka_fast.net.events), called by connections on the I/O thread ---
     def reroute(self, req: Request, failed: BrokerConnection) -> bool:

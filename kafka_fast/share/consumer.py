@@ -124,7 +124,6 @@ class ShareConsumer:
         conf = dict(conf or {})
         conf.update(kwargs)
         self._conf = make_config(conf, "share")
-        self._conf.require("bootstrap.servers")
         self._group_id: str = self._conf["group.id"]
         if not self._group_id:
             raise ConfigError("Failed to create share consumer: group.id must be set")

@@ -95,6 +95,33 @@ def test_requests_coalesce_while_one_is_in_flight():
     assert sent_topics(link) == ["a", "b"]
 
 
+@pytest.mark.parametrize(("given", "interval"), [
+    ({}, 300.0),
+    ({"topic.metadata.refresh.interval.ms": 1000}, 1.0),
+    ({"metadata.max.age.ms": 4000}, 4.0),
+    ({"topic.metadata.refresh.interval.ms": 2000, "metadata.max.age.ms": 1500}, 1.5),
+    ({"topic.metadata.refresh.interval.ms": 1500, "metadata.max.age.ms": 9000}, 1.5),
+    ({"topic.metadata.refresh.interval.ms": -1}, None),
+    ({"topic.metadata.refresh.interval.ms": -1, "metadata.max.age.ms": 5000}, 5.0),
+])
+def test_periodic_refresh_interval(given, interval):
+    mgr, link = manager("producer", **given)
+    assert mgr.refresh_interval == interval
+    mgr.start_periodic()  # no topic in use yet: the broker list, at most every 10 s
+    expected = [] if interval is None else [max(interval, 10.0)]
+    assert [t.delay for t in link.loop.live_timers()] == expected
+    mgr.request(["a"], False)
+    link.loop.run()
+    answer(link.sent[0], metadata({"a": [1]}), V, node_id=1)
+    link.loop.run()
+    # a topic in use: every interval, asking for it
+    assert [t.delay for t in link.loop.live_timers()] == ([] if interval is None
+                                                          else [interval])
+    if interval is not None:
+        link.loop.fire(link.loop.live_timers()[0])
+        assert sent_topics(link) == ["a"] and len(link.sent) == 2
+
+
 def test_transport_error_is_retried_after_a_backoff():
     mgr, link = manager(role="producer")
     fut = mgr.request(["t"], False)

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.timeout(120)
 E = KafkaError
 #: Metadata refreshed every 0.5 s: an error reported once must not come back with each one.
 REFRESH = {"metadata.max.age.ms": 500}
-#: librdkafka's own name for the refresh interval (kafka_fast accepts it without effect).
+#: librdkafka's own name for the refresh interval (kafka_fast honours it too).
 THEIR_REFRESH = {**REFRESH, "topic.metadata.refresh.interval.ms": 500}
 
 

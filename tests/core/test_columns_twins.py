@@ -345,7 +345,7 @@ def test_entry_messages_twins(seed):
         built = got["native"]
         assert [m is None for m in built] == [cb is None for cb in callbacks]
         want = [(("t", seed, base + i if base >= 0 else -1001, keys[i], values[i], headers[i],
-                  tstype, fixed if fixed >= 0 else timestamps[i], error, None, None))
+                  tstype, fixed if fixed >= 0 else timestamps[i], error, None, None, None))
                 for i in range(n) if callbacks[i] is not None]
         assert [m[0] for m in built if m is not None] == want
 

@@ -96,6 +96,49 @@ class FreshVenv:
         return {canon(n) for n in json.loads(self.run(self.python, "-c", _CLOSURE))}
 
 
+    def install_test_tools(self, folder: Path) -> None:
+        """Install what the core tests need (TEST_TOOLS) from the wheels in ``folder`` only,
+        after the runtime dependencies were checked."""
+        self.run(self.python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                 "--no-index", "--find-links", str(folder), *TEST_TOOLS, timeout=300)
+
+
+#: What the core test files need beside kafka_fast: pytest, and the harness's reference
+#: client (confluent-kafka) and TLS files (cryptography).
+TEST_TOOLS = ("pytest", "pytest-timeout", "confluent-kafka", "cryptography")
+#: The core tests run with each installed wheel: exact records produced and read back with
+#: every codec, a consumer group, a transaction committed and aborted.
+CORE_TESTS = (
+    "tests/producer/test_roundtrip.py::test_round_trip_every_field_and_codec",
+    "tests/consumer/test_roundtrip.py::test_subscribe_and_consume_read_exact_records",
+    "tests/transactions/test_producer.py::test_commit_abort_commit",
+)
+
+
+def tool_wheels(python: str, version: str) -> Path:
+    """TEST_TOOLS' wheels for ``python``, downloaded once into the cache (the venvs then
+    install them without asking the package index)."""
+    folder = build_wheels.cache_dir() / "test-wheels" / f"cp{version.replace('.', '')}"
+    done = folder / ".complete"
+    if not done.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        subprocess.run([python, "-m", "pip", "download", "-q", "--disable-pip-version-check",
+                        "--only-binary", ":all:", "-d", str(folder), *TEST_TOOLS],
+                       check=True, capture_output=True, timeout=900)
+        done.touch()
+    return folder
+
+
+def core_tests(venv: FreshVenv, broker: Broker) -> str:
+    """Run CORE_TESTS with the venv's Python and its installed kafka_fast against ``broker``
+    (as an external cluster: no broker of their own); pytest's summary line."""
+    out = venv.run(venv.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o",
+                   "addopts=", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
+                   *(str(ROOT / t) for t in CORE_TESTS),
+                   extra_env={"KAFKA_BOOTSTRAP": broker.bootstrap, "CI": ""}, timeout=600)
+    return out.strip().splitlines()[-1]
+
+
 def wheel_requires(wheel: Path) -> set[str]:
     """The names in the wheel's Requires-Dist lines that hold without an extra."""
     with zipfile.ZipFile(wheel) as zf:

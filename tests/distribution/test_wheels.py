@@ -1,17 +1,30 @@
 """The manylinux wheels of ``make wheel`` (CPython 3.10-3.13): each installs into a fresh
 virtualenv of its Python with no compiler on PATH, pulls only the runtime dependencies and runs
-a round trip (compiled and pure), and ``kafka-fast bench``, against Tansu."""
+a round trip (compiled and pure), and ``kafka-fast bench``, against Tansu; then core test
+files (records with every codec, a group, a transaction) with that Python and the installed
+wheel, against the session's broker."""
 
 from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
 import time
 from pathlib import Path
 
 import pytest
-from installed import RUNTIME, FreshVenv, build_wheels, find_python, smoke, wheel_requires
+from installed import (
+    CORE_TESTS,
+    RUNTIME,
+    FreshVenv,
+    build_wheels,
+    core_tests,
+    find_python,
+    smoke,
+    tool_wheels,
+    wheel_requires,
+)
 
 
 def _ci() -> bool:
@@ -57,7 +70,7 @@ def artifacts() -> Path:
 
 @pytest.mark.timeout(2400)
 @pytest.mark.parametrize("version", build_wheels.VERSIONS)
-def test_wheel_installs_without_a_compiler_and_runs(version, artifacts, tansu, tmp_path):
+def test_wheel_installs_without_a_compiler_and_runs(version, artifacts, tansu, kafka, tmp_path):
     python = _require(version)
     (wheel,) = artifacts.glob(f"kafka_fast-*-cp{version.replace('.', '')}-*.whl")
     assert "manylinux" in wheel.name and wheel.name.endswith("_x86_64.whl"), wheel.name
@@ -68,3 +81,8 @@ def test_wheel_installs_without_a_compiler_and_runs(version, artifacts, tansu, t
     assert pulled == closure, f"installed {sorted(pulled)}, Requires-Dist gives {sorted(closure)}"
     assert closure >= RUNTIME | {"kafka-fast"}
     smoke(venv, tansu, version)
+    # The core tests (records, a group, a transaction) with this Python and the wheel.
+    venv.install_test_tools(tool_wheels(python, version))
+    summary = core_tests(venv, kafka)
+    ran = re.fullmatch(r"(\d+) passed in [\d.]+s(?: \([\d:]+\))?", summary)
+    assert ran and int(ran.group(1)) >= len(CORE_TESTS), summary  # nothing failed or skipped

@@ -5,7 +5,9 @@ watermarks, CreatePartitions, DeleteRecords, KIP-848 groups on the real coordina
 
 from __future__ import annotations
 
+import logging
 import signal
+import socket
 import time
 
 import pytest
@@ -27,6 +29,7 @@ from kafka_fast.admin import (
     UserScramCredentialUpsertion,
 )
 from kafka_fast.errors import KafkaError, KafkaException
+from kafka_fast.partitioners import murmur2
 from kafka_fast.topic_partition import OFFSET_BEGINNING, OFFSET_END
 
 pytestmark = [pytest.mark.apache, pytest.mark.timeout(120)]
@@ -428,6 +431,83 @@ def test_create_partitions_then_produce_to_the_new_ones(apache_kafka):
     acked = produce_ours(apache_kafka, topic, items_for(8, 4, "grown"))
     assert sorted({r.partition for r in acked}) == [0, 1, 2, 3]
     assert read_ours(apache_kafka, topic, 4, 8) == acked
+
+
+def test_topic_metadata_refresh_interval_notices_new_partitions(apache_kafka):
+    """topic.metadata.refresh.interval.ms, as in librdkafka: a producer refreshing every
+    second spreads keyed records (default partitioner, murmur2) over partitions added after
+    it began; one with the periodic refresh off (-1) keeps to the partition it knew."""
+    topic = unique_topic("refresh")
+    create_topic(apache_kafka, topic, 1)
+    keys = [b"key-%d" % i for i in range(24)]
+    producers = {interval: Producer(apache_kafka.client_config(
+        {"topic.metadata.refresh.interval.ms": interval, "linger.ms": 0}))
+        for interval in (1000, -1)}
+    reports: dict[int, list] = {interval: [] for interval in producers}
+    try:
+        for p in producers.values():
+            p.produce(topic, b"first", key=b"first")
+            assert p.flush(30) == 0  # the topic is known with its one partition
+        with AdminClient(apache_kafka.client_config()) as admin:
+            admin.create_partitions([NewPartitions(topic, 3)])[topic].result(20)
+        assert sorted(wait_for_topic(apache_kafka, topic, 3)) == [0, 1, 2]
+        time.sleep(2.5)  # two refresh intervals of the first producer
+        for interval, p in producers.items():
+            for key in keys:
+                p.produce(topic, b"%d" % interval, key=key, on_delivery=lambda err, msg,
+                          out=reports[interval]: out.append((err, msg.key(), msg.partition())))
+            assert p.flush(30) == 0
+    finally:
+        for p in producers.values():
+            p.close()
+    assert sorted(reports[1000]) == sorted((None, k, murmur2(k, 3)) for k in keys)
+    assert {murmur2(k, 3) for k in keys} == {0, 1, 2}
+    assert sorted(reports[-1]) == sorted((None, k, 0) for k in keys)
+    got = read_ours(apache_kafka, topic, 3, 2 + 2 * len(keys))
+    assert sorted((r.partition, r.key) for r in got if r.value == b"1000") == sorted(
+        (murmur2(k, 3), k) for k in keys)
+
+
+class _BootstrapDials(logging.Handler):
+    """The (host, port) of each connection attempt to a bootstrap address."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.dialled: list[tuple[str, int]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        extra = record.__dict__  # the fields the client logs with each connection attempt
+        if extra.get("kafka_event") == "connect" and extra["node_id"] < 0:
+            self.dialled.append((extra["host"], extra["port"]))
+
+
+@pytest.mark.parametrize("lookup", ["use_all_dns_ips", "resolve_canonical_bootstrap_servers_only"])
+def test_client_dns_lookup(apache_kafka, lookup):
+    """client.dns.lookup: resolve_canonical_bootstrap_servers_only dials the canonical name
+    of each bootstrap address (reverse DNS, as the Java client), use_all_dns_ips the address
+    as given; records go through either way."""
+    host, port = apache_kafka.bootstrap.split(",")[0].rsplit(":", 1)
+    canonical = socket.gethostbyaddr(host)[0]
+    if canonical == host:
+        pytest.skip(f"{host} has no reverse DNS name on this machine (add one to /etc/hosts)")
+    logger = logging.getLogger(f"test-dns-lookup-{lookup}")
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    handler = _BootstrapDials()
+    logger.addHandler(handler)
+    topic = unique_topic("dns")
+    create_topic(apache_kafka, topic, 1)
+    try:
+        acked = produce_ours(apache_kafka, topic, items_for(5, 1, lookup),
+                             **{"client.dns.lookup": lookup, "logger": logger,
+                                "bootstrap.servers": f"{host}:{port}"})
+    finally:
+        logger.removeHandler(handler)
+    expected = canonical if lookup == "resolve_canonical_bootstrap_servers_only" else host
+    assert handler.dialled and set(handler.dialled) == {(expected, int(port))}
+    assert [(r.offset, r.key, r.value) for r in acked] == [
+        (i, b"k%d" % i, f"{lookup}-{i}".encode()) for i in range(5)]
+    assert read_ours(apache_kafka, topic, 1, 5) == acked
 
 
 def test_delete_records_moves_the_log_start(apache_kafka):
