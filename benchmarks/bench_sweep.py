@@ -50,9 +50,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from benchmarks.brokers import apache_kafka, broker_for  # noqa: E402
+from benchmarks.command import Broker  # noqa: E402
 from kafka_fast.bench import store  # noqa: E402
 from kafka_fast.bench.clients import CLIENT_SETTINGS  # noqa: E402
-from kafka_fast.bench.command import Broker  # noqa: E402
 from kafka_fast.bench.result import proc_stat  # noqa: E402
 from kafka_fast.bench.runner import BenchConfig, format_table, run_all  # noqa: E402
 
