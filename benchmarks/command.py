@@ -40,7 +40,7 @@ def given_or_embedded(bootstrap: str | None) -> Iterator[Broker]:
     if bootstrap:
         yield Broker(bootstrap, name=bootstrap)
         return
-    from kafka_fast.embedded import EmbeddedBroker
+    from kafka_fast.bench.embedded import EmbeddedBroker
 
     with EmbeddedBroker() as embedded:
         yield Broker(embedded.bootstrap, embedded.pid, name="Tansu (embedded)")

@@ -18,9 +18,9 @@ from typing import Any, Generic, TypeVar
 
 from ..cluster.coordinators import GROUP, coordinator_action
 from ..errors import KafkaError, KafkaException
-from ..net.backoff import Backoff
 from ..net.client import KafkaClient
 from ..net.request import settle_all
+from ..shared.backoff import Backoff
 
 CONTROLLER = "controller"
 ANY = "any"

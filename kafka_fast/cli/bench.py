@@ -71,8 +71,8 @@ def settings_line(args: argparse.Namespace, codecs: list[str], broker: str) -> s
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark (starting an embedded broker when no bootstrap is given)."""
     from ..bench import BenchConfig, run_all
+    from ..bench.embedded import EmbeddedBroker, EmbeddedBrokerError
     from ..bench.runner import format_table, plot
-    from ..embedded import EmbeddedBroker, EmbeddedBrokerError
 
     if args.records <= 0 or args.size < 0 or args.partitions <= 0 or args.repeat <= 0:
         raise UsageError("--records, --partitions and --repeat must be positive, "

@@ -17,11 +17,11 @@ from concurrent.futures import Future
 from functools import partial
 from typing import TYPE_CHECKING
 
-from ..backoff import Backoff
 from ..errors import KafkaError, KafkaException
-from ..futures import settle_all
 from ..protocol.messages import FindCoordinatorRequest
 from ..protocol.versioned import VersionedRequest
+from ..shared.backoff import Backoff
+from ..shared.futures import settle_all
 from .link import ClusterLink
 
 if TYPE_CHECKING:

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
-from ..backoff import Backoff
 from ..errors import KafkaError, KafkaException
-from ..futures import settle_all
 from ..protocol.messages import MetadataRequest
+from ..shared.backoff import Backoff
+from ..shared.futures import settle_all
 from .link import ClusterLink, Timer
 from .view import ClusterView
 

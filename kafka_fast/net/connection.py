@@ -36,8 +36,8 @@ from ..protocol.messages import (
     SaslHandshakeRequest,
     SaslHandshakeResponse,
 )
+from ..shared.backoff import Backoff
 from ..stats.counters import BrokerCounters
-from .backoff import Backoff
 from .framing import ConnectionClosed, FrameReader, FrameWriter
 from .lanes import Lane
 from .lock_policy import LockPolicy

@@ -8,8 +8,8 @@ from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
 from ..errors import KafkaError, KafkaException
-from ..futures import settle_all
 from ..protocol.versioned import VersionedRequest
+from ..shared.futures import settle_all
 
 __all__ = ["ReportingFuture", "Request", "VersionedRequest", "kafka_exception", "settle_all"]
 

@@ -13,8 +13,8 @@ from concurrent.futures import Future
 from typing import Any
 
 from ..errors import KafkaError, KafkaException
-from ..net.backoff import Backoff
 from ..protocol.messages import InitProducerIdRequest
+from ..shared.backoff import Backoff
 
 INIT_PRODUCER_ID_KEY = InitProducerIdRequest.API_KEY
 #: First InitProducerId version that can bump the epoch of an existing producer id.

@@ -22,9 +22,9 @@ from concurrent.futures import Future
 from typing import Any, NamedTuple
 
 from ..errors import KafkaError, KafkaException
-from ..net.backoff import Backoff
 from ..net.lanes import Lane
 from ..net.request import settle_all
+from ..shared.backoff import Backoff
 from .state import abortable_error, fatal_error, retriable_error
 
 #: First and largest delay between retries of a transactional request (milliseconds).

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import time
 
-from kafka_fast.embedded import free_port
+from kafka_fast.bench.embedded import free_port
 
 LOOPBACK = "127.0.0.1"
 

@@ -21,7 +21,7 @@ from harness.peers import require_tool
 from harness.ports import LOOPBACK, free_port, wait_listening
 from harness.probe import api_versions
 from harness.process import ManagedProcess
-from kafka_fast.embedded import tansu_binary
+from kafka_fast.bench.embedded import tansu_binary
 
 START_TIMEOUT = 15.0
 START_ATTEMPTS = 3

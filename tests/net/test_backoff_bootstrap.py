@@ -8,7 +8,7 @@ import pytest
 
 from kafka_fast.cluster.bootstrap import bootstrap_addresses, parse_address
 from kafka_fast.errors import ConfigError
-from kafka_fast.net.backoff import Backoff
+from kafka_fast.shared.backoff import Backoff
 
 
 def test_backoff_doubles_up_to_the_maximum_without_jitter():
