@@ -62,7 +62,8 @@ OPTIONS = [
     ("maxTriggerDelay", "source", "`15m`", "stream: the longest minOffsetsPerTrigger waits"),
     ("minPartitions", "source", "",
      "Spark tasks: ranges are split as Spark's source splits them "
-     "(`round(size / total * minPartitions)` pieces each)"),
+     "(`round(size / total * minPartitions)` pieces each); never fewer tasks with "
+     "`packPartitions`"),
     ("maxRecordsPerPartition", "source", "", "Spark tasks of at most this many records"),
     ("groupIdPrefix", "source", "",
      "names the consumers `<prefix>-<random>` (no group is joined, nothing is committed)"),

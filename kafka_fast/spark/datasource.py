@@ -41,7 +41,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from .offsets import OffsetRange, spark_ranges
+from .offsets import OffsetRange, pack_ranges, spark_ranges
 from .reader import RangeReader
 from .sink import (
     SinkOptions,
@@ -97,9 +97,18 @@ class SinkCommit(WriterCommitMessage):
 
 
 def _partitions(ranges: Sequence[OffsetRange], opts: SourceOptions) -> list[RangesPartition]:
+    """The tasks of a read: Spark's source's ranges (``minPartitions``,
+    ``maxRecordsPerPartition``), then, unless a range was split, whole ranges packed into at
+    most ``max(packPartitions, minPartitions)`` tasks: each task costs PySpark a fixed
+    amount, so fewer tasks than Kafka partitions cost less per micro-batch."""
+    pieces = spark_ranges(ranges, opts.min_partitions, opts.max_records_per_partition)
+    whole = len(pieces) == len({(r.topic, r.partition) for r in pieces})
+    if opts.max_tasks is not None and whole and opts.max_records_per_partition is None:
+        tasks = max(opts.max_tasks, opts.min_partitions or 1)
+        return [RangesPartition(group) for group in pack_ranges(pieces, tasks)] or \
+            [RangesPartition(())]
     # one empty task when there is nothing to read: Spark plans a read of no partition as
     # one task that gets a plain InputPartition
-    pieces = spark_ranges(ranges, opts.min_partitions, opts.max_records_per_partition)
     return [RangesPartition((r,)) for r in pieces] or [RangesPartition(())]
 
 
@@ -159,7 +168,7 @@ class KafkaDataSource(DataSource):
 
 
 class KafkaBatchReader(DataSourceReader):
-    """Resolves ``startingOffsets``..``endingOffsets`` on the driver; one task per range."""
+    """Resolves ``startingOffsets``..``endingOffsets`` on the driver; tasks as ``_partitions``."""
 
     def __init__(self, opts: SourceOptions) -> None:
         self.opts = opts

@@ -340,3 +340,24 @@ def _divide(r: OffsetRange, parts: int) -> list[OffsetRange]:
             out.append(OffsetRange(r.topic, r.partition, start, end))
         start = end
     return out
+
+
+def pack_ranges(ranges: Iterable[OffsetRange], tasks: int) -> list[tuple[OffsetRange, ...]]:
+    """``ranges`` in at most ``tasks`` groups (Spark tasks), each range whole.
+
+    Largest range first to the group with the fewest records so far (the earliest group on a
+    tie); each group keeps its ranges in their order, groups are ordered by their first range.
+    Deterministic: the same ranges and ``tasks`` always give the same groups.
+    """
+    if tasks < 1:
+        raise ValueError(f"tasks must be >= 1, got {tasks}")
+    items = list(ranges)
+    count = min(tasks, len(items))
+    groups: list[list[int]] = [[] for _ in range(count)]
+    loads = [0] * count
+    for i in sorted(range(len(items)), key=lambda i: (-items[i].size, i)):
+        least = min(range(count), key=lambda g: (loads[g], g))
+        groups[least].append(i)
+        loads[least] += items[i].size
+    ordered = sorted((sorted(g) for g in groups), key=lambda g: g[0])
+    return [tuple(items[i] for i in g) for g in ordered]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -40,7 +41,7 @@ SOURCE_OPTIONS = {
     "startingtimestamp", "startingoffsetsbytimestamp", "startingoffsetsbytimestampstrategy",
     "endingtimestamp", "endingoffsetsbytimestamp", "failondataloss", "includeheaders",
     "minpartitions", "maxrecordsperpartition", "maxoffsetspertrigger", "minoffsetspertrigger", "maxtriggerdelay",
-    "groupidprefix", "fetchoffset.numretries", "fetchoffset.retryintervalms",
+    "groupidprefix", "packpartitions", "fetchoffset.numretries", "fetchoffset.retryintervalms",
     "polltimeoutms", "kafkaconsumer.polltimeoutms", "path",
 }
 #: ``kafka.*`` options Spark's Kafka source refuses (the source manages them), with the reason.
@@ -72,6 +73,33 @@ def _bool(options: Mapping[str, str], name: str, default: bool) -> bool:
     if text not in ("true", "false"):
         raise ValueError(f"option '{name}' must be 'true' or 'false', got {raw!r}")
     return text == "true"
+
+
+def driver_cores() -> int:
+    """CPU cores this process may run on (the driver host's, where reads are planned)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _pack_partitions(options: Mapping[str, str]) -> int | None:
+    """``packPartitions``: ``true`` (default) -> the driver's cores, an integer -> itself,
+    ``false`` -> None (one task per range)."""
+    raw = options.get("packpartitions")
+    text = "true" if raw is None else str(raw).strip().lower()
+    if text == "true":
+        return driver_cores()
+    if text == "false":
+        return None
+    try:
+        tasks = int(text)
+    except ValueError:
+        tasks = 0
+    if tasks < 1:
+        raise ValueError("option 'packPartitions' must be 'true', 'false' or a positive "
+                         f"integer (the most tasks), got {raw!r}")
+    return tasks
 
 
 def _positive_int(options: Mapping[str, str], name: str, *, minimum: int = 1) -> int | None:
@@ -144,6 +172,9 @@ class SourceOptions:
     include_headers: bool = False
     min_partitions: int | None = None
     max_records_per_partition: int | None = None
+    #: ``packPartitions``: at most this many tasks per read, whole ranges shared among them
+    #: (None: one task per range, as Spark's source)
+    max_tasks: int | None = None
     max_offsets_per_trigger: int | None = None
     min_offsets_per_trigger: int | None = None
     max_trigger_delay_ms: int = 15 * 60_000
@@ -222,6 +253,7 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
         include_headers=_bool(lowered, "includeHeaders", False),
         min_partitions=_positive_int(lowered, "minPartitions"),
         max_records_per_partition=_positive_int(lowered, "maxRecordsPerPartition"),
+        max_tasks=_pack_partitions(lowered),
         max_offsets_per_trigger=most,
         min_offsets_per_trigger=least,
         max_trigger_delay_ms=(15 * 60_000 if delay is None

@@ -19,6 +19,7 @@ from harness import create_topic, unique_topic
 from pyspark.sql import functions as F
 
 import kafka_fast.spark as kspark
+from kafka_fast.spark.source import driver_cores
 
 from .kafka_records import read_committed
 
@@ -113,7 +114,28 @@ def test_batch_read_options(spark, kafka, three_partitions):
     assert exact_rows(by_time) == [r for r in log if r[4] >= BASE_TS + 290]
 
 
+def test_kafka_partitions_share_tasks_unless_pack_partitions_is_false(spark, kafka,
+                                                                     three_partitions):
+    topic, log = three_partitions
+
+    def tasks(**options) -> list[list[tuple[int, int]]]:
+        df = source(spark, kafka, subscribe=topic, **options)
+        return [[(r.partition, r.offset) for r in rows] for rows in df.rdd.glom().collect()]
+
+    def run(p: int) -> list[tuple[int, int]]:
+        return [(q, o) for q, o, *_ in log if q == p]
+
+    # 3 x 100 records in at most 2 tasks: Kafka partitions 0 and 2 share the first, whole
+    assert tasks(packPartitions="2") == [run(0) + run(2), run(1)]
+    assert tasks(packPartitions="false") == [run(0), run(1), run(2)]
+    assert tasks(packPartitions="1", minPartitions="3") == [run(0), run(1), run(2)]
+    assert tasks(packPartitions="1") == [run(0) + run(1) + run(2)]
+    cores = driver_cores()
+    assert len(tasks()) == min(3, cores)
+
+
 @pytest.mark.parametrize(("options", "named"), [
+    ({"subscribe": "t", "packPartitions": "0"}, "packPartitions"),
     ({"subscribe": "t", "startingOffsets": "sometimes"}, "startingOffsets"),
     ({"subscribe": "t", "startingOffsets": "{\"t\": [1]}"}, "startingOffsets"),
     ({"subscribe": "t", "minPartitions": "0"}, "minPartitions"),

@@ -13,6 +13,7 @@ from kafka_fast.spark.offsets import (
     OffsetRange,
     check_specs,
     make_ranges,
+    pack_ranges,
     parse_offsets,
     spark_ranges,
     spec_for,
@@ -180,3 +181,15 @@ def test_spark_ranges_are_spark_kafka_source_tasks():
     assert spark_ranges([OffsetRange("t", 0, 0, 20)], None, 6) == [
         OffsetRange("t", 0, 0, 5), OffsetRange("t", 0, 5, 10), OffsetRange("t", 0, 10, 15),
         OffsetRange("t", 0, 15, 20)]
+
+
+def test_pack_ranges_keeps_ranges_whole_and_in_order():
+    a, b, c, d = (OffsetRange("t", 0, 0, 50), OffsetRange("t", 1, 0, 10),
+                  OffsetRange("t", 2, 0, 30), OffsetRange("u", 0, 5, 25))
+    # largest first to the emptiest task: a -> 0, c -> 1, d -> 1 (30 < 50), b -> 0 (50 = 50)
+    assert pack_ranges([a, b, c, d], 2) == [(a, b), (c, d)]
+    assert pack_ranges([a, b, c, d], 1) == [(a, b, c, d)]
+    assert pack_ranges([a, b, c, d], 9) == [(a,), (b,), (c,), (d,)]
+    assert pack_ranges([], 3) == []
+    with pytest.raises(ValueError, match="tasks must be >= 1"):
+        pack_ranges([a], 0)
