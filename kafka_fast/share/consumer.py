@@ -128,6 +128,7 @@ class _Guard:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.in_callback = False
+        self.owner = 0  # the thread in a call
 
     @contextmanager
     def __call__(self, name: str) -> Iterator[None]:
@@ -135,9 +136,11 @@ class _Guard:
             raise IllegalStateException(
                 f"ShareConsumer.{name}() called from the acknowledgement commit callback")
         if not self.lock.acquire(blocking=False):
+            # confluent-kafka's words
             raise ConcurrentModificationException(
-                f"ShareConsumer.{name}() called while another thread is in a call: a share "
-                "consumer must be used from one thread at a time")
+                "Share consumer is not safe for multi-threaded access. currentThread(id: "
+                f"{threading.get_ident()}) otherThread(id: {self.owner})")
+        self.owner = threading.get_ident()
         try:
             yield
         finally:
@@ -558,6 +561,7 @@ class ShareConsumer:
         wait = _timeout_s(timeout)
         with self._guard("commit_sync"):
             self._check_open()
+            self._client.serve_events()  # error_cb and friends, as confluent-kafka's drain
             if not self._explicit_acks:
                 self._acks.accept_all()
             deadline = self._deadline(wait)
@@ -571,6 +575,7 @@ class ShareConsumer:
         poll, commit or close)."""
         with self._guard("commit_async"):
             self._check_open()
+            self._client.serve_events()
             if not self._explicit_acks:
                 self._acks.accept_all()
             self._collect()
@@ -673,10 +678,13 @@ class ShareConsumer:
             if self._closed:
                 return
             try:
-                deadline = self._deadline(self._request_timeout)
-                if self._subscription:
-                    self._leave(deadline)
+                self._client.serve_events()  # what is queued for error_cb, stats_cb, ...
             finally:
-                self._closed = True
-                self._finalizer.detach()
-                self._client.close()
+                try:
+                    deadline = self._deadline(self._request_timeout)
+                    if self._subscription:
+                        self._leave(deadline)
+                finally:
+                    self._closed = True
+                    self._finalizer.detach()
+                    self._client.close()

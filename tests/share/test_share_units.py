@@ -192,3 +192,91 @@ def test_share_consumer_ssl_setup_failure_names_the_share_consumer(tmp_path):
         {**_SHARE_BASE, "security.protocol": "ssl", "ssl.ca.location": missing}))
     assert kind is ValueError
     assert text.startswith("Failed to create share consumer: cannot load the CA certificates")
+
+
+@pytest.mark.parametrize("drain", ["commit_sync", "commit_async", "close"])
+def test_share_consumer_calls_serve_queued_errors_like_confluent(drain):
+    """Connection errors queued while nothing polls reach error_cb from commit_sync,
+    commit_async and close, and an exception error_cb raises comes out of the call."""
+    ck = pytest.importorskip("confluent_kafka", reason="pip install confluent-kafka")
+    import time
+
+    from harness import free_port
+
+    from kafka_fast import ShareConsumer
+
+    seen = []
+    for cls in (ck.ShareConsumer, ShareConsumer):
+        codes: list[int] = []
+        raising = [drain != "close"]
+
+        def error_cb(err, codes=codes, raising=raising):
+            codes.append(err.code())
+            if raising[0]:
+                raise RuntimeError("raised by error_cb")
+
+        sc = cls({"group.id": f"g-{uuid.uuid4().hex[:8]}", "socket.timeout.ms": 100,
+                  "bootstrap.servers": f"127.0.0.1:{free_port()}", "error_cb": error_cb})
+        sc.subscribe(["t"])
+        time.sleep(0.3)
+        assert codes == []  # nothing is served without a call
+        outcome = None
+        if drain == "close":
+            sc.close()
+        else:
+            with pytest.raises(RuntimeError, match="raised by error_cb") as info:
+                sc.commit_sync(0.5) if drain == "commit_sync" else sc.commit_async()
+            outcome = str(info.value)
+            raising[0] = False
+            sc.close()
+        seen.append((KafkaError._TRANSPORT in codes, outcome))
+    expected = (True, None if drain == "close" else "raised by error_cb")
+    assert seen[1] == seen[0] == expected
+
+
+def test_share_consumer_second_thread_error_reads_as_confluents():
+    """A call from a second thread while error_cb runs in poll(): confluent-kafka's
+    ConcurrentModificationException and its words."""
+    ck = pytest.importorskip("confluent_kafka", reason="pip install confluent-kafka")
+    import re
+    import threading
+
+    from harness import free_port
+
+    from kafka_fast import ShareConsumer
+
+    seen = []
+    for cls in (ck.ShareConsumer, ShareConsumer):
+        captured: list[BaseException] = []
+        in_callback, release = threading.Event(), threading.Event()
+
+        def error_cb(err, in_callback=in_callback, release=release):
+            if not in_callback.is_set():
+                in_callback.set()
+                release.wait(3.0)
+
+        sc = cls({"group.id": f"g-{uuid.uuid4().hex[:8]}", "socket.timeout.ms": 100,
+                  "bootstrap.servers": f"127.0.0.1:{free_port()}", "error_cb": error_cb})
+
+        def worker(sc=sc, captured=captured, in_callback=in_callback, release=release):
+            if in_callback.wait(3.0):
+                try:
+                    sc.commit_async()
+                except Exception as exc:
+                    captured.append(exc)
+                finally:
+                    release.set()
+
+        sc.subscribe(["t"])
+        thread = threading.Thread(target=worker)
+        thread.start()
+        sc.poll(1.0)
+        thread.join(5.0)
+        release.set()
+        sc.close()
+        assert len(captured) == 1
+        seen.append((type(captured[0]).__name__, isinstance(captured[0], RuntimeError),
+                     re.sub(r"\d+", "N", str(captured[0]))))
+    assert seen[1] == seen[0] == ("ConcurrentModificationException", True, "Share consumer is "
+                                  "not safe for multi-threaded access. currentThread(id: N) "
+                                  "otherThread(id: N)")
