@@ -79,7 +79,7 @@ def _share_conf(conf: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     merged = {**(conf or {}), **kwargs}
     if "on_commit" in merged:
         raise ValueError("on_commit is not supported on ShareConsumer")
-    if not merged.get("group.id") and "group.id" not in merged:
+    if "group.id" not in merged:
         raise ConfigError("Failed to create consumer: group.id must be set")
     for name in _NOT_APPLICABLE:
         if name in merged:
