@@ -112,11 +112,11 @@ def test_share_consumer_keys_warn_on_a_plain_consumer_and_consumer_keys_on_a_sha
         warnings.simplefilter("always")
         c = ShareConsumer({**base, "max.poll.records": 100, "fetch.max.bytes": 1000000,
                            "share.acknowledgement.mode": "explicit",
-                           "enable.auto.commit": False, "linger.ms": 5})
+                           "auto.commit.interval.ms": 1000, "linger.ms": 5})
         c.close()
     assert [str(w.message) for w in caught if "Configuration property" in str(w.message)] == [
         f'Configuration property "{name}" does not apply to a share consumer and is ignored'
-        for name in ("enable.auto.commit", "linger.ms")]
+        for name in ("auto.commit.interval.ms", "linger.ms")]
     assert all(w.filename == __file__ for w in caught if "Configuration property" in str(w.message))
 
 

@@ -234,3 +234,58 @@ def test_cimpl_names_are_kafka_fasts_objects():
     assert sorted(n for n in theirs - ours if not n.startswith(prefixes)) == []
     msg = kafka_fast.cimpl.Message("t", 0, 5, b"k", b"v")
     assert (msg.topic(), msg.offset(), msg.value()) == ("t", 5, b"v")
+
+
+def _consumer_calls(consumer, tp_cls) -> list:
+    tp = tp_cls("t", 0)
+    return [("subscribe", lambda: consumer.subscribe(["t"])), ("unsubscribe", consumer.unsubscribe),
+            ("poll", consumer.poll), ("consume", consumer.consume),
+            ("assign", lambda: consumer.assign([tp])), ("unassign", consumer.unassign),
+            ("assignment", consumer.assignment), ("commit", consumer.commit),
+            ("committed", lambda: consumer.committed([tp])),
+            ("position", lambda: consumer.position([tp])),
+            ("seek", lambda: consumer.seek(tp_cls("t", 0, 0))),
+            ("get_watermark_offsets", lambda: consumer.get_watermark_offsets(tp)),
+            ("store_offsets", lambda: consumer.store_offsets(offsets=[tp_cls("t", 0, 1)])),
+            ("pause", lambda: consumer.pause([tp])), ("resume", lambda: consumer.resume([tp])),
+            ("offsets_for_times", lambda: consumer.offsets_for_times([tp_cls("t", 0, 0)])),
+            ("list_topics", consumer.list_topics),
+            ("set_sasl_credentials", lambda: consumer.set_sasl_credentials("u", "p")),
+            ("consumer_group_metadata", consumer.consumer_group_metadata),
+            ("memberid", consumer.memberid),
+            ("incremental_assign", lambda: consumer.incremental_assign([tp])),
+            ("incremental_unassign", lambda: consumer.incremental_unassign([tp])),
+            ("close", consumer.close)]
+
+
+def _outcomes(calls) -> list:
+    out = []
+    for name, call in calls:
+        try:
+            out.append((name, "returned", call()))
+        except RuntimeError as exc:
+            out.append((name, "RuntimeError", str(exc)))
+    return out
+
+
+@pytest.mark.parametrize("state", ["uninitialized", "closed"])
+def test_consumer_calls_before_init_and_after_close_match_confluent_kafka(state):
+    """A subclass that skips Consumer.__init__, or a closed consumer: the same RuntimeErrors
+    ("Consumer closed", "Handle has been closed" for the client-level calls) as confluent-kafka,
+    and close() returns None."""
+    seen = []
+    for module in (confluent_kafka, kafka_fast):
+        class Uninitialized(module.Consumer):  # type: ignore[name-defined,misc]
+            def __init__(self, conf):
+                pass
+
+        if state == "uninitialized":
+            consumer = Uninitialized({"group.id": "g"})
+        else:
+            consumer = module.Consumer({"bootstrap.servers": "127.0.0.1:1", "group.id": "g"})
+            consumer.close()
+        seen.append(_outcomes(_consumer_calls(consumer, module.TopicPartition)))
+    assert seen[1] == seen[0]
+    assert ("list_topics", "RuntimeError", "Handle has been closed") in seen[1]
+    assert ("poll", "RuntimeError", "Consumer closed") in seen[1]
+    assert seen[1][-1] == ("close", "returned", None)

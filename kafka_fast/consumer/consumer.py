@@ -94,8 +94,22 @@ def _after(message: Message, verb: str) -> TopicPartition:
     return TopicPartition(topic, partition, offset + 1, leader_epoch=message.leader_epoch())
 
 
+class _NotStarted:
+    """The read cursor of a consumer whose ``__init__`` did not run (a subclass may skip it):
+    empty, so ``poll()`` reaches the closed check."""
+
+    idx = 0
+    nmsgs = 0
+    msgs: list = []
+
+
 class Consumer:
     """A Kafka consumer with confluent-kafka's API plus the columnar ``consume_batch``."""
+
+    # Until __init__ has run, the consumer reads as closed (confluent-kafka's "Consumer
+    # closed" / "Handle has been closed" errors).
+    _closed = True
+    _delivery: Delivery = _NotStarted()  # type: ignore[assignment]
 
     def __init__(self, conf: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         self._conf = client_config(conf, kwargs, "consumer")
@@ -155,6 +169,11 @@ class Consumer:
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError("Consumer closed")
+
+    def _check_handle(self) -> None:
+        """The closed check of the client-level calls, in confluent-kafka's words."""
+        if self._closed:
+            raise RuntimeError("Handle has been closed")
 
     def _call_io(self, fn: Callable[[], Any], timeout: float = 30.0) -> Any:
         """Run ``fn`` on the I/O thread and wait for its result."""
@@ -686,11 +705,12 @@ class Consumer:
 
     def set_sasl_credentials(self, username: str, password: str) -> None:
         """SASL PLAIN/SCRAM credentials for the next logins; open connections keep theirs."""
+        self._check_handle()
         self._client.set_sasl_credentials(username, password)
 
     def list_topics(self, topic: str | None = None, timeout: float = -1):
         """Cluster metadata in confluent-kafka's ClusterMetadata shape."""
-        self._check_open()
+        self._check_handle()
         return fetch_cluster_metadata(self._client, topic, _timeout_s(timeout))
 
     def memberid(self) -> str | None:

@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any
@@ -54,15 +54,42 @@ FETCH, ACKNOWLEDGE = "fetch", "acknowledge"
 #: ShareAcknowledge's API key and the version that carries RENEW acknowledgements
 RENEW_API = (79, 2)
 _ACK_TYPES = {int(t) for t in AcknowledgeType}
+#: consumer-group properties a share consumer refuses (confluent-kafka's list and wording)
+_NOT_APPLICABLE = ("enable.auto.commit", "auto.offset.reset", "group.protocol",
+                   "partition.assignment.strategy", "isolation.level", "group.instance.id",
+                   "enable.partition.eof", "group.remote.assignor")
+_BROKER_SIDE = "session.timeout.ms"
 
 
-def _timeout_s(timeout: float | None, default: float | None = None) -> float | None:
-    """confluent's convention: None or a negative number waits forever."""
-    if timeout is None:
-        return default
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+def _timeout_s(timeout: float) -> float | None:
+    """Seconds to wait (None: forever, for a negative number); like confluent-kafka, anything
+    but a real number (None included) is a TypeError."""
+    if not isinstance(timeout, (int, float)):
         raise TypeError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
     return None if timeout < 0 else float(timeout)
+
+
+def _share_conf(conf: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The configuration dict, with confluent-kafka's refusals of what a share consumer
+    cannot honour."""
+    if conf is None and not kwargs:
+        raise TypeError("expected configuration dict")
+    if conf is not None and not isinstance(conf, Mapping):
+        raise TypeError(f"expected configuration dict, not {type(conf).__name__}")
+    merged = {**(conf or {}), **kwargs}
+    if "on_commit" in merged:
+        raise ValueError("on_commit is not supported on ShareConsumer")
+    if "group.id" not in merged:
+        raise ConfigError("Failed to create consumer: group.id must be set")
+    for name in _NOT_APPLICABLE:
+        if name in merged:
+            raise ConfigError(f"Failed to create share consumer: `{name}` is not applicable "
+                              "for share consumer")
+    if _BROKER_SIDE in merged:
+        raise ConfigError(f"Failed to create share consumer: `{_BROKER_SIDE}` is not "
+                          "supported for `group.protocol=consumer` or share consumer. It is "
+                          "defined broker side")
+    return merged
 
 
 def _ack_type(ack_type: Any) -> int:
@@ -101,6 +128,7 @@ class _Guard:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.in_callback = False
+        self.owner = 0  # the thread in a call
 
     @contextmanager
     def __call__(self, name: str) -> Iterator[None]:
@@ -108,9 +136,11 @@ class _Guard:
             raise IllegalStateException(
                 f"ShareConsumer.{name}() called from the acknowledgement commit callback")
         if not self.lock.acquire(blocking=False):
+            # confluent-kafka's words
             raise ConcurrentModificationException(
-                f"ShareConsumer.{name}() called while another thread is in a call: a share "
-                "consumer must be used from one thread at a time")
+                "Share consumer is not safe for multi-threaded access. currentThread(id: "
+                f"{threading.get_ident()}) otherThread(id: {self.owner})")
+        self.owner = threading.get_ident()
         try:
             yield
         finally:
@@ -121,13 +151,15 @@ class ShareConsumer:
     """A KIP-932 share-group consumer with confluent-kafka's ``ShareConsumer`` API."""
 
     def __init__(self, conf: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        conf = dict(conf or {})
-        conf.update(kwargs)
-        self._conf = make_config(conf, "share")
-        self._group_id: str = self._conf["group.id"]
+        if getattr(self, "_conf", None) is not None:
+            raise RuntimeError("ShareConsumer already initialized")
+        merged = _share_conf(conf, kwargs)
+        config = make_config(merged, "share")
+        self._group_id: str = config["group.id"]
         if not self._group_id:
             raise ConfigError("Failed to create share consumer: group.id must be set")
-        self._explicit = self._conf["share.acknowledgement.mode"] == "explicit"
+        self._conf = config
+        self._explicit_acks = self._conf["share.acknowledgement.mode"] == "explicit"
         self._limits = FetchLimits(self._conf["fetch.wait.max.ms"], self._conf["fetch.min.bytes"],
                                    self._conf["fetch.max.bytes"],
                                    self._conf["max.poll.records"])
@@ -145,8 +177,11 @@ class ShareConsumer:
         self._buffer: list[ShareMessage] = []
         self._outcomes: list[Outcome] = []
         self._wake = threading.Event()
-        self._client = KafkaClient(self._conf, name=self._conf["client.id"],
-                                   client_type="consumer")
+        try:
+            self._client = KafkaClient(self._conf, name=self._conf["client.id"],
+                                       client_type="consumer")
+        except ConfigError as exc:
+            raise ConfigError(f"Failed to create share consumer: {exc.args[0].str()}") from None
         # Client events (error_cb, stats_cb, throttle_cb) wake a waiting poll(), which serves
         # them.
         self._client.events.listener = self._wake.set
@@ -208,7 +243,7 @@ class ShareConsumer:
             self._leave(self._deadline(self._request_timeout))
 
     def _leave(self, deadline: float | None) -> None:
-        if not self._explicit:
+        if not self._explicit_acks:
             self._acks.accept_all()
         self._close_sessions(deadline)
         self._dispatch()
@@ -232,7 +267,7 @@ class ShareConsumer:
         self._fetched_from.clear()
 
     # -- polling -------------------------------------------------------------------------------
-    def poll(self, timeout: float | None = -1) -> Messages:
+    def poll(self, timeout: float = -1) -> Messages:
         """The records acquired for this consumer, as ``Messages`` (empty when ``timeout``
         seconds pass first; -1 waits)."""
         with self._guard("poll"):
@@ -240,11 +275,11 @@ class ShareConsumer:
             if not self._subscription:
                 raise IllegalStateException("poll: the share consumer is not subscribed to "
                                             "any topic")
-            if self._explicit and self._acks.unacknowledged():
+            if self._explicit_acks and self._acks.unacknowledged():
                 raise IllegalStateException(
                     f"poll: {self._acks.unacknowledged()} records of the previous poll are not "
                     "acknowledged (share.acknowledgement.mode=explicit)")
-            if not self._explicit:
+            if not self._explicit_acks:
                 self._acks.accept_all()
             deadline = self._deadline(_timeout_s(timeout))
             while True:
@@ -474,6 +509,7 @@ class ShareConsumer:
     def acknowledge(self, message: Message, ack_type: int = AcknowledgeType.ACCEPT) -> None:
         """Mark a record returned by poll as accepted, released or rejected (explicit mode);
         sent with the next poll or commit."""
+        self._check_open()  # before the arguments, as confluent-kafka's
         if not isinstance(message, Message):
             raise TypeError(f"message must be a Message, not {type(message).__name__}")
         kind = _ack_type(ack_type)
@@ -487,6 +523,7 @@ class ShareConsumer:
     def acknowledge_offset(self, topic: str, partition: int, offset: int,
                            ack_type: int = AcknowledgeType.ACCEPT) -> None:
         """``acknowledge`` by topic, partition and offset."""
+        self._check_open()
         if not isinstance(topic, str):
             raise TypeError(f"topic must be a str, not {type(topic).__name__}")
         for name, value in (("partition", partition), ("offset", offset)):
@@ -501,7 +538,7 @@ class ShareConsumer:
                      kind: int) -> None:
         if partition is None or partition < 0 or offset is None or offset < 0:
             raise ValueError(f"acknowledge: invalid partition {partition} or offset {offset}")
-        if not self._explicit:
+        if not self._explicit_acks:
             raise IllegalStateException(
                 "acknowledge needs share.acknowledgement.mode=explicit (implicit mode accepts "
                 "every record on the next poll)")
@@ -517,13 +554,15 @@ class ShareConsumer:
             self._check_open()
             self._callback = callback
 
-    def commit_sync(self, timeout: float | None = 60) -> dict[TopicPartition, Any]:
+    def commit_sync(self, timeout: float = 60) -> dict[TopicPartition, Any]:
         """Send the pending acknowledgements and wait for the answers (up to ``timeout``
         seconds, -1: wait); ``{TopicPartition: None or KafkaException}``."""
+        self._check_open()
         wait = _timeout_s(timeout)
         with self._guard("commit_sync"):
             self._check_open()
-            if not self._explicit:
+            self._client.serve_events()  # error_cb and friends, as confluent-kafka's drain
+            if not self._explicit_acks:
                 self._acks.accept_all()
             deadline = self._deadline(wait)
             outcomes = self._acknowledge_all(deadline)
@@ -536,7 +575,8 @@ class ShareConsumer:
         poll, commit or close)."""
         with self._guard("commit_async"):
             self._check_open()
-            if not self._explicit:
+            self._client.serve_events()
+            if not self._explicit_acks:
                 self._acks.accept_all()
             self._collect()
             self._send_acknowledges(idle_only=True)
@@ -638,10 +678,13 @@ class ShareConsumer:
             if self._closed:
                 return
             try:
-                deadline = self._deadline(self._request_timeout)
-                if self._subscription:
-                    self._leave(deadline)
+                self._client.serve_events()  # what is queued for error_cb, stats_cb, ...
             finally:
-                self._closed = True
-                self._finalizer.detach()
-                self._client.close()
+                try:
+                    deadline = self._deadline(self._request_timeout)
+                    if self._subscription:
+                        self._leave(deadline)
+                finally:
+                    self._closed = True
+                    self._finalizer.detach()
+                    self._client.close()

@@ -28,7 +28,7 @@ class DeserializingShareConsumer(ShareConsumer):
         self._value_deserializer = conf.pop("value.deserializer", None)
         super().__init__(conf)
 
-    def poll(self, timeout: float | None = -1) -> Messages:
+    def poll(self, timeout: float = -1) -> Messages:
         """The acquired records, each deserialized in place (see the class docstring)."""
         messages = super().poll(timeout)
         for msg in messages:

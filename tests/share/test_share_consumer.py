@@ -321,7 +321,8 @@ def test_second_thread_gets_concurrent_modification(bootstrap):
         polling.start()
         time.sleep(0.5)
         try:
-            with pytest.raises(ConcurrentModificationException, match="one thread at a time"):
+            with pytest.raises(ConcurrentModificationException,
+                               match="not safe for multi-threaded access"):
                 c.poll(0)
         finally:
             polling.join()

@@ -105,3 +105,178 @@ def test_missing_share_broker_jars_say_what_to_run(tmp_path, monkeypatch):
     reason = apache_kafka_missing("0.0.1")
     assert reason is not None
     assert "tools/fetch_kafka.sh" in reason and "\n" not in reason
+
+
+def _raised(make) -> tuple[type, str]:
+    """The exception's base kind (TypeError, ValueError, RuntimeError) and text."""
+    with pytest.raises(Exception) as info:
+        make()
+    for kind in (RuntimeError, TypeError, ValueError):
+        if isinstance(info.value, kind):
+            text = info.value.args[0]
+            return kind, text.str() if isinstance(text, KafkaError) else str(text)
+    raise AssertionError(f"unexpected {info.value!r}")
+
+
+_SHARE_BASE = {"bootstrap.servers": "127.0.0.1:1", "group.id": "g", "socket.timeout.ms": 100}
+
+
+@pytest.mark.parametrize("conf,kwargs", [
+    (None, {}),
+    ({"bootstrap.servers": "127.0.0.1:1"}, {}),
+    ({**_SHARE_BASE, "on_commit": print}, {}),
+    (_SHARE_BASE, {"on_commit": print}),
+    ({"on_commit": print}, {}),
+    *[({**_SHARE_BASE, name: value}, {}) for name, value in (
+        ("enable.auto.commit", True), ("auto.offset.reset", "earliest"),
+        ("group.protocol", "consumer"), ("partition.assignment.strategy", "range"),
+        ("isolation.level", "read_committed"), ("group.instance.id", "i"),
+        ("enable.partition.eof", True), ("group.remote.assignor", "uniform"),
+        ("session.timeout.ms", 45000))],
+])
+def test_share_consumer_constructor_refusals_match_confluent(conf, kwargs):
+    ck = pytest.importorskip("confluent_kafka", reason="pip install confluent-kafka")
+    from kafka_fast import DeserializingShareConsumer, ShareConsumer
+
+    def build(cls):
+        if conf is None:
+            return cls()
+        return cls(conf, **kwargs) if kwargs else cls(conf)
+
+    expected = _raised(lambda: build(ck.ShareConsumer))
+    assert _raised(lambda: build(ShareConsumer)) == expected
+    if conf is not None and not kwargs:
+        assert _raised(lambda: DeserializingShareConsumer(conf)) == expected
+
+
+def test_share_consumer_lifecycle_and_argument_checks_match_confluent():
+    ck = pytest.importorskip("confluent_kafka", reason="pip install confluent-kafka")
+    from kafka_fast import DeserializingShareConsumer, ShareConsumer
+
+    outcomes = []
+    for cls in (ck.ShareConsumer, ShareConsumer):
+        seen = []
+        sc = cls(_SHARE_BASE)
+        seen.append(_raised(lambda: sc.__init__(_SHARE_BASE)))  # noqa: B023
+        sc.subscribe(["t"])
+        for bad in ("bad", None, [], object()):
+            seen.append(_raised(lambda: sc.poll(timeout=bad))[0])  # noqa: B023
+            seen.append(_raised(lambda: sc.commit_sync(timeout=bad))[0])  # noqa: B023
+        sc.close()
+        for call in (lambda: sc.subscribe(["x"]), sc.unsubscribe, sc.subscription,  # noqa: B023
+                     lambda: sc.poll(0.1), lambda: sc.poll("bad"),  # noqa: B023
+                     lambda: sc.acknowledge(None), lambda: sc.acknowledge(None, 9),  # noqa: B023
+                     lambda: sc.acknowledge_offset("t", 0, 0, 1),  # noqa: B023
+                     lambda: sc.acknowledge_offset(1, 0, 0, 1),  # noqa: B023
+                     lambda: sc.commit_sync(0.1), lambda: sc.commit_sync("x"),  # noqa: B023
+                     sc.commit_async, lambda: sc.set_sasl_credentials("u", "p")):  # noqa: B023
+            with pytest.raises(RuntimeError) as info:  # each client's IllegalStateException
+                call()
+            seen.append((type(info.value).__name__, str(info.value)))
+        outcomes.append(seen)
+    assert outcomes[1] == outcomes[0]
+    assert outcomes[0][0] == (RuntimeError, "ShareConsumer already initialized")
+    assert outcomes[0][-1] == ("IllegalStateException", "Share consumer closed")
+    # The acknowledgement mode is the base class's, not an attribute a subclass could clash with.
+    for mode in ("implicit", "explicit"):
+        dsc = DeserializingShareConsumer({**_SHARE_BASE, "share.acknowledgement.mode": mode})
+        assert not hasattr(dsc, "_explicit")
+        dsc.close()
+
+
+def test_share_consumer_ssl_setup_failure_names_the_share_consumer(tmp_path):
+    from kafka_fast import ShareConsumer
+
+    missing = str(tmp_path / "ca.pem")
+    kind, text = _raised(lambda: ShareConsumer(
+        {**_SHARE_BASE, "security.protocol": "ssl", "ssl.ca.location": missing}))
+    assert kind is ValueError
+    assert text.startswith("Failed to create share consumer: cannot load the CA certificates")
+
+
+@pytest.mark.parametrize("drain", ["commit_sync", "commit_async", "close"])
+def test_share_consumer_calls_serve_queued_errors_like_confluent(drain):
+    """Connection errors queued while nothing polls reach error_cb from commit_sync,
+    commit_async and close, and an exception error_cb raises comes out of the call."""
+    ck = pytest.importorskip("confluent_kafka", reason="pip install confluent-kafka")
+    import time
+
+    from harness import free_port
+
+    from kafka_fast import ShareConsumer
+
+    seen = []
+    for cls in (ck.ShareConsumer, ShareConsumer):
+        codes: list[int] = []
+        raising = [drain != "close"]
+
+        def error_cb(err, codes=codes, raising=raising):
+            codes.append(err.code())
+            if raising[0]:
+                raise RuntimeError("raised by error_cb")
+
+        sc = cls({"group.id": f"g-{uuid.uuid4().hex[:8]}", "socket.timeout.ms": 100,
+                  "bootstrap.servers": f"127.0.0.1:{free_port()}", "error_cb": error_cb})
+        sc.subscribe(["t"])
+        time.sleep(0.3)
+        assert codes == []  # nothing is served without a call
+        outcome = None
+        if drain == "close":
+            sc.close()
+        else:
+            with pytest.raises(RuntimeError, match="raised by error_cb") as info:
+                sc.commit_sync(0.5) if drain == "commit_sync" else sc.commit_async()
+            outcome = str(info.value)
+            raising[0] = False
+            sc.close()
+        seen.append((KafkaError._TRANSPORT in codes, outcome))
+    expected = (True, None if drain == "close" else "raised by error_cb")
+    assert seen[1] == seen[0] == expected
+
+
+def test_share_consumer_second_thread_error_reads_as_confluents():
+    """A call from a second thread while error_cb runs in poll(): confluent-kafka's
+    ConcurrentModificationException and its words."""
+    ck = pytest.importorskip("confluent_kafka", reason="pip install confluent-kafka")
+    import re
+    import threading
+
+    from harness import free_port
+
+    from kafka_fast import ShareConsumer
+
+    seen = []
+    for cls in (ck.ShareConsumer, ShareConsumer):
+        captured: list[BaseException] = []
+        in_callback, release = threading.Event(), threading.Event()
+
+        def error_cb(err, in_callback=in_callback, release=release):
+            if not in_callback.is_set():
+                in_callback.set()
+                release.wait(3.0)
+
+        sc = cls({"group.id": f"g-{uuid.uuid4().hex[:8]}", "socket.timeout.ms": 100,
+                  "bootstrap.servers": f"127.0.0.1:{free_port()}", "error_cb": error_cb})
+
+        def worker(sc=sc, captured=captured, in_callback=in_callback, release=release):
+            if in_callback.wait(3.0):
+                try:
+                    sc.commit_async()
+                except Exception as exc:
+                    captured.append(exc)
+                finally:
+                    release.set()
+
+        sc.subscribe(["t"])
+        thread = threading.Thread(target=worker)
+        thread.start()
+        sc.poll(1.0)
+        thread.join(5.0)
+        release.set()
+        sc.close()
+        assert len(captured) == 1
+        seen.append((type(captured[0]).__name__, isinstance(captured[0], RuntimeError),
+                     re.sub(r"\d+", "N", str(captured[0]))))
+    assert seen[1] == seen[0] == ("ConcurrentModificationException", True, "Share consumer is "
+                                  "not safe for multi-threaded access. currentThread(id: N) "
+                                  "otherThread(id: N)")
