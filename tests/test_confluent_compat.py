@@ -289,3 +289,19 @@ def test_consumer_calls_before_init_and_after_close_match_confluent_kafka(state)
     assert ("list_topics", "RuntimeError", "Handle has been closed") in seen[1]
     assert ("poll", "RuntimeError", "Consumer closed") in seen[1]
     assert seen[1][-1] == ("close", "returned", None)
+
+
+@pytest.mark.parametrize("module", [confluent_kafka, kafka_fast], ids=["confluent", "kafka_fast"])
+def test_a_broker_name_that_does_not_resolve_reaches_error_cb(module):
+    """An unresolvable bootstrap host is reported through error_cb: _RESOLVE naming the host,
+    then _ALL_BROKERS_DOWN, as librdkafka reports it."""
+    errors: list = []
+    producer = module.Producer({"bootstrap.servers": "no-such-host.invalid:9092",
+                                "error_cb": errors.append})
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not any(
+            e.code() == module.KafkaError._ALL_BROKERS_DOWN for e in errors):
+        producer.poll(0.1)
+    codes = [e.code() for e in errors]
+    assert codes[:2] == [module.KafkaError._RESOLVE, module.KafkaError._ALL_BROKERS_DOWN], errors
+    assert "no-such-host.invalid" in errors[0].str()

@@ -756,6 +756,10 @@ class BrokerConnection:
                 self.close(None)
 
     def _fail_setup(self, error: KafkaError, terminal: bool = False) -> None:
+        if self.state == State.DISCONNECTED and self.sock is None:
+            # Nothing was opened yet (the name did not resolve, no socket could be made): this
+            # attempt still fails as a connection does - backoff, waiting requests, error_cb.
+            self.state = State.CONNECTING
         self.close(error, terminal=terminal)
 
     def close(self, error: KafkaError | None, *, terminal: bool = False,
