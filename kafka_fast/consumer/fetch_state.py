@@ -113,13 +113,16 @@ class FetchState:
 
     # -- commands (application thread to I/O thread) -----------------------------------------------
     def command(self, cmd: Command) -> None:
-        """Queue ``cmd`` for the fetcher (caller holds the lock, then wakes the I/O thread)."""
+        """Queue ``cmd`` for the fetcher (callers hold the lock to order it with their own writes;
+        the append itself is atomic), then wake the I/O thread."""
         self.commands.append(cmd)
 
     def take_commands(self) -> list[Command]:
         """Every queued command, oldest first (caller holds the lock)."""
-        out = list(self.commands)
-        self.commands.clear()
+        out = []
+        commands = self.commands
+        while commands:  # one at a time: a command appended meanwhile is kept, not cleared
+            out.append(commands.popleft())
         return out
 
     def notify(self) -> None:

@@ -465,8 +465,10 @@ class Fetcher:
     def release(self) -> None:
         """Stop fetching and the decoder threads (any thread): the I/O thread closes the
         fetcher at its next turn (a ``close`` command; nothing is written here)."""
-        with self.state.lock:
-            self.state.command(("close", None))
+        # No lock: a dropped consumer's finalizer calls this, and a garbage collection may run
+        # it on the I/O thread while that thread holds the state lock. Appending to the command
+        # deque is atomic, and the I/O thread takes commands one at a time.
+        self.state.command(("close", None))
         self.decoders.shutdown(wait=False)
 
     def close_sessions(self) -> list[Future]:
