@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from harness.apache_kafka import START_TIMEOUT, ApacheKafka, cache_dir, start_apache_kafka
-from harness.ports import LOOPBACK, free_port, wait_listening
+from harness.ports import LOOPBACK, free_port, reserved_port, wait_listening
 from harness.process import ManagedProcess
 
 VERSION = "2.5.0"
@@ -91,7 +91,7 @@ class Toxiproxy:
     def proxy(self, name: str, upstream_port: int, listen_port: int | None = None) -> Proxy:
         """Create proxy ``name`` from ``listen_port`` (default: a free one) to
         ``upstream_port``, both on 127.0.0.1."""
-        port = free_port() if listen_port is None else listen_port
+        port = reserved_port() if listen_port is None else listen_port
         self.call("POST", "/proxies", {"name": name, "listen": f"{LOOPBACK}:{port}",
                                        "upstream": f"{LOOPBACK}:{upstream_port}",
                                        "enabled": True})
@@ -184,7 +184,7 @@ def start_proxied_cluster(workdir: Path, timeout: float = START_TIMEOUT) -> Prox
     """Toxiproxy and three Kafka nodes, one proxy in front of each node's CLIENT listener
     (``timeout``: seconds the nodes may take to start)."""
     server = Toxiproxy(workdir / "toxiproxy")
-    listen = {i: free_port() for i in (1, 2, 3)}
+    listen = {i: reserved_port() for i in (1, 2, 3)}
     try:
         cluster = start_apache_kafka(workdir / "kafka", brokers=3, client_ports=listen,
                                      timeout=timeout)
