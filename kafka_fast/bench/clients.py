@@ -257,6 +257,18 @@ def _kf_produce_batch(producer, t: Target, p: Payload) -> Timing:
     return _flushed(producer, t, len(p), sw, None)
 
 
+def _send_share(producer, t: Target, p: Payload, lo: int, hi: int) -> None:
+    """Records ``lo:hi`` through ``produce_batch``, 250k per call, waiting out a full queue."""
+    for start in range(lo, hi, 250_000):
+        stop = min(hi, start + 250_000)
+        while True:
+            try:
+                producer.produce_batch(t.topic, p.values[start:stop], keys=p.keys[start:stop])
+                break
+            except BufferError:
+                producer.poll(0.05)
+
+
 def _kf_produce_batch_threads(t: Target, p: Payload) -> Timing:
     """``t.producers`` producers in one process, each in its own thread calling
     ``produce_batch`` on its share of the records (2-D arrays, 250k records per call)."""
@@ -271,15 +283,7 @@ def _kf_produce_batch_threads(t: Target, p: Payload) -> Timing:
 
     def work(producer, lo: int, hi: int) -> None:
         try:
-            for start in range(lo, hi, 250_000):
-                stop = min(hi, start + 250_000)
-                while True:
-                    try:
-                        producer.produce_batch(t.topic, p.values[start:stop],
-                                               keys=p.keys[start:stop])
-                        break
-                    except BufferError:
-                        producer.poll(0.05)
+            _send_share(producer, t, p, lo, hi)
             left = producer.flush(t.timeout_s)
             if left:
                 errors.append(f"{left} records not delivered")
@@ -315,15 +319,7 @@ def _kf_produce_batch_shared(t: Target, p: Payload) -> Timing:
 
     def work(lo: int, hi: int) -> None:
         try:
-            for start in range(lo, hi, 250_000):
-                stop = min(hi, start + 250_000)
-                while True:
-                    try:
-                        producer.produce_batch(t.topic, p.values[start:stop],
-                                               keys=p.keys[start:stop])
-                        break
-                    except BufferError:
-                        producer.poll(0.05)
+            _send_share(producer, t, p, lo, hi)
         except Exception as exc:  # reported as the case's error
             errors.append(repr(exc))
 
