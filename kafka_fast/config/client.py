@@ -224,6 +224,14 @@ KEYS = [
         "OpenSSL 3 providers to load (comma-separated, e.g. default,legacy), once per "
         "process, as librdkafka does; a provider that cannot be loaded is refused.",
         java=False),
+    Key("ssl.engine.location", "str", "",
+        "OpenSSL engine (shared library) that supplies the client certificate and private "
+        "key, loaded once per process as librdkafka loads it (the dynamic engine, SO_PATH, "
+        "LIST_ADD, LOAD, ENGINE_init; then ENGINE_load_ssl_client_cert). Engines are "
+        "deprecated since OpenSSL 3.", java=False),
+    Key("ssl.engine.id", "str", "dynamic",
+        "OpenSSL engine id tried before the dynamic engine loads ssl.engine.location.",
+        java=False),
     Key("https.ca.location", "str", "",
         "CA certificates (PEM file or directory) verifying the OIDC token endpoint's HTTPS, "
         "instead of the system's.", java=False),
