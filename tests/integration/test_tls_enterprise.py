@@ -407,9 +407,9 @@ def test_an_engine_that_cannot_supply_a_certificate_is_a_clear_error(tls_kafka, 
 
 
 def test_confluent_kafka_dies_building_a_client_with_the_engine(tls_kafka, cert_engine):
-    """Known outcome side by side: confluent-kafka 2.16's wheel (librdkafka with its own
-    OpenSSL linked in) dies with SIGSEGV in rd_kafka_new() given the same engine: the engine's
-    certificate is made by the system's libcrypto, which is not the wheel's OpenSSL."""
+    """Known outcome side by side: confluent-kafka 2.16 dies with SIGSEGV in rd_kafka_new()
+    given the same engine (in OPENSSL_sk_free called from rd_kafka_ssl_set_certs: librdkafka
+    frees the stack of CA names it hands the engine before the call and again after it)."""
     f = tls_kafka.files
     conf = tls_kafka.view("MTLS").client_config(
         {"ssl.ca.location": str(f.ca), "ssl.engine.location": str(cert_engine)})
