@@ -14,6 +14,7 @@ import pytest
 
 from kafka_fast import ConfigError, Consumer, Producer
 from kafka_fast.config import REGISTRY, make_config
+from kafka_fast.config.librdkafka_only import REFUSED_BY_CONFLUENT_TOO
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
@@ -55,6 +56,7 @@ def test_every_librdkafka_property_is_accounted_for():
     assert unaccounted == []
     # a refused name is never also a key (the refusal would be dead)
     assert [n for n in REGISTRY.refused if REGISTRY.lookup(n) is not None] == []
+    assert REFUSED_BY_CONFLUENT_TOO <= set(REGISTRY.refused)
 
 
 def _build(role: str, name: str, value: object) -> list[str]:
@@ -69,15 +71,33 @@ def _build(role: str, name: str, value: object) -> list[str]:
     return [str(w.message) for w in caught if f'"{name}"' in str(w.message)]
 
 
+def _confluent_refuses(role: str, name: str) -> None:
+    """confluent-kafka refuses ``name`` too, with librdkafka's reason."""
+    import confluent_kafka
+
+    conf = {**BASE, name: "x"}
+    if role == "consumer":
+        conf["group.id"] = "g"
+    make = confluent_kafka.Producer if role == "producer" else confluent_kafka.Consumer
+    with pytest.raises(confluent_kafka.KafkaException) as info:
+        make(conf)
+    said = info.value.args[0].str()
+    assert f'"{name}"' in said and ("must be set through dedicated" in said
+                                    or "not settable" in said
+                                    or "configuration only valid on Windows" in said), said
+
+
 @pytest.mark.parametrize("prop", PROPERTIES, ids=[f"{p.section[:5]}-{p.name}" for p in PROPERTIES])
 def test_each_client_does_what_the_page_says(prop):
     st = gen.status(prop, {})
     for role in gen.ROLES[prop.roles]:
-        if st.kind == "refused":
+        if st.kind in ("refused", "as_confluent"):
             with pytest.raises(ConfigError) as info:
                 _build(role, prop.name, "x")
             assert info.value.args[0].str() == (
                 f'Configuration property "{prop.name}" is not supported: {st.detail}')
+            if st.kind == "as_confluent":
+                _confluent_refuses(role, prop.name)
             continue
         key = REGISTRY.lookup(prop.name)
         assert key is not None

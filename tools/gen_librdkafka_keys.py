@@ -1,7 +1,7 @@
 """Generate docs/librdkafka-keys.md: every property of librdkafka's CONFIGURATION.md (the
 version the tests pin, stored in tools/data/) and what kafka_fast does with it: implemented
 (with the tests that name it), mapped to another key, accepted with a warning that it does
-nothing here, or refused with the reason. tests/test_librdkafka_keys.py checks that the
+nothing here, refused as confluent-kafka refuses it, or refused with the reason. tests/test_librdkafka_keys.py checks that the
 committed page equals a fresh rendering and that each client does what the page says.
 
 Usage: python tools/gen_librdkafka_keys.py [OUTPUT]   (default docs/librdkafka-keys.md)
@@ -20,6 +20,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
 from kafka_fast.config import REGISTRY  # noqa: E402
+from kafka_fast.config.librdkafka_only import REFUSED_BY_CONFLUENT_TOO  # noqa: E402
 
 VERSION = "2.16.0"
 SOURCE = os.path.join(HERE, "data", f"librdkafka-{VERSION}-CONFIGURATION.md")
@@ -40,8 +41,8 @@ class Property:
 
 @dataclass(frozen=True)
 class Status:
-    """What kafka_fast does with a property: ``kind`` is implemented, mapped, ignored or
-    refused (unaccounted when none applies); ``detail`` is the tests, the target key or the
+    """What kafka_fast does with a property: ``kind`` is implemented, mapped, ignored,
+    as_confluent (refused by confluent-kafka too) or refused (unaccounted when none applies); ``detail`` is the tests, the target key or the
     reason."""
 
     kind: str
@@ -85,6 +86,8 @@ def status(prop: Property, texts: dict[str, str]) -> Status:
     key = REGISTRY.lookup(prop.name)
     if key is None:
         reason = REGISTRY.refused.get(prop.name)
+        if reason and prop.name in REFUSED_BY_CONFLUENT_TOO:
+            return Status("as_confluent", reason)
         return Status("refused", reason) if reason else Status("unaccounted", "")
     here = tuple(r for r in ("producer", "consumer") if r in key.roles)
     if key.name != prop.name:
@@ -97,7 +100,8 @@ def status(prop: Property, texts: dict[str, str]) -> Status:
 
 
 _SHOWN = {"implemented": "implemented", "mapped": "mapped", "ignored": "accepted, no effect",
-          "refused": "refused", "unaccounted": "**not accounted for**"}
+          "as_confluent": "as confluent-kafka", "refused": "refused",
+          "unaccounted": "**not accounted for**"}
 
 
 def _row(prop: Property, st: Status) -> str:
@@ -107,6 +111,8 @@ def _row(prop: Property, st: Status) -> str:
         detail = f"the same as `{st.detail}`"
     elif st.kind == "ignored":
         detail = "a warning says it has no effect"
+    elif st.kind == "as_confluent":
+        detail = f"confluent-kafka refuses it too; here: {st.detail}"
     else:
         detail = st.detail
     key = REGISTRY.lookup(prop.name)
@@ -133,10 +139,13 @@ that it is accepted, accepted with the warning, or refused with the reason, as l
 
 Each of librdkafka's {len(rows)} property rows is one of: **implemented** (the tests that name
 it), **mapped** (another name for a key here), **accepted, no effect** (a librdkafka internal
-with nothing corresponding here: accepted so configurations keep working, with a warning), or
+with nothing corresponding here: accepted so configurations keep working, with a warning),
+**as confluent-kafka** (confluent-kafka refuses it from Python too, whatever the value: C API
+pointers and callbacks, Windows-only keys; the error gives the reason and the alternative), or
 **refused** (the error gives the reason). {counts['implemented']} implemented,
-{counts['mapped']} mapped, {counts['ignored']} accepted with no effect, {counts['refused']}
-refused. What each implemented key does: [configuration.md](configuration.md).
+{counts['mapped']} mapped, {counts['ignored']} accepted with no effect, {counts['as_confluent']}
+as confluent-kafka, {counts['refused']} refused. What each implemented key does:
+[configuration.md](configuration.md).
 """]
     section = None
     for prop, st in rows:

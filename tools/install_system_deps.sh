@@ -4,6 +4,7 @@
 #   socat  - TLS terminator put in front of Tansu for the TLS tests
 #   krb5kdc, kadmin.local, kinit - an MIT KDC for the GSSAPI (Kerberos) tests; krb5-config
 #            (libkrb5-dev) to build the gssapi package; Cyrus SASL's GSSAPI module for kcat
+#   openssl-dev - OpenSSL's headers (libssl-dev) and gcc, to build the test OpenSSL engine
 #   with --with-cross (or under CI=true): aarch64 cross compiler + qemu-user, ~210 MB, for the
 #            one test that runs the ARMv8 CRC32C kernel under emulation
 # Java 17 (Spark tests) and Maven are never installed here, only reported when missing.
@@ -27,11 +28,12 @@ case "${CI:-}" in ""|0|false|FALSE|False) ON_CI=0; OUTCOME=skip ;; *) ON_CI=1; W
 # command -> Debian packages, and what a missing one costs
 declare -A PACKAGES=([kcat]=kcat [socat]=socat
     [krb5kdc]="krb5-kdc krb5-admin-server krb5-user" [krb5-config]=libkrb5-dev
-    [sasl2-gssapi]=libsasl2-modules-gssapi-mit)
+    [sasl2-gssapi]=libsasl2-modules-gssapi-mit [openssl-dev]="libssl-dev gcc")
 declare -A NEEDED_BY=([kcat]="kcat interop tests" [socat]="TLS tests (tansu_tls)"
     [krb5kdc]="GSSAPI tests" [krb5-config]="building the gssapi package (GSSAPI tests)"
-    [sasl2-gssapi]="the GSSAPI test side by side with kcat")
-ORDER=(kcat socat krb5kdc krb5-config sasl2-gssapi)
+    [sasl2-gssapi]="the GSSAPI test side by side with kcat"
+    [openssl-dev]="the ssl.engine.location tests (a test engine is compiled)")
+ORDER=(kcat socat krb5kdc krb5-config sasl2-gssapi openssl-dev)
 if [ "$WITH_CROSS" -eq 1 ]; then
     PACKAGES[aarch64-linux-gnu-gcc]="gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
     PACKAGES[qemu-aarch64]=qemu-user
@@ -42,9 +44,10 @@ fi
 
 say() { echo "install_system_deps: $*"; }
 
-present() {  # a command on PATH (or in /usr/sbin), or Cyrus SASL's GSSAPI module
+present() {  # a command on PATH (or in /usr/sbin), Cyrus SASL's GSSAPI module, OpenSSL's headers
     case "$1" in
         sasl2-gssapi) compgen -G "/usr/lib/*/sasl2/libgssapiv2.so*" >/dev/null ;;
+        openssl-dev) [ -f /usr/include/openssl/engine.h ] && command -v gcc >/dev/null 2>&1 ;;
         *) command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] ;;
     esac
 }

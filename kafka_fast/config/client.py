@@ -158,6 +158,14 @@ KEYS = [
         "built from sasl.oauthbearer.assertion.*; the answer's access_token, else id_token).",
         choices=("client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
         java=False),
+    Key("sasl.oauthbearer.metadata.authentication.type", "enum", "none",
+        "method=oidc: azure_imds fetches tokens from Azure's Instance Metadata Service as "
+        "librdkafka does (a GET of sasl.oauthbearer.token.endpoint.url, default "
+        "http://169.254.169.254/metadata/identity/oauth2/token, with the query=... of "
+        "sasl.oauthbearer.config appended and the header Metadata: true; no client "
+        "credentials); none uses sasl.oauthbearer.grant.type. aws_iam is refused: librdkafka "
+        "has no built-in flow for it either (pass an oauth_cb).",
+        choices=("none", "azure_imds"), java=False),
     Key("sasl.oauthbearer.assertion.algorithm", "enum", "RS256",
         "jwt-bearer: how the assertion is signed (RS256 with an RSA key, ES256 with a P-256 "
         "key; needs the cryptography package).", choices=("RS256", "ES256"), java=False),
@@ -223,6 +231,14 @@ KEYS = [
     Key("ssl.providers", "str", "",
         "OpenSSL 3 providers to load (comma-separated, e.g. default,legacy), once per "
         "process, as librdkafka does; a provider that cannot be loaded is refused.",
+        java=False),
+    Key("ssl.engine.location", "str", "",
+        "OpenSSL engine (shared library) that supplies the client certificate and private "
+        "key, loaded once per process as librdkafka loads it (the dynamic engine, SO_PATH, "
+        "LIST_ADD, LOAD, ENGINE_init; then ENGINE_load_ssl_client_cert). Engines are "
+        "deprecated since OpenSSL 3.", java=False),
+    Key("ssl.engine.id", "str", "dynamic",
+        "OpenSSL engine id tried before the dynamic engine loads ssl.engine.location.",
         java=False),
     Key("https.ca.location", "str", "",
         "CA certificates (PEM file or directory) verifying the OIDC token endpoint's HTTPS, "

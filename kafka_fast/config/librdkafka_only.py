@@ -55,8 +55,6 @@ KEYS = [
 _CALLBACK = "a C API callback (set with rd_kafka_conf_set_*())"
 _OFFSET_FILE = ("offsets are committed to the group coordinator; librdkafka's local offset "
                 "file store is not supported")
-_ENGINE = ("OpenSSL engines (deprecated since OpenSSL 3) are not loaded: use ssl.providers, "
-           "or give the client certificate with ssl.certificate.* / ssl.keystore.*")
 
 #: Refused, with the reason.
 REFUSED: dict[str, str] = {
@@ -73,15 +71,14 @@ REFUSED: dict[str, str] = {
     "ssl_key": f"{_CALLBACK}: use ssl.key.location or ssl.key.pem",
     "ssl_certificate": f"{_CALLBACK}: use ssl.certificate.location or ssl.certificate.pem",
     "ssl_ca": f"{_CALLBACK}: use ssl.ca.location or ssl.ca.pem",
-    "ssl_engine_callback_data": f"a C API pointer for OpenSSL engines; {_ENGINE}",
-    "ssl.engine.location": _ENGINE,
-    "ssl.engine.id": _ENGINE,
+    "ssl_engine_callback_data": "a C API pointer for OpenSSL engines (set with "
+                                "rd_kafka_conf_set_engine_callback_data()); the engine is "
+                                "called without callback data",
     "ssl.certificate.verify_cb": f"{_CALLBACK}: brokers are verified by Python's ssl module "
                                  "(enable.ssl.certificate.verification)",
-    "ssl.ca.certificate.stores": "Windows certificate stores are not read: use ssl.ca.location",
+    "ssl.ca.certificate.stores": "Windows certificate stores only; refused on this platform by "
+                                 "librdkafka too: use ssl.ca.location",
     "oauthbearer_token_refresh_cb": f"{_CALLBACK}: pass oauth_cb",
-    "sasl.oauthbearer.metadata.authentication.type": "cloud metadata authentication (Azure "
-                                                     "IMDS, AWS IAM) is not supported",
     "plugin.library.paths": "librdkafka plugins are C libraries",
     "interceptors": "librdkafka interceptors are C plugins",
     "offset.store.method": _OFFSET_FILE,
@@ -92,3 +89,15 @@ REFUSED: dict[str, str] = {
     "partitioner_cb": f"{_CALLBACK}: set partitioner, or pass partition to produce()",
     "msg_order_cmp": f"{_CALLBACK} for the lifo queuing strategy, which is not supported",
 }
+
+#: The refused names confluent-kafka refuses too, whatever the value: librdkafka's C API
+#: pointers and callbacks ("must be set through dedicated .._set_..() function", "Internal
+#: property ... not settable") and Windows' certificate stores ("configuration only valid on
+#: Windows"). tests/test_librdkafka_keys.py gives each to confluent-kafka as well.
+REFUSED_BY_CONFLUENT_TOO = frozenset({
+    "log_cb", "background_event_cb", "socket_cb", "connect_cb", "closesocket_cb", "open_cb",
+    "resolve_cb", "opaque", "default_topic_conf", "ssl_key", "ssl_certificate", "ssl_ca",
+    "ssl_engine_callback_data", "ssl.certificate.verify_cb", "ssl.ca.certificate.stores",
+    "oauthbearer_token_refresh_cb", "interceptors", "consume_cb", "rebalance_cb",
+    "partitioner_cb", "msg_order_cmp",
+})

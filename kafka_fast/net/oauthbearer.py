@@ -9,7 +9,8 @@ for development brokers, or, with ``sasl.oauthbearer.method=oidc``, from an OAut
 endpoint with the client-credentials grant (librdkafka's keys: ``sasl.oauthbearer.client.id``,
 ``.client.secret``, ``.scope``, ``.extensions``, ``.token.endpoint.url``) or the jwt-bearer
 grant (``sasl.oauthbearer.grant.type=urn:ietf:params:oauth:grant-type:jwt-bearer``, a signed
-assertion from ``oidc_assertion``), over HTTPS verified with ``https.ca.location`` or
+assertion from ``oidc_assertion``), or from Azure's Instance Metadata Service
+(``sasl.oauthbearer.metadata.authentication.type=azure_imds``), over HTTPS verified with ``https.ca.location`` or
 ``https.ca.pem`` when set (the system's CAs otherwise). One ``TokenSource``
 per client caches the token and fetches a new one once 80% of its lifetime has passed, so new
 connections (and re-authentications) log in with a fresh token.
@@ -264,10 +265,13 @@ class OidcClientCredentials:
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> OidcClientCredentials:
-        """The fetch for ``sasl.oauthbearer.grant.type`` (client credentials or jwt-bearer)."""
+        """The fetch for ``sasl.oauthbearer.metadata.authentication.type=azure_imds``, else
+        for ``sasl.oauthbearer.grant.type`` (client credentials or jwt-bearer)."""
         url = config["sasl.oauthbearer.token.endpoint.url"]
         client_id = config["sasl.oauthbearer.client.id"]
         jwt_bearer = config.get("sasl.oauthbearer.grant.type", "").lower() == JWT_BEARER
+        if config.get("sasl.oauthbearer.metadata.authentication.type") == "azure_imds":
+            return OidcAzureImds.from_config(config)
         if not url or not (client_id or jwt_bearer):
             raise ConfigError("sasl.oauthbearer.method=oidc needs "
                               "sasl.oauthbearer.token.endpoint.url and "
@@ -316,6 +320,67 @@ class OidcJwtBearer(OidcClientCredentials):
         if not self.client_id:
             request.remove_header("Authorization")
         return request
+
+
+#: Azure's Instance Metadata Service token URL, librdkafka's default for azure_imds.
+AZURE_IMDS_URL = "http://169.254.169.254/metadata/identity/oauth2/token"
+
+
+def config_value(text: str, name: str) -> str | None:
+    """The value of ``name`` in librdkafka's comma-separated ``key=value`` list (as
+    ``sasl.oauthbearer.config`` is read for metadata authentication); None if absent."""
+    for pair in text.split(","):
+        key, sep, value = pair.partition("=")
+        if sep and key.strip() == name:
+            return value.strip()
+    return None
+
+
+def append_query(url: str, query: str) -> str:
+    """``url`` with ``query`` (already URL-encoded) appended to its query and its fragment
+    dropped, as librdkafka builds the Azure IMDS URL with curl's URL API."""
+    parts = urllib.parse.urlsplit(url)
+    if not parts.scheme or not parts.netloc:
+        raise ConfigError(f"sasl.oauthbearer.token.endpoint.url {url!r} is not a URL")
+    joined = f"{parts.query}&{query}" if parts.query else query
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path or "/", joined, ""))
+
+
+class OidcAzureImds(OidcClientCredentials):
+    """Tokens from Azure's Instance Metadata Service (managed identities), as librdkafka
+    fetches them for ``sasl.oauthbearer.metadata.authentication.type=azure_imds``: a GET of
+    ``sasl.oauthbearer.token.endpoint.url`` (default ``AZURE_IMDS_URL``) with the ``query``
+    of ``sasl.oauthbearer.config`` (e.g. ``query=api-version=2018-02-01&resource=...``)
+    appended, headers ``Metadata: true`` and ``Accept: application/json``, no client
+    credentials; the answer's ``access_token`` is the token."""
+
+    def __init__(self, url: str, extensions: Mapping[str, str] | None = None,
+                 timeout: float = OIDC_TIMEOUT, clock: Callable[[], float] = time.time,
+                 **options: Any) -> None:
+        super().__init__(url, "", "", "", extensions, timeout, clock, **options)
+
+    def request(self) -> urllib.request.Request:
+        return urllib.request.Request(self.url, method="GET", headers={
+            "Metadata": "true", "Accept": "application/json"})
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> OidcAzureImds:
+        url = config["sasl.oauthbearer.token.endpoint.url"]
+        query = config_value(config["sasl.oauthbearer.config"], "query")
+        if not url and not query:
+            raise ConfigError("sasl.oauthbearer.token.endpoint.url is mandatory for Azure "
+                              "IMDS authentication when sasl.oauthbearer.config has no "
+                              "query=...")
+        url = url or AZURE_IMDS_URL
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError(f"sasl.oauthbearer.token.endpoint.url must be an http(s) URL, "
+                              f"not {url!r}")
+        if query:
+            url = append_query(url, query)
+        timeout = min(OIDC_TIMEOUT, config["socket.connection.setup.timeout.ms"] / 1000.0)
+        return cls(url, _parse_extensions(config["sasl.oauthbearer.extensions"]), timeout,
+                   context=https_context(config),
+                   sub_claim=config.get("sasl.oauthbearer.sub.claim.name") or "sub")
 
 
 def https_context(config: Mapping[str, Any]) -> ssl.SSLContext | None:

@@ -1,7 +1,7 @@
 """OpenSSL settings Python's ``ssl`` module has no method for, applied through the OpenSSL
 library that module is linked with: the TLS groups (``ssl.curves.list``), the signature
-algorithms (``ssl.sigalgs.list``), providers (``ssl.providers``) and engines
-(``ssl.engine.location``/``ssl.engine.id``).
+algorithms (``ssl.sigalgs.list``), providers (``ssl.providers``) and the client certificate
+and key an engine supplies (``ssl.engine.location``/``ssl.engine.id``).
 
 The library is reached with ``ctypes`` only when one of those keys is set. Every step is
 checked, and a failed check refuses the value with the reason, never ignores it:
@@ -204,3 +204,128 @@ def provider_available(name: str) -> bool:
     libcrypto.OSSL_PROVIDER_available.restype = ctypes.c_int
     libcrypto.OSSL_PROVIDER_available.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
     return bool(libcrypto.OSSL_PROVIDER_available(None, name.encode("ascii")))
+
+
+def _declare_engine(libssl: Any, libcrypto: Any) -> None:
+    vp, cp, i = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
+    for name, restype, argtypes in (
+            ("ENGINE_by_id", vp, [cp]), ("ENGINE_ctrl_cmd_string", i, [vp, cp, cp, i]),
+            ("ENGINE_init", i, [vp]), ("ENGINE_free", i, [vp]),
+            ("ENGINE_get_id", cp, [vp]),
+            ("ENGINE_load_ssl_client_cert", i, [vp, vp, vp, ctypes.POINTER(vp),
+                                                ctypes.POINTER(vp), vp, vp, vp]),
+            ("X509_free", None, [vp]), ("EVP_PKEY_free", None, [vp]),
+            ("X509_get_subject_name", vp, [vp]), ("X509_OBJECT_get0_X509", vp, [vp]),
+            ("X509_STORE_get0_objects", vp, [vp]),
+            ("OPENSSL_sk_new_null", vp, []), ("OPENSSL_sk_push", i, [vp, vp]),
+            ("OPENSSL_sk_num", i, [vp]), ("OPENSSL_sk_value", vp, [vp, i]),
+            ("OPENSSL_sk_free", None, [vp])):
+        function = getattr(libcrypto, name)
+        function.restype, function.argtypes = restype, argtypes
+    for name, restype, argtypes in (
+            ("SSL_CTX_get_cert_store", vp, [vp]), ("SSL_CTX_use_certificate", i, [vp, vp]),
+            ("SSL_CTX_use_PrivateKey", i, [vp, vp]), ("SSL_CTX_check_private_key", i, [vp])):
+        function = getattr(libssl, name)
+        function.restype, function.argtypes = restype, argtypes
+
+
+def load_engine(location: str, engine_id: str = "dynamic") -> int:
+    """The initialised ``ENGINE*`` of the shared library ``location``, loaded once per
+    process as librdkafka loads it: the ``dynamic`` engine given ``SO_PATH``, ``LIST_ADD 1``
+    and ``LOAD``, then ``ENGINE_init``. An ``engine_id`` OpenSSL already knows (an engine
+    loaded and listed before) is initialised as it is (librdkafka sends it ``SO_PATH``, which
+    such an engine refuses, so a second client in the process fails there)."""
+    key = '"ssl.engine.location"'
+    for name, value in (("ssl.engine.location", location), ("ssl.engine.id", engine_id)):
+        if not value.isascii() or "\0" in value:
+            raise ConfigError(f'"{name}" must be ASCII without NUL characters')
+    libssl, libcrypto = _load(key)
+    if not hasattr(libcrypto, "ENGINE_by_id"):
+        raise OpenSSLUnavailable(f"{key}: {ssl.OPENSSL_VERSION} has no engine support")
+    with _lock:
+        cached = _engines.get((engine_id, location))
+        if cached:
+            return cached
+        _declare_engine(libssl, libcrypto)
+        libcrypto.ERR_clear_error()
+        engine = libcrypto.ENGINE_by_id(engine_id.encode("ascii"))
+        libcrypto.ERR_clear_error()  # a failed look-up of engine_id is not an error
+        # An engine OpenSSL knows by its own id (loaded before, LIST_ADD) is used as it is.
+        commands = ((b"SO_PATH", location.encode("ascii")), (b"LIST_ADD", b"1"),
+                    (b"LOAD", None)) if not engine or engine_id == "dynamic" else ()
+        if not engine:
+            engine = libcrypto.ENGINE_by_id(b"dynamic")
+        if not engine:
+            raise ConfigError(f"{key}: OpenSSL has no dynamic engine: {_errors(libcrypto)}")
+        for command, argument in commands:
+            if libcrypto.ENGINE_ctrl_cmd_string(engine, command, argument, 0) != 1:
+                reason = _errors(libcrypto)
+                libcrypto.ENGINE_free(engine)
+                raise ConfigError(f"{key} {location!r}: the OpenSSL engine cannot be loaded "
+                                  f"({command.decode()}): {reason}")
+        if libcrypto.ENGINE_init(engine) != 1:
+            reason = _errors(libcrypto)
+            libcrypto.ENGINE_free(engine)
+            raise ConfigError(f"{key} {location!r}: the OpenSSL engine does not initialise: "
+                              f"{reason}")
+        _engines[(engine_id, location)] = engine
+        return int(engine)
+
+
+def _trusted_names(ctx_pointer: int, libssl: Any, libcrypto: Any) -> int:
+    """A new ``STACK_OF(X509_NAME)`` of the subjects of the context's trusted certificates
+    (the CA names an engine may choose a certificate by, as librdkafka passes them)."""
+    names = libcrypto.OPENSSL_sk_new_null()
+    if not names:
+        raise ConfigError(f'"ssl.engine.location": out of memory: {_errors(libcrypto)}')
+    store = libssl.SSL_CTX_get_cert_store(ctx_pointer)
+    objects = libcrypto.X509_STORE_get0_objects(store) if store else None
+    count = libcrypto.OPENSSL_sk_num(objects) if objects else 0
+    for index in range(max(count, 0)):
+        cert = libcrypto.X509_OBJECT_get0_X509(libcrypto.OPENSSL_sk_value(objects, index))
+        if cert and libcrypto.OPENSSL_sk_push(
+                names, libcrypto.X509_get_subject_name(cert)) <= 0:
+            libcrypto.OPENSSL_sk_free(names)
+            raise ConfigError(f'"ssl.engine.location": out of memory: {_errors(libcrypto)}')
+    return int(names)
+
+
+def use_engine_client_cert(ctx: ssl.SSLContext, engine: int) -> None:
+    """Make the certificate and private key the engine supplies
+    (``ENGINE_load_ssl_client_cert``) the client identity of ``ctx``, checked to match, as
+    librdkafka does; the context's trusted CAs must be loaded first."""
+    key = '"ssl.engine.location"'
+    libssl, libcrypto = _load(key)
+    pointer = _ssl_ctx(ctx, libssl, key)
+    libcrypto.ERR_clear_error()
+    names = _trusted_names(pointer, libssl, libcrypto)
+    cert, pkey = ctypes.c_void_p(), ctypes.c_void_p()
+    try:
+        result = libcrypto.ENGINE_load_ssl_client_cert(
+            engine, None, names, ctypes.byref(cert), ctypes.byref(pkey), None, None, None)
+    finally:
+        libcrypto.OPENSSL_sk_free(names)
+    engine_name = (libcrypto.ENGINE_get_id(engine) or b"?").decode("ascii", "replace")
+    try:
+        if result != 1 or not cert.value or not pkey.value:
+            what = ("certificate" if not cert.value else "private key") if result == 1 \
+                else "client certificate"
+            raise ConfigError(f"{key}: OpenSSL engine {engine_name!r} supplied no {what} "
+                              f"(ENGINE_load_ssl_client_cert returned {result}): "
+                              f"{_errors(libcrypto)}")
+        for step, call in (("SSL_CTX_use_certificate",
+                            lambda: libssl.SSL_CTX_use_certificate(pointer, cert)),
+                           ("SSL_CTX_use_PrivateKey",
+                            lambda: libssl.SSL_CTX_use_PrivateKey(pointer, pkey)),
+                           ("SSL_CTX_check_private_key",
+                            lambda: libssl.SSL_CTX_check_private_key(pointer))):
+            if call() != 1:
+                raise ConfigError(f"{key}: the certificate and key of OpenSSL engine "
+                                  f"{engine_name!r} are refused ({step}): "
+                                  f"{_errors(libcrypto)}")
+    finally:
+        if cert.value:
+            libcrypto.X509_free(cert)
+        if pkey.value:
+            libcrypto.EVP_PKEY_free(pkey)
+        libcrypto.ERR_clear_error()

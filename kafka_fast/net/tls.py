@@ -25,16 +25,22 @@ def make_ssl_context(config: Mapping[str, Any]) -> ssl.SSLContext:
     Host names are checked when ``ssl.endpoint.identification.algorithm`` is ``https``;
     ``enable.ssl.certificate.verification=false`` turns verification off entirely.
     A client certificate (mutual TLS) comes from PEM files, in-memory PEMs or PKCS#12.
-    ``ssl.providers`` are loaded first; ``ssl.cipher.suites``, ``ssl.curves.list`` and
-    ``ssl.sigalgs.list`` limit what the client offers (see ``openssl``).
+    ``ssl.providers`` are loaded first, then the engine of ``ssl.engine.location``, whose
+    certificate and key (when it supplies them) become the client identity, as librdkafka
+    uses them; ``ssl.cipher.suites``, ``ssl.curves.list`` and ``ssl.sigalgs.list`` limit
+    what the client offers (see ``openssl``).
     """
     if config["ssl.providers"]:
         openssl.load_providers(config["ssl.providers"])
+    engine = openssl.load_engine(config["ssl.engine.location"], config["ssl.engine.id"]) \
+        if config["ssl.engine.location"] else None
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     limit_algorithms(ctx, config)
     load_trust(ctx, config)
     load_identity(ctx, config)
+    if engine is not None:
+        openssl.use_engine_client_cert(ctx, engine)
     if not config["enable.ssl.certificate.verification"]:
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE

@@ -23,6 +23,8 @@ INSTALL = {
     "qemu-aarch64": "Debian package qemu-user "
                     "(bash tools/install_system_deps.sh --with-cross, as root)",
     "ss": "the Debian package iproute2",
+    "openssl/engine.h": "Debian packages libssl-dev and gcc "
+                        "(bash tools/install_system_deps.sh, as root)",
     "java": "Java 17 (e.g. Debian package openjdk-17-jre-headless), on PATH or in JAVA_HOME",
 }
 

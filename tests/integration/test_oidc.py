@@ -428,3 +428,120 @@ def test_confluent_kafka_honours_https_ca_location_alike(https_oauth2, oidc_kafk
     assert "CERTIFICATE_VERIFY_FAILED" in ours_none, ours_none
     # librdkafka's wheel looks for the system's CAs where this system has none.
     assert "certificate" in theirs_none.lower() or "trust anchors" in theirs_none, theirs_none
+
+
+# -- Azure IMDS (sasl.oauthbearer.metadata.authentication.type=azure_imds) ---------------------
+
+IMDS_QUERY = "api-version=2018-02-01&resource=api%3A%2F%2Fkafka&client_id=kafka-fast-oidc"
+
+
+@pytest.fixture
+def imds_endpoint(mock_oauth2):
+    """An HTTP endpoint answering GETs as Azure's IMDS does (JSON with access_token,
+    expires_in as a string), handing out real tokens of mock-oauth2-server that the OIDC
+    broker accepts; ``requests`` records what each client sent."""
+    import http.server
+    import urllib.request
+
+    requests: list[dict] = []
+
+    def real_token() -> bytes:
+        credentials = base64.b64encode(f"{OIDC_CLIENTS[0]}:any-secret".encode()).decode()
+        req = urllib.request.Request(
+            mock_oauth2.token_url(), data=b"grant_type=client_credentials&scope=kafka",
+            headers={"Authorization": f"Basic {credentials}",
+                     "Content-Type": "application/x-www-form-urlencoded"})
+        with urllib.request.urlopen(req, timeout=20) as resp:
+            answer = json.loads(resp.read())
+        return json.dumps({"access_token": answer["access_token"],
+                           "expires_in": str(answer["expires_in"]), "token_type": "Bearer",
+                           "resource": "api://kafka"}).encode()
+
+    class Imds(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            path, _, query = self.path.partition("?")
+            requests.append({"method": "GET", "path": path, "query": query,
+                             "headers": {k.lower(): v for k, v in self.headers.items()}})
+            body = real_token()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer((LOOPBACK, 0), Imds)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://{LOOPBACK}:{server.server_address[1]}/metadata/identity/oauth2/token"
+    yield url, requests
+    server.shutdown()
+    server.server_close()
+
+
+def test_azure_imds_tokens_side_by_side_with_confluent_kafka(oidc_kafka, imds_endpoint):
+    """Both clients GET the same IMDS URL (the query of sasl.oauthbearer.config appended to
+    sasl.oauthbearer.token.endpoint.url) with Metadata: true and no client credentials, and
+    log in to the OIDC broker with the token: each one's records are read back exactly."""
+    import confluent_kafka
+
+    url, requests = imds_endpoint
+    topic = unique_topic("oidc-imds")
+    create_topic(oidc_kafka, topic, 1)
+    conf = _sasl(oidc_kafka, {"sasl.oauthbearer.method": "oidc",
+                              "sasl.oauthbearer.metadata.authentication.type": "azure_imds",
+                              "sasl.oauthbearer.token.endpoint.url": url,
+                              "sasl.oauthbearer.config": f"query={IMDS_QUERY}"})
+    ours = _produce(conf, topic, [b"kafka_fast-imds-1", b"kafka_fast-imds-2"])
+    assert ours == [(0, b"kafka_fast-imds-1"), (1, b"kafka_fast-imds-2")]
+    assert len(requests) == 1
+    errors: list = []
+    theirs = confluent_kafka.Producer({**conf, "error_cb": errors.append})
+    delivered: list = []
+    for value in (b"librdkafka-imds-1", b"librdkafka-imds-2"):
+        theirs.produce(topic, value, partition=0,
+                       on_delivery=lambda err, msg: delivered.append((err, msg.offset())))
+    assert theirs.flush(30) == 0, errors
+    assert delivered == [(None, 2), (None, 3)], (delivered, errors)
+    ours_sent, theirs_sent = requests[0], requests[1]
+    for sent in (ours_sent, theirs_sent):
+        assert (sent["method"], sent["path"], sent["query"]) == (
+            "GET", "/metadata/identity/oauth2/token", IMDS_QUERY), sent
+        assert sent["headers"]["metadata"] == "true", sent
+        assert sent["headers"]["accept"] == "application/json", sent
+        assert "authorization" not in sent["headers"], sent
+    assert _read(conf, topic, 4) == ours + [(2, b"librdkafka-imds-1"),
+                                            (3, b"librdkafka-imds-2")]
+
+
+def test_azure_imds_configuration_as_librdkafka_checks_it(oidc_kafka):
+    """The IMDS URL defaults to Azure's when only a query is given; neither a URL nor a query
+    is refused by both clients; none is the default and keeps the client-credentials grant;
+    aws_iam (no built-in flow in librdkafka either) is refused naming the key."""
+    import confluent_kafka
+
+    from kafka_fast.net.oauthbearer import AZURE_IMDS_URL, OidcAzureImds
+
+    base = _sasl(oidc_kafka, {"sasl.oauthbearer.method": "oidc",
+                              "sasl.oauthbearer.metadata.authentication.type": "azure_imds"})
+    fetch = OidcClientCredentials.from_config(make_config(
+        {**base, "sasl.oauthbearer.config": f"query={IMDS_QUERY}"}, "producer"))
+    assert isinstance(fetch, OidcAzureImds)
+    assert fetch.url == f"{AZURE_IMDS_URL}?{IMDS_QUERY}"
+    fetch = OidcClientCredentials.from_config(make_config(
+        {**base, "sasl.oauthbearer.token.endpoint.url": "http://h:1/t?a=1#frag",
+         "sasl.oauthbearer.config": "query=b=2"}, "producer"))
+    assert fetch.url == "http://h:1/t?a=1&b=2"
+    with pytest.raises(ConfigError, match="token.endpoint.url is mandatory for Azure IMDS"):
+        Producer(base)
+    with pytest.raises(confluent_kafka.KafkaException, match="mandatory for Azure IMDS"):
+        confluent_kafka.Producer(base)
+    plain = {**base, "sasl.oauthbearer.metadata.authentication.type": "none",
+             "sasl.oauthbearer.token.endpoint.url": "http://h:1/token",
+             "sasl.oauthbearer.client.id": "c", "sasl.oauthbearer.client.secret": "s"}
+    assert make_config({}, "producer")["sasl.oauthbearer.metadata.authentication.type"] == "none"
+    assert type(OidcClientCredentials.from_config(make_config(plain, "producer"))) \
+        is OidcClientCredentials
+    with pytest.raises(ConfigError, match="sasl.oauthbearer.metadata.authentication.type"):
+        Producer({**base, "sasl.oauthbearer.metadata.authentication.type": "aws_iam"})

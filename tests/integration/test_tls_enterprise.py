@@ -12,9 +12,14 @@ one TLS group (P-256), so that ``ssl.cipher.suites``, ``ssl.curves.list`` and
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import signal
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import confluent_kafka
 import pytest
@@ -26,6 +31,7 @@ from harness.apache_kafka import (
     start_single_node,
 )
 from harness.certs import MtlsFiles, make_mtls_files
+from harness.peers import missing, require_tool
 from harness.ports import LOOPBACK, free_port
 from harness.reference_client import consume, produce
 from harness.topics import create_topic, unique_topic
@@ -332,6 +338,91 @@ def test_providers_are_loaded_when_named(tls_kafka, tmp_path):
 
 
 # -- secrets stay secret ----------------------------------------------------------------------
+
+
+# -- an OpenSSL engine supplying the client certificate ---------------------------------------
+
+ENGINE_SOURCE = Path(__file__).parent / "engine" / "client_cert_engine.c"
+
+
+@pytest.fixture(scope="module")
+def cert_engine(tmp_path_factory) -> Path:
+    """tests/integration/engine/client_cert_engine.c compiled against OpenSSL's headers: a
+    dynamic engine whose only job is ENGINE_load_ssl_client_cert, answering with the
+    certificate and key files named by KAFKA_FAST_TEST_ENGINE_CERT/_KEY."""
+    gcc = require_tool("gcc")
+    if not Path("/usr/include/openssl/engine.h").exists():
+        missing("openssl/engine.h")
+    out = tmp_path_factory.mktemp("engine") / "client_cert_engine.so"
+    subprocess.run([gcc, "-shared", "-fPIC", "-Wall", "-Werror", "-o", str(out),
+                    str(ENGINE_SOURCE), "-lcrypto"], check=True, capture_output=True, timeout=60)
+    return out
+
+
+def test_an_engine_supplies_the_client_certificate(tls_kafka, cert_engine, monkeypatch):
+    """ssl.engine.location: the only client identity is the one the engine hands over, and a
+    listener requiring a client certificate takes it (exact records both ways); the same
+    configuration without the engine is refused by the broker
+    (test_broker_requiring_a_client_certificate_refuses_a_client_without_one)."""
+    f = tls_kafka.files
+    monkeypatch.setenv("KAFKA_FAST_TEST_ENGINE_CERT", str(f.client_cert))
+    monkeypatch.setenv("KAFKA_FAST_TEST_ENGINE_KEY", str(f.client_key))
+    view = tls_kafka.view("MTLS")
+    for engine_id in ("dynamic", "kafka_fast_test_cert"):
+        conf = {"ssl.ca.location": str(f.ca), "ssl.engine.location": str(cert_engine),
+                "ssl.engine.id": engine_id}
+        topic = unique_topic("tls-engine")
+        create_topic(tls_kafka.cluster, topic, 2)
+        items = _items(20, f"engine-{engine_id}")
+        acked = produce_ours(view, topic, items, **conf)
+        assert [(r.partition, r.offset) for r in acked] == sorted(
+            (p, o) for p in range(2) for o in range(10))
+        assert [(r.key, r.value) for r in sorted(acked, key=lambda r: r.value)] == sorted(
+            (k, v) for _, k, v in items)
+        assert read_ours(view, topic, 2, len(items), **conf) == acked
+
+
+def test_an_engine_that_cannot_supply_a_certificate_is_a_clear_error(tls_kafka, cert_engine,
+                                                                     monkeypatch, tmp_path):
+    f = tls_kafka.files
+    view = tls_kafka.view("MTLS")
+    monkeypatch.delenv("KAFKA_FAST_TEST_ENGINE_CERT", raising=False)
+    monkeypatch.delenv("KAFKA_FAST_TEST_ENGINE_KEY", raising=False)
+    conf = {"ssl.ca.location": str(f.ca), "ssl.engine.location": str(cert_engine)}
+    with pytest.raises(ConfigError, match=r'"ssl.engine.location": OpenSSL engine '
+                                          r"'kafka_fast_test_cert' supplied no client "
+                                          "certificate"):
+        Producer(view.client_config(conf))
+    monkeypatch.setenv("KAFKA_FAST_TEST_ENGINE_CERT", str(f.client_cert))
+    monkeypatch.setenv("KAFKA_FAST_TEST_ENGINE_KEY", str(f.expired_client_key))
+    with pytest.raises(ConfigError, match=r"are refused \(SSL_CTX_use_PrivateKey\): "
+                                          ".*key values mismatch"):
+        Producer(view.client_config(conf))
+    not_an_engine = tmp_path / "not-an-engine.so"
+    not_an_engine.write_bytes(b"not a shared library")
+    with pytest.raises(ConfigError, match=r'"ssl.engine.location" .*not-an-engine.so.*cannot be '
+                                          r"loaded \(LOAD\): .*could not load the shared "
+                                          "library"):
+        Producer(view.client_config({**conf, "ssl.engine.location": str(not_an_engine)}))
+
+
+def test_confluent_kafka_dies_building_a_client_with_the_engine(tls_kafka, cert_engine):
+    """Known outcome side by side: confluent-kafka 2.16 dies with SIGSEGV in rd_kafka_new()
+    given the same engine (in OPENSSL_sk_free called from rd_kafka_ssl_set_certs: librdkafka
+    frees the stack of CA names it hands the engine before the call and again after it)."""
+    f = tls_kafka.files
+    conf = tls_kafka.view("MTLS").client_config(
+        {"ssl.ca.location": str(f.ca), "ssl.engine.location": str(cert_engine)})
+    script = ("import json, sys, confluent_kafka\n"
+              "confluent_kafka.Producer(json.loads(sys.argv[1]))\n"
+              "print('built', flush=True)\n")
+    env = {**os.environ, "KAFKA_FAST_TEST_ENGINE_CERT": str(f.client_cert),
+           "KAFKA_FAST_TEST_ENGINE_KEY": str(f.client_key)}
+    done = subprocess.run([sys.executable, "-c", script, json.dumps(conf)], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == -signal.SIGSEGV, (done.returncode, done.stdout, done.stderr)
+    assert "built" not in done.stdout
+
 
 def _secrets(f: MtlsFiles) -> list[str]:
     """The passwords and every base64 line of the private keys (plain and encrypted)."""
