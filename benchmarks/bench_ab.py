@@ -68,6 +68,23 @@ def remove_base(tree: Path) -> None:
     _git("worktree", "remove", "--force", str(tree))
 
 
+def _side_env(tree: Path) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    env.pop("KAFKA_FAST_NO_EXTENSIONS", None)
+    return env
+
+
+def check_side(tree: Path) -> None:
+    """Fail unless ``tree``'s own compiled kafka_fast is what its processes import."""
+    probe = ("import kafka_fast, kafka_fast.records as r; "
+             "print(kafka_fast.__file__); print(r.NATIVE)")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tree, env=_side_env(tree),
+                         check=True, capture_output=True, text=True).stdout.split()
+    if Path(out[0]).resolve() != (tree / "kafka_fast" / "__init__.py").resolve() \
+            or out[1] != "True":
+        raise RuntimeError(f"{tree}: its processes import {out[0]} (compiled: {out[1]})")
+
+
 def run_side(tree: Path, direction: str, args: argparse.Namespace, bootstrap: str
              ) -> dict[str, dict]:
     """One benchmark script of ``tree`` against ``bootstrap``: case path -> its figures."""
@@ -79,10 +96,8 @@ def run_side(tree: Path, direction: str, args: argparse.Namespace, bootstrap: st
            "--clients", ",".join(CASES[direction]), "--no-store", "--json", path]
     if direction == "produce":
         cmd += ["--acks", "1"]
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    env.pop("KAFKA_FAST_NO_EXTENSIONS", None)
     try:
-        subprocess.run(cmd, cwd=tree, env=env, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(cmd, cwd=tree, env=_side_env(tree), check=True, stdout=subprocess.DEVNULL)
         with open(path, encoding="utf-8") as fh:
             rows = json.load(fh)
     finally:
@@ -154,6 +169,8 @@ def main() -> int:
         ap.error(f"--base: {args.base!r} is not a commit of this repository")
     head_commit = store.commit(ROOT)
     base_tree = prepare_base(base_commit)
+    for tree in (base_tree, ROOT):
+        check_side(tree)
     load_before = os.getloadavg()
     rounds: list[dict] = []
     try:
