@@ -66,6 +66,8 @@ def prepare_base(commit: str) -> Path:
 
 def remove_base(tree: Path) -> None:
     _git("worktree", "remove", "--force", str(tree))
+    if not any(tree.parent.iterdir()):
+        tree.parent.rmdir()
 
 
 def _side_env(tree: Path) -> dict[str, str]:
