@@ -124,6 +124,11 @@ def _drop_topics(bootstrap: str) -> None:
                 future.result()
 
 
+def order(number: int) -> list[str]:
+    """Which side runs first in round ``number`` (from 0): BASE, then HEAD, in turn."""
+    return ["base", "head"] if number % 2 == 0 else ["head", "base"]
+
+
 def medians(rounds: list[dict], side: str) -> dict[str, dict]:
     cases = rounds[0][side]
     return {case: {key: statistics.median(r[side][case][key] for r in rounds)
@@ -178,9 +183,8 @@ def main() -> int:
     try:
         with EmbeddedBroker() as broker:
             for number in range(args.rounds):
-                order = ["base", "head"] if number % 2 == 0 else ["head", "base"]
-                done: dict = {"round": number + 1, "order": order}
-                for side in order:
+                done: dict = {"round": number + 1, "order": order(number)}
+                for side in order(number):
                     tree = base_tree if side == "base" else ROOT
                     figures: dict[str, dict] = {}
                     for direction in ("produce", "consume"):

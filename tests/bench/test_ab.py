@@ -1,5 +1,5 @@
-"""The A/B runner (benchmarks/bench_ab.py): its medians and HEAD/BASE table, and the refusal
-of a BASE that is not a commit. (Figures are measured by the runner, never asserted here.)"""
+"""The A/B runner (benchmarks/bench_ab.py): the order of the sides, its medians and HEAD/BASE
+table, and the refusal of a BASE that is not a commit. (Figures are measured by the runner, never asserted here.)"""
 
 from __future__ import annotations
 
@@ -12,6 +12,11 @@ from benchmarks.bench_ab import ROOT
 
 def _figures(rate: float, cpu: float) -> dict:
     return {"records_per_s": rate, "cpu_s_per_million": cpu}
+
+
+def test_the_sides_take_turns_going_first():
+    assert [bench_ab.order(n) for n in range(3)] == [
+        ["base", "head"], ["head", "base"], ["base", "head"]]
 
 
 def test_medians_over_rounds_and_the_ratio_table():
