@@ -19,7 +19,7 @@ PURE_IGNORE ?= --ignore=tests/core/test_records_fuzz.py --ignore=tests/consumer/
 	--ignore=tests/consumer/test_kip848.py --ignore=tests/consumer/test_coordinator_latency.py \
 	--ignore=tests/consumer/test_ownership.py
 
-.PHONY: demo test test-core test-pure bench bench-spark bench-sweep build install system-deps kerberos kafka-jars gen compat-table \
+.PHONY: demo test test-core test-pure bench bench-ab bench-spark bench-sweep build install system-deps kerberos kafka-jars gen compat-table \
 	check-generated lint clean sanitize fuzz fuzz-seeds soak wheel
 
 $(PY):
@@ -142,6 +142,16 @@ bench: build
 	$(PY) benchmarks/bench_records.py
 	$(VENV)/bin/kafka-fast bench $(if $(BOOTSTRAP),--bootstrap $(BOOTSTRAP)) \
 		--records $(RECORDS) --compression none,lz4,zstd --against confluent,aiokafka,kafka-python
+
+# A/B of kafka_fast's produce() / produce_batch and poll() / consume(10000) / consume_batch:
+# BASE (a commit, built in a worktree under build/ab/) against this checkout, alternating on one
+# embedded Tansu for AB_ROUNDS rounds of AB_RECORDS records. Appends docs/bench/results/ab.jsonl
+# and prints medians and HEAD/BASE ratios (benchmarks/bench_ab.py; ~4 min quiet, plus BASE's build).
+AB_ROUNDS ?= 3
+AB_RECORDS ?= 1000000
+bench-ab: build
+	@test -n "$(BASE)" || { echo "make bench-ab BASE=<commit>"; exit 2; }
+	$(PY) benchmarks/bench_ab.py --base $(BASE) --rounds $(AB_ROUNDS) -n $(AB_RECORDS) $(AB_ARGS)
 
 # How cost grows: kafka_fast beside confluent-kafka along partitions, value size, nodes, acks
 # and codec (benchmarks/bench_sweep.py, ~10-15 min quiet; SWEEP_ARGS="--dimension size" runs

@@ -1,5 +1,9 @@
 """The command line of ``benchmarks/bench_produce.py`` and ``benchmarks/bench_consume.py``.
 
+The run options (broker, records, sizes, partitions, codecs, repeat) are
+``kafka_fast.bench.options``, the same definition ``kafka-fast bench`` uses; the cases, the
+stored results and the held objects are the scripts' own.
+
 Both run the cases of one direction through ``kafka_fast.bench.runner.run_all`` (the engine
 ``kafka-fast bench`` uses too) on one broker (an embedded Tansu unless ``--bootstrap`` is given),
 print the shared table and store the run with ``kafka_fast.bench.store``.
@@ -18,9 +22,9 @@ from pathlib import Path
 
 from kafka_fast.bench import java, store
 from kafka_fast.bench.clients import CASES, CLIENT_SETTINGS
+from kafka_fast.bench.options import add_run_options, check_run_options
 from kafka_fast.bench.result import Result
 from kafka_fast.bench.runner import BenchConfig, available, format_table, run_all
-from kafka_fast.config.producer import CODECS
 
 
 @dataclass
@@ -53,16 +57,9 @@ def parser(doc: str, direction: str, records: int, partitions: int) -> argparse.
     ap = argparse.ArgumentParser(description=doc.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=doc.split("\n\n", 1)[1] if "\n\n" in doc else None)
-    ap.add_argument("--bootstrap", help="an existing broker (default: start an embedded Tansu)")
-    ap.add_argument("-n", "--records", type=int, default=records, help="records per case")
-    ap.add_argument("--size", type=int, default=100, help="value bytes")
-    ap.add_argument("--key-size", type=int, default=10, help="key bytes")
-    ap.add_argument("--partitions", type=int, default=partitions)
-    ap.add_argument("--codecs", default="none,lz4,zstd", help="any of " + ",".join(CODECS))
+    add_run_options(ap, records=records, partitions=partitions, codecs="none,lz4,zstd")
     ap.add_argument("--clients", default=",".join(defaults),
                     help="cases to run, comma-separated, from: " + ", ".join(names))
-    ap.add_argument("--repeat", type=int, default=1,
-                    help="runs per case; the median by records/s is reported")
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
     ap.add_argument("--json", metavar="FILE", help="also write the results here")
     ap.add_argument("--results", metavar="DIR", default=str(store.DEFAULT_DIR),
@@ -82,18 +79,16 @@ def parse_args(ap: argparse.ArgumentParser, direction: str) -> argparse.Namespac
     """Parse and check the arguments (usage errors exit through ``ap``); ``codecs`` and
     ``cases`` come back as lists."""
     args = ap.parse_args()
-    if args.records <= 0 or args.size < 0 or args.key_size < 0 or args.partitions <= 0 \
-            or args.repeat <= 0:
-        ap.error("-n, --partitions and --repeat must be positive, --size/--key-size not negative")
+    try:
+        args.codecs = check_run_options(args)
+    except ValueError as exc:
+        ap.error(str(exc))
     try:
         args.holds = [int(h) for h in args.hold.split(",") if h.strip()] or [0]
     except ValueError:
         ap.error(f"--hold: comma-separated counts, not {args.hold!r}")
     if any(h < 0 for h in args.holds):
         ap.error("--hold: counts must not be negative")
-    args.codecs = [c.strip() for c in args.codecs.split(",") if c.strip()]
-    if not args.codecs or any(c not in CODECS for c in args.codecs):
-        ap.error(f"--codecs: choose from {','.join(CODECS)}")
     known = {case.name: case for case in CASES if case.direction == direction}
     args.cases = [c.strip() for c in args.clients.split(",") if c.strip()]
     unknown = [name for name in args.cases if name not in known]

@@ -49,10 +49,10 @@ if TYPE_CHECKING:
     from .consumer import Consumer as Consumer
     from .consumer import RecordBatchView as RecordBatchView
     from .net.events import ThrottleEvent as ThrottleEvent
-    from .partitioners import consistent as consistent
-    from .partitioners import fnv1a as fnv1a
-    from .partitioners import murmur2 as murmur2
     from .producer import Producer as Producer
+    from .producer.partitioners import consistent as consistent
+    from .producer.partitioners import fnv1a as fnv1a
+    from .producer.partitioners import murmur2 as murmur2
     from .serialization.consumer import DeserializingConsumer as DeserializingConsumer
     from .serialization.producer import SerializingProducer as SerializingProducer
     from .share import AcknowledgeType as AcknowledgeType
@@ -75,9 +75,9 @@ _LAZY = {
     "RecordBatchView": ("kafka_fast.consumer", "RecordBatchView"),
     "SerializingProducer": ("kafka_fast.serialization.producer", "SerializingProducer"),
     "ThrottleEvent": ("kafka_fast.net.events", "ThrottleEvent"),
-    "murmur2": ("kafka_fast.partitioners", "murmur2"),
-    "consistent": ("kafka_fast.partitioners", "consistent"),
-    "fnv1a": ("kafka_fast.partitioners", "fnv1a"),
+    "murmur2": ("kafka_fast.producer.partitioners", "murmur2"),
+    "consistent": ("kafka_fast.producer.partitioners", "consistent"),
+    "fnv1a": ("kafka_fast.producer.partitioners", "fnv1a"),
     "DeserializingConsumer": ("kafka_fast.serialization.consumer", "DeserializingConsumer"),
     **{name: ("kafka_fast.share", name) for name in (
         "AcknowledgeType", "ConcurrentModificationException", "DeserializingShareConsumer",

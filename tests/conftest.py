@@ -18,3 +18,18 @@ pytest_plugins = [
     "harness.tansu", "harness.mock_cluster", "harness.apache_kafka", "harness.oauth2",
     "harness.fixtures",
 ]
+
+
+@pytest.fixture(autouse=True)
+def _one_writer_per_field():
+    """With KAFKA_FAST_CHECK_OWNERS=1, a test fails (in its teardown) when a field of consumer
+    state got a second writing thread while it ran, on whichever thread that happened."""
+    from kafka_fast.consumer import ownership
+
+    if not ownership.ENABLED:
+        yield
+        return
+    before = len(ownership.violations)
+    yield
+    new = ownership.violations[before:]
+    assert not new, f"fields written by a second thread (class, field, owner, writer): {new}"

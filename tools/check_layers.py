@@ -82,6 +82,10 @@ def private_access(modules: dict[str, ast.Module]) -> list[str]:
     return problems
 
 
+#: ``try: ... except* ...`` blocks (Python 3.11+)
+_TRY_STAR: tuple[type, ...] = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
+
+
 def _runtime_imports(tree: ast.Module) -> list[ast.ImportFrom | ast.Import]:
     """Every import that can run: module level and inside functions, classes and blocks,
     outside ``if TYPE_CHECKING:``."""
@@ -100,7 +104,10 @@ def _runtime_imports(tree: ast.Module) -> list[ast.ImportFrom | ast.Import]:
                                    ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
                 visit(stmt.body)  # imports inside functions run too: they count
                 visit(getattr(stmt, "orelse", []))
-            elif isinstance(stmt, ast.Try):
+            elif isinstance(stmt, ast.Match):
+                for case in stmt.cases:
+                    visit(case.body)
+            elif isinstance(stmt, (ast.Try, *_TRY_STAR)):
                 visit(stmt.body)
                 for h in stmt.handlers:
                     visit(h.body)

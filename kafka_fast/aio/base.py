@@ -1,5 +1,6 @@
 """What ``AIOConsumer`` and ``AIOShareConsumer`` share: a blocking consumer driven from asyncio
-on worker threads, one call at a time, with reads that are safe to cancel (``reads``)."""
+on one worker thread (``ConsumerThread``), one call at a time, with reads that are safe to
+cancel (``reads``)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,16 @@ from collections.abc import Callable
 from typing import Any
 
 from .callbacks import reentrant_call
+from .consumer_thread import ConsumerThread
 from .reads import Held, run_read
 
 
 class AIOConsumerBase:
-    """Calls of one blocking consumer on an executor, serialized by an asyncio lock.
+    """Calls of one blocking consumer on one thread, serialized by an asyncio lock.
+
+    Every call that touches the consumer's state (reads, assignment, commits, close) runs on
+    the same thread, so the consumer sees a single application thread; callbacks that call
+    back into the consumer are served on that thread too (``callbacks.reentrant_call``).
 
     A read (``_read``) runs in slices of ``reads.SLICE`` seconds; a read whose task is
     cancelled goes on until its slice ends and what it got, records or the exception it
@@ -26,12 +32,12 @@ class AIOConsumerBase:
     #: the message of the ``RuntimeError`` raised by calls after close
     CLOSED = "Consumer closed"
 
-    def __init__(self, executor: concurrent.futures.Executor | None, max_workers: int,
+    def __init__(self, executor: concurrent.futures.Executor | None,
                  thread_name_prefix: str) -> None:
         self._loop = asyncio.get_running_loop()
-        self._owns_executor = executor is None
-        self.executor = executor or concurrent.futures.ThreadPoolExecutor(
-            max_workers=max_workers, thread_name_prefix=thread_name_prefix)
+        self._thread = ConsumerThread(executor, thread_name_prefix)
+        #: the executor whose thread runs the calls (the given one, or a pool of one thread)
+        self.executor = self._thread.executor
         self._lock = asyncio.Lock()
         self._closed = False
         self._closing = False
@@ -50,7 +56,11 @@ class AIOConsumerBase:
         async with self._lock:
             await self._adopt_orphan()
             self._check_open()
-            return await self._loop.run_in_executor(self.executor, fn, *args)
+            return await self._run(fn, *args)
+
+    def _run(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future:
+        """``fn(*args)`` on the consumer's thread, as an asyncio future."""
+        return asyncio.wrap_future(self._thread.submit(fn, *args), loop=self._loop)
 
     def _check_open(self) -> None:
         if self._closed or self._closing:
@@ -86,7 +96,7 @@ class AIOConsumerBase:
                 return take(self._held)
             self._check_open()
             stop = self._stop_read = threading.Event()
-            job = self._loop.run_in_executor(self.executor, run_read, call, timeout, stop)
+            job = self._run(run_read, call, timeout, stop)
             try:
                 return await asyncio.shield(job)
             except asyncio.CancelledError:
@@ -103,7 +113,7 @@ class AIOConsumerBase:
 
     async def _close(self, close: Callable[[], Any]) -> None:
         """Stop a read in flight (within one slice), wait for a cancelled one, run ``close``
-        on the executor; a second call does nothing."""
+        on the consumer's thread, release the thread; a second call does nothing."""
         if self._closed or self._closing:
             return
         self._closing = True
@@ -113,8 +123,7 @@ class AIOConsumerBase:
         try:
             async with self._lock:
                 await self._adopt_orphan()
-                await self._loop.run_in_executor(self.executor, close)
+                await self._run(close)
         finally:
             self._closed = True
-            if self._owns_executor:
-                await self._loop.run_in_executor(None, self.executor.shutdown, True)
+            await self._loop.run_in_executor(None, self._thread.shutdown, True)

@@ -17,8 +17,10 @@ _Self = TypeVar("_Self", bound="AIOConsumer")
 class AIOConsumer(AIOConsumerBase):
     """A ``Consumer`` driven from asyncio; create it inside a running event loop.
 
-    Every call runs on a worker thread and calls are serialized (one at a time), so the loop
-    never blocks. Callbacks (``error_cb``, ``throttle_cb``, ``stats_cb``, ``on_commit`` in the
+    Every call runs on one worker thread, one at a time, so the loop never blocks and the
+    consumer sees a single application thread. ``max_workers`` is accepted for
+    confluent-kafka's signature (at least 1) and changes nothing: one thread serves every call.
+    Given an ``executor``, the calls run on one of its threads, taken until ``close()``. Callbacks (``error_cb``, ``throttle_cb``, ``stats_cb``, ``on_commit`` in the
     configuration; ``on_assign``/``on_revoke``/``on_lost`` of ``subscribe``, which receive
     this AIOConsumer) may be coroutine functions; they run on the loop, and consumer calls
     they await (``await consumer.assign(...)``) run at once inside the call that invoked them.
@@ -34,7 +36,7 @@ class AIOConsumer(AIOConsumerBase):
                  executor: concurrent.futures.Executor | None = None) -> None:
         if executor is None and max_workers < 1:
             raise ValueError("max_workers must be at least 1")
-        super().__init__(executor, max_workers, "kafka_fast-aio-consumer")
+        super().__init__(executor, "kafka_fast-aio-consumer")
         self._consumer = Consumer(wrap_config(self._loop, consumer_conf, self))
 
     # -- consuming -------------------------------------------------------------------------------

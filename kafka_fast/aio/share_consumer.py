@@ -28,11 +28,11 @@ class AIOShareConsumer(AIOConsumerBase):
     CLOSED = "ShareConsumer closed"
 
     def __init__(self, consumer_conf: dict[str, Any]) -> None:
-        super().__init__(None, 1, "kafka_fast-aio-share-consumer")
+        super().__init__(None, "kafka_fast-aio-share-consumer")
         try:
             self._consumer = ShareConsumer(wrap_config(self._loop, consumer_conf, self))
         except BaseException:
-            self.executor.shutdown(wait=False)
+            self._thread.shutdown(wait=False)
             raise
 
     async def __aenter__(self) -> AIOShareConsumer:

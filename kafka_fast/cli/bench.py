@@ -8,7 +8,7 @@ import json
 import os
 import sys
 
-from ..config.producer import CODECS
+from ..bench.options import add_run_options, check_run_options
 from .options import UsageError
 
 PEERS = ("confluent", "aiokafka", "kafka-python")
@@ -17,33 +17,25 @@ PEERS = ("confluent", "aiokafka", "kafka-python")
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``bench`` subcommand."""
     p = sub.add_parser("bench", help="produce/consume throughput against peer clients")
-    p.add_argument("-b", "--bootstrap", help="broker to use (default: start an embedded one)")
-    p.add_argument("--records", type=int, default=200_000)
-    p.add_argument("--size", type=int, default=100, help="value size in bytes")
-    p.add_argument("--key-size", type=int, default=10)
-    p.add_argument("--partitions", type=int, default=3)
-    p.add_argument("--compression", default="none",
-                   help="comma-separated codecs: " + ",".join(CODECS))
+    add_run_options(p, records=200_000, partitions=3)
     p.add_argument("--acks", default="1", choices=("0", "1", "all"))
     p.add_argument("--against", default="confluent",
                    help="peer clients to run beside kafka_fast, comma-separated, from "
                         + ", ".join(PEERS) + "; 'none' runs kafka_fast alone (default: "
                         "confluent)")
     p.add_argument("--only", choices=("produce", "consume"), help="run one direction only")
-    p.add_argument("--repeat", type=int, default=1,
-                   help="run each case this many times and report the median")
     p.add_argument("--plot", metavar="FILE",
                    help="write a PNG bar chart (needs matplotlib; checked before the run)")
     p.add_argument("--json", action="store_true", help="print results as JSON")
     p.set_defaults(run=run)
 
 
-def _split(text: str, allowed: tuple[str, ...], flag: str, drop: str = "") -> list[str]:
-    """The comma-separated names in ``text`` (without ``drop``), each one of ``allowed``."""
-    items = [x.strip() for x in text.split(",") if x.strip() and x.strip() != drop]
-    bad = [x for x in items if x not in allowed]
+def _peers(text: str) -> list[str]:
+    """The peers named in ``--against`` (without ``none``), each one of ``PEERS``."""
+    items = [x.strip() for x in text.split(",") if x.strip() and x.strip() != "none"]
+    bad = [x for x in items if x not in PEERS]
     if bad:
-        raise UsageError(f"{flag}: unknown {', '.join(bad)} (choose from {', '.join(allowed)})")
+        raise UsageError(f"--against: unknown {', '.join(bad)} (choose from {', '.join(PEERS)})")
     return items
 
 
@@ -74,11 +66,11 @@ def run(args: argparse.Namespace) -> int:
     from ..bench.embedded import EmbeddedBroker, EmbeddedBrokerError
     from ..bench.runner import format_table, plot
 
-    if args.records <= 0 or args.size < 0 or args.partitions <= 0 or args.repeat <= 0:
-        raise UsageError("--records, --partitions and --repeat must be positive, "
-                         "--size not negative")
-    codecs = _split(args.compression, CODECS, "--compression") or ["none"]
-    against = _split(args.against, PEERS, "--against", drop="none")
+    try:
+        codecs = check_run_options(args)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    against = _peers(args.against)
     if args.plot:
         check_plot_path(args.plot)
     from ..bench.runner import available

@@ -186,6 +186,20 @@ def test_epochs_wrap_as_kafka_does_and_close_uses_final_epoch():
     assert not s.active and s.close_plan() is None
 
 
+def on_io(client: KafkaClient, fn, *args):
+    """``fn(*args)`` on the client's I/O thread, the fetcher's owner; its result."""
+    done: Future = Future()
+
+    def run() -> None:
+        try:
+            done.set_result(fn(*args))
+        except BaseException as exc:  # raised again in the test's thread
+            done.set_exception(exc)
+
+    client.call_soon(run)
+    return done.result(30)
+
+
 def test_fetcher_keeps_positions_of_partitions_an_incremental_answer_leaves_out():
     # The fetcher and the delivery side on their own: a fetch state, a client (its broker
     # never answers) and Fetch responses made by the codec.
@@ -197,16 +211,22 @@ def test_fetcher_keeps_positions_of_partitions_an_incremental_answer_leaves_out(
     delivery = Delivery(state, auto_store=True, per_chunk=100, wake_fetcher=client.wakeup)
     try:
         apps = [AppPosition("t", 0), AppPosition("t", 1)]
-        parts = [FetchCursor(app, app.moved(offset)) for app, offset in zip(apps, (10, 20),
-                                                                            strict=True)]
-        with state.lock:
-            sent = []
-            for ps, offset in zip(parts, (10, 20), strict=True):
-                ps.set_position(offset, -1)
-                state.parts[(ps.topic, ps.partition)] = ps.app
-                state.cursors[(ps.topic, ps.partition)] = ps
-                ps.fetching = True
-                sent.append(sent_entry(ps))
+        gens = [app.moved(offset) for app, offset in zip(apps, (10, 20), strict=True)]
+
+        def start() -> tuple[list[FetchCursor], list]:
+            # What the fetcher's turn does (I/O thread): cursors at 10 and 20, Fetches sent.
+            parts = [FetchCursor(app, gen) for app, gen in zip(apps, gens, strict=True)]
+            with state.lock:
+                sent = []
+                for ps, offset in zip(parts, (10, 20), strict=True):
+                    ps.set_position(offset, -1)
+                    state.parts[(ps.topic, ps.partition)] = ps.app
+                    state.cursors[(ps.topic, ps.partition)] = ps
+                    ps.fetching = True
+                    sent.append(sent_entry(ps))
+            return parts, sent
+
+        parts, sent = on_io(client, start)
         wanted = {("t", 0): (10, -1, f.partition_max_bytes),
                   ("t", 1): (20, -1, f.partition_max_bytes)}
         session = f.session(7)
@@ -216,7 +236,7 @@ def test_fetcher_keeps_positions_of_partitions_an_incremental_answer_leaves_out(
 
         fut: Future = Future()
         fut.set_result(response(123, {("t", 0): batch(10, 3)}))
-        f.on_response(7, sent, plan, fut)
+        on_io(client, f.on_response, 7, sent, plan, fut)
         with state.lock:
             assert (parts[0].fetch_offset, parts[1].fetch_offset) == (13, 20)
             assert parts[1].backoff_until == 0.0 and not parts[1].fetching
@@ -235,22 +255,25 @@ def test_fetcher_keeps_positions_of_partitions_an_incremental_answer_leaves_out(
         assert state.queued_records == 0 and delivery.take(10, got, None) == (0, None)
 
         # A session error: back to a full fetch, the partitions are fetched again at once.
-        with state.lock:
-            for ps in parts:
-                ps.fetching = True
-            sent = [sent_entry(ps) for ps in parts]
+        def resend() -> list:
+            with state.lock:
+                for ps in parts:
+                    ps.fetching = True
+                return [sent_entry(ps) for ps in parts]
+
+        sent = on_io(client, resend)
         plan = session.plan({("t", 0): (13, -1, f.partition_max_bytes),
                              ("t", 1): (20, -1, f.partition_max_bytes)})
         fut = Future()
         fut.set_result(response(0, error=70))
-        f.on_response(7, sent, plan, fut)
+        on_io(client, f.on_response, 7, sent, plan, fut)
         assert not session.active
         with state.lock:
             assert all(not ps.fetching and ps.backoff_until == 0.0 for ps in parts)
             assert (parts[0].fetch_offset, parts[1].fetch_offset) == (13, 20)
             assert not state.ready
     finally:
-        f.closed = True
+        on_io(client, setattr, f, "closed", True)
         client.close()
 
 
@@ -301,18 +324,22 @@ def test_large_compressed_partitions_of_one_answer_are_decoded_side_by_side():
         parts = [FetchCursor(AppPosition("t", p), 0) for p in range(4)]
         payloads = {0: big(0, 2000, "lz4"), 1: big(0, 2000, "zstd"), 2: big(0, 2000, "gzip"),
                     3: batch(0, 5)}  # small and uncompressed: decoded in line
-        with state.lock:
-            for ps in parts:
-                ps.set_position(0, -1)
-                state.parts[(ps.topic, ps.partition)] = ps.app
-                state.cursors[(ps.topic, ps.partition)] = ps
-                ps.fetching = True
-            sent = [sent_entry(ps) for ps in parts]
+
+        def start() -> list:
+            with state.lock:
+                for ps in parts:
+                    ps.set_position(0, -1)
+                    state.parts[(ps.topic, ps.partition)] = ps.app
+                    state.cursors[(ps.topic, ps.partition)] = ps
+                    ps.fetching = True
+                return [sent_entry(ps) for ps in parts]
+
+        sent = on_io(client, start)
         assert all(len(payloads[p]) >= 64 * 1024 for p in range(3))
         plan = f.session(1).plan({("t", p): (0, -1, MAXB) for p in range(4)})
         fut: Future = Future()
         fut.set_result(response(0, {("t", p): payloads[p] for p in range(4)}))
-        f.on_response(1, sent, plan, fut)
+        on_io(client, f.on_response, 1, sent, plan, fut)
         # three large compressed partitions: side by side, on the decoder threads
         assert any(t.name.startswith("kafka_fast-decode") for t in threading.enumerate())
         got: dict[int, list] = {}
@@ -337,5 +364,5 @@ def test_large_compressed_partitions_of_one_answer_are_decoded_side_by_side():
         with pytest.raises(RuntimeError):
             f.decoders.submit(int)
         assert not f.closed
-        assert f.tick() is None and f.closed
+        assert on_io(client, f.tick) is None and f.closed
         client.close()

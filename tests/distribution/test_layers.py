@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 CHECK = ROOT / "tools" / "check_layers.py"
 
@@ -77,3 +79,20 @@ def test_an_import_inside_a_function_closes_a_cycle_too(tmp_path):
     result = run(write(tmp_path / "late", files))
     assert result.returncode == 1
     assert "import cycle a -> b -> a" in result.stdout and "b/two.py:5" in result.stdout
+
+
+@pytest.mark.parametrize("body", [
+    "    match kind:\n        case 1:\n            from ..a import one\n            return one\n",
+    "    try:\n        pass\n    except* ValueError:\n        from ..a import one\n",
+], ids=["match", "except-star"])
+def test_an_import_in_a_match_case_or_except_star_closes_a_cycle_too(tmp_path, body):
+    files = {
+        "__init__.py": "",
+        "a/__init__.py": "",
+        "a/one.py": "from ..b.two import B\n",
+        "b/__init__.py": "",
+        "b/two.py": "B = 1\n\ndef late(kind):\n" + body,
+    }
+    result = run(write(tmp_path / "late", files))
+    assert result.returncode == 1
+    assert "import cycle a -> b -> a" in result.stdout and "b/two.py:" in result.stdout

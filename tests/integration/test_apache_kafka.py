@@ -29,7 +29,7 @@ from kafka_fast.admin import (
     UserScramCredentialUpsertion,
 )
 from kafka_fast.errors import KafkaError, KafkaException
-from kafka_fast.partitioners import murmur2
+from kafka_fast.producer.partitioners import murmur2
 from kafka_fast.topic_partition import OFFSET_BEGINNING, OFFSET_END
 
 pytestmark = [pytest.mark.apache, pytest.mark.timeout(120)]

@@ -1,7 +1,8 @@
 """confluent-kafka's partitioner functions: the partition a key goes to among
 ``partition_count`` partitions, with the same hashes the producer's ``partitioner`` setting
 uses (``murmur2`` as Java's default partitioner, ``consistent`` CRC32 and ``fnv1a`` as
-librdkafka's)."""
+librdkafka's); public as ``kafka_fast.murmur2``, ``kafka_fast.consistent`` and ``kafka_fast.fnv1a``
+(and through ``kafka_fast.cimpl``)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def _checked(key: object, partition_count: object) -> bytes:
 
 
 def _hashes() -> tuple[Callable[[bytes], int], Callable[[bytes], int], Callable[[bytes], int]]:
-    from .producer.partitioner import consistent, fnv1a, murmur2
+    from .partitioner import consistent, fnv1a, murmur2
 
     return murmur2, consistent, fnv1a
 
