@@ -287,7 +287,7 @@ def run_point(point: Point, broker: Broker, made: list[str], args: argparse.Name
                       key_size=KEY_BYTES, partitions=s["partitions"], compressions=[s["codec"]],
                       acks=s["acks"], directions=("produce", "consume"), repeat=args.repeat,
                       broker_pid=broker.pid, create_topic=broker.create_topic,
-                      cases=point.cases())
+                      cases=point.cases(), case_timeout_s=args.case_timeout)
     share.start()
     try:
         results = run_all(cfg)
@@ -302,6 +302,7 @@ def run_point(point: Point, broker: Broker, made: list[str], args: argparse.Name
                 "base": BASE, "records": point.records, "value_bytes": s["size"],
                 "key_bytes": KEY_BYTES, "partitions": s["partitions"], "nodes": s["brokers"],
                 "acks": [s["acks"]], "codecs": [s["codec"]], "repeat": args.repeat,
+                "case_timeout_s": args.case_timeout,
                 "cases": cfg.cases, "client_settings": CLIENT_SETTINGS,
                 "machine_state": state, "other_cpu_share": round(other, 3)}
     return store.record("sweep", broker.name or broker.bootstrap, settings,
@@ -334,6 +335,9 @@ def main() -> int:
     ap.add_argument("--consume-all", action="store_true",
                     help="read at every point (default: the size and partition dimensions)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per case (the median is kept)")
+    ap.add_argument("--case-timeout", type=float, default=600.0, metavar="SECONDS",
+                    help="the longest one run of a case may take; past it the case is stored "
+                         "as timed out and the sweep goes on (default: %(default)g)")
     ap.add_argument("--machine-state", choices=("auto", "quiet", "loaded"), default="auto",
                     help="label of the stored lines; auto: loaded when other processes used "
                          "over 15%% of the CPUs during a point")

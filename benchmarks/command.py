@@ -63,6 +63,10 @@ def parser(doc: str, direction: str, records: int, partitions: int) -> argparse.
                     help="cases to run, comma-separated, from: " + ", ".join(names))
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs per case; the median by records/s is reported")
+    ap.add_argument("--case-timeout", type=float, default=900.0, metavar="SECONDS",
+                    help="the longest one run of a case may take (its process start "
+                         "included); past it the case is recorded as timed out, its other "
+                         "runs skipped, and the next case runs (default: %(default)g)")
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
     ap.add_argument("--json", metavar="FILE", help="also write the results here")
     ap.add_argument("--results", metavar="DIR", default=str(store.DEFAULT_DIR),
@@ -78,13 +82,15 @@ def parser(doc: str, direction: str, records: int, partitions: int) -> argparse.
     return ap
 
 
-def parse_args(ap: argparse.ArgumentParser, direction: str) -> argparse.Namespace:
-    """Parse and check the arguments (usage errors exit through ``ap``); ``codecs`` and
-    ``cases`` come back as lists."""
-    args = ap.parse_args()
+def parse_args(ap: argparse.ArgumentParser, direction: str,
+               argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse and check ``argv`` (default: the command line; usage errors exit through
+    ``ap``); ``codecs`` and ``cases`` come back as lists."""
+    args = ap.parse_args(argv)
     if args.records <= 0 or args.size < 0 or args.key_size < 0 or args.partitions <= 0 \
-            or args.repeat <= 0:
-        ap.error("-n, --partitions and --repeat must be positive, --size/--key-size not negative")
+            or args.repeat <= 0 or args.case_timeout <= 0:
+        ap.error("-n, --partitions, --repeat and --case-timeout must be positive, "
+                 "--size/--key-size not negative")
     try:
         args.holds = [int(h) for h in args.hold.split(",") if h.strip()] or [0]
     except ValueError:
@@ -131,7 +137,8 @@ def run(args: argparse.Namespace, direction: str, broker: Broker,
                               key_size=args.key_size, partitions=args.partitions,
                               compressions=args.codecs, acks=ack, directions=(direction,),
                               repeat=args.repeat, broker_pid=broker.pid,
-                              create_topic=broker.create_topic, cases=args.cases, hold=hold)
+                              create_topic=broker.create_topic, cases=args.cases, hold=hold,
+                              case_timeout_s=args.case_timeout)
             results += run_all(cfg, _progress)
         rows += [dict(r.as_dict(), acks=ack) for r in results]
         failed = failed or any(r.error for r in results if r.client == "kafka_fast")
@@ -144,7 +151,8 @@ def run(args: argparse.Namespace, direction: str, broker: Broker,
         settings = {"records": args.records, "value_bytes": args.size,
                     "key_bytes": args.key_size, "partitions": args.partitions,
                     "codecs": args.codecs, "acks": list(acks), "repeat": args.repeat,
-                    "cases": args.cases, "client_settings": CLIENT_SETTINGS}
+                    "case_timeout_s": args.case_timeout, "cases": args.cases,
+                    "client_settings": CLIENT_SETTINGS}
         if held:
             settings["hold_objects"] = ",".join(str(h) for h in args.holds)
         if args.note:
@@ -156,6 +164,6 @@ def run(args: argparse.Namespace, direction: str, broker: Broker,
 
 
 def _progress(result: Result) -> None:
-    error = f"  ERROR: {result.error}" if result.error else ""
+    error = f"  {result.remark}" if result.remark else ""
     print(f"  {result.direction} {result.label}: {result.records_per_s:,.0f} rec/s, "
           f"{result.cpu_per_million:.2f} CPU s/M{error}", file=sys.stderr, flush=True)

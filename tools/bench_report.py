@@ -123,7 +123,7 @@ def render_scaling(runs: list[dict[str, Any]], filters: dict[str, str]) -> str:
             cpu = f"{rel[i][1]:.2f}" if i in rel else ""
             lines.append(f"| {value:,} | {r.label} | {r.records:,} | {r.records_per_s:,.0f} | "
                          f"{r.mb_per_s:.1f} | {r.cpu_per_million:.2f} | {cpu} | "
-                         f"{r.max_rss_mb:.0f} |" + (f" ERROR: {r.error} |" if r.error else ""))
+                         f"{r.max_rss_mb:.0f} |" + (f" {r.remark} |" if r.remark else ""))
     newest = max(points.values(), key=lambda run: run["time"])
     m, s = newest["machine"], newest["settings"]
     return ("\n".join(lines) + f"\n\nRuns of {min(r['time'] for r in points.values())[:10]} "
@@ -265,7 +265,7 @@ def render_sweep(runs: list[dict[str, Any]], filters: dict[str, str]) -> str:
             lines.append(f"| {shown} | {r.direction} | {r.label} | {r.records:,} | "
                          f"{r.records_per_s:,.0f} | {r.mb_per_s:.1f} | {r.cpu_per_million:.2f}"
                          f" | {cpu} | {r.max_rss_mb:.0f} |"
-                         + (f" ERROR: {r.error} |" if r.error else ""))
+                         + (f" {r.remark} |" if r.remark else ""))
     runs_shown = [run for _, run in points]
     newest_run = max(runs_shown, key=lambda run: run["time"])
     m, base = newest_run["machine"], newest_run["settings"]["base"]

@@ -58,6 +58,10 @@ MODULES = {"kafka_fast": "kafka_fast", "confluent": "confluent_kafka", "aiokafka
            "kafka-python": "kafka", "java": "kafka_fast.bench.java", "asyncio": "asyncio"}
 
 
+#: which Apache Kafka client the Java tools run with
+JAVA_CLIENT = ("the newest cached release whose ApiVersions request the broker advertises "
+               "(Apache Kafka 4.4: 4.4.0; Tansu 0.6.0: 4.3.1)")
+
 #: Every setting each client runs with besides bootstrap, topic, acks and compression (which
 #: come from the run): stored with each run's results and shown beside the tables.
 CLIENT_SETTINGS: dict[str, dict[str, dict[str, object]]] = {
@@ -94,10 +98,13 @@ CLIENT_SETTINGS: dict[str, dict[str, dict[str, object]]] = {
     },
     "java": {
         "producer": {"linger.ms": 5, "batch.size": 1_000_000, "tool": "ProducerPerformance, "
-                     "--throughput -1, values of the payload size, no keys"},
-        "consumer": {"fetch.max.bytes": 52_428_800, "max.partition.fetch.bytes": 10_485_760,
-                     "max.poll.records": 10_000, "tool": "ConsumerPerformance in a fresh "
-                     "group; rate from fetch.nMsg.sec (group join left out)"},
+                     "--throughput -1, values of the payload size, no keys",
+                     "client": JAVA_CLIENT},
+        "consumer": {**java.CONSUMER_SETTINGS,
+                     "--fetch-size": java.CONSUMER_SETTINGS["max.partition.fetch.bytes"],
+                     "--timeout": int(java.IDLE_TIMEOUT_S * 1000), "check.crcs": False,
+                     "tool": "ConsumerPerformance in a fresh group; rate from fetch.nMsg.sec "
+                     "(group join left out)", "client": JAVA_CLIENT},
     },
 }
 
@@ -130,6 +137,19 @@ SETTING_REASONS: dict[tuple[str, str], str] = {
     ("java", "fetch.max.bytes"): "the fetch sizes of librdkafka above",
     ("java", "max.partition.fetch.bytes"): "the fetch sizes of librdkafka above",
     ("java", "max.poll.records"): "10,000 records per poll, as the batch paths of the others",
+    ("java", "--fetch-size"): "the tool sets max.partition.fetch.bytes from this option "
+                              "(default 1 MB), over a --command-property",
+    ("java", "session.timeout.ms"): "Tansu completes a group join after about half the "
+                                    "session timeout (~23 s at the default 45 s)",
+    ("java", "heartbeat.interval.ms"): "below a third of the session timeout",
+    ("java", "--timeout"): "the tool gives up after this long without a record (the default "
+                           "10 s is shorter than a join on Tansu); fewer records than asked "
+                           "fail the case",
+    ("java", "check.crcs"): "set by the tool itself and not changeable: the Java consumer "
+                            "skips the CRC check every other client makes",
+    ("java", "client"): "Apache Kafka 4.4's client sends ApiVersions v5, which Tansu 0.6.0 "
+                        "(advertising v0-4) answers by closing the connection: no connection "
+                        "by node id, no group join",
     ("java", "tool"): "the Java client's own performance tools",
     **{(client, key): "the same batching window as every peer"
        for client, key in (("aiokafka", "linger_ms"), ("kafka-python", "linger_ms"),
@@ -140,6 +160,7 @@ SETTING_REASONS: dict[tuple[str, str], str] = {
                             ("confluent", ("group.id", "enable.auto.commit",
                                            "auto.offset.reset")),
                             ("aiokafka", ("enable_auto_commit", "auto_offset_reset")),
+                            ("java", ("auto.offset.reset",)),
                             ("kafka-python", ("enable_auto_commit", "auto_offset_reset")))
        for key in keys},
 }

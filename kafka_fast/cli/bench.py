@@ -32,6 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--only", choices=("produce", "consume"), help="run one direction only")
     p.add_argument("--repeat", type=int, default=1,
                    help="run each case this many times and report the median")
+    p.add_argument("--case-timeout", type=float, default=900.0, metavar="SECONDS",
+                   help="the longest one run of a case may take; past it the case is reported "
+                        "as timed out and the next one runs (default: %(default)g)")
     p.add_argument("--plot", metavar="FILE",
                    help="write a PNG bar chart (needs matplotlib; checked before the run)")
     p.add_argument("--json", action="store_true", help="print results as JSON")
@@ -74,9 +77,10 @@ def run(args: argparse.Namespace) -> int:
     from ..bench.embedded import EmbeddedBroker, EmbeddedBrokerError
     from ..bench.runner import format_table, plot
 
-    if args.records <= 0 or args.size < 0 or args.partitions <= 0 or args.repeat <= 0:
-        raise UsageError("--records, --partitions and --repeat must be positive, "
-                         "--size not negative")
+    if args.records <= 0 or args.size < 0 or args.partitions <= 0 or args.repeat <= 0 \
+            or args.case_timeout <= 0:
+        raise UsageError("--records, --partitions, --repeat and --case-timeout must be "
+                         "positive, --size not negative")
     codecs = _split(args.compression, CODECS, "--compression") or ["none"]
     against = _split(args.against, PEERS, "--against", drop="none")
     if args.plot:
@@ -99,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
     cfg = BenchConfig(bootstrap=bootstrap, records=args.records, size=args.size,
                       key_size=args.key_size, partitions=args.partitions, compressions=codecs,
                       acks=args.acks, against=against, directions=directions,
-                      repeat=args.repeat, broker_pid=broker.pid if broker else None)
+                      repeat=args.repeat, broker_pid=broker.pid if broker else None,
+                      case_timeout_s=args.case_timeout)
 
     def progress(result) -> None:
         if not args.json:
