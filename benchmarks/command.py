@@ -63,6 +63,10 @@ def parser(doc: str, direction: str, records: int, partitions: int) -> argparse.
                     help="cases to run, comma-separated, from: " + ", ".join(names))
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs per case; the median by records/s is reported")
+    ap.add_argument("--case-records", default="", metavar="CASE=N[,CASE=N...]",
+                    help="fewer (or more) records for these cases than -n: the slow peers "
+                         "(their CPU per record and rate do not depend on the count); rows "
+                         "keep their own record count")
     ap.add_argument("--case-timeout", type=float, default=900.0, metavar="SECONDS",
                     help="the longest one run of a case may take (its process start "
                          "included); past it the case is recorded as timed out, its other "
@@ -75,6 +79,9 @@ def parser(doc: str, direction: str, records: int, partitions: int) -> argparse.
     ap.add_argument("--no-store", action="store_true",
                     help="do not append the run to the stored results")
     ap.add_argument("--note", default="", help="a remark stored with the run")
+    ap.add_argument("--suite", default="",
+                    help="a name stored with the run (settings.suite) that docs blocks select "
+                         "by (benchmarks/bench_tables.py stores 'tables')")
     ap.add_argument("--hold", default="0", metavar="N[,N...]",
                     help="each case's process first makes and keeps N 100-byte bytes objects "
                          "of its own (a host application's data); several values run every "
@@ -97,12 +104,20 @@ def parse_args(ap: argparse.ArgumentParser, direction: str,
         ap.error(f"--hold: comma-separated counts, not {args.hold!r}")
     if any(h < 0 for h in args.holds):
         ap.error("--hold: counts must not be negative")
+    try:
+        args.case_records = {name.strip(): int(count) for name, count in
+                             (item.split("=", 1) for item in args.case_records.split(",")
+                              if item.strip())}
+    except ValueError:
+        ap.error(f"--case-records: CASE=N, comma-separated, not {args.case_records!r}")
+    if any(n <= 0 for n in args.case_records.values()):
+        ap.error("--case-records: counts must be positive")
     args.codecs = [c.strip() for c in args.codecs.split(",") if c.strip()]
     if not args.codecs or any(c not in CODECS for c in args.codecs):
         ap.error(f"--codecs: choose from {','.join(CODECS)}")
     known = {case.name: case for case in CASES if case.direction == direction}
     args.cases = [c.strip() for c in args.clients.split(",") if c.strip()]
-    unknown = [name for name in args.cases if name not in known]
+    unknown = [name for name in [*args.cases, *args.case_records] if name not in known]
     if unknown or not args.cases:
         ap.error(f"--clients: unknown {','.join(unknown) or '(none given)'} "
                  f"(choose from {','.join(known)})")
@@ -138,7 +153,8 @@ def run(args: argparse.Namespace, direction: str, broker: Broker,
                               compressions=args.codecs, acks=ack, directions=(direction,),
                               repeat=args.repeat, broker_pid=broker.pid,
                               create_topic=broker.create_topic, cases=args.cases, hold=hold,
-                              case_timeout_s=args.case_timeout)
+                              case_timeout_s=args.case_timeout,
+                              case_records=args.case_records)
             results += run_all(cfg, _progress)
         rows += [dict(r.as_dict(), acks=ack) for r in results]
         failed = failed or any(r.error for r in results if r.client == "kafka_fast")
@@ -157,6 +173,10 @@ def run(args: argparse.Namespace, direction: str, broker: Broker,
             settings["hold_objects"] = ",".join(str(h) for h in args.holds)
         if args.note:
             settings["note"] = args.note
+        if args.suite:
+            settings["suite"] = args.suite
+        if args.case_records:
+            settings["case_records"] = args.case_records
         path = store.append(Path(args.results), store.record(
             direction, broker.name or broker.bootstrap, settings, rows))
         print(f"appended to {path}", file=sys.stderr)

@@ -283,3 +283,20 @@ def test_clean_median_filter_skips_dirty_trees_and_single_runs(tmp_path):
     assert bench_report.newest(runs, {"clean_median_of": "3"}) == good
     assert bench_report.newest(runs, {}) == single
     assert bench_report.newest(runs, {"clean_median_of": "4"}) is None
+
+
+def test_a_block_takes_the_first_alternative_some_run_matches(tmp_path):
+    old = _run("Tansu (embedded)", 1000, [_row("kafka_fast", "produce()", 1000, 0.5, 0.25)])
+    store.append(tmp_path, old)
+    text = ("<!-- bench: produce broker=Tansu suite=tables clean_median_of=3 || broker=Tansu "
+            "records=1000 -->\n<!-- /bench -->\n")
+    assert "2,000" in bench_report.update(text, tmp_path)  # no suite run yet: the older one
+    quiet = _run("Tansu (embedded)", 300, [_row("kafka_fast", "produce()", 300, 0.1, 0.05)])
+    quiet["commit"], quiet["settings"]["suite"] = "0123456789ab", "tables"
+    store.append(tmp_path, quiet)
+    store.append(tmp_path, _run("Tansu (embedded)", 1000, [
+        _row("kafka_fast", "produce()", 1000, 0.25, 0.25)]))  # newer, not of the suite
+    shown = bench_report.update(text, tmp_path)
+    assert "3,000" in shown and "300 records of 100 bytes" in shown
+    with pytest.raises(ValueError, match="one filter set"):
+        bench_report.update("<!-- bench: goals || x=1 -->\n<!-- /bench -->", tmp_path)

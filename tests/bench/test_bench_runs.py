@@ -1,5 +1,6 @@
-"""Every benchmark case runs under a time bound: past it the case's process (and any process
-it started) is killed, the case is stored and shown as timed out, and the run goes on. And
+"""How the benchmark scripts run their cases: every case under a time bound (past it the
+case's process and any process it started are killed, the case is stored and shown as timed
+out, and the run goes on), slow peers with fewer records, the quiet-table command's steps; and
 the Java client's consumer tool ends with a figure on Tansu. (No timing is asserted.)"""
 
 from __future__ import annotations
@@ -102,3 +103,46 @@ def test_the_java_consumer_tool_reads_every_record_on_tansu(tansu):
         assert producer.flush(30) == 0
     wall, cpu, error = java.consumer_performance(tansu.bootstrap, topic, payload, 120)
     assert error == "" and wall > 0 and cpu > 0
+
+
+def test_slow_peers_run_their_own_record_count(tansu, tmp_path):
+    bench_produce = _load("bench_produce", ROOT / "benchmarks" / "bench_produce.py")
+    bench_report = _load("bench_report", ROOT / "tools" / "bench_report.py")
+    assert bench_produce.main([
+        "--bootstrap", tansu.bootstrap, "-n", "20000", "--codecs", "none", "--acks", "1",
+        "--clients", "kafka_fast.produce_batch,asyncio.futures",
+        "--case-records", "asyncio.futures=3000", "--results", str(tmp_path)]) == 0
+    (run,) = store.load(tmp_path / "produce.jsonl")
+    assert run["settings"]["case_records"] == {"asyncio.futures": 3000}
+    assert [(r["path"], r["records"], r["error"]) for r in run["results"]] == [
+        ("produce_batch", 20000, ""), ("futures only, no client", 3000, "")]
+    text = bench_report.update(f"<!-- bench: produce broker={tansu.bootstrap} -->\n"
+                               "<!-- /bench -->\n", tmp_path)
+    assert "20,000 records of 100 bytes" in text and "asyncio.futures 3,000 records" in text
+
+
+def test_the_quiet_table_steps_run_every_peer_three_times_into_the_tables_suite(tmp_path):
+    from benchmarks import bench_tables
+
+    args = bench_tables.argparse.Namespace(records=1_000_000, peer_records=100_000, runs=3,
+                                           case_timeout=300.0, note="", results=tmp_path)
+    steps = {(s.broker, s.direction): s for s in bench_tables.STEPS}
+    assert set(steps) == {(b, d) for b in ("tansu", "kafka") for d in ("produce", "consume")}
+    cmd = steps["kafka", "produce"].command(args)
+    opt = {cmd[i]: cmd[i + 1] for i in range(2, len(cmd) - 1) if cmd[i].startswith("-")}
+    assert (opt["--broker"], opt["-n"], opt["--repeat"], opt["--suite"], opt["--acks"]) == (
+        "kafka", "1000000", "3", "tables", "1,all")
+    clients = opt["--clients"].split(",")
+    assert {"kafka_fast.produce", "kafka_fast.produce_batch", "confluent.produce",
+            "java.producer_perf", "aiokafka.send", "kafka-python.send"} <= set(clients)
+    assert opt["--case-records"].split(",") == [f"{name}=100000" for name in clients
+                                                 if name in bench_tables.SLOW_CASES]
+    consume = steps["tansu", "consume"].command(args)
+    assert {"java.consumer_perf", "confluent.consume", "kafka_fast.consume_batch",
+            "aiokafka.getmany", "kafka-python.poll"} <= set(
+        consume[consume.index("--clients") + 1].split(","))
+    # no stored run here: every case is estimated at the default rate
+    seconds = bench_tables.estimate_s(steps["tansu", "consume"], 1000, 1000, 3, tmp_path)
+    assert seconds > 0
+    with pytest.raises(SystemExit):
+        bench_tables.main(["--runs", "2", "--estimate"])
