@@ -156,8 +156,10 @@ bench-tables: build kafka-jars
 		--peer-records $(TABLE_PEER_RECORDS) $(TABLE_ARGS)
 
 # How cost grows: kafka_fast beside confluent-kafka along partitions, value size, nodes, acks
-# and codec (benchmarks/bench_sweep.py, ~10-15 min quiet; SWEEP_ARGS="--dimension size" runs
-# one dimension). Appends docs/bench/results/sweep.jsonl, redraws docs/bench/sweep-*.png and
+# and codec, and once in processes holding a million objects of their own
+# (benchmarks/bench_sweep.py, ~11 min quiet estimated; SWEEP_ARGS="--dimension size" runs one
+# dimension, SWEEP_ARGS="--values partitions=1,100,1000,10000 --values codec=none,lz4,zstd"
+# ~10 min). Appends docs/bench/results/sweep.jsonl, redraws docs/bench/sweep-*.png and
 # docs/benchmarks.md's sweep tables.
 SWEEP_ARGS ?=
 bench-sweep: build kafka-jars

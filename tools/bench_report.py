@@ -217,7 +217,9 @@ def render_goals(results_dir: Path) -> str:
 
 #: the table heading of each sweep dimension's value
 SWEEP_VALUE = {"partitions": "partitions", "size": "value bytes", "brokers": "nodes",
-               "acks": "acks", "codec": "codec"}
+               "acks": "acks", "codec": "codec", "held": "objects held by the process"}
+#: what the worker adds to a path in a process holding objects of its own (" +1M held")
+HELD_SUFFIX = re.compile(r" \+[\d.,]+M? held$")
 
 
 def _sweep_order(dimension: str, value: Any) -> tuple[float, str]:
@@ -307,8 +309,9 @@ def plot_sweep(dimension: str, points: list[tuple[Any, dict[str, Any]]], path: P
     series: dict[tuple[str, str, str], dict[int, Result]] = {}
     for x, (_, run) in enumerate(points):
         for r in results_of(run):
-            if not r.error:
-                series.setdefault((r.client, r.direction, r.path), {})[x] = r
+            if not r.error:  # one line per path, held objects or not
+                series.setdefault((r.client, r.direction, HELD_SUFFIX.sub("", r.path)),
+                                  {})[x] = r
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
     for ax, get, ylabel, log in (
             (axes[0], lambda r: r.cpu_per_million,
