@@ -36,7 +36,7 @@ import dataclasses
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -140,14 +140,29 @@ def render_scaling(runs: list[dict[str, Any]], filters: dict[str, str]) -> str:
             f"Python {m['python']}.\n")
 
 
-#: The goals of the performance work: (direction, kafka_fast path, most CPU s/M or None, most
-#: CPU per record relative to confluent-kafka's baseline, most CPU relative to the floor).
+class Goal(NamedTuple):
+    """A goal of the performance work for one kafka_fast path, uncompressed: at most
+    ``most_floor`` times the floor's CPU per record, at most ``most_ratio`` times the CPU per
+    record of confluent-kafka's ``baseline`` path (same run, same broker), at least
+    ``least_rate`` records/s on one Apache Kafka node at acks=1."""
+
+    direction: str
+    path: str
+    most_floor: float | None = None
+    most_ratio: float | None = None
+    baseline: str = ""
+    least_rate: float | None = None
+
+
+#: The goals (benchmarks, never asserted in tests). The lz4/zstd goal (the floor plus the cost
+#: of compressing the same bytes with the same library, x1.3) needs a compression floor that
+#: ``benchmarks/bench_floor.py`` does not measure yet: not checked here.
 GOALS = (
-    ("produce", "produce_batch", 0.25, 0.10, 2.0),
-    ("produce", "produce()", None, 0.20, None),
-    ("consume", "consume_batch", 0.25, 0.10, 2.0),
-    ("consume", "consume(10000)", None, 1 / 3, None),
-    ("consume", "poll()", None, 1 / 3, None),
+    Goal("produce", "produce_batch", most_floor=1.5, least_rate=4_000_000),
+    Goal("consume", "consume_batch", most_floor=1.5),
+    Goal("produce", "produce()", most_ratio=0.15, baseline="produce()"),
+    Goal("consume", "consume(10000)", most_ratio=0.20, baseline="consume(10000)"),
+    Goal("consume", "poll()", most_ratio=0.33, baseline="poll()"),
 )
 #: the runs of ``benchmarks/bench_tables.py`` from a clean tree, preferred where there are some
 QUIET = "suite=tables clean_median_of=3"
@@ -164,6 +179,43 @@ GOAL_RUNS = (
 )
 
 
+def _goal_rows(goal: Goal, results: list[Result], floor: float | None, where: str,
+               one_node_acks1: bool) -> list[str]:
+    """The table rows of ``goal`` on one run's ``results`` (uncompressed rows only)."""
+    rows = []
+    for r in results:
+        if r.client != "kafka_fast" or r.direction != goal.direction or r.error:
+            continue
+        suffix = r.path[len(goal.path):]
+        if not r.path.startswith(goal.path) or suffix.strip(" []") not in ("", "none"):
+            continue
+        cpu = r.cpu_per_million
+        base = next((b for b in results if b.client == "confluent" and not b.error
+                     and b.direction == goal.direction and b.path == goal.baseline + suffix),
+                    None)
+        ratio = cpu / base.cpu_per_million if base and base.cpu_per_million else None
+        x_floor = cpu / floor if floor else None
+        checks = []  # (goal, met)
+        if goal.most_floor is not None:
+            checks.append((f"<= {goal.most_floor:g}x floor",
+                           None if x_floor is None else x_floor <= goal.most_floor))
+        if goal.most_ratio is not None:
+            checks.append((f"<= {goal.most_ratio:.2f}x confluent {goal.baseline}",
+                           None if ratio is None else ratio <= goal.most_ratio))
+        if goal.least_rate is not None and one_node_acks1:
+            checks.append((f">= {goal.least_rate / 1e6:g}M records/s",
+                           r.records_per_s >= goal.least_rate))
+        if not checks:
+            continue
+        rows.append(f"| {goal.path} | {where} | {r.records_per_s:,.0f} | {cpu:.2f} | "
+                    + (f"{ratio:.2f}" if ratio is not None else "") + " | "
+                    + (f"{x_floor:.2f}" if x_floor is not None else "") + " | "
+                    + ", ".join(g for g, _ in checks) + " | "
+                    + ", ".join("not measured" if ok is None else "yes" if ok else "**no**"
+                                for _, ok in checks) + " |")
+    return rows
+
+
 def render_goals(results_dir: Path) -> str:
     """Each goal against the newest stored run of every broker: met or not, and by how much."""
     floors: dict[str, float] = {}
@@ -172,47 +224,33 @@ def render_goals(results_dir: Path) -> str:
     if floor_run is not None:
         floors = {r["direction"]: r["cpu_s_per_million"] for r in floor_run["results"]
                   if r["step"] == "floor (sum)"}
-    lines = ["| path | broker | codec | CPU s/M | x confluent CPU | x floor | goal | met |",
-             "|---|---|---|---:|---:|---:|---|---|"]
+    lines = ["| path | broker | records/s | CPU s/M | x confluent CPU | x floor | goal | met |",
+             "|---|---|---:|---:|---:|---:|---|---|"]
     captions = []
     for direction, spec in GOAL_RUNS:
         runs = store.load(results_dir / f"{direction}.jsonl")
         run, filters = newest_of(runs, alternatives(spec.split()))
         if run is None:
             raise ValueError(f"no stored {direction} run matches {filters}")
+        s = run["settings"]
         captions.append(f"{direction} on {run['broker']} (acks {filters.get('acks', '-')}): "
-                        f"{run['time'][:10]}, commit `{run['commit'] or 'unknown'}`")
+                        f"{run['time'][:10]}, commit `{run['commit'] or 'unknown'}`, median of "
+                        f"{s.get('repeat', 1)}")
         results = results_of(run, filters.get("acks"))
-        rel = ratios(results)
         where = run["broker"] + (f", acks={filters['acks']}" if "acks" in filters else "")
-        for d, path, most_cpu, most_ratio, most_floor in GOALS:
-            if d != direction:
-                continue
-            for i, r in enumerate(results):
-                if r.client != "kafka_fast" or not r.path.startswith(path) or r.error:
-                    continue
-                codec = r.path[len(path):].strip(" []") or "none"
-                if codec not in ("none", "lz4", "zstd") or i not in rel:
-                    continue
-                cpu, ratio = r.cpu_per_million, rel[i][1]
-                floor = floors.get(direction) if codec == "none" else None
-                x_floor = cpu / floor if floor else None
-                checks = []  # (goal, met)
-                if most_cpu is not None:
-                    checks.append((f"<= {most_cpu} CPU s/M", cpu <= most_cpu))
-                checks.append((f"<= {most_ratio:.2f}x confluent", ratio <= most_ratio))
-                if most_floor is not None and x_floor is not None:
-                    checks.append((f"<= {most_floor:g}x floor", x_floor <= most_floor))
-                lines.append(f"| {path} | {where} | {codec} | {cpu:.2f} | {ratio:.2f} | "
-                             + (f"{x_floor:.2f}" if x_floor is not None else "") + " | "
-                             + ", ".join(g for g, _ in checks) + " | "
-                             + ", ".join("yes" if ok else "**no**" for _, ok in checks) + " |")
+        one_node_acks1 = "(1 node)" in run["broker"] and filters.get("acks") == "1"
+        for goal in GOALS:
+            if goal.direction == direction:
+                lines += _goal_rows(goal, results, floors.get(direction), where, one_node_acks1)
     if floor_run is not None:
         captions.append(f"floor: {floor_run['time'][:10]}, commit "
                         f"`{floor_run['commit'] or 'unknown'}` (produce "
                         f"{floors.get('produce', 0):.3f}, consume "
                         f"{floors.get('consume', 0):.3f} CPU s/M)")
-    return "\n".join(lines) + "\n\nRuns: " + "; ".join(captions) + ".\n"
+    return ("\n".join(lines) + "\n\nUncompressed rows; the lz4/zstd goal (the floor plus the "
+            "cost of compressing the same bytes with the same library, x1.3) is not checked: "
+            "the floor benchmark does not measure compression yet. Runs: "
+            + "; ".join(captions) + ".\n")
 
 
 #: the table heading of each sweep dimension's value
