@@ -88,7 +88,9 @@ STEPS = (
 #: and the client's start, the payload, connecting, closing), measured with 2,000-record runs
 #: of each case on a loaded 2-core machine and scaled by a third (the machine was running
 #: about three other test suites); the JVM's start and, on Tansu, the consumer's group join
-#: (about 8 s with a 6 s session timeout) come on top for the Java tools.
+#: (about 8 s with a 6 s session timeout) come on top for the Java tools. Check: both Tansu
+#: steps at 3,000 records (nearly all fixed cost) took 5.0 min on a shared, busy machine
+#: against 5.3 min estimated, so the estimate errs long.
 START_S = {"kafka_fast": 1.5, "confluent": 0.8, "aiokafka": 1.2, "kafka-python": 1.2,
            "asyncio": 0.6, "java": 3.0}
 JOIN_S = {"tansu": 8.0, "kafka": 1.0}
