@@ -19,7 +19,7 @@ PURE_IGNORE ?= --ignore=tests/core/test_records_fuzz.py --ignore=tests/consumer/
 	--ignore=tests/consumer/test_kip848.py --ignore=tests/consumer/test_coordinator_latency.py \
 	--ignore=tests/consumer/test_ownership.py
 
-.PHONY: demo test test-core test-pure bench bench-ab bench-spark bench-sweep build install system-deps kerberos kafka-jars gen compat-table \
+.PHONY: demo test test-core test-pure bench bench-ab bench-tables bench-spark bench-sweep build install system-deps kerberos kafka-jars gen compat-table \
 	check-generated lint clean sanitize fuzz fuzz-seeds soak wheel
 
 $(PY):
@@ -153,9 +153,23 @@ bench-ab: build
 	@test -n "$(BASE)" || { echo "make bench-ab BASE=<commit>"; exit 2; }
 	$(PY) benchmarks/bench_ab.py --base $(BASE) --rounds $(AB_ROUNDS) -n $(AB_RECORDS) $(AB_ARGS)
 
+# The produce and consume tables of README.md and docs/benchmarks.md from one run on a quiet
+# machine (benchmarks/bench_tables.py): the embedded Tansu and one Apache Kafka node, every peer
+# at its tuned settings (docs/bench/settings.md), median of 3 runs per case, each case bounded;
+# refused on a tree with uncommitted changes. ~20 min quiet at the defaults (1M records per
+# case, 100k for the slow peers; `--estimate` in TABLE_ARGS prints the plan and stops).
+TABLE_RECORDS ?= 1000000
+TABLE_PEER_RECORDS ?= 100000
+TABLE_ARGS ?=
+bench-tables: build kafka-jars
+	$(PY) benchmarks/bench_tables.py --records $(TABLE_RECORDS) \
+		--peer-records $(TABLE_PEER_RECORDS) $(TABLE_ARGS)
+
 # How cost grows: kafka_fast beside confluent-kafka along partitions, value size, nodes, acks
-# and codec (benchmarks/bench_sweep.py, ~10-15 min quiet; SWEEP_ARGS="--dimension size" runs
-# one dimension). Appends docs/bench/results/sweep.jsonl, redraws docs/bench/sweep-*.png and
+# and codec, and once in processes holding a million objects of their own
+# (benchmarks/bench_sweep.py, ~11 min quiet estimated; SWEEP_ARGS="--dimension size" runs one
+# dimension, SWEEP_ARGS="--values partitions=1,100,1000,10000 --values codec=none,lz4,zstd"
+# ~10 min). Appends docs/bench/results/sweep.jsonl, redraws docs/bench/sweep-*.png and
 # docs/benchmarks.md's sweep tables.
 SWEEP_ARGS ?=
 bench-sweep: build kafka-jars

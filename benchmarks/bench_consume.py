@@ -24,11 +24,11 @@ from benchmarks.brokers import KINDS, broker_for
 from benchmarks.command import parse_args, parser, run
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = parser(__doc__, "consume", records=1_000_000, partitions=1)
     ap.add_argument("--broker", choices=KINDS, default="tansu",
                     help="what to start when no --bootstrap is given")
-    args = parse_args(ap, "consume")
+    args = parse_args(ap, "consume", argv)
     with broker_for(args.bootstrap, args.broker) as broker:
         return run(args, "consume", broker)
 

@@ -29,12 +29,12 @@ from benchmarks.brokers import KINDS, broker_for  # noqa: E402
 from benchmarks.command import parse_args, parser, run  # noqa: E402
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = parser(__doc__, "produce", records=300_000, partitions=6)
     ap.add_argument("--acks", default="1,all", help="comma-separated: one table per value")
     ap.add_argument("--broker", choices=KINDS, default="tansu",
                     help="what to start when no --bootstrap is given")
-    args = parse_args(ap, "produce")
+    args = parse_args(ap, "produce", argv)
     acks = [a.strip() for a in args.acks.split(",") if a.strip()]
     if not acks or any(a not in ("0", "1", "all") for a in acks):
         ap.error("--acks: comma-separated 0, 1 or all")

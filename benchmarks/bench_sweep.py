@@ -9,11 +9,14 @@ Dimensions (``--dimension``, default all):
   clients' default ``message.max.bytes`` of 1,000,000 with its key);
 - ``brokers``: 1 and 3 Apache Kafka nodes (topics replicated 3 times on 3);
 - ``acks``: 1 and all;
-- ``codec``: none, gzip, snappy, lz4, zstd.
+- ``codec``: none, gzip, snappy, lz4, zstd;
+- ``held``: 0 and 1,000,000: every case's process first makes and keeps a million 100-byte
+  ``bytes`` objects of its own (an application's heap), so each bulk path runs once inside a
+  process that is not empty.
 
 At every point kafka_fast's ``produce_batch`` and ``produce()`` and confluent-kafka's
-``produce()`` write into fresh topics; for the size and partition dimensions (every dimension
-with ``--consume-all``) kafka_fast's ``consume_batch`` and confluent-kafka's
+``produce()`` write into fresh topics; for the size, partition and held dimensions (every
+dimension with ``--consume-all``) kafka_fast's ``consume_batch`` and confluent-kafka's
 ``consume(10000)`` (``fetch.queue.backoff.ms=0``, docs/bench/settings.md) then read one topic
 filled with the same records. Each case is a fresh process (``kafka_fast.bench.runner``):
 client CPU is its user+system time, peak RSS its maximum resident memory. Records per point
@@ -63,15 +66,16 @@ DIMENSIONS: dict[str, tuple[Any, ...]] = {
     "brokers": (1, 3),
     "acks": ("1", "all"),
     "codec": ("none", "gzip", "snappy", "lz4", "zstd"),
+    "held": (0, 1_000_000),
 }
 #: every other dimension stays here while one changes
 BASE: dict[str, Any] = {"partitions": 6, "size": 100, "brokers": 1, "acks": "1",
-                        "codec": "none"}
+                        "codec": "none", "held": 0}
 KEY_BYTES = 10
 PRODUCE_CASES = ["kafka_fast.produce_batch", "kafka_fast.produce", "confluent.produce"]
 CONSUME_CASES = ["kafka_fast.consume_batch", "confluent.consume"]
 #: dimensions whose points also read (all of them with --consume-all)
-CONSUMED = ("partitions", "size")
+CONSUMED = ("partitions", "size", "held")
 
 #: rough costs behind the time estimate (a quiet 2-core machine): a case process's start,
 #: payload and connection; topic creation per partition; bytes and records per second
@@ -79,6 +83,8 @@ CASE_START_S = 2.5
 TOPIC_S_PER_PARTITION = 0.003
 BYTES_PER_S = 80e6
 RECORDS_PER_S = 400_000
+#: making a million held objects in a case's process
+HOLD_S_PER_MILLION = 0.5
 
 
 @dataclass
@@ -105,7 +111,8 @@ class Point:
         transfer = max(nbytes / BYTES_PER_S, self.records / RECORDS_PER_S)
         topics = (len(PRODUCE_CASES) + self.consume) * (
             1 + self.settings["partitions"] * TOPIC_S_PER_PARTITION)
-        return runs * (CASE_START_S + transfer) + topics
+        held = HOLD_S_PER_MILLION * self.settings["held"] / 1e6
+        return runs * (CASE_START_S + held + transfer) + topics
 
 
 def records_for(size: int, megabytes: float, least: int, most: int) -> int:
@@ -133,6 +140,32 @@ def plan(dimensions: list[str], megabytes: float, least: int, most: int,
             point.dimensions.append(dim)
             point.consume |= consume_all or dim in CONSUMED
     return sorted(points.values(), key=lambda p: p.settings["brokers"])
+
+
+def chosen(points: list[Point], values: list[str]) -> list[Point]:
+    """The points ``--values`` keeps: a point stays when, in one of its dimensions, its value
+    is among those given for that dimension (``DIM=V,V``), or among those given for every
+    dimension (``V,V``), or that dimension is not restricted at all."""
+    every: set[str] = set()
+    per: dict[str, set[str]] = {}
+    for item in values:
+        dim, sep, listed = item.partition("=")
+        if sep:
+            if dim not in DIMENSIONS:
+                raise ValueError(f"unknown dimension {dim!r} (choose from "
+                                 f"{', '.join(DIMENSIONS)})")
+            per.setdefault(dim, set()).update(v.strip() for v in listed.split(","))
+        else:
+            every.update(v.strip() for v in item.split(","))
+
+    def keep(point: Point) -> bool:
+        for dim in point.dimensions:
+            allowed = per.get(dim, every)
+            if not allowed or str(point.settings[dim]) in allowed:
+                return True
+        return False
+
+    return [p for p in points if keep(p)]
 
 
 def _minutes(seconds: float) -> str:
@@ -287,7 +320,7 @@ def run_point(point: Point, broker: Broker, made: list[str], args: argparse.Name
                       key_size=KEY_BYTES, partitions=s["partitions"], compressions=[s["codec"]],
                       acks=s["acks"], directions=("produce", "consume"), repeat=args.repeat,
                       broker_pid=broker.pid, create_topic=broker.create_topic,
-                      cases=point.cases())
+                      cases=point.cases(), case_timeout_s=args.case_timeout, hold=s["held"])
     share.start()
     try:
         results = run_all(cfg)
@@ -302,6 +335,7 @@ def run_point(point: Point, broker: Broker, made: list[str], args: argparse.Name
                 "base": BASE, "records": point.records, "value_bytes": s["size"],
                 "key_bytes": KEY_BYTES, "partitions": s["partitions"], "nodes": s["brokers"],
                 "acks": [s["acks"]], "codecs": [s["codec"]], "repeat": args.repeat,
+                "case_timeout_s": args.case_timeout,
                 "cases": cfg.cases, "client_settings": CLIENT_SETTINGS,
                 "machine_state": state, "other_cpu_share": round(other, 3)}
     return store.record("sweep", broker.name or broker.bootstrap, settings,
@@ -322,8 +356,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dimension", action="append", choices=list(DIMENSIONS),
                     help="a dimension to run (repeatable; default: all)")
-    ap.add_argument("--values", help="comma-separated: only these values of the dimensions "
-                                     "(e.g. --dimension partitions --values 1000,10000)")
+    ap.add_argument("--values", action="append",
+                    help="comma-separated: only these values of the dimensions (e.g. "
+                         "--dimension partitions --values 1000,10000); DIM=V,V... restricts "
+                         "one dimension only (repeatable: --values partitions=1,100,1000 "
+                         "--values size=10,100,10000)")
     ap.add_argument("--broker", choices=("kafka", "tansu"), default="kafka",
                     help="the single node (the 3-node points are always Apache Kafka)")
     ap.add_argument("--bootstrap", help="an existing single-node broker instead of --broker")
@@ -334,6 +371,9 @@ def main() -> int:
     ap.add_argument("--consume-all", action="store_true",
                     help="read at every point (default: the size and partition dimensions)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per case (the median is kept)")
+    ap.add_argument("--case-timeout", type=float, default=600.0, metavar="SECONDS",
+                    help="the longest one run of a case may take; past it the case is stored "
+                         "as timed out and the sweep goes on (default: %(default)g)")
     ap.add_argument("--machine-state", choices=("auto", "quiet", "loaded"), default="auto",
                     help="label of the stored lines; auto: loaded when other processes used "
                          "over 15%% of the CPUs during a point")
@@ -344,9 +384,10 @@ def main() -> int:
     points = plan(args.dimension or list(DIMENSIONS), args.megabytes, args.min_records,
                   args.max_records, args.consume_all)
     if args.values:
-        wanted = set(args.values.split(","))
-        points = [p for p in points
-                  if any(str(p.settings[d]) in wanted for d in p.dimensions)]
+        try:
+            points = chosen(points, args.values)
+        except ValueError as exc:
+            ap.error(f"--values: {exc}")
     if args.broker == "tansu" or args.bootstrap:
         # a 3-node point beside a different single node would compare two brokers
         dropped = [p for p in points if p.settings["brokers"] != 1]

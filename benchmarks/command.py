@@ -60,6 +60,10 @@ def parser(doc: str, direction: str, records: int, partitions: int) -> argparse.
     add_run_options(ap, records=records, partitions=partitions, codecs="none,lz4,zstd")
     ap.add_argument("--clients", default=",".join(defaults),
                     help="cases to run, comma-separated, from: " + ", ".join(names))
+    ap.add_argument("--case-records", default="", metavar="CASE=N[,CASE=N...]",
+                    help="fewer (or more) records for these cases than -n: the slow peers "
+                         "(their CPU per record and rate do not depend on the count); rows "
+                         "keep their own record count")
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
     ap.add_argument("--json", metavar="FILE", help="also write the results here")
     ap.add_argument("--results", metavar="DIR", default=str(store.DEFAULT_DIR),
@@ -68,6 +72,9 @@ def parser(doc: str, direction: str, records: int, partitions: int) -> argparse.
     ap.add_argument("--no-store", action="store_true",
                     help="do not append the run to the stored results")
     ap.add_argument("--note", default="", help="a remark stored with the run")
+    ap.add_argument("--suite", default="",
+                    help="a name stored with the run (settings.suite) that docs blocks select "
+                         "by (benchmarks/bench_tables.py stores 'tables')")
     ap.add_argument("--hold", default="0", metavar="N[,N...]",
                     help="each case's process first makes and keeps N 100-byte bytes objects "
                          "of its own (a host application's data); several values run every "
@@ -75,10 +82,11 @@ def parser(doc: str, direction: str, records: int, partitions: int) -> argparse.
     return ap
 
 
-def parse_args(ap: argparse.ArgumentParser, direction: str) -> argparse.Namespace:
-    """Parse and check the arguments (usage errors exit through ``ap``); ``codecs`` and
-    ``cases`` come back as lists."""
-    args = ap.parse_args()
+def parse_args(ap: argparse.ArgumentParser, direction: str,
+               argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse and check ``argv`` (default: the command line; usage errors exit through
+    ``ap``); ``codecs`` and ``cases`` come back as lists."""
+    args = ap.parse_args(argv)
     try:
         args.codecs = check_run_options(args)
     except ValueError as exc:
@@ -89,9 +97,17 @@ def parse_args(ap: argparse.ArgumentParser, direction: str) -> argparse.Namespac
         ap.error(f"--hold: comma-separated counts, not {args.hold!r}")
     if any(h < 0 for h in args.holds):
         ap.error("--hold: counts must not be negative")
+    try:
+        args.case_records = {name.strip(): int(count) for name, count in
+                             (item.split("=", 1) for item in args.case_records.split(",")
+                              if item.strip())}
+    except ValueError:
+        ap.error(f"--case-records: CASE=N, comma-separated, not {args.case_records!r}")
+    if any(n <= 0 for n in args.case_records.values()):
+        ap.error("--case-records: counts must be positive")
     known = {case.name: case for case in CASES if case.direction == direction}
     args.cases = [c.strip() for c in args.clients.split(",") if c.strip()]
-    unknown = [name for name in args.cases if name not in known]
+    unknown = [name for name in [*args.cases, *args.case_records] if name not in known]
     if unknown or not args.cases:
         ap.error(f"--clients: unknown {','.join(unknown) or '(none given)'} "
                  f"(choose from {','.join(known)})")
@@ -126,7 +142,9 @@ def run(args: argparse.Namespace, direction: str, broker: Broker,
                               key_size=args.key_size, partitions=args.partitions,
                               compressions=args.codecs, acks=ack, directions=(direction,),
                               repeat=args.repeat, broker_pid=broker.pid,
-                              create_topic=broker.create_topic, cases=args.cases, hold=hold)
+                              create_topic=broker.create_topic, cases=args.cases, hold=hold,
+                              case_timeout_s=args.case_timeout,
+                              case_records=args.case_records)
             results += run_all(cfg, _progress)
         rows += [dict(r.as_dict(), acks=ack) for r in results]
         failed = failed or any(r.error for r in results if r.client == "kafka_fast")
@@ -139,11 +157,16 @@ def run(args: argparse.Namespace, direction: str, broker: Broker,
         settings = {"records": args.records, "value_bytes": args.size,
                     "key_bytes": args.key_size, "partitions": args.partitions,
                     "codecs": args.codecs, "acks": list(acks), "repeat": args.repeat,
-                    "cases": args.cases, "client_settings": CLIENT_SETTINGS}
+                    "case_timeout_s": args.case_timeout, "cases": args.cases,
+                    "client_settings": CLIENT_SETTINGS}
         if held:
             settings["hold_objects"] = ",".join(str(h) for h in args.holds)
         if args.note:
             settings["note"] = args.note
+        if args.suite:
+            settings["suite"] = args.suite
+        if args.case_records:
+            settings["case_records"] = args.case_records
         path = store.append(Path(args.results), store.record(
             direction, broker.name or broker.bootstrap, settings, rows))
         print(f"appended to {path}", file=sys.stderr)
@@ -151,6 +174,6 @@ def run(args: argparse.Namespace, direction: str, broker: Broker,
 
 
 def _progress(result: Result) -> None:
-    error = f"  ERROR: {result.error}" if result.error else ""
+    error = f"  {result.remark}" if result.remark else ""
     print(f"  {result.direction} {result.label}: {result.records_per_s:,.0f} rec/s, "
           f"{result.cpu_per_million:.2f} CPU s/M{error}", file=sys.stderr, flush=True)

@@ -12,7 +12,10 @@ beginning; other keys the run's settings, compared as text), followed by a line 
 run's commit, date, machine and settings; ``nodes=N`` matches a broker named "... (N nodes)";
 runs made with ``--hold`` match only a block naming ``hold_objects=N``; ``cases=A,B`` matches
 runs that included the cases A and B; ``clean_median_of=N`` only runs of a clean tree with at
-least N repeats per case; ``rows=A,B`` keeps only the paths starting with A or B. A
+least N repeats per case; ``suite=NAME`` runs stored with ``--suite NAME``; ``rows=A,B`` keeps
+only the paths starting with A or B. Filter sets separated by ``||`` are alternatives: the
+first that some stored run matches is used (quiet runs of ``benchmarks/bench_tables.py`` first,
+older runs until there are some). A
 ``scaling
 sweep=size|partitions|producers`` block shows the newest run of every point of that sweep
 (``benchmarks/bench_scaling.py``); a ``sweep dimension=D`` block (``benchmarks/bench_sweep.py``)
@@ -33,7 +36,7 @@ import dataclasses
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -95,6 +98,9 @@ def caption(run: dict[str, Any], acks: str | None = None) -> str:
             f"{s['repeat']}"
             + (f", client processes holding {s['hold_objects'].replace(',', ' or ')} bytes "
                "objects of their own (rows say which)" if s.get("hold_objects") else "")
+            + ("; " + ", ".join(f"{name} {count:,}" for name, count in
+                                s["case_records"].items()) + " records"
+               if s.get("case_records") else "")
             + f"; {m['cpus']} CPUs ({m['cpu']}), Python {m['python']}. "
             "Client settings: docs/bench/settings.md.")
 
@@ -123,7 +129,7 @@ def render_scaling(runs: list[dict[str, Any]], filters: dict[str, str]) -> str:
             cpu = f"{rel[i][1]:.2f}" if i in rel else ""
             lines.append(f"| {value:,} | {r.label} | {r.records:,} | {r.records_per_s:,.0f} | "
                          f"{r.mb_per_s:.1f} | {r.cpu_per_million:.2f} | {cpu} | "
-                         f"{r.max_rss_mb:.0f} |" + (f" ERROR: {r.error} |" if r.error else ""))
+                         f"{r.max_rss_mb:.0f} |" + (f" {r.remark} |" if r.remark else ""))
     newest = max(points.values(), key=lambda run: run["time"])
     m, s = newest["machine"], newest["settings"]
     return ("\n".join(lines) + f"\n\nRuns of {min(r['time'] for r in points.values())[:10]} "
@@ -134,25 +140,80 @@ def render_scaling(runs: list[dict[str, Any]], filters: dict[str, str]) -> str:
             f"Python {m['python']}.\n")
 
 
-#: The goals of the performance work: (direction, kafka_fast path, most CPU s/M or None, most
-#: CPU per record relative to confluent-kafka's baseline, most CPU relative to the floor).
+class Goal(NamedTuple):
+    """A goal of the performance work for one kafka_fast path, uncompressed: at most
+    ``most_floor`` times the floor's CPU per record, at most ``most_ratio`` times the CPU per
+    record of confluent-kafka's ``baseline`` path (same run, same broker), at least
+    ``least_rate`` records/s on one Apache Kafka node at acks=1."""
+
+    direction: str
+    path: str
+    most_floor: float | None = None
+    most_ratio: float | None = None
+    baseline: str = ""
+    least_rate: float | None = None
+
+
+#: The goals (benchmarks, never asserted in tests). The lz4/zstd goal (the floor plus the cost
+#: of compressing the same bytes with the same library, x1.3) needs a compression floor that
+#: ``benchmarks/bench_floor.py`` does not measure yet: not checked here.
 GOALS = (
-    ("produce", "produce_batch", 0.25, 0.10, 2.0),
-    ("produce", "produce()", None, 0.20, None),
-    ("consume", "consume_batch", 0.25, 0.10, 2.0),
-    ("consume", "consume(10000)", None, 1 / 3, None),
-    ("consume", "poll()", None, 1 / 3, None),
+    Goal("produce", "produce_batch", most_floor=1.5, least_rate=4_000_000),
+    Goal("consume", "consume_batch", most_floor=1.5),
+    Goal("produce", "produce()", most_ratio=0.15, baseline="produce()"),
+    Goal("consume", "consume(10000)", most_ratio=0.20, baseline="consume(10000)"),
+    Goal("consume", "poll()", most_ratio=0.33, baseline="poll()"),
 )
+#: the runs of ``benchmarks/bench_tables.py`` from a clean tree, preferred where there are some
+QUIET = "suite=tables clean_median_of=3"
 #: The stored runs the goals are checked on: (direction, block filter).
 GOAL_RUNS = (
-    ("produce", "broker=Tansu acks=1 cases=kafka_fast.produce,kafka_fast.produce_batch"),
-    ("produce", "broker=Apache nodes=1 acks=1"),
-    ("produce", "broker=Apache nodes=1 acks=all"),
+    ("produce", f"broker=Tansu acks=1 {QUIET} || broker=Tansu acks=1 "
+                "cases=kafka_fast.produce,kafka_fast.produce_batch"),
+    ("produce", f"broker=Apache nodes=1 acks=1 {QUIET} || broker=Apache nodes=1 acks=1"),
+    ("produce", f"broker=Apache nodes=1 acks=all {QUIET} || broker=Apache nodes=1 acks=all"),
     ("produce", "broker=Apache nodes=3 acks=all"),
-    ("consume", "broker=Tansu"),
-    ("consume", "broker=Apache nodes=1"),
+    ("consume", f"broker=Tansu {QUIET} || broker=Tansu"),
+    ("consume", f"broker=Apache nodes=1 {QUIET} || broker=Apache nodes=1"),
     ("consume", "broker=Apache nodes=3"),
 )
+
+
+def _goal_rows(goal: Goal, results: list[Result], floor: float | None, where: str,
+               one_node_acks1: bool) -> list[str]:
+    """The table rows of ``goal`` on one run's ``results`` (uncompressed rows only)."""
+    rows = []
+    for r in results:
+        if r.client != "kafka_fast" or r.direction != goal.direction or r.error:
+            continue
+        suffix = r.path[len(goal.path):]
+        if not r.path.startswith(goal.path) or suffix.strip(" []") not in ("", "none"):
+            continue
+        cpu = r.cpu_per_million
+        base = next((b for b in results if b.client == "confluent" and not b.error
+                     and b.direction == goal.direction and b.path == goal.baseline + suffix),
+                    None)
+        ratio = cpu / base.cpu_per_million if base and base.cpu_per_million else None
+        x_floor = cpu / floor if floor else None
+        checks = []  # (goal, met)
+        if goal.most_floor is not None:
+            checks.append((f"<= {goal.most_floor:g}x floor",
+                           None if x_floor is None else x_floor <= goal.most_floor))
+        if goal.most_ratio is not None:
+            checks.append((f"<= {goal.most_ratio:.2f}x confluent {goal.baseline}",
+                           None if ratio is None else ratio <= goal.most_ratio))
+        if goal.least_rate is not None and one_node_acks1:
+            checks.append((f">= {goal.least_rate / 1e6:g}M records/s",
+                           r.records_per_s >= goal.least_rate))
+        if not checks:
+            continue
+        rows.append(f"| {goal.path} | {where} | {r.records_per_s:,.0f} | {cpu:.2f} | "
+                    + (f"{ratio:.2f}" if ratio is not None else "") + " | "
+                    + (f"{x_floor:.2f}" if x_floor is not None else "") + " | "
+                    + ", ".join(g for g, _ in checks) + " | "
+                    + ", ".join("not measured" if ok is None else "yes" if ok else "**no**"
+                                for _, ok in checks) + " |")
+    return rows
 
 
 def render_goals(results_dir: Path) -> str:
@@ -163,53 +224,40 @@ def render_goals(results_dir: Path) -> str:
     if floor_run is not None:
         floors = {r["direction"]: r["cpu_s_per_million"] for r in floor_run["results"]
                   if r["step"] == "floor (sum)"}
-    lines = ["| path | broker | codec | CPU s/M | x confluent CPU | x floor | goal | met |",
-             "|---|---|---|---:|---:|---:|---|---|"]
+    lines = ["| path | broker | records/s | CPU s/M | x confluent CPU | x floor | goal | met |",
+             "|---|---|---:|---:|---:|---:|---|---|"]
     captions = []
     for direction, spec in GOAL_RUNS:
-        filters = dict(w.split("=", 1) for w in spec.split())
         runs = store.load(results_dir / f"{direction}.jsonl")
-        run = newest(runs, filters)
+        run, filters = newest_of(runs, alternatives(spec.split()))
         if run is None:
             raise ValueError(f"no stored {direction} run matches {filters}")
+        s = run["settings"]
         captions.append(f"{direction} on {run['broker']} (acks {filters.get('acks', '-')}): "
-                        f"{run['time'][:10]}, commit `{run['commit'] or 'unknown'}`")
+                        f"{run['time'][:10]}, commit `{run['commit'] or 'unknown'}`, median of "
+                        f"{s.get('repeat', 1)}")
         results = results_of(run, filters.get("acks"))
-        rel = ratios(results)
         where = run["broker"] + (f", acks={filters['acks']}" if "acks" in filters else "")
-        for d, path, most_cpu, most_ratio, most_floor in GOALS:
-            if d != direction:
-                continue
-            for i, r in enumerate(results):
-                if r.client != "kafka_fast" or not r.path.startswith(path) or r.error:
-                    continue
-                codec = r.path[len(path):].strip(" []") or "none"
-                if codec not in ("none", "lz4", "zstd") or i not in rel:
-                    continue
-                cpu, ratio = r.cpu_per_million, rel[i][1]
-                floor = floors.get(direction) if codec == "none" else None
-                x_floor = cpu / floor if floor else None
-                checks = []  # (goal, met)
-                if most_cpu is not None:
-                    checks.append((f"<= {most_cpu} CPU s/M", cpu <= most_cpu))
-                checks.append((f"<= {most_ratio:.2f}x confluent", ratio <= most_ratio))
-                if most_floor is not None and x_floor is not None:
-                    checks.append((f"<= {most_floor:g}x floor", x_floor <= most_floor))
-                lines.append(f"| {path} | {where} | {codec} | {cpu:.2f} | {ratio:.2f} | "
-                             + (f"{x_floor:.2f}" if x_floor is not None else "") + " | "
-                             + ", ".join(g for g, _ in checks) + " | "
-                             + ", ".join("yes" if ok else "**no**" for _, ok in checks) + " |")
+        one_node_acks1 = "(1 node)" in run["broker"] and filters.get("acks") == "1"
+        for goal in GOALS:
+            if goal.direction == direction:
+                lines += _goal_rows(goal, results, floors.get(direction), where, one_node_acks1)
     if floor_run is not None:
         captions.append(f"floor: {floor_run['time'][:10]}, commit "
                         f"`{floor_run['commit'] or 'unknown'}` (produce "
                         f"{floors.get('produce', 0):.3f}, consume "
                         f"{floors.get('consume', 0):.3f} CPU s/M)")
-    return "\n".join(lines) + "\n\nRuns: " + "; ".join(captions) + ".\n"
+    return ("\n".join(lines) + "\n\nUncompressed rows; the lz4/zstd goal (the floor plus the "
+            "cost of compressing the same bytes with the same library, x1.3) is not checked: "
+            "the floor benchmark does not measure compression yet. Runs: "
+            + "; ".join(captions) + ".\n")
 
 
 #: the table heading of each sweep dimension's value
 SWEEP_VALUE = {"partitions": "partitions", "size": "value bytes", "brokers": "nodes",
-               "acks": "acks", "codec": "codec"}
+               "acks": "acks", "codec": "codec", "held": "objects held by the process"}
+#: what the worker adds to a path in a process holding objects of its own (" +1M held")
+HELD_SUFFIX = re.compile(r" \+[\d.,]+M? held$")
 
 
 def _sweep_order(dimension: str, value: Any) -> tuple[float, str]:
@@ -265,7 +313,7 @@ def render_sweep(runs: list[dict[str, Any]], filters: dict[str, str]) -> str:
             lines.append(f"| {shown} | {r.direction} | {r.label} | {r.records:,} | "
                          f"{r.records_per_s:,.0f} | {r.mb_per_s:.1f} | {r.cpu_per_million:.2f}"
                          f" | {cpu} | {r.max_rss_mb:.0f} |"
-                         + (f" ERROR: {r.error} |" if r.error else ""))
+                         + (f" {r.remark} |" if r.remark else ""))
     runs_shown = [run for _, run in points]
     newest_run = max(runs_shown, key=lambda run: run["time"])
     m, base = newest_run["machine"], newest_run["settings"]["base"]
@@ -299,8 +347,9 @@ def plot_sweep(dimension: str, points: list[tuple[Any, dict[str, Any]]], path: P
     series: dict[tuple[str, str, str], dict[int, Result]] = {}
     for x, (_, run) in enumerate(points):
         for r in results_of(run):
-            if not r.error:
-                series.setdefault((r.client, r.direction, r.path), {})[x] = r
+            if not r.error:  # one line per path, held objects or not
+                series.setdefault((r.client, r.direction, HELD_SUFFIX.sub("", r.path)),
+                                  {})[x] = r
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
     for ax, get, ylabel, log in (
             (axes[0], lambda r: r.cpu_per_million,
@@ -355,21 +404,47 @@ def sweep_charts(texts: list[str], results_dir: Path, out_dir: Path) -> list[Pat
     return drawn
 
 
+def alternatives(words: list[str]) -> list[dict[str, str]]:
+    """The filter sets of a block's ``key=value`` words, ``||`` between alternatives."""
+    sets: list[dict[str, str]] = [{}]
+    for word in words:
+        if word == "||":
+            sets.append({})
+        else:
+            key, _, value = word.partition("=")
+            sets[-1][key] = value
+    return sets
+
+
+def newest_of(runs: list[dict[str, Any]], sets: list[dict[str, str]]
+              ) -> tuple[dict[str, Any] | None, dict[str, str]]:
+    """The newest run matching the first filter set that any run matches, and that set
+    (``rows`` selects rows, not runs: it is left out of the matching)."""
+    for filters in sets:
+        run = newest(runs, {k: v for k, v in filters.items() if k != "rows"})
+        if run is not None:
+            return run, dict(filters)
+    return None, dict(sets[0])
+
+
 def render(spec: str, results_dir: Path) -> str:
     """The generated text of one block."""
     words = spec.split()
     if not words:
         raise ValueError("a bench block names no benchmark")
-    bench, filters = words[0], dict(w.split("=", 1) for w in words[1:])
+    bench, sets = words[0], alternatives(words[1:])
+    filters = sets[0]
     path = results_dir / f"{bench}.jsonl"
+    if len(sets) > 1 and bench in ("scaling", "goals", "sweep"):
+        raise ValueError(f"a {bench} block takes one filter set, not alternatives (||)")
     if bench == "scaling":
         return render_scaling(store.load(path) if path.exists() else [], filters)
     if bench == "goals":
         return render_goals(results_dir)
     if bench == "sweep":
         return render_sweep(store.load(path) if path.exists() else [], filters)
+    run, filters = newest_of(store.load(path), sets) if path.exists() else (None, filters)
     rows = filters.pop("rows", None)  # only paths starting with one of these, e.g. AIOProducer
-    run = newest(store.load(path), filters) if path.exists() else None
     if run is None:
         raise ValueError(f"no stored {bench} run matches {filters or 'anything'} in {path}")
     results = results_of(run, filters.get("acks"))

@@ -58,6 +58,10 @@ MODULES = {"kafka_fast": "kafka_fast", "confluent": "confluent_kafka", "aiokafka
            "kafka-python": "kafka", "java": "kafka_fast.bench.java", "asyncio": "asyncio"}
 
 
+#: which Apache Kafka client the Java tools run with
+JAVA_CLIENT = ("the newest cached release whose ApiVersions request the broker advertises "
+               "(Apache Kafka 4.4: 4.4.0; Tansu 0.6.0: 4.3.1)")
+
 #: Every setting each client runs with besides bootstrap, topic, acks and compression (which
 #: come from the run): stored with each run's results and shown beside the tables.
 CLIENT_SETTINGS: dict[str, dict[str, dict[str, object]]] = {
@@ -71,6 +75,8 @@ CLIENT_SETTINGS: dict[str, dict[str, dict[str, object]]] = {
     "kafka_fast": {
         "producer": {"linger.ms": 5, "queue.buffering.max.messages": 2_000_000,
                      "queue.buffering.max.kbytes": 2_097_152},
+        "aio_producer": {"linger.ms": 5, "queue.buffering.max.messages": 2_000_000,
+                         "queue.buffering.max.kbytes": 2_097_152},
         "consumer": {"group.id": "kafka-fast-bench", "enable.auto.commit": False,
                      "auto.offset.reset": "earliest", "max.partition.fetch.bytes": 2_097_152,
                      "fetch.max.bytes": 16_777_216},
@@ -79,6 +85,8 @@ CLIENT_SETTINGS: dict[str, dict[str, dict[str, object]]] = {
         "producer": {"linger.ms": 5, "queue.buffering.max.messages": 2_000_000,
                      "queue.buffering.max.kbytes": 2_097_152, "batch.size": 1_000_000,
                      "socket.nagle.disable": True},
+        "aio_producer": {"linger.ms": 5, "queue.buffering.max.messages": 2_000_000,
+                         "queue.buffering.max.kbytes": 2_097_152, "batch.size": 1_000_000},
         "consumer": {"group.id": "kafka-fast-bench-peer", "enable.auto.commit": False,
                      "auto.offset.reset": "earliest", "fetch.message.max.bytes": 10_485_760,
                      "fetch.max.bytes": 52_428_800, "queued.max.messages.kbytes": 262_144,
@@ -94,10 +102,13 @@ CLIENT_SETTINGS: dict[str, dict[str, dict[str, object]]] = {
     },
     "java": {
         "producer": {"linger.ms": 5, "batch.size": 1_000_000, "tool": "ProducerPerformance, "
-                     "--throughput -1, values of the payload size, no keys"},
-        "consumer": {"fetch.max.bytes": 52_428_800, "max.partition.fetch.bytes": 10_485_760,
-                     "max.poll.records": 10_000, "tool": "ConsumerPerformance in a fresh "
-                     "group; rate from fetch.nMsg.sec (group join left out)"},
+                     "--throughput -1, values of the payload size, no keys",
+                     "client": JAVA_CLIENT},
+        "consumer": {**java.CONSUMER_SETTINGS,
+                     "--fetch-size": java.CONSUMER_SETTINGS["max.partition.fetch.bytes"],
+                     "--timeout": int(java.IDLE_TIMEOUT_S * 1000), "check.crcs": False,
+                     "tool": "ConsumerPerformance in a fresh group; rate from fetch.nMsg.sec "
+                     "(group join left out)", "client": JAVA_CLIENT},
     },
 }
 
@@ -110,10 +121,15 @@ SETTING_REASONS: dict[tuple[str, str], str] = {
     ("kafka_fast", "queue.buffering.max.kbytes"): "room for a whole run in the queue",
     ("kafka_fast", "max.partition.fetch.bytes"): "best measured (2 MB beat 1 MB and 10 MB)",
     ("kafka_fast", "fetch.max.bytes"): "best measured (16 MB beat 50 MB: less fresh memory)",
-    ("confluent", "linger.ms"): "the same batching window as every peer",
+    ("confluent", "linger.ms"): "the same batching window as every peer; of linger.ms 0, 5, 20 "
+                                "and 100 with batch.size 0.1, 1 and 4 MB, 5 ms with 1 MB had "
+                                "the lowest median CPU per record of produce() (1.71 CPU s/M "
+                                "against 1.74-2.27; 3 runs of 300k records each on Tansu, "
+                                "loaded machine)",
     ("confluent", "queue.buffering.max.messages"): "room for a whole run in the queue",
     ("confluent", "queue.buffering.max.kbytes"): "room for a whole run in the queue",
-    ("confluent", "batch.size"): "librdkafka's default, written down beside the others' 1 MB",
+    ("confluent", "batch.size"): "librdkafka's default, written down beside the others' 1 MB "
+                                 "(see linger.ms for the sizes tried)",
     ("confluent", "socket.nagle.disable"): "no Nagle delay on requests",
     ("confluent", "fetch.message.max.bytes"): "10 MB per partition: 380k rec/s against "
                                               "180-270k with 1-2 MB",
@@ -130,6 +146,19 @@ SETTING_REASONS: dict[tuple[str, str], str] = {
     ("java", "fetch.max.bytes"): "the fetch sizes of librdkafka above",
     ("java", "max.partition.fetch.bytes"): "the fetch sizes of librdkafka above",
     ("java", "max.poll.records"): "10,000 records per poll, as the batch paths of the others",
+    ("java", "--fetch-size"): "the tool sets max.partition.fetch.bytes from this option "
+                              "(default 1 MB), over a --command-property",
+    ("java", "session.timeout.ms"): "Tansu completes a group join after about half the "
+                                    "session timeout (~23 s at the default 45 s)",
+    ("java", "heartbeat.interval.ms"): "below a third of the session timeout",
+    ("java", "--timeout"): "the tool gives up after this long without a record (the default "
+                           "10 s is shorter than a join on Tansu); fewer records than asked "
+                           "fail the case",
+    ("java", "check.crcs"): "set by the tool itself and not changeable: the Java consumer "
+                            "skips the CRC check every other client makes",
+    ("java", "client"): "Apache Kafka 4.4's client sends ApiVersions v5, which Tansu 0.6.0 "
+                        "(advertising v0-4) answers by closing the connection: no connection "
+                        "by node id, no group join",
     ("java", "tool"): "the Java client's own performance tools",
     **{(client, key): "the same batching window as every peer"
        for client, key in (("aiokafka", "linger_ms"), ("kafka-python", "linger_ms"),
@@ -140,6 +169,7 @@ SETTING_REASONS: dict[tuple[str, str], str] = {
                             ("confluent", ("group.id", "enable.auto.commit",
                                            "auto.offset.reset")),
                             ("aiokafka", ("enable_auto_commit", "auto_offset_reset")),
+                            ("java", ("auto.offset.reset",)),
                             ("kafka-python", ("enable_auto_commit", "auto_offset_reset")))
        for key in keys},
 }
@@ -503,9 +533,8 @@ def _aio_produce(module: str, settings: dict, loop: str = "asyncio"
 
         async def main() -> Timing:
             producer = aio.AIOProducer({
-                "bootstrap.servers": t.bootstrap, "acks": t.acks, "linger.ms": 5,
-                "compression.type": t.compression, "queue.buffering.max.messages": 2_000_000,
-                "queue.buffering.max.kbytes": 2_097_152, **settings})
+                "bootstrap.servers": t.bootstrap, "acks": t.acks,
+                "compression.type": t.compression, **settings})
             try:
                 await producer.list_topics(t.topic, 30)
                 return await _gathered(lambda v, k: producer.produce(t.topic, v, k), values,
@@ -630,9 +659,9 @@ CASES: list[Case] = [
          _closing(_kf_consumer, _kf_consume_batch)),
     *_confluent_api("confluent", _ck_producer, _ck_produce_batch, _ck_consumer),
     Case("kafka_fast.aio_produce", "kafka_fast", "AIOProducer.produce()", "produce",
-         _aio_produce("kafka_fast.aio", {})),
+         _aio_produce("kafka_fast.aio", CLIENT_SETTINGS["kafka_fast"]["aio_producer"])),
     Case("confluent.aio_produce", "confluent", "AIOProducer.produce()", "produce",
-         _aio_produce("confluent_kafka.aio", {"batch.size": 1_000_000})),
+         _aio_produce("confluent_kafka.aio", CLIENT_SETTINGS["confluent"]["aio_producer"])),
     Case("kafka_fast.produce_switch", "kafka_fast", "produce(), switch interval 1 ms (opt-in)",
          "produce", _closing(_kf_switch_producer, _produce_loop, callback=False), default=False),
     Case("kafka_fast.produce_batch_threads", "kafka_fast", "produce_batch, N producers",
@@ -643,9 +672,11 @@ CASES: list[Case] = [
     Case("asyncio.futures", "asyncio", "futures only, no client", "produce", asyncio_futures),
     # The asyncio rows again on uvloop (compared with confluent's AIOProducer on uvloop).
     Case("kafka_fast.aio_produce_uvloop", "kafka_fast", f"AIOProducer.produce(){ON_UVLOOP}",
-         "produce", _aio_produce("kafka_fast.aio", {}, "uvloop"), default=False),
+         "produce", _aio_produce("kafka_fast.aio", CLIENT_SETTINGS["kafka_fast"]["aio_producer"],
+                                 "uvloop"), default=False),
     Case("confluent.aio_produce_uvloop", "confluent", f"AIOProducer.produce(){ON_UVLOOP}",
-         "produce", _aio_produce("confluent_kafka.aio", {"batch.size": 1_000_000}, "uvloop"),
+         "produce", _aio_produce("confluent_kafka.aio",
+                                 CLIENT_SETTINGS["confluent"]["aio_producer"], "uvloop"),
          default=False),
     Case("aiokafka.send_uvloop", "aiokafka", f"send(){ON_UVLOOP}", "produce",
          partial(aiokafka_send, loop="uvloop"), default=False),

@@ -26,12 +26,18 @@ def add_run_options(ap: argparse.ArgumentParser, *, records: int, partitions: in
                     help="comma-separated codecs, one table section each: " + ",".join(CODECS))
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs per case; the median by records/s is reported")
+    ap.add_argument("--case-timeout", type=float, default=900.0, metavar="SECONDS",
+                    help="the longest one run of a case may take (its process start "
+                         "included); past it the case is recorded as timed out, its other "
+                         "runs skipped, and the next case runs (default: %(default)g)")
 
 
 def check_run_options(args: argparse.Namespace) -> list[str]:
     """The codecs asked for; ``ValueError`` naming the option when one is out of range."""
-    if args.records <= 0 or args.partitions <= 0 or args.repeat <= 0:
-        raise ValueError("--records, --partitions and --repeat must be positive")
+    if args.records <= 0 or args.partitions <= 0 or args.repeat <= 0 \
+            or args.case_timeout <= 0:
+        raise ValueError("--records, --partitions, --repeat and --case-timeout must be "
+                         "positive")
     if args.size < 0 or args.key_size < 0:
         raise ValueError("--size and --key-size must not be negative")
     codecs = [c.strip() for c in args.compression.split(",") if c.strip()]

@@ -22,6 +22,8 @@ class Result:
     error: str = ""
     broker_cpu_s: float = 0.0
     max_rss_mb: float = 0.0  # the client process's peak resident memory
+    #: the case's process was stopped at the per-case bound (``error`` says after how long)
+    timed_out: bool = False
 
     @property
     def records_per_s(self) -> float:
@@ -45,6 +47,13 @@ class Result:
     def client_cores(self) -> float:
         """Client CPU seconds per wall second."""
         return self.cpu_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def remark(self) -> str:
+        """What a table shows after the figures: "TIMED OUT ...", "ERROR: ..." or ""."""
+        if self.timed_out:
+            return f"TIMED OUT {self.error}"
+        return f"ERROR: {self.error}" if self.error else ""
 
     @property
     def label(self) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import signal
 import subprocess
 import sys
 import uuid
@@ -49,6 +51,13 @@ class BenchConfig:
     producers: int = 1
     #: bytes objects each worker process makes and keeps before the case (a host's own data)
     hold: int = 0
+    #: the longest one case's process may run (its start, payload, client set-up and
+    #: measurement); past it the process and its children are killed and the case is
+    #: recorded as timed out
+    case_timeout_s: float = 900.0
+    #: records for the named cases instead of ``records`` (the slow pure-Python peers); a
+    #: consume case reads the first of the records the topic holds
+    case_records: dict[str, int] = field(default_factory=dict)
 
 
 def available(client: str) -> bool:
@@ -87,25 +96,50 @@ def admin_create_topic(bootstrap: str) -> Callable[[str, int], None]:
 
 
 def run_case(cfg: BenchConfig, case: Case, topic: str, compression: str) -> Result:
-    """Run ``case`` in a fresh process; add the broker CPU it caused."""
+    """Run ``case`` in a fresh process, bounded by ``cfg.case_timeout_s``; add the broker CPU
+    it caused."""
     spec = {"case": case.name, "bootstrap": cfg.bootstrap, "topic": topic,
             "partitions": cfg.partitions, "compression": compression, "acks": cfg.acks,
-            "records": cfg.records, "size": cfg.size, "key_size": cfg.key_size,
+            "records": cfg.case_records.get(case.name, cfg.records), "size": cfg.size,
+            "key_size": cfg.key_size,
             "producers": cfg.producers, "hold": cfg.hold}
     broker0 = process_cpu(cfg.broker_pid)
+    # A session of its own: at the bound the whole group goes (a Java tool's JVM with it).
+    proc = subprocess.Popen([sys.executable, "-m", "kafka_fast.bench.worker", json.dumps(spec)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     try:
-        proc = subprocess.run([sys.executable, "-m", "kafka_fast.bench.worker", json.dumps(spec)],
-                              capture_output=True, text=True, timeout=1800)
+        stdout, stderr = proc.communicate(timeout=cfg.case_timeout_s)
     except subprocess.TimeoutExpired:
-        return _failed(case, "did not finish within 30 minutes")
+        _kill_group(proc)
+        return timed_out(case, cfg.case_timeout_s)
+    except BaseException:
+        _kill_group(proc)
+        raise
     broker_cpu = process_cpu(cfg.broker_pid) - broker0
-    for line in proc.stdout.splitlines():
+    for line in stdout.splitlines():
         if line.startswith("RESULT "):
             result = Result(**json.loads(line[7:]))
             result.broker_cpu_s = broker_cpu
             return result
-    tail = (proc.stderr.strip().splitlines() or [f"exited with status {proc.returncode}"])[-1]
+    tail = (stderr.strip().splitlines() or [f"exited with status {proc.returncode}"])[-1]
     return _failed(case, tail)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill the process group ``proc`` leads and reap ``proc``."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.communicate()
+
+
+def timed_out(case: Case, bound_s: float) -> Result:
+    """The result of a case stopped at its bound."""
+    result = _failed(case, f"after {bound_s:g} s (the per-case bound)")
+    result.timed_out = True
+    return result
 
 
 def _failed(case: Case, error: str) -> Result:
@@ -113,8 +147,19 @@ def _failed(case: Case, error: str) -> Result:
 
 
 def _median(results: list[Result]) -> Result:
+    """The median run by records/s of those that finished; a case that timed out in any run
+    is recorded as timed out (with the median of the runs that finished, if any)."""
     ok = sorted((r for r in results if not r.error), key=lambda r: r.records_per_s)
-    return ok[len(ok) // 2] if ok else results[-1]
+    late = [r for r in results if r.timed_out]
+    if not late:
+        return ok[len(ok) // 2] if ok else results[-1]
+    if not ok:
+        return late[0]
+    result = ok[len(ok) // 2]
+    result.timed_out = True
+    result.error = f"{late[0].error.removesuffix(' (the per-case bound)')} in " \
+                   f"{len(late)} of {len(results)} runs (the per-case bound)"
+    return result
 
 
 def run_all(cfg: BenchConfig, on_result: Callable[[Result], None] | None = None) -> list[Result]:
@@ -136,15 +181,20 @@ def run_all(cfg: BenchConfig, on_result: Callable[[Result], None] | None = None)
         for direction in ("produce", "consume"):
             todo = [case for case in cases if case.direction == direction]
             source = None
+            unfilled = ""
             if todo and direction == "consume":
                 source = fresh_topic("bench-source")
                 fill = run_case(cfg, CASE["kafka_fast.produce_batch"], source, compression)
                 if fill.error:
-                    raise RuntimeError(f"could not fill the consume topic: {fill.error}")
+                    unfilled = f"the topic to read was not filled: {fill.remark}"
             for case in todo:
-                runs = [run_case(cfg, case, source or fresh_topic("bench"), compression)
-                        for _ in range(max(1, cfg.repeat))]
-                result = _median(runs)
+                runs: list[Result] = []
+                while not unfilled and len(runs) < max(1, cfg.repeat):
+                    runs.append(run_case(cfg, case, source or fresh_topic("bench"),
+                                         compression))
+                    if runs[-1].timed_out:
+                        break  # another run would only wait out the bound again
+                result = _median(runs) if runs else _failed(case, unfilled)
                 if len(cfg.compressions) > 1:
                     result.path = f"{result.path} [{compression}]"
                 results.append(result)
@@ -190,7 +240,7 @@ def format_table(results: list[Result], markdown: bool = False) -> str:
         rows.append(([r.direction, r.label, f"{r.records_per_s:,.0f}", f"{r.mb_per_s:.1f}",
                       f"{r.cpu_per_million:.2f}", "" if rate is None else f"{rate:.2f}",
                       "" if cpu is None else f"{cpu:.2f}", f"{r.client_cores:.2f}",
-                      f"{r.broker_cores:.2f}"], f"ERROR: {r.error}" if r.error else ""))
+                      f"{r.broker_cores:.2f}"], r.remark))
     if markdown:
         lines = ["| " + " | ".join(name for name, _ in COLUMNS) + " |",
                  "|" + "|".join("---:" if spec[0] == ">" else "---" for _, spec in COLUMNS) + "|"]

@@ -91,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     cfg = BenchConfig(bootstrap=bootstrap, records=args.records, size=args.size,
                       key_size=args.key_size, partitions=args.partitions, compressions=codecs,
                       acks=args.acks, against=against, directions=directions,
-                      repeat=args.repeat, broker_pid=broker.pid if broker else None)
+                      repeat=args.repeat, broker_pid=broker.pid if broker else None,
+                      case_timeout_s=args.case_timeout)
 
     def progress(result) -> None:
         if not args.json:

@@ -234,23 +234,45 @@ def test_the_asyncio_floor_resolves_every_future(case):
 
 
 def test_goals_are_checked_against_the_runs_and_the_floor(tmp_path, monkeypatch):
-    monkeypatch.setattr(bench_report, "GOAL_RUNS", (("produce", "broker=Tansu"),))
+    monkeypatch.setattr(bench_report, "GOAL_RUNS", (
+        ("produce", "broker=Tansu"), ("produce", "broker=Apache acks=1"),
+        ("consume", "broker=Tansu")))
+
+    def consume(client: str, path: str, wall: float, cpu: float) -> dict:
+        return dict(_row(client, path, 1_000_000, wall, cpu), direction="consume")
+
     store.append(tmp_path, _run("Tansu (embedded)", 1_000_000, [
         _row("kafka_fast", "produce_batch", 1_000_000, 0.5, 0.12),
         _row("kafka_fast", "produce()", 1_000_000, 0.5, 0.30),
         _row("confluent", "produce()", 1_000_000, 1.0, 1.50)]))
+    store.append(tmp_path, _run("Apache Kafka 4.4.0 (1 node)", 1_000_000, [
+        _row("kafka_fast", "produce_batch", 1_000_000, 0.2, 0.07),
+        _row("kafka_fast", "produce_batch [lz4]", 1_000_000, 0.2, 0.2),
+        _row("confluent", "produce()", 1_000_000, 1.0, 1.50)]))
+    store.append(tmp_path, {**_run("Tansu (embedded)", 1_000_000, [
+        consume("kafka_fast", "poll()", 0.5, 0.6), consume("kafka_fast", "consume(10000)", 0.5, 0.3),
+        consume("confluent", "poll()", 1.0, 2.0), consume("confluent", "consume(10000)", 1.0, 1.0)]),
+        "bench": "consume"})
     store.append(tmp_path, store.record("floor", "none", {"records": 1_000_000}, [
         {"direction": "produce", "step": "CRC32C", "cpu_s_per_million": 0.01},
         {"direction": "produce", "step": "floor (sum)", "cpu_s_per_million": 0.05}]))
     out = bench_report.update("<!-- bench: goals -->\n<!-- /bench -->", tmp_path)
-    rows = {cells[0]: cells for cells in (
-        [c.strip() for c in line.split("|")[1:-1]] for line in out.splitlines()
-        if line.startswith("| produce"))}
-    assert rows["produce_batch"][1:6] == ["Tansu (embedded)", "none", "0.12", "0.08", "2.40"]
-    assert rows["produce_batch"][6:] == [
-        "<= 0.25 CPU s/M, <= 0.10x confluent, <= 2x floor", "yes, yes, **no**"]
-    assert rows["produce()"][3:] == ["0.30", "0.20", "6.00", "<= 0.20x confluent", "yes"]
-    assert "produce 0.050, consume 0.000 CPU s/M" in out
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in out.splitlines()
+            if line.startswith(("| produce", "| consume", "| poll"))]
+    assert rows == [
+        ["produce_batch", "Tansu (embedded)", "2,000,000", "0.12", "", "2.40",
+         "<= 1.5x floor", "**no**"],
+        ["produce()", "Tansu (embedded)", "2,000,000", "0.30", "0.20", "6.00",
+         "<= 0.15x confluent produce()", "**no**"],
+        # the rate goal only on one Apache Kafka node at acks=1; no lz4 row
+        ["produce_batch", "Apache Kafka 4.4.0 (1 node), acks=1", "5,000,000", "0.07", "",
+         "1.40", "<= 1.5x floor, >= 4M records/s", "yes, yes"],
+        # poll() against confluent's poll(), consume(10000) against its consume(10000); no floor
+        ["consume(10000)", "Tansu (embedded)", "2,000,000", "0.30", "0.30", "",
+         "<= 0.20x confluent consume(10000)", "**no**"],
+        ["poll()", "Tansu (embedded)", "2,000,000", "0.60", "0.30", "",
+         "<= 0.33x confluent poll()", "yes"]]
+    assert "produce 0.050, consume 0.000 CPU s/M" in out and "median of 3" in out
 
 
 def test_the_floor_is_the_sum_of_its_measured_steps(tmp_path, capsys):
@@ -283,3 +305,20 @@ def test_clean_median_filter_skips_dirty_trees_and_single_runs(tmp_path):
     assert bench_report.newest(runs, {"clean_median_of": "3"}) == good
     assert bench_report.newest(runs, {}) == single
     assert bench_report.newest(runs, {"clean_median_of": "4"}) is None
+
+
+def test_a_block_takes_the_first_alternative_some_run_matches(tmp_path):
+    old = _run("Tansu (embedded)", 1000, [_row("kafka_fast", "produce()", 1000, 0.5, 0.25)])
+    store.append(tmp_path, old)
+    text = ("<!-- bench: produce broker=Tansu suite=tables clean_median_of=3 || broker=Tansu "
+            "records=1000 -->\n<!-- /bench -->\n")
+    assert "2,000" in bench_report.update(text, tmp_path)  # no suite run yet: the older one
+    quiet = _run("Tansu (embedded)", 300, [_row("kafka_fast", "produce()", 300, 0.1, 0.05)])
+    quiet["commit"], quiet["settings"]["suite"] = "0123456789ab", "tables"
+    store.append(tmp_path, quiet)
+    store.append(tmp_path, _run("Tansu (embedded)", 1000, [
+        _row("kafka_fast", "produce()", 1000, 0.25, 0.25)]))  # newer, not of the suite
+    shown = bench_report.update(text, tmp_path)
+    assert "3,000" in shown and "300 records of 100 bytes" in shown
+    with pytest.raises(ValueError, match="one filter set"):
+        bench_report.update("<!-- bench: goals || x=1 -->\n<!-- /bench -->", tmp_path)

@@ -143,3 +143,36 @@ def test_the_sweep_chart_is_drawn_from_the_stored_lines(tmp_path):
     image = matplotlib.image.imread(drawn[0])
     assert image.shape[:2] == (480, 1600)  # 16 x 4.8 inches at 100 dpi
     assert (tmp_path / "acks.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_held_objects_point_joins_the_base_on_one_line(tmp_path):
+    import matplotlib.image
+
+    from benchmarks.bench_sweep import chosen
+
+    held = _line(100, "2026-11-27T06:10:00+00:00", dimension="held", held=1_000_000)
+    for row in held["results"]:
+        row["path"] += " +1M held"
+    base = _line(100, "2026-11-27T06:00:00+00:00")
+    base["settings"]["dimensions"] = ["size", "held"]
+    _store(tmp_path, [base, held])
+    out = bench_report.update("<!-- bench: sweep dimension=held -->\n<!-- /bench -->",
+                              tmp_path)
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in out.splitlines()
+            if line.startswith("| ") and line[2].isdigit()]
+    assert [(r[0], r[2], r[7]) for r in rows] == [
+        ("0", "kafka_fast produce_batch", "0.25"), ("0", "confluent produce()", "1.00"),
+        ("0", "kafka_fast consume_batch", "0.25"), ("0", "confluent consume(10000)", "1.00"),
+        ("1,000,000", "kafka_fast produce_batch +1M held", "0.25"),
+        ("1,000,000", "confluent produce() +1M held", "1.00"),
+        ("1,000,000", "kafka_fast consume_batch +1M held", "0.25"),
+        ("1,000,000", "confluent consume(10000) +1M held", "1.00")]
+    (chart,) = bench_report.sweep_charts(
+        ["<!-- bench: sweep dimension=held -->\n<!-- /bench -->"], tmp_path, tmp_path)
+    assert matplotlib.image.imread(chart).shape[:2] == (480, 1600)
+    # the plan: the held point reads too; --values keeps chosen values of one dimension
+    points = plan(["partitions", "held"], 100, 100, 1_000_000, False)
+    assert [p.label for p in points if p.consume] == [p.label for p in points]
+    kept = chosen(points, ["partitions=1,1000"])
+    assert [p.label for p in kept] == ["partitions=1", "partitions=1000", "base",
+                                       "held=1000000"]
