@@ -85,8 +85,10 @@ def test_confluent_kafka_python_unit_tests_pass_at_least_as_stored():
         pytest.skip(message)
     stored = runner.passed(json.loads(runner.RESULTS.read_text()))
     # only the stored passes run (failures may wait out timeouts), two files at a time
-    fresh = runner.passed(runner.run(repo, only=stored, jobs=2))
-    assert sorted(stored - fresh) == []
+    lost = stored - runner.passed(runner.run(repo, only=stored, jobs=2))
+    if lost:  # once more, one file at a time: upstream's signal tests depend on timing
+        lost -= runner.passed(runner.run(repo, only=lost, jobs=1))
+    assert sorted(lost) == []
 
 
 def test_runner_refuses_without_a_repository(tmp_path):
