@@ -524,7 +524,7 @@ def _name_of_two_addresses() -> tuple[str, list[str]] | None:
 
 
 @pytest.mark.parametrize("lookup", ["use_all_dns_ips", "resolve_canonical_bootstrap_servers_only"])
-def test_client_dns_lookup_reaches_a_broker_on_the_last_address_of_a_name(apache_kafka, lookup):
+def test_client_dns_lookup_reaches_a_broker_on_the_last_address_of_a_name(request, lookup):
     """A bootstrap name with two addresses whose broker listens on the last one only (a relay
     to Apache Kafka advertising the name): both clients, side by side, get past the refused
     first address and deliver the same records."""
@@ -533,6 +533,7 @@ def test_client_dns_lookup_reaches_a_broker_on_the_last_address_of_a_name(apache
         pytest.skip("localhost has one address here: a second (e.g. '::1 localhost' in "
                     "/etc/hosts) is needed")
     name, addresses = found
+    apache_kafka = request.getfixturevalue("apache_kafka")  # started only when it can run
     host, port = apache_kafka.bootstrap.split(",")[0].rsplit(":", 1)
     topic = unique_topic("dns-all")
     create_topic(apache_kafka, topic, 1)
