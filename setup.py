@@ -1,7 +1,7 @@
 """Build the compiled record engine (Cython modules plus hand-written C kernels).
 
 Every ``kafka_fast/_native/*.pyx`` becomes one extension module and is linked with the C
-kernels in ``kafka_fast/_native/csrc``; every ``kafka_fast/producer/*.pyx`` (``produce()``'s
+kernels in ``kafka_fast/_native/csrc`` it declares; every ``kafka_fast/producer/*.pyx`` (``produce()``'s
 fast path and routing state) becomes one without them. CPU-specific paths (SSE4.2, PCLMULQDQ, ARMv8 CRC) are
 chosen at run time inside the kernels, so the build never uses ``-march=native``.
 """
@@ -32,6 +32,20 @@ class ParallelBuildExt(build_ext):
 NATIVE = os.path.join("kafka_fast", "_native")
 PRODUCER = os.path.join("kafka_fast", "producer")
 C_KERNELS = sorted(glob.glob(os.path.join(NATIVE, "csrc", "*.c")))
+#: Kernels another kernel calls (kf_records.c computes batch CRCs with crc32c.c).
+KERNEL_NEEDS = {"kf_records.c": ("crc32c.c",)}
+
+
+def _kernels(pyx: str) -> list[str]:
+    """The C kernels ``pyx`` declares (``cdef extern from "<kernel>.h"``) and those they call:
+    a module links only those, so each kernel is not compiled once per module."""
+    with open(pyx, encoding="utf-8") as f:
+        text = f.read()
+    names = {os.path.basename(c) for c in C_KERNELS
+             if f'"{os.path.splitext(os.path.basename(c))[0]}.h"' in text}
+    for name in list(names):
+        names.update(KERNEL_NEEDS.get(name, ()))
+    return [c for c in C_KERNELS if os.path.basename(c) in names]
 
 
 def _compile_args() -> list[str]:
@@ -47,7 +61,7 @@ def _extensions() -> list[Extension]:
         modules.append(
             Extension(
                 name,
-                [pyx, *C_KERNELS],
+                [pyx, *_kernels(pyx)],
                 include_dirs=[os.path.join(NATIVE, "csrc"), numpy.get_include()],
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                 extra_compile_args=_compile_args(),

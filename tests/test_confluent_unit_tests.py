@@ -73,16 +73,22 @@ def test_results_page_is_the_rendering_of_the_stored_results():
 
 
 def test_confluent_kafka_python_unit_tests_pass_at_least_as_stored():
-    # The upstream tests come from github.com (neither their sdist nor their wheel has them);
-    # where GitHub cannot be reached, CI included, this check cannot run and says so.
-    repo = runner.repo_path(None, fetch=os.environ.get("CI") == "true")
+    # The upstream tests come from github.com, else from a local mirror of the repository
+    # (neither confluent-kafka's sdist nor its wheel has them), cloned once into the cache.
+    ci = os.environ.get("CI", "").lower() not in ("", "0", "false")
+    repo = runner.repo_path(None, fetch=True)
     if repo is None:
-        pytest.skip("needs confluent-kafka-python's repository from github.com: "
-                    "python tools/run_confluent_unit_tests.py --fetch")
+        message = ("needs confluent-kafka-python's repository (github.com or "
+                   "CONFLUENT_KAFKA_PYTHON_MIRROR): python tools/run_confluent_unit_tests.py --fetch")
+        if ci:
+            pytest.fail(message)
+        pytest.skip(message)
     stored = runner.passed(json.loads(runner.RESULTS.read_text()))
     # only the stored passes run (failures may wait out timeouts), two files at a time
-    fresh = runner.passed(runner.run(repo, only=stored, jobs=2))
-    assert sorted(stored - fresh) == []
+    lost = stored - runner.passed(runner.run(repo, only=stored, jobs=2))
+    if lost:  # once more, one file at a time: upstream's signal tests depend on timing
+        lost -= runner.passed(runner.run(repo, only=lost, jobs=1))
+    assert sorted(lost) == []
 
 
 def test_runner_refuses_without_a_repository(tmp_path):

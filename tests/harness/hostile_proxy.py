@@ -69,9 +69,13 @@ class _Pipe:
 
 
 class HostileProxy:
-    """Relays to ``upstreams`` (``(host, port)`` pairs); ``.bootstrap`` is the first's proxy."""
+    """Relays to ``upstreams`` (``(host, port)`` pairs); ``.bootstrap`` is the first's proxy.
+    It listens on ``host`` (an IPv4 or IPv6 address) and advertises ``advertise`` (a name;
+    ``host`` unless given) in the answers it rewrites."""
 
-    def __init__(self, upstreams: Iterable[tuple[str, int]]) -> None:
+    def __init__(self, upstreams: Iterable[tuple[str, int]], host: str = _HOST,
+                 advertise: str | None = None) -> None:
+        self._advertise = advertise or host
         self._selector = selectors.DefaultSelector()
         self._lock = threading.Lock()
         self._faults: dict[int, collections.deque[str]] = collections.defaultdict(
@@ -85,15 +89,16 @@ class HostileProxy:
         self._listeners: list[socket.socket] = []
         self._pipes: set[_Pipe] = set()
         for host, port in upstreams:
-            lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            lsock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET,
+                                  socket.SOCK_STREAM)
             lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            lsock.bind((_HOST, 0))
+            lsock.bind((host, 0))
             lsock.listen(64)
             lsock.setblocking(False)
             self.port_of[(host, int(port))] = lsock.getsockname()[1]
             self._listeners.append(lsock)
             self._selector.register(lsock, selectors.EVENT_READ, ("accept", (host, int(port))))
-        self.bootstrap = f"{_HOST}:{self._listeners[0].getsockname()[1]}"
+        self.bootstrap = f"{self._advertise}:{self._listeners[0].getsockname()[1]}"
         self._rsock, self._wsock = socket.socketpair()
         self._rsock.setblocking(False)
         self._selector.register(self._rsock, selectors.EVENT_READ, ("wake", None))
@@ -290,7 +295,7 @@ class HostileProxy:
         for node in nodes:
             port = self.port_of.get((getattr(node, "host", None), getattr(node, "port", None)))
             if port is not None:
-                node.host, node.port = _HOST, port
+                node.host, node.port = self._advertise, port
                 changed = True
         if not changed:
             return frame

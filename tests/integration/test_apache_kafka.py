@@ -10,9 +10,11 @@ import signal
 import socket
 import time
 
+import confluent_kafka
 import pytest
 from harness import create_topic, unique_topic
 from harness.apache_kafka import ApacheKafka
+from harness.hostile_proxy import HostileProxy
 from harness.probe import api_versions
 from harness.reference_client import Record, consume, produce
 from harness.topics import wait_for_topic
@@ -508,6 +510,53 @@ def test_client_dns_lookup(apache_kafka, lookup):
     assert [(r.offset, r.key, r.value) for r in acked] == [
         (i, b"k%d" % i, f"{lookup}-{i}".encode()) for i in range(5)]
     assert read_ours(apache_kafka, topic, 1, 5) == acked
+
+
+def _name_of_two_addresses() -> tuple[str, list[str]] | None:
+    """localhost with its addresses, when it has two or more here (::1 and 127.0.0.1 on most
+    machines)."""
+    try:
+        infos = socket.getaddrinfo("localhost", None, 0, socket.SOCK_STREAM)
+    except OSError:
+        return None
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
+    return ("localhost", addresses) if len(addresses) >= 2 else None
+
+
+@pytest.mark.parametrize("lookup", ["use_all_dns_ips", "resolve_canonical_bootstrap_servers_only"])
+def test_client_dns_lookup_reaches_a_broker_on_the_last_address_of_a_name(request, lookup):
+    """A bootstrap name with two addresses whose broker listens on the last one only (a relay
+    to Apache Kafka advertising the name): both clients, side by side, get past the refused
+    first address and deliver the same records."""
+    found = _name_of_two_addresses()
+    if found is None:
+        pytest.skip("localhost has one address here: a second (e.g. '::1 localhost' in "
+                    "/etc/hosts) is needed")
+    name, addresses = found
+    apache_kafka = request.getfixturevalue("apache_kafka")  # started only when it can run
+    host, port = apache_kafka.bootstrap.split(",")[0].rsplit(":", 1)
+    topic = unique_topic("dns-all")
+    create_topic(apache_kafka, topic, 1)
+    with HostileProxy([(host, int(port))], host=addresses[-1], advertise=name) as relay:
+        relay_port = relay.port_of[(host, int(port))]
+        family = socket.AF_INET6 if ":" in addresses[0] else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            assert probe.connect_ex((addresses[0], relay_port)) != 0  # nothing on the first
+        conf = {"bootstrap.servers": f"{name}:{relay_port}", "client.dns.lookup": lookup,
+                "reconnect.backoff.ms": 50, "message.timeout.ms": 20000}
+        outcomes = []
+        for make in (confluent_kafka.Producer, Producer):
+            reports: list = []
+            outcomes.append(reports)
+            producer = make(dict(conf))
+            for i in range(3):
+                producer.produce(topic, b"v%d" % i, key=b"k%d" % i, partition=0,
+                                 on_delivery=lambda err, msg, into=reports: into.append(
+                                     (err, msg.partition(), msg.offset(), msg.value())))
+            assert producer.flush(30) == 0
+    theirs, ours = outcomes
+    assert theirs == [(None, 0, i, b"v%d" % i) for i in range(3)]
+    assert ours == [(None, 0, 3 + i, b"v%d" % i) for i in range(3)]
 
 
 def test_delete_records_moves_the_log_start(apache_kafka):
