@@ -182,8 +182,10 @@ bench-sweep: build kafka-jars
 # docs/spark.md's table and chart (SPARK_ROWS=10000000 for the larger size).
 SPARK_ROWS ?= 1000000
 SPARK_RUNS ?= 3
+SPARK_MEMORY ?= $(if $(filter 1000000,$(SPARK_ROWS)),3g,6g)
 bench-spark: build
-	$(PY) benchmarks/bench_spark.py --rows $(SPARK_ROWS) --runs $(SPARK_RUNS)
+	$(PY) benchmarks/bench_spark.py --rows $(SPARK_ROWS) --runs $(SPARK_RUNS) \
+		--driver-memory $(SPARK_MEMORY)
 
 clean:
 	rm -rf build dist *.egg-info kafka_fast/_native/_*.c kafka_fast/_native/*.so

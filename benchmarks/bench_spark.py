@@ -464,6 +464,9 @@ def main() -> None:
     parser.add_argument("--warmup-rows", type=int, default=200_000,
                         help="rows of one uncounted round of every job first (JIT, workers)")
     parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--driver-memory", default="3g",
+                        help="Spark's driver (and, on local[2], executor) memory: the rows are "
+                             "cached in it (10M rows: 6g)")
     parser.add_argument("--trigger-ms", type=int, default=200,
                         help="streaming: the processingTime trigger interval")
     parser.add_argument("--trigger-rows", type=int, default=100_000,
@@ -510,7 +513,7 @@ def main() -> None:
     else:
         cluster = broker = start_apache_kafka(workdir / "kafka")
         name = f"Apache Kafka {cluster.version} (1 broker, local)"
-    spark = builtin_connector.session(coordinate, memory="3g")
+    spark = builtin_connector.session(coordinate, memory=args.driver_memory)
     for key, value in SESSION_CONF.items():
         spark.conf.set(key, value)
     started = time.monotonic()
@@ -529,7 +532,8 @@ def main() -> None:
     settings = {
         "format": 2, "rows": args.rows, "partitions": args.partitions, "runs": args.runs,
         "warmup_rows": args.warmup_rows, "key_bytes": 10, "value_bytes": 100,
-        "master": "local[2]", "spark": pyspark.__version__, "builtin_package": coordinate,
+        "master": "local[2]", "driver_memory": args.driver_memory,
+        "spark": pyspark.__version__, "builtin_package": coordinate,
         "session_conf": SESSION_CONF,
         "trigger_ms": args.trigger_ms, "trigger_rows": args.trigger_rows,
         "skip_batches": args.skip_batches,
@@ -605,6 +609,10 @@ BUILTIN_READ_CANDIDATES: dict[str, dict[str, str]] = {
         "kafka.fetch.max.bytes": "67108864", "kafka.fetch.min.bytes": "1048576"},
     "minPartitions 8": {"minPartitions": "8"},
 }
+#: streaming: a query that has not read every row after this many seconds plus one second per
+#: this many rows failed (10M rows: 620 s; quiet runs stream 140,000-240,000 rows/s)
+STREAM_BOUND_S = 120
+STREAM_FLOOR_ROWS_PER_S = 20_000
 #: a run is stored as from a loaded machine when processes other than the benchmark's
 #: (broker, Spark, its Python workers, this driver) used more than this share of the CPUs
 LOADED_SHARE = 0.15
@@ -669,11 +677,21 @@ class Jobs:
 
     def close(self) -> None:
         self.df.unpersist()
+        if self.source is not None:
+            self.drop(self.source)
 
     def fresh_topic(self) -> str:
         topic = f"bench-spark-{uuid.uuid4().hex[:10]}"
         create_topic(self.broker, topic, self.args.partitions)
         return topic
+
+    def drop(self, topic: str) -> None:
+        """Delete a topic checked already: a 10M-row run writes ~1.5 GB per topic."""
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        for future in admin.delete_topics([topic], operation_timeout=30).values():
+            future.result(60)
 
     def written(self, topic: str) -> tuple[int, int]:
         got = fingerprint(self.spark.read.format("kafka_fast")
@@ -688,8 +706,12 @@ class Jobs:
             seconds = timed(lambda: self.df.write.format(fmt)
                             .option("kafka.bootstrap.servers", self.bootstrap)
                             .options(**options).option("topic", topic).mode("append").save())
-        self.source = self.source or topic
-        return {"seconds": seconds, "cpu": meter.used, "print": self.written(topic)}
+        got = self.written(topic)
+        if self.source is None:
+            self.source = topic  # what the reads and streams read
+        else:
+            self.drop(topic)
+        return {"seconds": seconds, "cpu": meter.used, "print": got}
 
     def write_alone(self, fmt: str) -> dict[str, Any]:
         # nothing written, nothing to compare (the sink's commit checks it saw every row)
@@ -722,8 +744,8 @@ class Jobs:
                   .option("subscribe", self.source).option("startingOffsets", "earliest")
                   .option("maxOffsetsPerTrigger", str(args.trigger_rows))
                   .load().select("key", "value"))
-        # a bound for a stuck query: far more than any rate seen here would need
-        deadline = time.monotonic() + 600 + self.rows / 2_000
+        # a bound for a stuck query: 5x the slowest rate seen on a loaded machine
+        deadline = time.monotonic() + STREAM_BOUND_S + self.rows / STREAM_FLOOR_ROWS_PER_S
         with CpuMeter() as meter:
             began = time.monotonic()
             query = (stream.writeStream.format(fmt)
@@ -745,6 +767,7 @@ class Jobs:
             finally:
                 query.stop()
         got = self.written(target)
+        self.drop(target)
         steady = steady_state(progress, args.skip_batches)
         span, cpu = meter.used_between(steady["start"], steady["end"])
         # CPU of the span scaled to the steady rows' share of it (the span can be wider by

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from pyspark.sql.datasource import (
     DataSource,
@@ -41,6 +41,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from . import worker_gc
 from .offsets import OffsetRange, pack_ranges, spark_ranges
 from .reader import RangeReader
 from .sink import (
@@ -123,7 +124,16 @@ def _range_reader(opts: SourceOptions) -> RangeReader:
 def _read(reader: RangeReader, partition: InputPartition) -> Iterator[Any]:
     if not isinstance(partition, RangesPartition):
         raise TypeError(f"kafka_fast: a task got {partition!r}, not its offset ranges")
+    from .. import consumer  # noqa: F401  (loaded before the worker's objects are frozen)
+
+    worker_gc.settle()
     return reader.read_ranges(partition.ranges)
+
+
+def _settle_writer() -> None:
+    from .. import producer  # noqa: F401  (loaded before the worker's objects are frozen)
+
+    worker_gc.settle()
 
 
 def check_user_schema(schema: StructType, options: Mapping[str, str]) -> None:
@@ -137,6 +147,10 @@ def check_user_schema(schema: StructType, options: Mapping[str, str]) -> None:
 class KafkaDataSource(DataSource):
     """``format("kafka_fast")``: Spark's Kafka source and sink options and schema."""
 
+    #: the session's parallelism, for ``packPartitions=true`` (set by ``register``; None:
+    #: the driver's cores, all the planning process can see)
+    parallelism: ClassVar[int | None] = None
+
     @classmethod
     def name(cls) -> str:
         return NAME
@@ -147,11 +161,13 @@ class KafkaDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         check_user_schema(schema, self.options)
-        return KafkaBatchReader(parse_source_options(self.options, streaming=False))
+        return KafkaBatchReader(parse_source_options(self.options, streaming=False,
+                                                    parallelism=self.parallelism))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         check_user_schema(schema, self.options)
-        return KafkaStreamReader(parse_source_options(self.options, streaming=True))
+        return KafkaStreamReader(parse_source_options(self.options, streaming=True,
+                                                     parallelism=self.parallelism))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
         if overwrite:
@@ -312,6 +328,7 @@ class KafkaBatchWriter(DataSourceArrowWriter):
         self.opts = opts
 
     def write(self, iterator: Iterator[Any]) -> SinkCommit:
+        _settle_writer()
         return SinkCommit(_task()[0], write_partition(self.opts, iterator))
 
 
@@ -323,6 +340,7 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         self.opts = opts
 
     def write(self, iterator: Iterator[Any]) -> SinkCommit:
+        _settle_writer()
         partition, batch_id = _task()
         if not self.opts.exactly_once:
             return SinkCommit(partition, write_partition(self.opts, iterator))
@@ -351,6 +369,26 @@ class DefaultSource(KafkaDataSource):
     """The class PySpark's data source lookup finds in ``pyspark_kafka_fast``."""
 
 
+def session_parallelism(spark: Any) -> int | None:
+    """``spark.sparkContext.defaultParallelism`` (``spark.default.parallelism``, else the
+    cores of the executors registered now), or None where the session has no SparkContext
+    (Spark Connect)."""
+    try:
+        return int(spark.sparkContext.defaultParallelism)
+    except Exception:  # Spark Connect has no SparkContext; any failure: the driver's cores
+        return None
+
+
 def register(spark: Any) -> None:
-    """Register ``format("kafka_fast")`` with ``spark`` (a SparkSession)."""
-    spark.dataSource.register(KafkaDataSource)
+    """Register ``format("kafka_fast")`` with ``spark`` (a SparkSession); its reads pack
+    Kafka partitions into as many tasks as the session's parallelism (``packPartitions``)."""
+    parallelism = session_parallelism(spark)
+    if parallelism is None:
+        spark.dataSource.register(KafkaDataSource)
+        return
+    # a class of this registration: Spark pickles it by value to its planning processes,
+    # with the parallelism they cannot look up
+    session_source = type("SessionKafkaDataSource", (KafkaDataSource,),
+                          {"parallelism": parallelism, "__module__": __name__,
+                           "__doc__": KafkaDataSource.__doc__})
+    spark.dataSource.register(session_source)

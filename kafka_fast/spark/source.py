@@ -83,13 +83,14 @@ def driver_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _pack_partitions(options: Mapping[str, str]) -> int | None:
-    """``packPartitions``: ``true`` (default) -> the driver's cores, an integer -> itself,
+def _pack_partitions(options: Mapping[str, str], parallelism: int | None) -> int | None:
+    """``packPartitions``: ``true`` (default) -> ``parallelism`` (the session's, when the
+    data source was registered with it) or else the driver's cores, an integer -> itself,
     ``false`` -> None (one task per range)."""
     raw = options.get("packpartitions")
     text = "true" if raw is None else str(raw).strip().lower()
     if text == "true":
-        return driver_cores()
+        return parallelism if parallelism is not None and parallelism > 0 else driver_cores()
     if text == "false":
         return None
     try:
@@ -184,8 +185,10 @@ class SourceOptions:
     poll_timeout_ms: int = 120_000
 
 
-def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
-    """Check and parse the reader's options; raises ``ValueError`` naming the bad option."""
+def parse_source_options(options: Mapping[str, str], *, streaming: bool,
+                         parallelism: int | None = None) -> SourceOptions:
+    """Check and parse the reader's options; raises ``ValueError`` naming the bad option.
+    ``parallelism``: the session's, for ``packPartitions=true`` (None: the driver's cores)."""
     lowered = {str(k).lower(): v for k, v in options.items()}
     unknown = sorted(k for k in lowered if not k.startswith("kafka.") and k not in SOURCE_OPTIONS)
     if unknown:
@@ -253,7 +256,7 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
         include_headers=_bool(lowered, "includeHeaders", False),
         min_partitions=_positive_int(lowered, "minPartitions"),
         max_records_per_partition=_positive_int(lowered, "maxRecordsPerPartition"),
-        max_tasks=_pack_partitions(lowered),
+        max_tasks=_pack_partitions(lowered, parallelism),
         max_offsets_per_trigger=most,
         min_offsets_per_trigger=least,
         max_trigger_delay_ms=(15 * 60_000 if delay is None
