@@ -41,7 +41,6 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from . import worker_gc
 from .offsets import OffsetRange, pack_ranges, spark_ranges
 from .reader import RangeReader
 from .sink import (
@@ -124,16 +123,7 @@ def _range_reader(opts: SourceOptions) -> RangeReader:
 def _read(reader: RangeReader, partition: InputPartition) -> Iterator[Any]:
     if not isinstance(partition, RangesPartition):
         raise TypeError(f"kafka_fast: a task got {partition!r}, not its offset ranges")
-    from .. import consumer  # noqa: F401  (loaded before the worker's objects are frozen)
-
-    worker_gc.settle()
     return reader.read_ranges(partition.ranges)
-
-
-def _settle_writer() -> None:
-    from .. import producer  # noqa: F401  (loaded before the worker's objects are frozen)
-
-    worker_gc.settle()
 
 
 def check_user_schema(schema: StructType, options: Mapping[str, str]) -> None:
@@ -328,7 +318,6 @@ class KafkaBatchWriter(DataSourceArrowWriter):
         self.opts = opts
 
     def write(self, iterator: Iterator[Any]) -> SinkCommit:
-        _settle_writer()
         return SinkCommit(_task()[0], write_partition(self.opts, iterator))
 
 
@@ -340,7 +329,6 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         self.opts = opts
 
     def write(self, iterator: Iterator[Any]) -> SinkCommit:
-        _settle_writer()
         partition, batch_id = _task()
         if not self.opts.exactly_once:
             return SinkCommit(partition, write_partition(self.opts, iterator))

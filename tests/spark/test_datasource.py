@@ -4,7 +4,6 @@ Spark and the real Apache Kafka broker, checked record by record."""
 from __future__ import annotations
 
 import datetime as dt
-import gc
 import json
 import os
 import subprocess
@@ -20,7 +19,6 @@ from harness import create_topic, unique_topic
 from pyspark.sql import functions as F
 
 import kafka_fast.spark as kspark
-from kafka_fast.spark import worker_gc
 from kafka_fast.spark.source import driver_cores, parse_source_options
 
 from .kafka_records import read_committed
@@ -141,34 +139,6 @@ def test_kafka_partitions_share_tasks_unless_pack_partitions_is_false(spark, kaf
     wider = parse_source_options({"kafka.bootstrap.servers": "b", "subscribe": topic},
                                  streaming=False, parallelism=7)
     assert wider.max_tasks == 7
-
-
-def test_worker_objects_are_frozen_in_spark_tasks_only(spark, kafka, three_partitions):
-    topic, log = three_partitions
-    assert gc.get_freeze_count() == 0
-    assert not worker_gc.in_spark_task() and worker_gc.settle() is False
-    # a write and a read through the data source leave the driver's objects alone
-    out = unique_topic("ds-gc")
-    create_topic(kafka, out, 1)
-    source(spark, kafka, subscribe=topic).select("key", "value").write.format("kafka_fast") \
-        .option("kafka.bootstrap.servers", kafka.bootstrap).option("topic", out) \
-        .mode("append").save()
-    assert source(spark, kafka, subscribe=out).count() == len(log)
-    assert gc.get_freeze_count() == 0
-
-    def in_task(_):
-        first = worker_gc.settle()
-        frozen = gc.get_freeze_count()
-        return [(worker_gc.in_spark_task(), first, worker_gc.settle(), frozen,
-                 gc.get_freeze_count())]
-
-    got = spark.sparkContext.parallelize(range(2), 2).mapPartitions(in_task).collect()
-    # in Spark's Python workers: frozen once per process (by this job or by a data source
-    # task the worker ran before), never again
-    assert [(t, again) for t, _, again, _, _ in got] == [(True, False)] * 2
-    assert all(frozen > 10_000 for *_, frozen in got), got
-    assert all(before == after for _, _, _, before, after in got), got
-    assert gc.get_freeze_count() == 0
 
 
 @pytest.mark.parametrize(("options", "named"), [
