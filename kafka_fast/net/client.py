@@ -34,6 +34,7 @@ from .framing import BufferPool
 from .lanes import Lane
 from .lock_policy import LockPolicy
 from .loop import IOLoop, TimerHandle
+from .oauthbearer import OAuthError, TokenSource
 from .request import ReportingFuture, Request, kafka_exception
 from .settings import ConnectionSettings
 
@@ -72,6 +73,9 @@ class KafkaClient:
         self.name = name or config["client.id"]
         self.log: logging.Logger = config["logger"] or logging.getLogger("kafka_fast.net")
         self.settings = ConnectionSettings.from_config(config)
+        tokens = self.settings.oauth_tokens
+        if tokens is not None and tokens.eager:
+            _first_token(tokens)
         self.loop = IOLoop(name=f"kafka_fast-io-{self.name}", logger=self.log)
         self.pool = BufferPool()
         #: when the I/O thread's socket calls give the interpreter lock up: bulk calls of
@@ -118,6 +122,10 @@ class KafkaClient:
         self.loop.add_tick(self._drain_submitted)
         self._internal_reported: tuple[str, float] | None = None
         self.loop.on_error = self._internal_error
+        if tokens is not None and tokens.eager:
+            events = self.events
+            tokens.start_refresh(lambda exc: events.error(KafkaError(
+                KafkaError._AUTHENTICATION, f"Failed to acquire SASL OAUTHBEARER token: {exc}")))
 
     def _internal_error(self, exc: BaseException) -> None:
         """An exception escaped I/O-thread code: tell the application (``error_cb``), once a
@@ -180,6 +188,8 @@ class KafkaClient:
         if self._closed:
             return
         self._closed = True
+        if self.settings.oauth_tokens is not None:
+            self.settings.oauth_tokens.stop_refresh()
         if self._started:
             self.loop.call_soon(self._shutdown)
             self.loop.stop(timeout)
@@ -717,3 +727,13 @@ class KafkaClient:
 def _closed_error() -> KafkaException:
     """What requests of a closed client fail with."""
     return KafkaException(KafkaError(KafkaError._DESTROY, "client closed"))
+
+
+def _first_token(tokens: TokenSource) -> None:
+    """Call ``oauth_cb`` while the client is built, as confluent-kafka does: a callback that
+    raises or returns no usable token fails the constructor."""
+    try:
+        tokens.prime()
+    except OAuthError as exc:
+        raise KafkaException(KafkaError(KafkaError.SASL_AUTHENTICATION_FAILED,
+                                        f"OAuth token not set: {exc}")) from None
