@@ -59,9 +59,6 @@ KNOWN = [
      "and when its log queue drains"),
     ("test_ShareConsumer_callbacks.py::test_mixed_callbacks*", "expects librdkafka's INIT "
      "log line (debug=msg) among the records log_cb gets"),
-    ("test_kafka_error.py::test_kafkaError_custom_msg", "KafkaError(code) built without "
-     "retriable=: kafka_fast derives retriable() from the code (the flag its own errors of "
-     "that code carry), confluent-kafka's constructor defaults it to False"),
     ("test_kafka_error.py::test_kafkaError_unknown_error", "raises a KafkaError object itself "
      "(confluent-kafka's C type passes the raise check although it is not an Exception); "
      "kafka_fast's KafkaError is a plain value, raised inside KafkaException"),
