@@ -12,7 +12,25 @@ def test_every_broker_code_has_a_constant_and_retriable_flag():
     assert len(BROKER_ERRORS) > 120
     for code, (name, retriable, _message) in BROKER_ERRORS.items():
         assert getattr(KafkaError, name) == code
-        assert KafkaError(code).retriable() is retriable
+        assert KafkaError.of(code).retriable() is retriable
+
+
+@pytest.mark.parametrize("code", [KafkaError.NOT_LEADER_OR_FOLLOWER, KafkaError._TRANSPORT,
+                                  KafkaError._ALL_BROKERS_DOWN, KafkaError.REQUEST_TIMED_OUT])
+def test_a_constructed_error_is_not_retriable_unless_told_as_confluent_kafkas(code):
+    """KafkaError(code) defaults retriable() to False as confluent-kafka's constructor does;
+    the errors kafka_fast reports (KafkaError.of) carry the code's flag."""
+    import confluent_kafka
+
+    theirs = confluent_kafka.KafkaError(code, "why")
+    for ours in (KafkaError(code, "why"), KafkaError(code)):
+        assert (ours.retriable(), ours.fatal(), ours.txn_requires_abort()) == (
+            theirs.retriable(), theirs.fatal(), theirs.txn_requires_abort()) == (
+            False, False, False)
+    assert KafkaError(code, retriable=True).retriable() \
+        is confluent_kafka.KafkaError(code, retriable=True).retriable() is True
+    assert KafkaError.of(code, "why").retriable() is True
+    assert KafkaException(code).args[0].retriable() is True
 
 
 @pytest.mark.parametrize(

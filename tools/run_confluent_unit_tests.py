@@ -40,11 +40,6 @@ EXCLUDED = {
                         "depends on timing",
 }
 
-_OAUTH = ("expects oauth_cb called while the client is built (a failing one failing the "
-          "constructor) and again on a timer; kafka_fast's constructor returns at once, the "
-          "first login waits for the callback on a worker thread (a failure reaches error_cb) "
-          "and a new token is fetched when a connection needs one (docs/architecture.md)")
-
 # Reasons for failures that are not user-facing gaps: fnmatch patterns of "file::test".
 KNOWN = [
     ("test_AIOConsumer.py::*", "imports confluent_kafka.aio._AIOConsumer, a private module"),
@@ -62,12 +57,8 @@ KNOWN = [
     ("test_Messages.py::test_from_list_builds_a_batch", "calls Messages._from_list, a private method"),
     ("test_ShareConsumer_callbacks.py::test_log_cb*", "librdkafka's log lines (INIT, CONFWARN) "
      "and when its log queue drains"),
-    ("test_ShareConsumer_callbacks.py::test_*oauth*", _OAUTH),
-    ("test_ShareConsumer_callbacks.py::test_mixed_callbacks*", _OAUTH),
-    ("test_oauth_cb.py::test_oauth_cb*", _OAUTH),
-    ("test_kafka_error.py::test_kafkaError_custom_msg", "KafkaError(code) built without "
-     "retriable=: kafka_fast derives retriable() from the code (the flag its own errors of "
-     "that code carry), confluent-kafka's constructor defaults it to False"),
+    ("test_ShareConsumer_callbacks.py::test_mixed_callbacks*", "expects librdkafka's INIT "
+     "log line (debug=msg) among the records log_cb gets"),
     ("test_kafka_error.py::test_kafkaError_unknown_error", "raises a KafkaError object itself "
      "(confluent-kafka's C type passes the raise check although it is not an Exception); "
      "kafka_fast's KafkaError is a plain value, raised inside KafkaException"),
@@ -95,8 +86,8 @@ KNOWN = [
 
 # Reasons matched on the failure message (a substring), for failures of any file.
 KNOWN_MESSAGES = [
-    ("async def functions are not natively supported", "needs pytest-asyncio, not a test "
-     "dependency of kafka_fast"),
+    ("async def functions are not natively supported", "needs pytest-asyncio (in kafka_fast's "
+     "test extra: pip install pytest-asyncio)"),
 ]
 
 CONFTEST = '''"""Make confluent_kafka and its submodules resolve to kafka_fast's (alias for these tests)."""

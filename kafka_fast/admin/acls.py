@@ -231,7 +231,7 @@ def delete_acls(client: KafkaClient, acl_binding_filters: list[AclBindingFilter]
             if err is None:
                 failed = [a for a in r.matching_acls if a.error_code]
                 if failed:
-                    err = KafkaError(failed[0].error_code, failed[0].error_message or None)
+                    err = KafkaError.of(failed[0].error_code, failed[0].error_message or None)
             out[f] = err if err is not None else [
                 _binding(a.resource_type, a.resource_name, a.pattern_type, a.principal,
                          a.host, a.operation, a.permission_type) for a in r.matching_acls]

@@ -35,14 +35,14 @@ LEADER_CODES = frozenset({KafkaError.NOT_LEADER_OR_FOLLOWER, KafkaError.LEADER_N
 
 def error_of(code: int, message: str | None = None) -> KafkaError | None:
     """None for 0, else the KafkaError (with the broker's message when it sent one)."""
-    return KafkaError(code, message or None) if code else None
+    return KafkaError.of(code, message or None) if code else None
 
 
 def exception_error(exc: BaseException) -> KafkaError:
     """The KafkaError a failed request's exception carries."""
     if isinstance(exc, KafkaException) and exc.args and isinstance(exc.args[0], KafkaError):
         return exc.args[0]
-    return KafkaError(KafkaError._FAIL, str(exc))
+    return KafkaError.of(KafkaError._FAIL, str(exc))
 
 
 #: An item of an ``AdminCall``: a topic name, ConfigResource, TopicPartition, ...
@@ -91,7 +91,7 @@ class AdminCall(Generic[K]):
         except KafkaException as exc:
             self._fail(items, exc)
         except Exception as exc:  # reported on the items it concerns
-            self._fail(items, KafkaException(KafkaError(KafkaError._FAIL, repr(exc))))
+            self._fail(items, KafkaException(KafkaError.of(KafkaError._FAIL, repr(exc))))
 
     def _begin(self, items: list[K]) -> None:
         self.client.call_later(self.timeout, self._expire)
@@ -101,7 +101,7 @@ class AdminCall(Generic[K]):
             self._send(items)
 
     def _expire(self) -> None:
-        self._fail(list(self.futures), KafkaException(KafkaError(
+        self._fail(list(self.futures), KafkaException(KafkaError.of(
             KafkaError._TIMED_OUT, f"no answer within {self.timeout:g}s")))
 
     def _after_metadata(self, items: list[K]) -> None:
@@ -141,7 +141,7 @@ class AdminCall(Generic[K]):
                 request = self.build(group)
             except (KafkaException, ValueError, TypeError) as exc:
                 self._fail(group, exc if isinstance(exc, KafkaException) else KafkaException(
-                    KafkaError(KafkaError._INVALID_ARG, str(exc))))
+                    KafkaError.of(KafkaError._INVALID_ARG, str(exc))))
                 continue
             if node is None:
                 fut = self.client.send_any(request, timeout_ms=remaining_ms)
@@ -169,13 +169,13 @@ class AdminCall(Generic[K]):
         try:
             results = self.parse(fut.result(), items)
         except Exception as exc:  # a malformed answer fails the items
-            self._fail(items, KafkaException(KafkaError(KafkaError._BAD_MSG, str(exc))))
+            self._fail(items, KafkaException(KafkaError.of(KafkaError._BAD_MSG, str(exc))))
             return
         again = []
         for item in items:
             result = results.get(item, _MISSING)
             if result is _MISSING:
-                result = KafkaError(KafkaError._BAD_MSG, f"the broker's answer lacks {item!r}")
+                result = KafkaError.of(KafkaError._BAD_MSG, f"the broker's answer lacks {item!r}")
             if isinstance(result, KafkaError):
                 if result.code() in self.refresh_codes:
                     again.append(item)
@@ -184,7 +184,7 @@ class AdminCall(Generic[K]):
             else:
                 settle_all([self.futures[item]], result)
         if again and not self._retry(again, True):
-            self._fail(again, KafkaException(KafkaError(
+            self._fail(again, KafkaException(KafkaError.of(
                 results[again[0]].code(), f"still {results[again[0]].name()} at the deadline")))
 
     def _retry(self, items: list[K], refresh: bool) -> bool:
@@ -235,7 +235,7 @@ def coordinator_call(client: KafkaClient, group_id: str, make: Callable[[], Any]
         try:
             result = parse(fut.result(), node)
         except Exception as exc:  # a malformed answer fails the call
-            settle_all([out], error=KafkaException(KafkaError(KafkaError._BAD_MSG, str(exc))))
+            settle_all([out], error=KafkaException(KafkaError.of(KafkaError._BAD_MSG, str(exc))))
             return
         if isinstance(result, KafkaError):
             retry_or_fail(result)
@@ -258,7 +258,7 @@ def coordinator_call(client: KafkaClient, group_id: str, make: Callable[[], Any]
                 lambda f: client.loop.call_soon(lambda: send(f)))
 
     def expire() -> None:
-        settle_all([out], error=KafkaException(KafkaError(
+        settle_all([out], error=KafkaException(KafkaError.of(
             KafkaError._TIMED_OUT, f"group {group_id}: no answer within {timeout:g}s")))
 
     client.call_soon(attempt)

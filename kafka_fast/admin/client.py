@@ -133,7 +133,7 @@ class AdminClient:
         # What the client did not settle while stopping (waiting for a retry or a
         # coordinator, say) fails now instead of at its deadline.
         settle_all([f for f in list(self._outstanding) if not f.done()],
-                   error=KafkaException(KafkaError(KafkaError._DESTROY, "AdminClient closed")))
+                   error=KafkaException(KafkaError.of(KafkaError._DESTROY, "AdminClient closed")))
 
     def __enter__(self) -> AdminClient:
         return self
@@ -190,7 +190,7 @@ class AdminClient:
         wait = self._timeout(timeout)
         cid = self._client.cluster_id(wait)
         if cid is None:
-            raise KafkaException(KafkaError(
+            raise KafkaException(KafkaError.of(
                 KafkaError._TIMED_OUT, f"Failed to retrieve cluster id within {wait:g}s"))
         return cid
 

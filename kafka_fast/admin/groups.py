@@ -145,7 +145,7 @@ def each_broker(client: KafkaClient, make: Callable[[], Any], timeout: float) ->
             fut.add_done_callback(on_loop(node))
 
     def expire() -> None:
-        settle_all([out], error=KafkaException(KafkaError(
+        settle_all([out], error=KafkaException(KafkaError.of(
             KafkaError._TIMED_OUT, f"the brokers did not all answer within {timeout:g}s")))
 
     client.request_metadata().add_done_callback(ask)
@@ -178,10 +178,10 @@ def list_consumer_groups(client: KafkaClient, timeout: float,
         valid, errors = [], []
         for node, resp in fut.result().items():
             if isinstance(resp, KafkaError):
-                errors.append(KafkaError(resp.code(), f"broker {node}: {resp.str()}"))
+                errors.append(KafkaError.of(resp.code(), f"broker {node}: {resp.str()}"))
                 continue
             if resp.error_code:
-                errors.append(KafkaError(resp.error_code, f"broker {node}"))
+                errors.append(KafkaError.of(resp.error_code, f"broker {node}"))
                 continue
             for g in resp.groups:
                 if _is_share(g) != share:
@@ -353,7 +353,7 @@ def _wait(fut: Future, deadline: float) -> Any:
     try:
         return fut.result(max(0.0, deadline - time.monotonic()))
     except TimeoutError:
-        raise KafkaException(KafkaError(KafkaError._TIMED_OUT,
+        raise KafkaException(KafkaError.of(KafkaError._TIMED_OUT,
                                         "groups not described in time")) from None
 
 

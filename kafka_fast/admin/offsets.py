@@ -54,7 +54,7 @@ def committed_offsets(client: KafkaClient, request: ConsumerGroupTopicPartitions
         code, topics = (resp.groups[0].error_code, resp.groups[0].topics) if resp.groups \
             else (resp.error_code, resp.topics)
         if code:
-            return KafkaError(code, f"group {group}")
+            return KafkaError.of(code, f"group {group}")
         tps = []
         for t in topics:
             for p in t.partitions:
@@ -96,7 +96,7 @@ def commit_offsets(client: KafkaClient, request: ConsumerGroupTopicPartitions,
                   for t in resp.topics for p in t.partitions}
         for code in errors.values():
             if coordinator_action(code) is not None:
-                return KafkaError(code, f"group {group}")
+                return KafkaError.of(code, f"group {group}")
         out = [TopicPartition(tp.topic, tp.partition, tp.offset, tp.metadata, tp.leader_epoch,
                               error_of(errors.get((tp.topic, tp.partition),
                                                   KafkaError._BAD_MSG)))
@@ -204,13 +204,13 @@ def partition_target(client: KafkaClient, tp: TopicPartition) -> Any:
     """The leader of ``tp`` in the latest metadata, or the KafkaError that says why not."""
     info = client.cluster.topics.get(tp.topic)
     if info is None or info.error is not None:
-        return info.error if info is not None else KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART)
+        return info.error if info is not None else KafkaError.of(KafkaError.UNKNOWN_TOPIC_OR_PART)
     p = info.partitions.get(tp.partition)
     if p is None:
-        return KafkaError(KafkaError._UNKNOWN_PARTITION,
+        return KafkaError.of(KafkaError._UNKNOWN_PARTITION,
                           f"{tp.topic} has no partition {tp.partition}")
     if p.leader < 0:
-        return KafkaError(KafkaError.LEADER_NOT_AVAILABLE, f"{tp.topic} [{tp.partition}]")
+        return KafkaError.of(KafkaError.LEADER_NOT_AVAILABLE, f"{tp.topic} [{tp.partition}]")
     return p.leader
 
 

@@ -161,7 +161,7 @@ def alter_share_group_offsets(client: KafkaClient, request: ConsumerGroupTopicPa
         return ConsumerGroupTopicPartitions(group, [
             TopicPartition(tp.topic, tp.partition, tp.offset, None, None,
                            errors.get((tp.topic, tp.partition),
-                                      KafkaError(KafkaError._BAD_MSG, "partition not answered")))
+                                      KafkaError.of(KafkaError._BAD_MSG, "partition not answered")))
             for tp in tps])
 
     return coordinator_call(client, group, make, parse, timeout)
@@ -186,7 +186,7 @@ def delete_share_group_offsets(client: KafkaClient, group_id: str, topics: list[
             if exc is not None:
                 settle_all([fut], error=exc)
                 continue
-            err = answered.get(topic, KafkaError(KafkaError._BAD_MSG, "topic not answered"))
+            err = answered.get(topic, KafkaError.of(KafkaError._BAD_MSG, "topic not answered"))
             settle_all([fut], None, None if err is None else KafkaException(err))
 
     coordinator_call(client, group_id, lambda: R(group_id=group_id, topics=[

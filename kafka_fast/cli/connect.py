@@ -98,7 +98,7 @@ def connect(client: MetadataSource, args: argparse.Namespace, conf: dict[str, An
             why = f": {log.message}" if log.message else ""
             raise ConnectError(f"cannot connect to {bootstrap}{why}")
         if time.monotonic() >= deadline:
-            raise KafkaException(KafkaError(
+            raise KafkaException(KafkaError.of(
                 KafkaError._TIMED_OUT, f"no answer from {bootstrap} within {args.timeout:g}s"))
         if not announced and time.monotonic() - start >= ANNOUNCE_AFTER_S:
             announced = True

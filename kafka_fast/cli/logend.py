@@ -59,7 +59,7 @@ def log_end_offsets(conf: dict[str, Any], consumer: Consumer, topic: str, partit
                 continue
             data = resp.responses[0].partitions[0]
             if data.error_code:
-                raise KafkaException(KafkaError(
+                raise KafkaException(KafkaError.of(
                     data.error_code, f"reading the last batch of {topic} [{p}]"))
             latest[p] = batch_end(data.records, latest[p])
     finally:
@@ -76,7 +76,7 @@ def _high_watermark(consumer: Consumer, tp: TopicPartition, timeout: float) -> i
 def _leader(client: KafkaClient, topic: str, partition: int) -> int:
     node = client.leader(topic, partition)
     if node is None:
-        raise KafkaException(KafkaError(
+        raise KafkaException(KafkaError.of(
             KafkaError._UNKNOWN_BROKER, f"no leader known for {topic} [{partition}]"))
     return node
 

@@ -242,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
                 for record in reader.records(limit) if args.count != 0 else ():
                     tally.records += 1
                     if isinstance(record, TooLarge):
-                        _too_large(tally, KafkaError(
+                        _too_large(tally, KafkaError.of(
                             KafkaError.MSG_SIZE_TOO_LARGE,
                             f"Broker: Message size too large: record of {record.size} bytes "
                             f"exceeds message.max.bytes={limit}"))

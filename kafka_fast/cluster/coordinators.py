@@ -136,7 +136,7 @@ class CoordinatorCache:
         link = self.link
         node = link.pick_node(set())
         if node is None:
-            err = KafkaException(KafkaError(KafkaError._TRANSPORT, "no broker to ask"))
+            err = KafkaException(KafkaError.of(KafkaError._TRANSPORT, "no broker to ask"))
             for key_type, keys in by_type.items():
                 for key in keys:
                     self._retry_or_fail((key_type, key), err)
@@ -166,7 +166,7 @@ class CoordinatorCache:
             for key in keys:
                 c = results.get(key)
                 if c is None:
-                    self._retry_or_fail((key_type, key), KafkaException(KafkaError(
+                    self._retry_or_fail((key_type, key), KafkaException(KafkaError.of(
                         KafkaError._BAD_MSG, f"FindCoordinator reply lacks key {key!r}")))
                 else:
                     self._result((key_type, key), c.error_code, c.node_id, c.host, c.port,
@@ -190,7 +190,7 @@ class CoordinatorCache:
             if lk is not None:
                 settle_all(lk.futures, node)
             return
-        err = KafkaError(code or KafkaError.COORDINATOR_NOT_AVAILABLE, message or None)
+        err = KafkaError.of(code or KafkaError.COORDINATOR_NOT_AVAILABLE, message or None)
         self._retry_or_fail(k, KafkaException(err))
 
     def _retry_or_fail(self, k: tuple[int, str], exc: BaseException) -> None:

@@ -127,7 +127,7 @@ def cluster_metadata(view: ClusterView, topics: list[str] | None) -> ClusterMeta
         tm = TopicMetadata()
         tm.topic = name
         if info is None:
-            tm.error = KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART)
+            tm.error = KafkaError.of(KafkaError.UNKNOWN_TOPIC_OR_PART)
         else:
             tm.error = info.error
             for p in info.partitions.values():
@@ -156,5 +156,5 @@ def fetch_cluster_metadata(client: KafkaClient, topic: str | None,
             code, text = KafkaError._TIMED_OUT, "Local: Timed out"
         else:
             code, text = KafkaError._TRANSPORT, "Local: Broker transport failure"
-        raise KafkaException(KafkaError(code, f"Failed to get metadata: {text}")) from None
+        raise KafkaException(KafkaError.of(code, f"Failed to get metadata: {text}")) from None
     return cluster_metadata(view, [topic] if topic else None)

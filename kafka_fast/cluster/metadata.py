@@ -165,7 +165,7 @@ class MetadataManager:
                 self._retry_timer = self.link.loop.call_later(delay, lambda: self._retry(batch))
                 return
             self._inflight = None
-            settle_all(batch.futures, error=KafkaException(KafkaError(
+            settle_all(batch.futures, error=KafkaException(KafkaError.of(
                 KafkaError.REBOOTSTRAP_REQUIRED, f"broker {node} answered Metadata with "
                 "REBOOTSTRAP_REQUIRED until the request timed out")))
             self._send_next()

@@ -110,7 +110,7 @@ class ClusterView:
 
 
 def _error(code: int) -> KafkaError | None:
-    return KafkaError(code) if code else None
+    return KafkaError.of(code) if code else None
 
 
 def topic_info(t: Any) -> TopicInfo:

@@ -116,11 +116,13 @@ KEYS = [
         "relogin is needed.", minimum=0, maximum=86400000, ignored=True),
     Key("sasl.password", "password", "", "SASL password."),
     Key("oauth_cb", "callable", None,
-        "OAUTHBEARER token source: called (on a worker thread, while the login waits) with "
-        "sasl.oauthbearer.config, returns (token, expiry seconds since the epoch) or (token, "
-        "expiry, principal, extensions); called again once 80% of the token's lifetime has "
-        "passed. An exception or an unusable expiry (NaN, infinite, past, not a number) fails "
-        "the login with _AUTHENTICATION through error_cb; the next attempt calls it again.",
+        "OAUTHBEARER token source: called with sasl.oauthbearer.config, returns (token, "
+        "expiry seconds since the epoch) or (token, expiry, principal, extensions). Called "
+        "once while the client is built, on the caller's thread (an exception or an unusable "
+        "expiry - NaN, infinite, past, not a number - fails the constructor with "
+        "KafkaException SASL_AUTHENTICATION_FAILED), then on a worker thread once 80% of the "
+        "token's lifetime has passed (a failure reaches error_cb as _AUTHENTICATION and the "
+        "call is retried after 10 s).",
         java=False),
     Key("sasl.oauthbearer.config", "str", "",
         "Passed to oauth_cb; for the unsecured JWT: principal=NAME [lifeSeconds=N] "

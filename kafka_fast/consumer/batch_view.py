@@ -226,6 +226,6 @@ class RecordBatchView:
 
 def eof_error(topic: str, partition: int, offset: int) -> KafkaError:
     """The error carried by a ``_PARTITION_EOF`` message."""
-    return KafkaError(KafkaError._PARTITION_EOF,
+    return KafkaError.of(KafkaError._PARTITION_EOF,
                       f"Fetch from broker reached end of partition {topic} [{partition}] "
                       f"at offset {offset}")

@@ -27,7 +27,7 @@ def wait_for(fut: Future[T], timeout: float | None, what: str) -> T:
     try:
         return fut.result(timeout)
     except FutureTimeout:
-        raise KafkaException(KafkaError(E._TIMED_OUT, f"{what} timed out")) from None
+        raise KafkaException(KafkaError.of(E._TIMED_OUT, f"{what} timed out")) from None
 
 
 @owned
@@ -147,7 +147,7 @@ class Committer:
             self.state.post(("commit", None, result))
         except Exception as exc:  # reported through on_commit
             err = error_of(exc) if not isinstance(exc, FutureTimeout) else \
-                KafkaError(E._TIMED_OUT, "commit timed out")
+                KafkaError.of(E._TIMED_OUT, "commit timed out")
             self.state.post(("commit", err, offsets))
 
     def committed(self, partitions: list[TopicPartition],

@@ -79,7 +79,7 @@ def _release(client: KafkaClient, fetcher: Fetcher) -> None:
 def _check_offset(offset: int) -> None:
     """Refuse an offset that is neither an offset nor one of the logical ones."""
     if offset not in (OFFSET_BEGINNING, OFFSET_END) and OFFSET_END > offset > OFFSET_STORED:
-        raise KafkaException(KafkaError(E._INVALID_ARG, f"invalid offset {offset}"))
+        raise KafkaException(KafkaError.of(E._INVALID_ARG, f"invalid offset {offset}"))
 
 
 def _after(message: Message, verb: str) -> TopicPartition:
@@ -87,7 +87,7 @@ def _after(message: Message, verb: str) -> TopicPartition:
     without an offset (one made by the application), which stores or commits nothing."""
     topic, partition, offset = message.topic(), message.partition(), message.offset()
     if message.error() is not None or topic is None or partition is None:
-        raise KafkaException(KafkaError(E._INVALID_ARG,
+        raise KafkaException(KafkaError.of(E._INVALID_ARG,
                                         f"cannot {verb} the offset of an error message"))
     if offset is None:
         return TopicPartition(topic, partition, OFFSET_INVALID)
@@ -242,7 +242,7 @@ class Consumer:
         assigned = set(self._state.assigned())
         for tp in partitions:
             if (tp.topic, tp.partition) in assigned:
-                raise KafkaException(KafkaError(
+                raise KafkaException(KafkaError.of(
                     E._CONFLICT, f"{tp.topic} [{tp.partition}] is already assigned"))
         self._add_partitions(list(partitions))
 
@@ -565,7 +565,7 @@ class Consumer:
         with state.lock:
             app = state.parts.get((partition.topic, partition.partition))
             if app is None:
-                raise KafkaException(KafkaError(
+                raise KafkaException(KafkaError.of(
                     E._STATE, f"{partition.topic} [{partition.partition}] is not assigned"))
             _check_offset(partition.offset)
             if self._delivery.msgs_state is app:
@@ -618,7 +618,7 @@ class Consumer:
             for tp in offsets:
                 ps = state.parts.get((tp.topic, tp.partition))
                 if ps is None:
-                    raise KafkaException(KafkaError(  # librdkafka's code
+                    raise KafkaException(KafkaError.of(  # librdkafka's code
                         E._UNKNOWN_PARTITION, f"StoreOffsets failed: {tp.topic} "
                                               f"[{tp.partition}] is not assigned"))
                 ps.stored = tp.offset
@@ -647,7 +647,7 @@ class Consumer:
         if not valid:
             # As librdkafka: nothing valid to commit is _NO_OFFSET, reported to on_commit
             # by an asynchronous commit, raised by a synchronous one.
-            err = KafkaError(E._NO_OFFSET, "Commit failed: Local: No offset stored")
+            err = KafkaError.of(E._NO_OFFSET, "Commit failed: Local: No offset stored")
             if asynchronous:
                 self._commits.report(err, offsets)
                 return None
@@ -723,7 +723,7 @@ class Consumer:
         """The group's identity for ``Producer.send_offsets_to_transaction``."""
         self._check_open()
         if not self._group_id:
-            raise KafkaException(KafkaError(E._UNKNOWN_GROUP, "no group.id configured"))
+            raise KafkaException(KafkaError.of(E._UNKNOWN_GROUP, "no group.id configured"))
         generation, member, instance = self._commits.generation()
         return ConsumerGroupMetadata(self._group_id, generation, member, instance)
 

@@ -191,7 +191,7 @@ class Fetcher:
                 continue
             if self.topic_errors.get(topic) != err.code():
                 self.topic_errors[topic] = err.code()
-                self.state.post_error(KafkaError(err.code(), f"topic {topic}: {err.str()}"))
+                self.state.post_error(KafkaError.of(err.code(), f"topic {topic}: {err.str()}"))
 
     # -- commands from the application thread ------------------------------------------------------
     def apply(self, cmd: Command) -> None:
@@ -344,7 +344,7 @@ class Fetcher:
         old, offset = ps.topic_id, ps.fetch_offset
         ps.require(NEED_RESET, self.reset_strategy)
         ps.topic_id = None
-        errors.append(KafkaError(E.UNKNOWN_TOPIC_ID, (
+        errors.append(KafkaError.of(E.UNKNOWN_TOPIC_ID, (
             f"{ps.topic} [{ps.partition}] was deleted and created again (topic id {old} is now "
             f"{topic_id}): position {offset} dropped, reset by auto.offset.reset")))
         return True
@@ -524,8 +524,8 @@ class Fetcher:
                     ps.fetching = False
                     ps.clear_read_replica()
                     ps.backoff_until = now + self.error_backoff
-            state.post_error(KafkaError(resp.error_code, f"Fetch from broker {node} failed: "
-                                                      f"{KafkaError(resp.error_code)}"))
+            state.post_error(KafkaError.of(resp.error_code, f"Fetch from broker {node} failed: "
+                                                      f"{KafkaError.of(resp.error_code)}"))
             return
         lookup = {(entry[0].topic, entry[0].partition): entry for entry in sent}
         items = []
@@ -641,7 +641,7 @@ class Fetcher:
                 # the leader's high watermark): fetch from the leader at the same position,
                 # as the Java consumer does.
                 log.debug("%s [%d]: read replica answered %s at offset %d, fetching from "
-                          "the leader", ps.topic, ps.partition, KafkaError(code).name(),
+                          "the leader", ps.topic, ps.partition, KafkaError.of(code).name(),
                           offset)
                 if code in LEADER_ERRORS or code in TOPIC_ID_ERRORS:
                     metadata_topics.add(ps.topic)
@@ -658,8 +658,8 @@ class Fetcher:
             if code in LEADER_ERRORS or code in TOPIC_ID_ERRORS:
                 metadata_topics.add(ps.topic)
             else:
-                state.post_error(KafkaError(code, f"Fetch of {ps.topic} [{ps.partition}] at offset "
-                                               f"{offset}: {KafkaError(code)}"))
+                state.post_error(KafkaError.of(code, f"Fetch of {ps.topic} [{ps.partition}] at offset "
+                                               f"{offset}: {KafkaError.of(code)}"))
             return None
         if decoded is None:
             decoded = self._decode(offset, pd)
@@ -685,7 +685,7 @@ class Fetcher:
             ps.backoff_until = now + self.error_backoff
             if ps.bad_offset != decoded.next_offset:
                 ps.bad_offset = decoded.next_offset
-                report = KafkaError(E._BAD_MSG, f"{ps.topic} [{ps.partition}] at offset "
+                report = KafkaError.of(E._BAD_MSG, f"{ps.topic} [{ps.partition}] at offset "
                                                 f"{decoded.next_offset}: "
                                                 f"{decoded.error.args[0].str()}")
         elif decoded.next_offset > ps.fetch_offset:
@@ -726,7 +726,7 @@ class Fetcher:
                         ps.backoff_until = time.monotonic() + self.error_backoff
                         if not ps.error_reported:
                             ps.error_reported = True
-                            errors.append(KafkaError(
+                            errors.append(KafkaError.of(
                                 E._AUTO_OFFSET_RESET,
                                 f"{ps.topic} [{ps.partition}]: no committed offset and "
                                 f"auto.offset.reset=error", fatal=False))

@@ -236,7 +236,7 @@ class ClassicGroup:
             try:
                 assignments = self._lead(resp)
             except Exception as exc2:
-                self.events.post_error(KafkaError(E._FAIL, f"assignment failed: {exc2}"))
+                self.events.post_error(KafkaError.of(E._FAIL, f"assignment failed: {exc2}"))
                 self._retry_join(None)
                 return
         self.state = SYNCING
@@ -302,7 +302,7 @@ class ClassicGroup:
         try:
             assigned = decode_assignment(resp.assignment)
         except Exception as exc2:
-            self.events.post_error(KafkaError(E._BAD_MSG, f"undecodable assignment: {exc2}"))
+            self.events.post_error(KafkaError.of(E._BAD_MSG, f"undecodable assignment: {exc2}"))
             self._retry_join(None)
             return
         self.state = STABLE
@@ -344,7 +344,7 @@ class ClassicGroup:
         if self.state != STABLE or epoch != self.epoch:
             return
         if self.poll_watch.exceeded(self.max_poll_interval):
-            self.events.post_error(KafkaError(
+            self.events.post_error(KafkaError.of(
                 E._MAX_POLL_EXCEEDED,
                 f"Application maximum poll interval ({self.max_poll_interval * 1000:.0f}ms) "
                 f"exceeded: leaving the group"))
@@ -419,10 +419,10 @@ class ClassicGroup:
         f.add_done_callback(done)
 
     def handle_group_error(self, code: int, api: str) -> None:
-        err = KafkaError(code, f"{api}: {KafkaError(code)}")
+        err = KafkaError.of(code, f"{api}: {KafkaError.of(code)}")
         self.client.log.debug("group %s: %s", self.group_id, err.str())
         if code == E.FENCED_INSTANCE_ID:
-            self.fatal = KafkaError(E._FENCED, f"{api}: {KafkaError(code)} (group.instance.id "
+            self.fatal = KafkaError.of(E._FENCED, f"{api}: {KafkaError.of(code)} (group.instance.id "
                                                f"{self.instance_id} is used by another member)",
                                     fatal=True)
             self._lost()

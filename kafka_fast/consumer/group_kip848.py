@@ -122,7 +122,7 @@ class ConsumerGroupMember(HeartbeatMember):
             return
         if (not self.inflight and self.member_epoch > 0
                 and self.poll_watch.exceeded(self.max_poll_interval)):
-            self.events.post_error(KafkaError(
+            self.events.post_error(KafkaError.of(
                 E._MAX_POLL_EXCEEDED,
                 f"Application maximum poll interval ({self.max_poll_interval * 1000:.0f}ms) "
                 f"exceeded: leaving the group"))
@@ -164,10 +164,10 @@ class ConsumerGroupMember(HeartbeatMember):
         if code == E.UNSUPPORTED_VERSION:
             # A broker that knows the API with the protocol switched off (Kafka 3.x, whose
             # KIP-848 support is early access and off by default) answers this way.
-            return KafkaError(code, "the group coordinator does not support "
+            return KafkaError.of(code, "the group coordinator does not support "
                                     f"group.protocol=consumer ({err.str()}); use "
                                     "group.protocol=classic")
-        return KafkaError(code, err.str(), fatal=code == E.FENCED_INSTANCE_ID)
+        return KafkaError.of(code, err.str(), fatal=code == E.FENCED_INSTANCE_ID)
 
     def _unknown_error(self, err: KafkaError) -> None:
         self.events.post_error(err)

@@ -90,7 +90,7 @@ class HeartbeatMember:
 
     def _fatal_error(self, code: int, err: KafkaError) -> KafkaError:
         """The error a ``FATAL`` code ends membership with."""
-        return KafkaError(code, err.str(), fatal=True)
+        return KafkaError.of(code, err.str(), fatal=True)
 
     def _unknown_error(self, err: KafkaError) -> None:
         """An error code with no rule of its own: report it, try again later."""
@@ -141,7 +141,7 @@ class HeartbeatMember:
         if exc is not None:
             err = error_of(exc)
             if err.code() == E._UNSUPPORTED_FEATURE:
-                self._fail(KafkaError(E._UNSUPPORTED_FEATURE, self.UNSUPPORTED, fatal=True))
+                self._fail(KafkaError.of(E._UNSUPPORTED_FEATURE, self.UNSUPPORTED, fatal=True))
                 return
             if err.code() in TRANSIENT_LOCAL:
                 self._forget_coordinator()
@@ -160,7 +160,7 @@ class HeartbeatMember:
         self._schedule(self.heartbeat_interval)
 
     def _error(self, code: int, message: str | None) -> None:
-        err = KafkaError(code, f"{self.API}: {message or KafkaError(code).str()}")
+        err = KafkaError.of(code, f"{self.API}: {message or KafkaError.of(code).str()}")
         if code in REDISCOVER:
             self._forget_coordinator()
             self._schedule(self.backoff)

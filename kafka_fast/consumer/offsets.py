@@ -42,7 +42,7 @@ def error_of(exc: BaseException) -> KafkaError:
     """The KafkaError carried by ``exc`` (or a _FAIL error describing it)."""
     if isinstance(exc, KafkaException):
         return exc.args[0]
-    return KafkaError(E._FAIL, f"{type(exc).__name__}: {exc}")
+    return KafkaError.of(E._FAIL, f"{type(exc).__name__}: {exc}")
 
 
 def _refused_topic(view: Any, tps: list[tuple[str, int]]) -> KafkaError | None:
@@ -52,7 +52,7 @@ def _refused_topic(view: Any, tps: list[tuple[str, int]]) -> KafkaError | None:
         info = view.topics.get(topic) if view is not None else None
         err = info.error if info is not None else None
         if err is not None and not err.retriable():
-            return KafkaError(err.code(), f"topic {topic}: {err.str()}")
+            return KafkaError.of(err.code(), f"topic {topic}: {err.str()}")
     return None
 
 
@@ -136,7 +136,7 @@ class OffsetClient:
                     return
                 self.client.request_metadata(sorted({t for t, _ in unknown}))
                 if not by_leader:
-                    again(KafkaError(E.LEADER_NOT_AVAILABLE,
+                    again(KafkaError.of(E.LEADER_NOT_AVAILABLE,
                                      f"no leader known for {sorted(unknown)}"))
                     return
             outstanding = {"n": len(by_leader), "retry": bool(unknown)}
@@ -174,11 +174,11 @@ class OffsetClient:
                             del state.pending[tp]
                         elif code in LEADER_ERRORS:
                             outstanding["retry"] = True
-                            state.last = KafkaError(code)
+                            state.last = KafkaError.of(code)
                             self.client.request_metadata([topic.name])
                         else:
-                            finish_error(KafkaError(
-                                code, f"ListOffsets for {tp[0]} [{tp[1]}]: {KafkaError(code)}"))
+                            finish_error(KafkaError.of(
+                                code, f"ListOffsets for {tp[0]} [{tp[1]}]: {KafkaError.of(code)}"))
                             return
             outstanding["n"] -= 1
             if outstanding["n"] == 0:
@@ -187,11 +187,11 @@ class OffsetClient:
                 elif outstanding["retry"]:
                     again(state.last)
                 else:
-                    again(KafkaError(E._FAIL, "partitions missing from ListOffsets response"))
+                    again(KafkaError.of(E._FAIL, "partitions missing from ListOffsets response"))
 
         def again(err: KafkaError | None) -> None:
             if not retry.later(attempt):
-                finish_error(KafkaError(E._TIMED_OUT,
+                finish_error(KafkaError.of(E._TIMED_OUT,
                                         f"ListOffsets timed out ({err.str() if err else ''})"))
 
         def finish_error(err: KafkaError) -> None:
@@ -225,7 +225,7 @@ class OffsetClient:
         def give_up_waiting(wait: float) -> None:
             if not found[0]:
                 why = f" (last error: {last[0].str()})" if last[0] is not None else ""
-                fail(KafkaError(E._WAIT_COORD, f"Waiting for coordinator: none found within "
+                fail(KafkaError.of(E._WAIT_COORD, f"Waiting for coordinator: none found within "
                                                f"{wait * 1000:.0f} ms{why}"))
 
         def on_coordinator(cf: Future) -> None:
@@ -263,7 +263,7 @@ class OffsetClient:
         def again(err: KafkaError) -> None:
             last[0] = err
             if not retry.later(attempt):
-                fail(KafkaError(E._TIMED_OUT, f"timed out waiting for the group coordinator "
+                fail(KafkaError.of(E._TIMED_OUT, f"timed out waiting for the group coordinator "
                                               f"(last error: {err.str()})"))
 
         def fail(err: KafkaError) -> None:
@@ -304,21 +304,21 @@ class OffsetClient:
             if resp.groups:
                 group = resp.groups[0]
                 if group.error_code:
-                    raise KafkaException(KafkaError(group.error_code))
+                    raise KafkaException(KafkaError.of(group.error_code))
                 topic_list = group.topics
             else:
                 if resp.error_code:
-                    raise KafkaException(KafkaError(resp.error_code))
+                    raise KafkaException(KafkaError.of(resp.error_code))
                 topic_list = resp.topics
             for topic in topic_list:
                 for p in topic.partitions:
                     if p.error_code:
                         if p.error_code == E.UNSTABLE_OFFSET_COMMIT:
-                            raise KafkaException(KafkaError(
+                            raise KafkaException(KafkaError.of(
                                 E.COORDINATOR_LOAD_IN_PROGRESS, "unstable offset commit"))
                         if not partition_errors:
-                            raise KafkaException(KafkaError(p.error_code))
-                        out[(topic.name, p.partition_index)] = KafkaError(p.error_code)
+                            raise KafkaException(KafkaError.of(p.error_code))
+                        out[(topic.name, p.partition_index)] = KafkaError.of(p.error_code)
                         continue
                     out[(topic.name, p.partition_index)] = (
                         p.committed_offset, p.metadata, p.committed_leader_epoch)
@@ -362,7 +362,7 @@ class OffsetClient:
             for topic in resp.topics:
                 for p in topic.partitions:
                     if p.error_code:
-                        err = KafkaError(p.error_code)
+                        err = KafkaError.of(p.error_code)
                         errors[(topic.name, p.partition_index)] = err
                         if first is None or (first.code() not in REDISCOVER | BACKOFF
                                              and err.code() in REDISCOVER | BACKOFF):

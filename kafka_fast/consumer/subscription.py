@@ -40,7 +40,7 @@ def check_subscription(topics: Any) -> list[str]:
     if not isinstance(topics, (list, tuple)) or not all(isinstance(t, str) for t in topics):
         raise TypeError(f"subscribe() expects a list of topic names, not {topics!r}")
     if not topics or not all(topics):
-        raise KafkaException(KafkaError(
+        raise KafkaException(KafkaError.of(
             E._INVALID_ARG, "Failed to set subscription: Local: Invalid argument or "
             f"configuration (an empty {'list' if not topics else 'topic name'})"))
     for t in topics:
@@ -48,16 +48,16 @@ def check_subscription(topics: Any) -> list[str]:
             try:
                 re.compile(t)
             except re.error as exc:
-                raise KafkaException(KafkaError(
+                raise KafkaException(KafkaError.of(
                     E._INVALID_ARG, f"invalid subscription regex {t!r}: {exc}")) from None
     return list(topics)
 
 
 def unavailable_message(topic: str, code: int) -> Message:
     """The consumer event for a subscribed ``topic`` (or pattern) the cluster lacks."""
-    text = f"{PREFIX}: {topic}: {_TEXTS.get(code) or KafkaError(code).str()}"
+    text = f"{PREFIX}: {topic}: {_TEXTS.get(code) or KafkaError.of(code).str()}"
     return Message(topic=topic, partition=0, value=text.encode(),
-                   error=KafkaError(code, text, retriable=False),
+                   error=KafkaError.of(code, text, retriable=False),
                    timestamp=(TIMESTAMP_NOT_AVAILABLE, -1))
 
 

@@ -124,7 +124,7 @@ class Validator:
         else:
             err = error_of(exc)
             if err.code() not in TRANSIENT_LOCAL and not err.retriable():
-                state.post_error(KafkaError(err.code(), f"Validating fetch positions failed: "
+                state.post_error(KafkaError.of(err.code(), f"Validating fetch positions failed: "
                                                      f"{err.str()}"))
         with state.lock:
             for tp, (ps, version, fetch_offset, current) in entries.items():
@@ -149,9 +149,9 @@ class Validator:
                         refresh.add(ps.topic)
                     elif not ps.error_reported:
                         ps.error_reported = True
-                        errors.append(KafkaError(
+                        errors.append(KafkaError.of(
                             answer.error_code, f"Validating {ps.topic} [{ps.partition}] at "
-                            f"offset {fetch_offset}: {KafkaError(answer.error_code)}"))
+                            f"offset {fetch_offset}: {KafkaError.of(answer.error_code)}"))
                 else:
                     ps.need = NEED_NONE
                     ps.known_leader_epoch = current
@@ -214,7 +214,7 @@ class Validator:
                                  f"epoch {end_epoch}): {lost}")
         state.command(("truncated", app, app.moved(end_offset, end_epoch), "fetch", end_offset,
                        end_epoch, current, False))
-        return KafkaError(
+        return KafkaError.of(
             E._LOG_TRUNCATION, f"{where}: log truncated at offset {end_offset} (leader epoch "
             f"{end_epoch}): {lost}; consuming resumes at offset {end_offset}")
 
@@ -222,6 +222,6 @@ class Validator:
         """The error for a position sent to ``auto.offset.reset``; with ``error`` the
         partition stops (reported once) until the application seeks."""
         if self.reset_strategy is None:
-            return KafkaError(E._LOG_TRUNCATION, f"{reason}; auto.offset.reset=error: seek() "
+            return KafkaError.of(E._LOG_TRUNCATION, f"{reason}; auto.offset.reset=error: seek() "
                                                  f"to go on")
-        return KafkaError(E._LOG_TRUNCATION, f"{reason}; resetting to auto.offset.reset")
+        return KafkaError.of(E._LOG_TRUNCATION, f"{reason}; resetting to auto.offset.reset")

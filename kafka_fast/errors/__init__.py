@@ -171,13 +171,19 @@ class KafkaError(metaclass=_CodeNames):
         self._code = int(error)
         self._reason = reason
         self._fatal = bool(fatal)
-        if retriable is None:
-            if self._code in BROKER_ERRORS:
-                retriable = BROKER_ERRORS[self._code][1]
-            else:
-                retriable = self._code in RETRIABLE_LOCAL
         self._retriable = bool(retriable)
         self._txn_requires_abort = bool(txn_requires_abort)
+
+    @classmethod
+    def of(cls, error: int, reason: str | None = None, fatal: bool = False,
+           retriable: bool | None = None, txn_requires_abort: bool = False) -> KafkaError:
+        """The error as the client reports it: ``retriable`` defaults to the code's flag (the
+        constructor, as confluent-kafka's, defaults it to False)."""
+        if retriable is None:
+            code = int(error)
+            retriable = BROKER_ERRORS[code][1] if code in BROKER_ERRORS \
+                else code in RETRIABLE_LOCAL
+        return cls(error, reason, fatal, retriable, txn_requires_abort)
 
     def code(self) -> int:
         """The numeric error code."""
@@ -247,9 +253,9 @@ class KafkaException(Exception):
         if isinstance(error, KafkaError):
             err = error
         elif isinstance(error, int):
-            err = KafkaError(error, reason, **kw)
+            err = KafkaError.of(error, reason, **kw)
         else:
-            err = KafkaError(KafkaError._FAIL, str(error) if error is not None else reason)
+            err = KafkaError.of(KafkaError._FAIL, str(error) if error is not None else reason)
         super().__init__(err)
 
     @property
@@ -269,7 +275,7 @@ class CorruptRecordError(KafkaException):
 
     def __init__(self, reason: str, position: int = -1) -> None:
         text = f"{reason} (at byte {position})" if position >= 0 else reason
-        super().__init__(KafkaError(KafkaError.CORRUPT_MESSAGE, text))
+        super().__init__(KafkaError.of(KafkaError.CORRUPT_MESSAGE, text))
         self.position = position
 
 
@@ -282,11 +288,11 @@ class ProtocolError(KafkaException):
     """A Kafka protocol frame that cannot be decoded (truncated, garbage, or unexpected)."""
 
     def __init__(self, reason: str) -> None:
-        super().__init__(KafkaError(KafkaError._BAD_MSG, reason))
+        super().__init__(KafkaError.of(KafkaError._BAD_MSG, reason))
 
 
 class ConfigError(KafkaException, ValueError):
     """An unknown configuration property or an invalid value."""
 
     def __init__(self, reason: str) -> None:
-        super().__init__(KafkaError(KafkaError._INVALID_ARG, reason))
+        super().__init__(KafkaError.of(KafkaError._INVALID_ARG, reason))

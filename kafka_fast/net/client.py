@@ -34,6 +34,7 @@ from .framing import BufferPool
 from .lanes import Lane
 from .lock_policy import LockPolicy
 from .loop import IOLoop, TimerHandle
+from .oauthbearer import OAuthError, TokenSource
 from .request import ReportingFuture, Request, kafka_exception
 from .settings import ConnectionSettings
 
@@ -72,6 +73,9 @@ class KafkaClient:
         self.name = name or config["client.id"]
         self.log: logging.Logger = config["logger"] or logging.getLogger("kafka_fast.net")
         self.settings = ConnectionSettings.from_config(config)
+        tokens = self.settings.oauth_tokens
+        if tokens is not None and tokens.eager:
+            _first_token(tokens)
         self.loop = IOLoop(name=f"kafka_fast-io-{self.name}", logger=self.log)
         self.pool = BufferPool()
         #: when the I/O thread's socket calls give the interpreter lock up: bulk calls of
@@ -118,6 +122,10 @@ class KafkaClient:
         self.loop.add_tick(self._drain_submitted)
         self._internal_reported: tuple[str, float] | None = None
         self.loop.on_error = self._internal_error
+        if tokens is not None and tokens.eager:
+            events = self.events
+            tokens.start_refresh(lambda exc: events.error(KafkaError.of(
+                KafkaError._AUTHENTICATION, f"Failed to acquire SASL OAUTHBEARER token: {exc}")))
 
     def _internal_error(self, exc: BaseException) -> None:
         """An exception escaped I/O-thread code: tell the application (``error_cb``), once a
@@ -131,7 +139,7 @@ class KafkaClient:
         if last is not None and last[0] == reason and now - last[1] < 1.0:
             return
         self._internal_reported = (reason, now)
-        self.events.error(KafkaError(KafkaError._FAIL, reason))
+        self.events.error(KafkaError.of(KafkaError._FAIL, reason))
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self) -> KafkaClient:
@@ -140,7 +148,7 @@ class KafkaClient:
             if self._started:
                 return self
             if self._closed:
-                raise KafkaException(KafkaError(KafkaError._DESTROY, "client is closed"))
+                raise KafkaException(KafkaError.of(KafkaError._DESTROY, "client is closed"))
             self._started = True
         self.loop.start()
         self.loop.call_soon(self._on_start)
@@ -180,6 +188,8 @@ class KafkaClient:
         if self._closed:
             return
         self._closed = True
+        if self.settings.oauth_tokens is not None:
+            self.settings.oauth_tokens.stop_refresh()
         if self._started:
             self.loop.call_soon(self._shutdown)
             self.loop.stop(timeout)
@@ -281,7 +291,7 @@ class KafkaClient:
                      node_id: int | None, any_node: bool,
                      lane: Lane = Lane.DEFAULT) -> tuple[Request, ReportingFuture]:
         if self._closed and not self.loop.in_loop_thread():
-            raise KafkaException(KafkaError(KafkaError._DESTROY, "client is closed"))
+            raise KafkaException(KafkaError.of(KafkaError._DESTROY, "client is closed"))
         timeout = (self.settings.request_timeout if timeout_ms is None else timeout_ms / 1000.0)
         fut = ReportingFuture(self._internal_error, self.log)
         req = Request(message, version, fut, time.monotonic() + timeout, node_id, any_node,
@@ -393,7 +403,7 @@ class KafkaClient:
             nodes = self._known_nodes()
             if nodes and all(self._down(n) for n in nodes):
                 self._all_down_reported = True
-                self.events.error(KafkaError(
+                self.events.error(KafkaError.of(
                     KafkaError._ALL_BROKERS_DOWN,
                     f"{len(nodes)}/{len(nodes)} brokers are down"))
 
@@ -673,26 +683,26 @@ class KafkaClient:
             else:
                 last = None
                 if not view.brokers:
-                    last = KafkaError(KafkaError._TRANSPORT, "no brokers in metadata")
+                    last = KafkaError.of(KafkaError._TRANSPORT, "no brokers in metadata")
                 for name in names:
                     info = view.topics.get(name)
                     if info is None:
-                        last = KafkaError(KafkaError._UNKNOWN_TOPIC, f"topic {name} not known")
+                        last = KafkaError.of(KafkaError._UNKNOWN_TOPIC, f"topic {name} not known")
                     elif info.error is not None:
                         if not info.error.retriable():
                             raise KafkaException(info.error)
                         last = info.error
                     elif not info.partitions or any(
                             p.leader < 0 for p in info.partitions.values()):
-                        last = KafkaError(KafkaError.LEADER_NOT_AVAILABLE,
+                        last = KafkaError.of(KafkaError.LEADER_NOT_AVAILABLE,
                                           f"topic {name} has partitions without a leader")
                 if last is None:
                     return view
             time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
             delay = min(delay * 2, self.config["retry.backoff.max.ms"] / 1000.0)
         if last is not None and last.code() != KafkaError._TRANSPORT:
-            raise KafkaException(KafkaError(last.code(), f"{last.str()} (after {timeout:g}s)"))
-        raise KafkaException(KafkaError(KafkaError._TIMED_OUT,
+            raise KafkaException(KafkaError.of(last.code(), f"{last.str()} (after {timeout:g}s)"))
+        raise KafkaException(KafkaError.of(KafkaError._TIMED_OUT,
                                         f"metadata not available after {timeout:g}s"))
 
     def leader(self, topic: str, partition: int) -> int | None:
@@ -716,4 +726,14 @@ class KafkaClient:
 
 def _closed_error() -> KafkaException:
     """What requests of a closed client fail with."""
-    return KafkaException(KafkaError(KafkaError._DESTROY, "client closed"))
+    return KafkaException(KafkaError.of(KafkaError._DESTROY, "client closed"))
+
+
+def _first_token(tokens: TokenSource) -> None:
+    """Call ``oauth_cb`` while the client is built, as confluent-kafka does: a callback that
+    raises or returns no usable token fails the constructor."""
+    try:
+        tokens.prime()
+    except OAuthError as exc:
+        raise KafkaException(KafkaError.of(KafkaError.SASL_AUTHENTICATION_FAILED,
+                                        f"OAuth token not set: {exc}")) from None

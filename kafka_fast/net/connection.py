@@ -217,7 +217,7 @@ class BrokerConnection:
         self.host, self.port = host, port
         self._addrs = []
         if self.state != State.DISCONNECTED:
-            self.close(KafkaError(KafkaError._TRANSPORT, f"broker {self.node_id} moved"),
+            self.close(KafkaError.of(KafkaError._TRANSPORT, f"broker {self.node_id} moved"),
                        backoff=False)
 
     # -- connecting -------------------------------------------------------------------------
@@ -236,7 +236,7 @@ class BrokerConnection:
                                                  socket.SOCK_STREAM)
                 self._addr_index = 0
         except OSError as exc:
-            self._fail_setup(KafkaError(
+            self._fail_setup(KafkaError.of(
                 KafkaError._RESOLVE, f"{self.name}: failed to resolve {self.host}: {exc}"))
             return
         family, socktype, proto, _, addr = self._addrs[self._addr_index % len(self._addrs)]
@@ -244,7 +244,7 @@ class BrokerConnection:
         try:
             sock = socket.socket(family, socktype, proto)
         except OSError as exc:
-            self._fail_setup(KafkaError(KafkaError._TRANSPORT, f"{self.name}: socket: {exc}"))
+            self._fail_setup(KafkaError.of(KafkaError._TRANSPORT, f"{self.name}: socket: {exc}"))
             return
         self.sock = sock
         try:
@@ -261,7 +261,7 @@ class BrokerConnection:
         except OSError as exc:
             err = exc.errno or errno.EIO
         if err not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY):
-            self._fail_setup(KafkaError(
+            self._fail_setup(KafkaError.of(
                 KafkaError._TRANSPORT, f"{self.name}: connect failed: {errno.errorcode.get(err, err)}"))
             return
         self.state = State.CONNECTING
@@ -285,7 +285,7 @@ class BrokerConnection:
         assert sock is not None
         err = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
         if err:
-            self._fail_setup(KafkaError(
+            self._fail_setup(KafkaError.of(
                 KafkaError._TRANSPORT,
                 f"{self.name}: connect failed: {errno.errorcode.get(err, err)}"))
             return
@@ -299,7 +299,7 @@ class BrokerConnection:
             self.sock = ctx.wrap_socket(sock, server_hostname=self.host,
                                         do_handshake_on_connect=False)
         except (OSError, ValueError) as exc:
-            self._fail_setup(KafkaError(KafkaError._SSL, f"{self.name}: TLS set-up: {exc}"),
+            self._fail_setup(KafkaError.of(KafkaError._SSL, f"{self.name}: TLS set-up: {exc}"),
                              terminal=True)
             return
         self.state = State.TLS
@@ -317,11 +317,11 @@ class BrokerConnection:
             self._want(_WRITE)
             return
         except ssl.SSLError as exc:
-            self._fail_setup(KafkaError(
+            self._fail_setup(KafkaError.of(
                 KafkaError._SSL, f"{self.name}: TLS handshake failed: {exc}"), terminal=True)
             return
         except OSError as exc:
-            self._fail_setup(KafkaError(
+            self._fail_setup(KafkaError.of(
                 KafkaError._TRANSPORT, f"{self.name}: TLS handshake failed: {exc}"))
             return
         self._start_versions()
@@ -366,9 +366,9 @@ class BrokerConnection:
         # The error code leads the body at every version.
         code = _I16.unpack_from(body, 0)[0] if len(body) >= 2 else -1
         if code not in (_UNSUPPORTED_VERSION, 0) or req.version == 0:
-            reason = (f"ApiVersions failed: {KafkaError(code).str()}" if resp is not None
+            reason = (f"ApiVersions failed: {KafkaError.of(code).str()}" if resp is not None
                       else "unreadable ApiVersions reply")
-            self.close(KafkaError(KafkaError._TRANSPORT, f"{self.name}: {reason}"))
+            self.close(KafkaError.of(KafkaError._TRANSPORT, f"{self.name}: {reason}"))
             return
         # A broker that does not know our version answers with (at least) its own range
         # for ApiVersions, usually in the v0 layout; without a readable one, use v0.
@@ -394,7 +394,7 @@ class BrokerConnection:
             self._set_ready()
 
     def _auth_failed(self, reason: str) -> None:
-        self.close(KafkaError(KafkaError._AUTHENTICATION, f"{self.name}: {reason}"),
+        self.close(KafkaError.of(KafkaError._AUTHENTICATION, f"{self.name}: {reason}"),
                    terminal=True)
 
     def _start_sasl(self) -> None:
@@ -443,7 +443,7 @@ class BrokerConnection:
             return
         if resp.error_code:
             self._auth_failed(
-                f"SASL mechanism {sasl.name} rejected: {KafkaError(resp.error_code).str()}"
+                f"SASL mechanism {sasl.name} rejected: {KafkaError.of(resp.error_code).str()}"
                 f" (broker enables: {', '.join(resp.mechanisms) or 'none'})")
             return
         try:
@@ -470,7 +470,7 @@ class BrokerConnection:
         if resp.error_code:
             self._auth_failed(
                 f"SASL {sasl.name} authentication failed: "
-                f"{resp.error_message or KafkaError(resp.error_code).str()}")
+                f"{resp.error_message or KafkaError.of(resp.error_code).str()}")
             return
         try:
             nxt = sasl.step(resp.auth_bytes or b"")
@@ -584,7 +584,7 @@ class BrokerConnection:
                 req.fail(exc)
                 continue
             except Exception as exc:  # bad request contents
-                req.fail(KafkaException(KafkaError(
+                req.fail(KafkaException(KafkaError.of(
                     KafkaError._INVALID_ARG, f"cannot encode {req.message.NAME}: {exc}")))
                 continue
             req.sent_at = time.monotonic()
@@ -613,7 +613,7 @@ class BrokerConnection:
         try:
             done = self._writer.flush(sock, self.lock_policy.nogil_bytes)
         except OSError as exc:
-            self.close(KafkaError(KafkaError._TRANSPORT, f"{self.name}: send failed: {exc}"))
+            self.close(KafkaError.of(KafkaError._TRANSPORT, f"{self.name}: send failed: {exc}"))
             return
         self.last_activity = time.monotonic()
         self._want(_READ if done else _READ | _WRITE)
@@ -637,7 +637,7 @@ class BrokerConnection:
                 self._closed_by_peer()
                 return
             except (OSError, ProtocolError) as exc:
-                self.close(KafkaError(KafkaError._TRANSPORT, f"{self.name}: receive failed: {exc}"))
+                self.close(KafkaError.of(KafkaError._TRANSPORT, f"{self.name}: receive failed: {exc}"))
                 return
             try:
                 for frame in reader.frames():
@@ -645,7 +645,7 @@ class BrokerConnection:
                     if self.sock is None:
                         return
             except Exception as exc:  # never leave requests unsettled
-                self.close(KafkaError(KafkaError._TRANSPORT, f"{self.name}: {exc}"))
+                self.close(KafkaError.of(KafkaError._TRANSPORT, f"{self.name}: {exc}"))
                 return
             if not tls:
                 break
@@ -661,7 +661,7 @@ class BrokerConnection:
                               + ("re-authentication" if self._reauthenticating
                                  else "authentication (wrong credentials or mechanism?)"))
         else:
-            self.close(KafkaError(KafkaError._TRANSPORT, f"{self.name}: connection closed by broker"))
+            self.close(KafkaError.of(KafkaError._TRANSPORT, f"{self.name}: connection closed by broker"))
 
     def _handle_frame(self, frame: memoryview) -> None:
         """Settle the request ``frame`` answers. A frame that cannot be read (unknown
@@ -670,7 +670,7 @@ class BrokerConnection:
         corr = _I32.unpack_from(frame, 0)[0]
         req = self.inflight.get(corr)
         if req is None:
-            self.close(KafkaError(
+            self.close(KafkaError.of(
                 KafkaError._TRANSPORT,
                 f"{self.name}: response correlation id {corr} matches no request in flight"))
             return
@@ -707,7 +707,7 @@ class BrokerConnection:
 
     def _malformed(self, req: Request, version: int | None, exc: BaseException) -> None:
         name = getattr(req.message, "NAME", req.api_key)
-        self.close(KafkaError(
+        self.close(KafkaError.of(
             KafkaError._TRANSPORT,
             f"{self.name}: malformed {name} v{version} response "
             f"({type(exc).__name__}: {exc})"))
@@ -722,7 +722,7 @@ class BrokerConnection:
     def check_timeouts(self, now: float) -> None:
         state = self.state
         if State.DISCONNECTED < state < State.READY and now >= self._setup_deadline:
-            self.close(KafkaError(
+            self.close(KafkaError.of(
                 KafkaError._TRANSPORT,
                 f"{self.name}: connection set-up timed out after "
                 f"{self.settings.setup_timeout * 1000:.0f} ms (in state {state.name})"))
@@ -744,7 +744,7 @@ class BrokerConnection:
                     r.fail(kafka_exception(
                         KafkaError._TIMED_OUT,
                         f"{self.name}: {r.message.NAME} timed out waiting for a response"))
-                self.close(KafkaError(KafkaError._TRANSPORT,
+                self.close(KafkaError.of(KafkaError._TRANSPORT,
                                       f"{self.name}: closing after a request timed out"),
                            backoff=False)
                 return
@@ -813,7 +813,7 @@ class BrokerConnection:
             self.log.debug("%s: %s", self.name, error.str(),
                            extra={"kafka_event": "closed", "node_id": self.node_id,
                                   "error": error, "ts": now})
-        failure = KafkaException(error if error is not None else KafkaError(
+        failure = KafkaException(error if error is not None else KafkaError.of(
             KafkaError._DESTROY, f"{self.name}: connection closed"))
         for req in inflight:
             req.fail(failure)

@@ -15,6 +15,12 @@ assertion from ``oidc_assertion``), or from Azure's Instance Metadata Service
 per client caches the token and fetches a new one once 80% of its lifetime has passed, so new
 connections (and re-authentications) log in with a fresh token.
 
+An ``oauth_cb`` is called as confluent-kafka calls it: once while the client is built, on the
+caller's thread (``TokenSource.prime``; a callback that raises or returns something unusable
+fails the constructor with ``KafkaException`` SASL_AUTHENTICATION_FAILED), then again on a
+timer of the client once 80% of the token's lifetime has passed, 10 s after a failed refresh
+(``TokenSource.start_refresh``; a failure reaches ``error_cb`` as ``_AUTHENTICATION``).
+
 Tokens from ``oauth_cb`` and from a token endpoint are fetched on a short-lived worker thread
 (``token_async``): the connection waits in its AUTH state, the I/O thread goes on serving
 other connections and keeping deadlines (a record's ``message.timeout.ms`` among them), and
@@ -47,6 +53,8 @@ from .oidc_assertion import JWT_BEARER, AssertionFailure, JwtAssertion
 
 #: Share of a token's lifetime after which a new one is fetched.
 REFRESH_AT = 0.8
+#: Wait before calling ``oauth_cb`` again after a failed refresh (seconds; librdkafka's).
+RETRY_AFTER_FAILURE = 10.0
 #: Longest wait for a token endpoint's answer (seconds; lowered to the connection set-up
 #: timeout when that is shorter).
 OIDC_TIMEOUT = 20.0
@@ -423,7 +431,8 @@ class TokenSource:
     """
 
     def __init__(self, fetch: Callable[[], OAuthToken],
-                 clock: Callable[[], float] = time.time, *, blocking: bool = False) -> None:
+                 clock: Callable[[], float] = time.time, *, blocking: bool = False,
+                 eager: bool = False) -> None:
         self._fetch = fetch
         self._clock = clock
         self._lock = threading.Lock()
@@ -432,6 +441,9 @@ class TokenSource:
         self._waiters: list[Callable[[TokenResult], object]] = []
         self._fetching = False
         self.blocking = blocking
+        #: Fetched while the client is built and renewed on a timer (``oauth_cb``).
+        self.eager = eager
+        self._stop = threading.Event()
         #: Tokens fetched so far (for statistics and tests).
         self.fetched = 0
 
@@ -440,7 +452,7 @@ class TokenSource:
         settings = config["sasl.oauthbearer.config"]
         callback = config["oauth_cb"]
         if callback is not None:
-            return cls(_callback_fetch(callback, settings), blocking=True)
+            return cls(_callback_fetch(callback, settings), blocking=True, eager=True)
         if config.get("sasl.oauthbearer.method", "default") == "oidc":
             return cls(OidcClientCredentials.from_config(config), blocking=True)
         if config["enable.sasl.oauthbearer.unsecure.jwt"]:
@@ -510,3 +522,43 @@ class TokenSource:
             self._fetching = False
         for done in waiters:
             done(result)
+
+    def prime(self) -> OAuthToken:
+        """Fetch the first token on the calling thread (raises ``OAuthError``)."""
+        return self.token()
+
+    def start_refresh(self, on_failure: Callable[[OAuthError], object]) -> None:
+        """Renew the token on a thread of its own once 80% of its lifetime has passed
+        (``RETRY_AFTER_FAILURE`` seconds after a failure, reported to ``on_failure``) until
+        ``stop_refresh``."""
+        threading.Thread(target=self._refresh_forever, args=(on_failure,),
+                         name="kafka_fast-oauth-refresh", daemon=True).start()
+
+    def stop_refresh(self) -> None:
+        """End the renewals (idempotent)."""
+        self._stop.set()
+
+    def _renew(self) -> TokenResult:
+        """A new token (the cached one is due), through ``token_async``'s shared fetch."""
+        results: list[TokenResult] = []
+        done = threading.Event()
+
+        def settle(result: TokenResult) -> None:
+            results.append(result)
+            done.set()
+
+        self.token_async(settle)
+        done.wait()
+        return results[0]
+
+    def _refresh_forever(self, on_failure: Callable[[OAuthError], object]) -> None:
+        delay = max(0.0, self._refresh_at - self._clock())
+        while not self._stop.wait(delay):
+            result = self._renew()
+            if self._stop.is_set():
+                return
+            if isinstance(result, OAuthError):
+                on_failure(result)
+                delay = RETRY_AFTER_FAILURE
+            else:
+                delay = max(0.0, self._refresh_at - self._clock())

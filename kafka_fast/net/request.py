@@ -96,5 +96,5 @@ class Request:
 
 
 def kafka_exception(code: int, reason: str, retriable: bool | None = None) -> KafkaException:
-    """A KafkaException carrying ``KafkaError(code, reason)``."""
-    return KafkaException(KafkaError(code, reason, retriable=retriable))
+    """A KafkaException carrying ``KafkaError.of(code, reason)``."""
+    return KafkaException(KafkaError.of(code, reason, retriable=retriable))

@@ -157,7 +157,7 @@ class Accumulator(RouterState):
     def check_size(self, value: Any, key: Any, headers: Any) -> None:
         size = self.record_size(value, key, headers)
         if size > self.max_message:
-            raise KafkaException(KafkaError(
+            raise KafkaException(KafkaError.of(
                 KafkaError.MSG_SIZE_TOO_LARGE,
                 f"Broker: Message size too large: record of {size} bytes exceeds "
                 f"message.max.bytes={self.max_message}"))

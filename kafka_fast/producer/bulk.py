@@ -194,7 +194,7 @@ class BatchProducer:
         same_size = biggest == int(sizes.min())
         if biggest > acc.max_message:
             at = int(np.argmax(sizes))
-            raise KafkaException(KafkaError(
+            raise KafkaException(KafkaError.of(
                 KafkaError.MSG_SIZE_TOO_LARGE,
                 f"Broker: Message size too large: record {at} has {biggest} bytes, "
                 f"message.max.bytes={acc.max_message}"))
@@ -355,7 +355,7 @@ class BatchProducer:
                 info = view.topics.get(topic)
                 if info is not None and info.error is not None and not info.error.retriable():
                     err = info.error
-                    raise KafkaException(KafkaError(
+                    raise KafkaException(KafkaError.of(
                         err.code(), f"{err.str()} (topic {topic!r}; no record was queued)"))
                 with acc.lock:
                     if t.num_partitions or self.learn_topic(t):
@@ -367,7 +367,7 @@ class BatchProducer:
         else:
             missing = "no broker answered a metadata request" + (
                 f" (last error: {last.str()})" if last is not None else "")
-        raise KafkaException(KafkaError(
+        raise KafkaException(KafkaError.of(
             KafkaError._TIMED_OUT,
             f"Local: Timed out: partitions of topic {topic!r} not known after {timeout:g}s "
             f"(request.timeout.ms): {missing}; no record was queued"))
@@ -480,7 +480,7 @@ def produce_dicts(produce: Callable[..., None], topic: str, messages: list[dict]
                       m.get("callback") or m.get("on_delivery") or cb,
                       m.get("timestamp", 0) or 0, m.get("headers"))
         except BufferError as exc:
-            m["_error"] = KafkaError(KafkaError._QUEUE_FULL, str(exc))
+            m["_error"] = KafkaError.of(KafkaError._QUEUE_FULL, str(exc))
         except KafkaException as exc:
             m["_error"] = exc.args[0]
         else:

@@ -37,7 +37,7 @@ def check_partition(topic: str, partition: int, num_partitions: int) -> None:
     """Raise produce()'s ``_UNKNOWN_PARTITION`` when ``partition`` (already checked by
     ``as_partition``) is neither -1 nor one of the topic's ``num_partitions``."""
     if partition != -1 and not 0 <= partition < num_partitions:
-        raise KafkaException(KafkaError(
+        raise KafkaException(KafkaError.of(
             KafkaError._UNKNOWN_PARTITION,
             f"Local: Unknown partition: {topic} has no partition {partition}"))
 

@@ -227,7 +227,7 @@ def _one_default(batch: ProducerBatch, i: int, cb: Any) -> None:
 
 def _batch_failure(batch: ProducerBatch, count: int) -> KafkaError:
     err = batch.error
-    return KafkaError(
+    return KafkaError.of(
         err.code(),
         f"{count} record(s) to {batch.part.topic} [{batch.part.partition}] failed: {err.str()}",
         fatal=err.fatal(), retriable=err.retriable())
@@ -239,7 +239,7 @@ def raise_failures(failures: list[KafkaError]) -> None:
         return
     first = failures[0]
     if len(failures) > 1:
-        total = KafkaError(first.code(), f"{first.str()} (and {len(failures) - 1} more "
+        total = KafkaError.of(first.code(), f"{first.str()} (and {len(failures) - 1} more "
                            "failed batch(es))", fatal=first.fatal(),
                            retriable=first.retriable())
         raise KafkaException(total)

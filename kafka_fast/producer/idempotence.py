@@ -96,7 +96,7 @@ class ProducerIdentity:
             return
         exc = fut.exception()
         if exc is not None:
-            err = exc.args[0] if isinstance(exc, KafkaException) else KafkaError(
+            err = exc.args[0] if isinstance(exc, KafkaException) else KafkaError.of(
                 KafkaError._FAIL, str(exc))
             self._failed(err)
             return
@@ -106,7 +106,7 @@ class ProducerIdentity:
             if bump and code in (KafkaError.UNSUPPORTED_VERSION, KafkaError.INVALID_REQUEST):
                 # Broker without KIP-360 bumps: start over with a new producer id.
                 self.producer_id = -1
-            self._failed(KafkaError(code))
+            self._failed(KafkaError.of(code))
             return
         self.producer_id = resp.producer_id
         self.epoch = resp.producer_epoch
@@ -133,4 +133,4 @@ class ProducerIdentity:
                 self.producer_id = -1
             return
         self.state = "fatal"
-        self.fatal_error = KafkaError(code, f"InitProducerId failed: {err.str()}", fatal=True)
+        self.fatal_error = KafkaError.of(code, f"InitProducerId failed: {err.str()}", fatal=True)

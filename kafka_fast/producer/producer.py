@@ -388,12 +388,12 @@ class Producer(ProduceRouter):
             try:
                 sender = self._sender
                 if in_queue:
-                    sender.fail_all(KafkaError(KafkaError._PURGE_QUEUE, "Local: Purged in queue"),
+                    sender.fail_all(KafkaError.of(KafkaError._PURGE_QUEUE, "Local: Purged in queue"),
                                     in_flight=in_flight,
-                                    inflight_err=KafkaError(KafkaError._PURGE_INFLIGHT,
+                                    inflight_err=KafkaError.of(KafkaError._PURGE_INFLIGHT,
                                                             "Local: Purged in flight"))
                 else:
-                    sender.fail_inflight(KafkaError(KafkaError._PURGE_INFLIGHT,
+                    sender.fail_inflight(KafkaError.of(KafkaError._PURGE_INFLIGHT,
                                                     "Local: Purged in flight"))
             finally:
                 done.set()
@@ -440,7 +440,7 @@ class Producer(ProduceRouter):
         txn = self._transactions("prepare_transaction")
         remaining = self.flush(-1 if timeout is None else timeout)
         if remaining:
-            raise KafkaException(KafkaError(
+            raise KafkaException(KafkaError.of(
                 KafkaError._TIMED_OUT, f"prepare_transaction: {remaining} records not delivered"))
         if txn.error is not None:
             raise KafkaException(txn.error)
@@ -462,7 +462,7 @@ class Producer(ProduceRouter):
 
     def _transactions(self, name: str) -> Any:
         if self._txn is None:
-            raise KafkaException(KafkaError(
+            raise KafkaException(KafkaError.of(
                 KafkaError._NOT_CONFIGURED,
                 f"{name}: the transactional API requires transactional.id to be configured"))
         return self._txn

@@ -210,7 +210,7 @@ class Sender:
                 with acc.lock:
                     waiting, t.pending = t.pending, []
                 err = info.error
-                self._fail_waiting(t.name, waiting, KafkaError(
+                self._fail_waiting(t.name, waiting, KafkaError.of(
                     err.code(), f"{err.str()} (topic {name!r})"))
 
     def learn_topic(self, t: TopicState, info: Any) -> bool:
@@ -232,7 +232,7 @@ class Sender:
         for value, key, partition, ts, headers, cb, _created in pending:
             if partition >= t.num_partitions or partition < -1:
                 self._fail_records(t.name, partition, [(cb, key, value, headers, ts)],
-                                   KafkaError(KafkaError._UNKNOWN_PARTITION,
+                                   KafkaError.of(KafkaError._UNKNOWN_PARTITION,
                                               f"{t.name} has no partition {partition}"))
                 continue
             if partition < 0:
@@ -244,7 +244,7 @@ class Sender:
                                    exc.args[0])
             except Exception as exc:  # one bad record must not lose the rest
                 self._fail_records(t.name, partition, [(cb, key, value, headers, ts)],
-                                   KafkaError(KafkaError._INVALID_ARG,
+                                   KafkaError.of(KafkaError._INVALID_ARG,
                                               f"record cannot be encoded: {exc}"))
 
     # -- expiry ----------------------------------------------------------------------------
@@ -266,7 +266,7 @@ class Sender:
                     gone = [r for r in t.pending if now - r[6] > timeout]
                     t.pending = keep
                 if gone:
-                    self._fail_waiting(t.name, gone, KafkaError(
+                    self._fail_waiting(t.name, gone, KafkaError.of(
                         KafkaError._MSG_TIMED_OUT,
                         f"Local: Message timed out (no metadata for {t.name})"))
             if t.pending and probe:
@@ -284,7 +284,7 @@ class Sender:
     def _expired(self, batch: ProducerBatch) -> None:
         if self.idempotent and batch.base_sequence >= 0:
             self._bump()  # its sequence numbers will never be acknowledged
-        self._finish(batch, KafkaError(KafkaError._MSG_TIMED_OUT, "Local: Message timed out"))
+        self._finish(batch, KafkaError.of(KafkaError._MSG_TIMED_OUT, "Local: Message timed out"))
 
     # -- draining --------------------------------------------------------------------------
     def _sendable(self, ps: PartitionState, now: float) -> bool:
@@ -375,7 +375,7 @@ class Sender:
             elif topic_id is not None and topic_id != batch.topic_id:
                 # Sent to a topic that was deleted and created again since: never written
                 # into the new one (its records may already be in the old one).
-                self._handle_error(batch, KafkaError(
+                self._handle_error(batch, KafkaError.of(
                     KafkaError.UNKNOWN_TOPIC_ID,
                     f"{ps.topic} was deleted and created again (topic id {batch.topic_id} "
                     f"is now {topic_id}) while this batch was being sent", retriable=False),
@@ -454,7 +454,7 @@ class Sender:
         now = time.monotonic()
         exc = fut.exception()
         if exc is not None:
-            err = exc.args[0] if isinstance(exc, KafkaException) else KafkaError(
+            err = exc.args[0] if isinstance(exc, KafkaException) else KafkaError.of(
                 KafkaError._FAIL, str(exc))
             for batch in batches:
                 batch.in_doubt = True  # sent, no answer: it may have been written
@@ -479,7 +479,7 @@ class Sender:
         for batch in batches:
             pr = results.get((batch.part.topic, batch.part.partition))
             if pr is None:
-                self._handle_error(batch, KafkaError(
+                self._handle_error(batch, KafkaError.of(
                     KafkaError._BAD_MSG, "partition missing from the produce response",
                     retriable=True), now)
                 continue
@@ -487,7 +487,7 @@ class Sender:
             if code == 0:
                 self._done_ok(batch, pr.base_offset, pr.log_append_time_ms)
             else:
-                self._handle_error(batch, KafkaError(code, _reason(code, pr)), now)
+                self._handle_error(batch, KafkaError.of(code, _reason(code, pr)), now)
 
     def _request_failed(self, batches: list[ProducerBatch], err: KafkaError, now: float) -> None:
         for batch in batches:
@@ -532,8 +532,8 @@ class Sender:
             if code in (KafkaError.INVALID_PRODUCER_EPOCH, KafkaError.PRODUCER_FENCED,
                         KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                         KafkaError.CLUSTER_AUTHORIZATION_FAILED):
-                self.set_fatal(KafkaError(code, err.str(), fatal=True))
-                self._finish(batch, KafkaError(code, err.str(), fatal=True))
+                self.set_fatal(KafkaError.of(code, err.str(), fatal=True))
+                self._finish(batch, KafkaError.of(code, err.str(), fatal=True))
                 return
         if code == KafkaError.UNKNOWN_TOPIC_ID and not batch.in_doubt:
             # Not written anywhere: the retry goes to the topic metadata names next.
@@ -553,7 +553,7 @@ class Sender:
         if now - batch.created > self.delivery_timeout:
             if self.idempotent and batch.base_sequence >= 0:
                 self._bump()
-            self._finish(batch, KafkaError(
+            self._finish(batch, KafkaError.of(
                 KafkaError._MSG_TIMED_OUT, f"Local: Message timed out (last error: {err.str()})"))
             return
         if count_attempt:
@@ -688,7 +688,7 @@ def has_partitions(info: Any) -> bool:
 def _reason(code: int, pr: Any) -> str | None:
     msg = getattr(pr, "error_message", None)
     if msg:
-        return f"{KafkaError(code).str()}: {msg}"
+        return f"{KafkaError.of(code).str()}: {msg}"
     return None
 
 

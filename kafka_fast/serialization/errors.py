@@ -48,7 +48,7 @@ class KeyDeserializationError(ConsumeError, SerializationError):
     """A message key could not be deserialized (code ``_KEY_DESERIALIZATION``)."""
 
     def __init__(self, exception: BaseException | None = None, kafka_message: Any = None) -> None:
-        super().__init__(KafkaError(KafkaError._KEY_DESERIALIZATION, str(exception)),
+        super().__init__(KafkaError.of(KafkaError._KEY_DESERIALIZATION, str(exception)),
                          exception=exception, kafka_message=kafka_message)
 
 
@@ -56,7 +56,7 @@ class ValueDeserializationError(ConsumeError, SerializationError):
     """A message value could not be deserialized (code ``_VALUE_DESERIALIZATION``)."""
 
     def __init__(self, exception: BaseException | None = None, kafka_message: Any = None) -> None:
-        super().__init__(KafkaError(KafkaError._VALUE_DESERIALIZATION, str(exception)),
+        super().__init__(KafkaError.of(KafkaError._VALUE_DESERIALIZATION, str(exception)),
                          exception=exception, kafka_message=kafka_message)
 
 
@@ -71,7 +71,7 @@ class KeySerializationError(ProduceError, SerializationError):
     """A message key could not be serialized (code ``_KEY_SERIALIZATION``)."""
 
     def __init__(self, exception: BaseException | None = None) -> None:
-        super().__init__(KafkaError(KafkaError._KEY_SERIALIZATION, str(exception)),
+        super().__init__(KafkaError.of(KafkaError._KEY_SERIALIZATION, str(exception)),
                          exception=exception)
 
 
@@ -79,5 +79,5 @@ class ValueSerializationError(ProduceError, SerializationError):
     """A message value could not be serialized (code ``_VALUE_SERIALIZATION``)."""
 
     def __init__(self, exception: BaseException | None = None) -> None:
-        super().__init__(KafkaError(KafkaError._VALUE_SERIALIZATION, str(exception)),
+        super().__init__(KafkaError.of(KafkaError._VALUE_SERIALIZATION, str(exception)),
                          exception=exception)

@@ -381,7 +381,7 @@ class ShareConsumer:
     def _drop_unroutable(self, tps: set[TP]) -> None:
         if tps:
             acks = self._acks.take(tps)
-            self._failed(acks, KafkaError(E._STATE, "the records' share session is gone"))
+            self._failed(acks, KafkaError.of(E._STATE, "the records' share session is gone"))
 
     # -- answers -------------------------------------------------------------------------------
     def _collect(self, nodes: set[int] | None = None) -> None:
@@ -401,7 +401,7 @@ class ShareConsumer:
                 self._lost_session(node)
                 self._failed(req.acks, err)
                 if err.code() == E._UNSUPPORTED_FEATURE:
-                    raise KafkaException(KafkaError(
+                    raise KafkaException(KafkaError.of(
                         E._UNSUPPORTED_FEATURE,
                         f"broker {node} does not serve Share{req.kind.capitalize()} version 1 or "
                         "later (share groups need Apache Kafka 4.1+)",
@@ -413,9 +413,9 @@ class ShareConsumer:
                 log.debug("Share%s to broker %d: error %s %s", req.kind, node,
                           resp.error_code, resp.error_message)
                 session.not_before = time.monotonic() + self._backoff
-                err = KafkaError(resp.error_code,
+                err = KafkaError.of(resp.error_code,
                                  f"Share{req.kind.capitalize()}: "
-                                 f"{resp.error_message or KafkaError(resp.error_code).str()}")
+                                 f"{resp.error_message or KafkaError.of(resp.error_code).str()}")
                 if resp.error_code in (E.SHARE_SESSION_NOT_FOUND, E.INVALID_SHARE_SESSION_EPOCH):
                     self._lost_session(node)
                 self._failed(req.acks, err)
@@ -442,7 +442,7 @@ class ShareConsumer:
                             else part.error_code)
                     message = (part.acknowledge_error_message if req.kind == FETCH
                                else part.error_message)
-                    err = KafkaError(code, message or KafkaError(code).str()) if code else None
+                    err = KafkaError.of(code, message or KafkaError.of(code).str()) if code else None
                     self._outcomes.append((tp, set(req.acks[tp]), err))
                 if req.kind == FETCH and self._fetched(node, tp, part):
                     acquired = True
@@ -457,7 +457,7 @@ class ShareConsumer:
                 self._client.request_metadata([tp[0]])
             else:
                 log.warning("ShareFetch %s [%d]: %s", tp[0], tp[1],
-                            part.error_message or KafkaError(part.error_code).str())
+                            part.error_message or KafkaError.of(part.error_code).str())
             return False
         acquired = [(a.first_offset, a.last_offset, a.delivery_count)
                     for a in part.acquired_records]
@@ -613,11 +613,11 @@ class ShareConsumer:
         sent (the acknowledgements fail)."""
         if session.epoch == 0:
             # No session: the broker dropped these records' locks with it.
-            self._failed(acks, KafkaError(E.SHARE_SESSION_NOT_FOUND,
+            self._failed(acks, KafkaError.of(E.SHARE_SESSION_NOT_FOUND,
                                           "the records' share session is gone"))
             return False
         if has_renew(acks) and (self._client.api_version(node, RENEW_API[0]) or 2) < 2:
-            self._failed(acks, KafkaError(
+            self._failed(acks, KafkaError.of(
                 E._UNSUPPORTED_FEATURE, f"broker {node} does not serve ShareAcknowledge "
                 f"version {RENEW_API[1]}, needed to RENEW acquisition locks (Kafka 4.2+)"))
             return False
@@ -646,7 +646,7 @@ class ShareConsumer:
         if busy:  # the deadline passed with requests in flight: they are not waited for
             for node in busy:
                 req = self._requests.pop(node)
-                self._failed(req.acks, KafkaError(
+                self._failed(req.acks, KafkaError.of(
                     E._TIMED_OUT, f"no answer to Share{req.kind.capitalize()} in time"))
                 self._session(node).reset()
                 self._lost_session(node)
@@ -655,7 +655,7 @@ class ShareConsumer:
         for node in sent:
             late = self._requests.pop(node, None)
             if late is not None:
-                self._failed(late.acks, KafkaError(E._TIMED_OUT,
+                self._failed(late.acks, KafkaError.of(E._TIMED_OUT,
                                                    "no answer to ShareAcknowledge in time"))
         return self._outcomes[start:]
 

@@ -46,7 +46,7 @@ class DeserializingShareConsumer(ShareConsumer):
             if self._key_deserializer is not None:
                 key = self._key_deserializer(key, ctx)
         except Exception as exc:
-            msg.set_error(KafkaError(KafkaError._KEY_DESERIALIZATION, str(exc)))
+            msg.set_error(KafkaError.of(KafkaError._KEY_DESERIALIZATION, str(exc)))
             return
         try:
             value: Any = msg.value()
@@ -54,7 +54,7 @@ class DeserializingShareConsumer(ShareConsumer):
                 ctx.field = MessageField.VALUE
                 value = self._value_deserializer(value, ctx)
         except Exception as exc:
-            msg.set_error(KafkaError(KafkaError._VALUE_DESERIALIZATION, str(exc)))
+            msg.set_error(KafkaError.of(KafkaError._VALUE_DESERIALIZATION, str(exc)))
             return
         msg.set_key(key)
         msg.set_value(value)

@@ -28,7 +28,7 @@ class DataLossError(KafkaException):
     """A requested offset range names records the log does not hold (deleted or never written)."""
 
     def __init__(self, reason: str) -> None:
-        super().__init__(KafkaError(KafkaError.OFFSET_OUT_OF_RANGE, reason))
+        super().__init__(KafkaError.of(KafkaError.OFFSET_OUT_OF_RANGE, reason))
 
 
 @dataclass(frozen=True, order=True)
@@ -204,7 +204,7 @@ def topic_partitions(consumer: Consumer, topics: Iterable[str], timeout: float) 
         error = getattr(info, "error", None) if info is not None else None
         if info is None or error or not info.partitions:
             raise KafkaException(
-                KafkaError(
+                KafkaError.of(
                     KafkaError.UNKNOWN_TOPIC_OR_PART,
                     f"topic {topic!r} is unknown or has no partitions ({error})",
                 )
@@ -272,7 +272,7 @@ def read_log_ends(
             left = deadline - time.monotonic()
             if left <= 0:
                 raise KafkaException(
-                    KafkaError(
+                    KafkaError.of(
                         KafkaError._TIMED_OUT,
                         f"could not find the end of {sorted(pending)} within {timeout} s",
                     )

@@ -47,7 +47,7 @@ class DeliveryError(KafkaException):
         name = first.name() if first is not None else "unknown"
         detail = first.str() if first is not None else "no delivery report"
         super().__init__(
-            KafkaError(
+            KafkaError.of(
                 code,
                 f"{failed} of {total} records to topic {topic!r} failed; "
                 f"first error {name}: {detail}",
@@ -112,7 +112,7 @@ class Refused(Exception):
 def _refused(count: int, exc: BaseException) -> Refused:
     if isinstance(exc, KafkaException):
         return Refused(count, exc.args[0])
-    return Refused(count, KafkaError(KafkaError._QUEUE_FULL, str(exc)))
+    return Refused(count, KafkaError.of(KafkaError._QUEUE_FULL, str(exc)))
 
 
 def _produce_batch(producer: Producer, topic: str, tally: Tally, partition: int, values: Any,

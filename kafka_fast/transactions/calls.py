@@ -201,4 +201,4 @@ class CoordinatorCall:
 def _error_of(exc: BaseException) -> KafkaError:
     if isinstance(exc, KafkaException):
         return exc.args[0]
-    return KafkaError(KafkaError._FAIL, f"{type(exc).__name__}: {exc}")
+    return KafkaError.of(KafkaError._FAIL, f"{type(exc).__name__}: {exc}")

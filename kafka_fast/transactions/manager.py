@@ -70,7 +70,7 @@ def group_identity(group_metadata: Any) -> GroupIdentity:
     """Accept a ``ConsumerGroupMetadata`` (anything with ``group_id``) or a group id string."""
     if isinstance(group_metadata, str):
         if not group_metadata:
-            raise KafkaException(KafkaError(KafkaError._INVALID_ARG, "group id is empty"))
+            raise KafkaException(KafkaError.of(KafkaError._INVALID_ARG, "group id is empty"))
         return GroupIdentity(group_metadata)
     group_id = getattr(group_metadata, "group_id", None)
     if not isinstance(group_id, str) or not group_id:
@@ -230,7 +230,7 @@ class TransactionManager:
         with self._lock:
             waiters, self._waiters = self._waiters, []
             self._cond.notify_all()
-        exc = KafkaException(KafkaError(KafkaError._DESTROY, "the producer is closed"))
+        exc = KafkaException(KafkaError.of(KafkaError._DESTROY, "the producer is closed"))
         settle_all([f for _, f in waiters], error=exc)
 
     # -- user operations -----------------------------------------------------------------------
@@ -326,7 +326,7 @@ class TransactionManager:
                     waiters = []
                 else:
                     raise state_error("abort_transaction", self._state)
-            settle_all([f for _, f in waiters], error=KafkaException(KafkaError(
+            settle_all([f for _, f in waiters], error=KafkaException(KafkaError.of(
                 KafkaError._PURGE_QUEUE, "the transaction is being aborted")))
             if self._purge is not None:
                 self._purge()
@@ -473,7 +473,7 @@ class TransactionManager:
             if gen != self._gen:
                 pass  # the transaction ended meanwhile
             elif exc is not None:
-                err = exc.args[0] if isinstance(exc, KafkaException) else KafkaError(
+                err = exc.args[0] if isinstance(exc, KafkaException) else KafkaError.of(
                     KafkaError._FAIL, str(exc))
                 if err.fatal():
                     fatal = err
@@ -509,7 +509,7 @@ class TransactionManager:
     def _transition(self, dst: TxnState) -> None:
         """Lock held."""
         if not can_transition(self._state, dst):
-            raise KafkaException(KafkaError(
+            raise KafkaException(KafkaError.of(
                 KafkaError._STATE,
                 f"invalid transaction state transition {self._state.value} -> {dst.value}"))
         self._state = dst
@@ -570,7 +570,7 @@ class _Operation:
 
     def __enter__(self) -> None:
         if not self.lock.acquire(blocking=False):
-            raise KafkaException(KafkaError(
+            raise KafkaException(KafkaError.of(
                 KafkaError._CONFLICT,
                 f"{self.name}: another transactional operation is in progress"))
 

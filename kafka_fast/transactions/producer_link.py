@@ -35,7 +35,7 @@ def link_producer(client: KafkaClient, sender: Sender, config: Config,
     """
     identity = sender.identity
     if identity is None:
-        raise KafkaException(KafkaError(
+        raise KafkaException(KafkaError.of(
             KafkaError._INVALID_ARG, "transactional.id requires enable.idempotence=true"))
 
     def flush_all(timeout: float) -> int:
@@ -76,6 +76,6 @@ def _on_io_thread(client: Any, fn: Any) -> None:
 
     client.call_soon(run)
     if not done.wait(ADOPT_TIMEOUT):
-        raise KafkaException(KafkaError(
+        raise KafkaException(KafkaError.of(
             KafkaError._TIMED_OUT, "the producer's network thread did not take the new "
             "producer epoch"))

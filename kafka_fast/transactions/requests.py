@@ -55,11 +55,11 @@ def classify(code: int, what: str, *, abortable: Iterable[int] = (),
     """The outcome of a non-zero error ``code`` (None for 0)."""
     if code == 0:
         return None
-    reason = f"{what} failed: {E(code).str()}"
+    reason = f"{what} failed: {E.of(code).str()}"
     if code in _REDISCOVER or code in rediscover:
-        return Outcome.rediscover(E(code, reason))
+        return Outcome.rediscover(E.of(code, reason))
     if code in _RETRY or code in retry:
-        return Outcome.retry(E(code, reason))
+        return Outcome.retry(E.of(code, reason))
     if code in _FATAL:
         return Outcome.fail(fatal_error(code, reason))
     if code in _ABORTABLE or code in abortable:

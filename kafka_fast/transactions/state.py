@@ -53,18 +53,18 @@ def fatal_error(code: int, reason: str) -> KafkaError:
     if code in FENCING_CODES:
         code = KafkaError.PRODUCER_FENCED
         reason = f"{reason} (fenced by a newer producer with the same transactional.id)"
-    return KafkaError(code, reason, fatal=True, retriable=False)
+    return KafkaError.of(code, reason, fatal=True, retriable=False)
 
 
 def abortable_error(code: int, reason: str) -> KafkaError:
-    return KafkaError(code, reason, retriable=False, txn_requires_abort=True)
+    return KafkaError.of(code, reason, retriable=False, txn_requires_abort=True)
 
 
 def retriable_error(code: int, reason: str) -> KafkaError:
-    return KafkaError(code, reason, retriable=True)
+    return KafkaError.of(code, reason, retriable=True)
 
 
 def state_error(operation: str, state: TxnState) -> KafkaException:
-    return KafkaException(KafkaError(
+    return KafkaException(KafkaError.of(
         KafkaError._STATE, f"{operation}: operation not valid in state {state.value}",
         retriable=False))

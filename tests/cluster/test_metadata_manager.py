@@ -127,7 +127,7 @@ def test_transport_error_is_retried_after_a_backoff():
     fut = mgr.request(["t"], False)
     link.loop.run()
     assert link.sent[0].request.allow_auto_topic_creation is True  # producer
-    link.sent[0].future.set_exception(KafkaException(KafkaError(KafkaError._TRANSPORT, "down")))
+    link.sent[0].future.set_exception(KafkaException(KafkaError.of(KafkaError._TRANSPORT, "down")))
     link.loop.run()
     assert not fut.done() and len(link.sent) == 1
     (retry,) = link.loop.live_timers()
@@ -145,7 +145,7 @@ def test_terminal_error_fails_at_once(code):
     fut = mgr.request(None, True)
     link.loop.run()
     assert sent_topics(link) is None  # all topics
-    link.sent[0].future.set_exception(KafkaException(KafkaError(code, "no")))
+    link.sent[0].future.set_exception(KafkaException(KafkaError.of(code, "no")))
     link.loop.run()
     assert fut.exception(0).args[0].code() == code
     assert link.views == [] and not link.loop.live_timers()
@@ -168,6 +168,6 @@ def test_fail_all_fails_waiting_requests():
     link.loop.run()
     queued = mgr.request(["y"], False)
     link.loop.run()
-    exc = KafkaException(KafkaError(KafkaError._DESTROY, "closed"))
+    exc = KafkaException(KafkaError.of(KafkaError._DESTROY, "closed"))
     mgr.fail_all(exc)
     assert inflight.exception(0) is exc and queued.exception(0) is exc

@@ -180,7 +180,7 @@ def test_errors_and_failures_of_the_follower_go_back_to_the_leader():
         sent = {node: (req, fut) for node, req, fut in client.take()}
         fut = sent[FOLLOWER][1]
         if error is None:
-            fut.set_exception(KafkaException(KafkaError(KafkaError._TRANSPORT)))
+            fut.set_exception(KafkaException(KafkaError.of(KafkaError._TRANSPORT)))
         else:
             answer(fut, 22, {}, errors={0: error})
         with state.lock:

@@ -128,7 +128,7 @@ def test_metadata_from_a_real_broker(loop, real_broker):
     assert {p.leader_id for p in info.partitions} == {resp.brokers[0].node_id}
     assert conn.load() == 0 and not conn.inflight
     # The broker's connection goes away: the listener hears it, nothing was outstanding.
-    on_loop(loop, lambda: conn.close(KafkaError(KafkaError._TRANSPORT, "test closes")))
+    on_loop(loop, lambda: conn.close(KafkaError.of(KafkaError._TRANSPORT, "test closes")))
     assert listener.calls[1:] == [("down", -1, KafkaError._TRANSPORT, True, False)]
     assert conn.state == State.DISCONNECTED and conn.last_failed
 

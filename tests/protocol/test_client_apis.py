@@ -259,7 +259,7 @@ def test_error_codes_of_kafka_4_4():
     assert max(BROKER_ERRORS) == 136
     for code, name in newer.items():
         assert KafkaError(code).name() == name and getattr(KafkaError, name) == code
-    assert KafkaError(133).retriable() and not KafkaError(129).retriable()
+    assert KafkaError.of(133).retriable() and not KafkaError.of(129).retriable()
     assert KafkaError(129).str() == ("Broker: Client metadata is stale. The client should "
                                      "rebootstrap to obtain new metadata.")
 

@@ -161,7 +161,7 @@ def test_second_producer_fences_the_first(real_broker):
         code, _ = old.send_batch(topic, 0, [b"old-1"])
         assert code in (E.PRODUCER_FENCED, E.INVALID_PRODUCER_EPOCH)
         old.txn.batch_failed(SimpleNamespace(topic=topic, partition=0, base_sequence=1),
-                             KafkaError(code))
+                             KafkaError.of(code))
         assert old.txn.state is TxnState.FATAL_ERROR
         for call in (lambda: old.txn.commit_transaction(1), old.txn.begin_transaction,
                      lambda: old.txn.abort_transaction(1), old.txn.check_produce):
@@ -238,7 +238,7 @@ def test_failed_produce_makes_the_transaction_abortable(fresh_mock_cluster):
         assert code == E.TOPIC_AUTHORIZATION_FAILED
 
         failed = SimpleNamespace(topic=topic, partition=0, base_sequence=1)
-        p.txn.batch_failed(failed, KafkaError(code))
+        p.txn.batch_failed(failed, KafkaError.of(code))
         assert p.txn.state is TxnState.ABORTABLE_ERROR
         for call in (lambda: p.txn.commit_transaction(5), p.txn.check_produce,
                      lambda: p.txn.send_offsets_to_transaction(
