@@ -16,6 +16,7 @@ import logging
 import random
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -124,8 +125,14 @@ class KafkaClient:
         self.loop.on_error = self._internal_error
         if tokens is not None and tokens.eager:
             events = self.events
-            tokens.start_refresh(lambda exc: events.error(KafkaError.of(
-                KafkaError._AUTHENTICATION, f"Failed to acquire SASL OAUTHBEARER token: {exc}")))
+            # The renewals hold no reference to the client: one that is never closed (its
+            # owner's constructor failed, or it was dropped) ends them when it is collected.
+            client = weakref.ref(self)
+            tokens.start_refresh(
+                lambda exc: events.error(KafkaError.of(
+                    KafkaError._AUTHENTICATION,
+                    f"Failed to acquire SASL OAUTHBEARER token: {exc}")),
+                alive=lambda: (c := client()) is not None and not c.closed)
 
     def _internal_error(self, exc: BaseException) -> None:
         """An exception escaped I/O-thread code: tell the application (``error_cb``), once a

@@ -527,11 +527,12 @@ class TokenSource:
         """Fetch the first token on the calling thread (raises ``OAuthError``)."""
         return self.token()
 
-    def start_refresh(self, on_failure: Callable[[OAuthError], object]) -> None:
+    def start_refresh(self, on_failure: Callable[[OAuthError], object],
+                      alive: Callable[[], bool] = lambda: True) -> None:
         """Renew the token on a thread of its own once 80% of its lifetime has passed
         (``RETRY_AFTER_FAILURE`` seconds after a failure, reported to ``on_failure``) until
-        ``stop_refresh``."""
-        threading.Thread(target=self._refresh_forever, args=(on_failure,),
+        ``stop_refresh``, or until ``alive()`` is false when a renewal is due."""
+        threading.Thread(target=self._refresh_forever, args=(on_failure, alive),
                          name="kafka_fast-oauth-refresh", daemon=True).start()
 
     def stop_refresh(self) -> None:
@@ -551,9 +552,12 @@ class TokenSource:
         done.wait()
         return results[0]
 
-    def _refresh_forever(self, on_failure: Callable[[OAuthError], object]) -> None:
+    def _refresh_forever(self, on_failure: Callable[[OAuthError], object],
+                         alive: Callable[[], bool]) -> None:
         delay = max(0.0, self._refresh_at - self._clock())
         while not self._stop.wait(delay):
+            if not alive():
+                return
             result = self._renew()
             if self._stop.is_set():
                 return

@@ -186,3 +186,45 @@ def test_oidc_needs_an_endpoint_and_a_client_id():
         TokenSource.from_config(_oidc_conf("http://x/token",
                                            **{"sasl.oauthbearer.extensions": "novalue"}))
 
+
+
+def _renewing() -> set[int]:
+    import threading
+
+    return {t.ident or 0 for t in threading.enumerate() if t.name == "kafka_fast-oauth-refresh"}
+
+
+def test_renewals_end_with_close_and_with_a_client_dropped_unclosed():
+    """oauth_cb is renewed on a timer of the client's until close(); a client dropped
+    without close() ends them too."""
+    import gc
+    import time
+
+    calls: list[float] = []
+
+    def cb(_config: str) -> tuple[str, float]:
+        calls.append(time.monotonic())
+        return "tok", time.time() + 1.0
+
+    conf = {"bootstrap.servers": "127.0.0.1:1", "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "OAUTHBEARER", "oauth_cb": cb}
+    already = _renewing()
+    p = Producer(conf)
+    assert len(calls) == 1  # while the client was built
+    time.sleep(1.5)
+    assert len(calls) >= 2  # renewed at 80% of the one-second lifetime
+    p.close()
+    time.sleep(0.2)
+    closed_at = len(calls)
+    time.sleep(1.5)
+    assert len(calls) == closed_at and _renewing() == already
+
+    q = Producer(conf)
+    assert len(calls) == closed_at + 1
+    del q
+    gc.collect()
+    time.sleep(1.5)  # the renewal due meanwhile finds the client gone (or closed)
+    dropped_at = len(calls)
+    time.sleep(1.5)
+    assert len(calls) == dropped_at <= closed_at + 2
+    assert _renewing() == already
