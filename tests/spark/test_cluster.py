@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("cluster_driver.py")
 DRIVER_TIMEOUT = 480  # a loaded 2-core machine (make test) takes minutes
 BATCH_ROWS = 3000
-STREAM_VALUES = [b"e%05d" % i for i in range(1500)]
+STREAM_VALUES = [b"e%05d" % i for i in range(1000)]  # 4 micro-batches of 250 rows
 
 
 @pytest.fixture(scope="module")
