@@ -43,8 +43,11 @@ BATCH_RECORDS = 100_000
 #: Consumer settings of range reads unless the configuration sets them: fetches of up to
 #: 8 MiB per partition (the consumer's default is 1 MiB), so that one ``consume_batch``
 #: call, and so one Arrow batch handed to Spark, holds tens of thousands of records rather
-#: than a few thousand (each batch costs Spark and Python a fixed amount on top of its rows)
-RANGE_READ_DEFAULTS = {"max.partition.fetch.bytes": 8 << 20}
+#: than a few thousand (each batch costs Spark and Python a fixed amount on top of its rows);
+#: and a broker wait of 10 ms for a fetch that finds nothing (500 ms by default): a range ends
+#: at records already in the log, so only the fetch past a range's end waits, and a task's next
+#: range (the next micro-batch's, on a cached consumer) cannot start until it comes back
+RANGE_READ_DEFAULTS = {"max.partition.fetch.bytes": 8 << 20, "fetch.wait.max.ms": 10}
 #: Java ``TimestampType.id`` by ``kafka_fast.message`` timestamp type (none, create, log append).
 _SPARK_TIMESTAMP_TYPES = (-1, 0, 1)
 

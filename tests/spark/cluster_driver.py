@@ -1,13 +1,15 @@
 """The driver of the Spark cluster tests (``tests/spark/test_cluster.py``), run as its own
 process: a test process may already hold a local SparkContext, and a JVM has one.
 
-    python tests/spark/cluster_driver.py batch  MASTER BOOTSTRAP TOPIC N [PACKAGE]
-    python tests/spark/cluster_driver.py stream MASTER BOOTSTRAP SRC OUT CHECKPOINT PREFIX
+    python tests/spark/cluster_driver.py MASTER BOOTSTRAP TOPIC N SRC OUT CHECKPOINT PREFIX [PACKAGE]
 
-The session's executors find ``kafka_fast`` through the session's own configuration
+One session runs both scenarios in turn: the batch write and reads of ``TOPIC`` (and Spark's
+own connector's read when ``PACKAGE`` is given), then the exactly-once stream ``SRC`` ->
+``OUT``. The session's executors find ``kafka_fast`` through the session's own configuration
 (``spark.pyspark.python`` and ``spark.executorEnv.PYTHONPATH``, set here from this file's
 location), not through the environment of whoever started the cluster. Output: lines of
-JSON on stdout (``{"progress": ...}`` while a stream runs, then one result line).
+JSON on stdout (``{"batch": ...}``, then ``{"progress": ...}`` while the stream runs, then
+``{"stream": ...}``).
 """
 
 from __future__ import annotations
@@ -83,97 +85,93 @@ def where_udf() -> Any:
     return where
 
 
-def batch(master: str, bootstrap: str, src: str, n: int, package: str | None) -> dict[str, Any]:
+def batch(spark: Any, bootstrap: str, src: str, n: int, package: str | None,
+          session_seconds: float) -> dict[str, Any]:
     from pyspark.sql import functions as F
 
     started = time.monotonic()
-    out: dict[str, Any] = {"seconds": {}}
+    out: dict[str, Any] = {"seconds": {"session": session_seconds}}
 
     def lap(name: str) -> None:
         nonlocal started
         out["seconds"][name] = round(time.monotonic() - started, 1)
         started = time.monotonic()
 
-    spark = session(master, package)
     where = where_udf()
-    lap("session")
-    try:
-        rows = spark.range(0, n, numPartitions=4).select(
-            F.format_string("k%05d", "id").alias("key"),
-            F.format_string("v%05d", "id").alias("value"),
-            F.array(F.struct(F.lit("where").alias("key"),
-                             F.encode(where("id"), "utf-8").alias("value"))).alias("headers"))
-        (rows.write.format("kafka_fast").option("kafka.bootstrap.servers", bootstrap)
-         .option("topic", src).mode("append").save())
-        lap("write")
+    rows = spark.range(0, n, numPartitions=4).select(
+        F.format_string("k%05d", "id").alias("key"),
+        F.format_string("v%05d", "id").alias("value"),
+        F.array(F.struct(F.lit("where").alias("key"),
+                         F.encode(where("id"), "utf-8").alias("value"))).alias("headers"))
+    (rows.write.format("kafka_fast").option("kafka.bootstrap.servers", bootstrap)
+     .option("topic", src).mode("append").save())
+    lap("write")
 
-        def read(fmt: str, topic: str) -> list[list[Any]]:
-            df = (spark.read.format(fmt).option("kafka.bootstrap.servers", bootstrap)
-                  .option("subscribe", topic).option("minPartitions", "6").load())
-            df = df.withColumn("where", where("offset"))
-            return sorted([r.partition, r.offset, r.key.decode(), r.value.decode(), r.where]
-                          for r in df.collect())
+    def read(fmt: str, topic: str) -> list[list[Any]]:
+        df = (spark.read.format(fmt).option("kafka.bootstrap.servers", bootstrap)
+              .option("subscribe", topic).option("minPartitions", "6").load())
+        df = df.withColumn("where", where("offset"))
+        return sorted([r.partition, r.offset, r.key.decode(), r.value.decode(), r.where]
+                      for r in df.collect())
 
-        out["kafka_fast"] = read("kafka_fast", src)
-        lap("read")
-        if package:
-            out["builtin"] = read("kafka", src)
-            lap("builtin")
-    finally:
-        spark.stop()
+    out["kafka_fast"] = read("kafka_fast", src)
+    lap("read")
+    if package:
+        out["builtin"] = read("kafka", src)
+        lap("builtin")
     return out
 
 
-def stream(master: str, bootstrap: str, src: str, dst: str, checkpoint: str,
+def stream(spark: Any, bootstrap: str, src: str, dst: str, checkpoint: str,
            prefix: str) -> dict[str, Any]:
     from pyspark.sql import functions as F
 
-    spark = session(master)
+    started = time.monotonic()
 
     @F.udf("binary")
     def slowly(value: bytes) -> bytes:
         time.sleep(0.004)  # micro-batches that take a while: a worker dies inside one
         return value
 
-    try:
-        query = (spark.readStream.format("kafka_fast")
-                 .option("kafka.bootstrap.servers", bootstrap).option("subscribe", src)
-                 .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", "250")
-                 .load()
-                 .select("key", slowly("value").alias("value"))
-                 .writeStream.format("kafka_fast")
-                 .option("kafka.bootstrap.servers", bootstrap).option("topic", dst)
-                 .option("exactlyOnce", "true").option("transactionalIdPrefix", prefix)
-                 .option("checkpointLocation", checkpoint)
-                 .trigger(availableNow=True).start())
-        seen = -1
-        deadline = time.monotonic() + 420
-        while query.isActive and time.monotonic() < deadline:
-            progress = query.lastProgress
-            if progress is not None and progress["batchId"] != seen:
-                seen = progress["batchId"]
-                emit({"progress": seen, "rows": progress["numInputRows"]})
-            time.sleep(0.1)
-        query.awaitTermination(max(1.0, deadline - time.monotonic()))
-        error = query.exception()
-        if query.lastProgress is not None:
-            seen = max(seen, query.lastProgress["batchId"])
-        executors = spark.sparkContext._jsc.sc().getExecutorIds().size()
-        return {"error": None if error is None else str(error), "last_batch": seen,
-                "active": query.isActive, "executors": executors}
-    finally:
-        spark.stop()
+    query = (spark.readStream.format("kafka_fast")
+             .option("kafka.bootstrap.servers", bootstrap).option("subscribe", src)
+             .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", "250")
+             .load()
+             .select("key", slowly("value").alias("value"))
+             .writeStream.format("kafka_fast")
+             .option("kafka.bootstrap.servers", bootstrap).option("topic", dst)
+             .option("exactlyOnce", "true").option("transactionalIdPrefix", prefix)
+             .option("checkpointLocation", checkpoint)
+             .trigger(availableNow=True).start())
+    seen = -1
+    deadline = time.monotonic() + 420
+    while query.isActive and time.monotonic() < deadline:
+        progress = query.lastProgress
+        if progress is not None and progress["batchId"] != seen:
+            seen = progress["batchId"]
+            emit({"progress": seen, "rows": progress["numInputRows"],
+                  "seconds": round(time.monotonic() - started, 1)})
+        time.sleep(0.05)
+    query.awaitTermination(max(1.0, deadline - time.monotonic()))
+    error = query.exception()
+    if query.lastProgress is not None:
+        seen = max(seen, query.lastProgress["batchId"])
+    executors = spark.sparkContext._jsc.sc().getExecutorIds().size()
+    return {"error": None if error is None else str(error), "last_batch": seen,
+            "active": query.isActive, "executors": executors,
+            "seconds": round(time.monotonic() - started, 1)}
 
 
 def main(argv: list[str]) -> int:
-    job, *args = argv
-    if job == "batch":
-        master, bootstrap, src, n, *package = args
-        emit(batch(master, bootstrap, src, int(n), package[0] if package else None))
-    elif job == "stream":
-        emit(stream(*args))
-    else:
-        raise SystemExit(f"unknown job {job!r}")
+    master, bootstrap, topic, n, src, dst, checkpoint, prefix, *package = argv
+    started = time.monotonic()
+    spark = session(master, package[0] if package else None)
+    try:
+        emit({"batch": batch(spark, bootstrap, topic, int(n), package[0] if package else None,
+                             round(time.monotonic() - started, 1))})
+        emit({"stream": stream(spark, bootstrap, src, dst, checkpoint, prefix)})
+    finally:
+        spark.stop()
     return 0
 
 

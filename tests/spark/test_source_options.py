@@ -71,12 +71,16 @@ def test_parsed_values():
     assert reader_config({"group.id": "mine"}, group_prefix="job")["group.id"] == "mine"
 
 
-def test_range_reads_fetch_8_mib_per_partition_unless_set():
+def test_range_reads_fetch_8_mib_per_partition_and_wait_10_ms_unless_set():
     assert reader_config({})["max.partition.fetch.bytes"] == 8 << 20
     assert reader_config({"max.partition.fetch.bytes": 4096})["max.partition.fetch.bytes"] == 4096
+    assert reader_config({})["fetch.wait.max.ms"] == 10
+    assert reader_config({"fetch.wait.max.ms": 250})["fetch.wait.max.ms"] == 250
     # the options of format("kafka_fast") reach it as the configuration
-    opts = parse(subscribe="t", **{"kafka.max.partition.fetch.bytes": "65536"})
+    opts = parse(subscribe="t", **{"kafka.max.partition.fetch.bytes": "65536",
+                                   "kafka.fetch.wait.max.ms": "40"})
     assert int(reader_config(opts.conf)["max.partition.fetch.bytes"]) == 65536
+    assert int(reader_config(opts.conf)["fetch.wait.max.ms"]) == 40
 
 
 def test_rate_limit_shares_as_spark():
