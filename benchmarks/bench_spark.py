@@ -481,7 +481,7 @@ def main() -> None:
                         help="rows of each tuning job (at most --rows)")
     parser.add_argument("--machine-state", choices=("auto", "quiet", "loaded"), default="auto",
                         help="label of the stored run; auto: loaded when processes other than "
-                             f"the benchmark's used over {LOADED_SHARE:.0%} of the CPUs")
+                             f"the benchmark's used over {LOADED_SHARE * 100:.0f}%% of the CPUs")
     parser.add_argument("--bootstrap", help="use this cluster instead of a private broker")
     parser.add_argument("--broker-pid", type=int, action="append", default=[],
                         help="a --bootstrap broker process whose CPU counts as the broker's")
