@@ -274,16 +274,8 @@ def _produce_loop(producer, t: Target, p: Payload, callback: bool) -> Timing:
 def _kf_produce_batch(producer, t: Target, p: Payload) -> Timing:
     """``produce_batch`` with the 2-D uint8 value and key arrays, 250k records per call."""
     producer.list_topics(t.topic, timeout=30)
-    step = 250_000
     sw = Stopwatch().start()
-    for start in range(0, len(p), step):
-        stop = start + step
-        while True:
-            try:
-                producer.produce_batch(t.topic, p.values[start:stop], keys=p.keys[start:stop])
-                break
-            except BufferError:
-                producer.poll(0.05)
+    _send_share(producer, t, p, 0, len(p))
     return _flushed(producer, t, len(p), sw, None)
 
 
