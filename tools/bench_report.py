@@ -22,7 +22,9 @@ sweep=size|partitions|producers`` block shows the newest run of every point of t
 the chart ``docs/bench/sweep-D.png`` (``chart=NAME`` names another) and the table of the newest
 line of every point of dimension D, a quiet machine's before a loaded one's, and the charts are
 redrawn from the same lines whenever the blocks are rewritten; a ``goals`` block checks the goals of :data:`GOALS` on the
-newest runs of :data:`GOAL_RUNS` and the floor of ``benchmarks/bench_floor.py``. ``--check`` only reports blocks that differ (exit 1).
+newest runs of :data:`GOAL_RUNS` and the floor of ``benchmarks/bench_floor.py``; an
+``ab base=COMMIT`` block pools every quiet A/B run against COMMIT (``ab same=yes``: the A/A
+runs) into per-case HEAD/BASE medians with their 95% intervals (``kafka_fast.bench.paired``). ``--check`` only reports blocks that differ (exit 1).
 ``--plot FILE`` also draws the newest produce and consume runs matching ``--plot-filter``.
 
     python tools/bench_report.py            # rewrite the blocks
@@ -41,7 +43,7 @@ from typing import Any, NamedTuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kafka_fast.bench import store  # noqa: E402
+from kafka_fast.bench import paired, store  # noqa: E402
 from kafka_fast.bench.result import Result  # noqa: E402
 from kafka_fast.bench.runner import format_table, plot, ratios  # noqa: E402
 
@@ -435,7 +437,7 @@ def render(spec: str, results_dir: Path) -> str:
     bench, sets = words[0], alternatives(words[1:])
     filters = sets[0]
     path = results_dir / f"{bench}.jsonl"
-    if len(sets) > 1 and bench in ("scaling", "goals", "sweep"):
+    if len(sets) > 1 and bench in ("scaling", "goals", "sweep", "ab"):
         raise ValueError(f"a {bench} block takes one filter set, not alternatives (||)")
     if bench == "scaling":
         return render_scaling(store.load(path) if path.exists() else [], filters)
@@ -443,6 +445,9 @@ def render(spec: str, results_dir: Path) -> str:
         return render_goals(results_dir)
     if bench == "sweep":
         return render_sweep(store.load(path) if path.exists() else [], filters)
+    if bench == "ab":
+        return paired.render(store.load(path) if path.exists() else [],
+                             None if filters.get("same") == "yes" else filters.get("base"))
     run, filters = newest_of(store.load(path), sets) if path.exists() else (None, filters)
     rows = filters.pop("rows", None)  # only paths starting with one of these, e.g. AIOProducer
     if run is None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from benchmarks import bench_ab
 from benchmarks.bench_ab import ROOT
 
@@ -41,3 +43,38 @@ def test_a_base_that_is_not_a_commit_is_refused_in_one_line():
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1] == (
         "bench_ab.py: error: --base: 'no-such-commit-here' is not a commit of this repository")
+
+
+def test_the_median_interval_is_the_sign_tests_order_statistics():
+    from kafka_fast.bench.paired import median_interval
+
+    assert median_interval([1.0, 2.0, 3.0, 4.0, 5.0]) is None  # 2/32 > 5%: too few
+    assert median_interval([6.0, 1.0, 5.0, 2.0, 4.0, 3.0]) == (1.0, 6.0)
+    values = [float(v) for v in range(15, 0, -1)]
+    assert median_interval(values) == (4.0, 12.0)  # P(X <= 3) = 576/32768 for n = 15
+
+
+def _run(base: str, head: str, rounds: list[tuple[float, float]], loaded: bool = False) -> dict:
+    return {"base": {"commit": base}, "head": {"commit": head}, "loaded": loaded,
+            "broker": "Tansu (embedded)", "settings": {"records": 1000},
+            "rounds": [{"base": {"c": _figures(100, b)}, "head": {"c": _figures(50, h)}}
+                       for b, h in rounds]}
+
+
+def test_pooled_rounds_take_quiet_runs_against_the_base_and_a_a_runs_apart():
+    from kafka_fast.bench import paired
+
+    runs = [_run("aaaa", "bbbb", [(0.25, 0.375), (0.5, 0.25)]),
+            _run("aaaa", "cccc", [(0.1, 0.1)]),
+            _run("aaaa", "bbbb", [(1.0, 9.0)], loaded=True),
+            _run("dddd", "dddd", [(0.5, 0.25)]),
+            _run("eeee", "ffff", [(0.3, 0.3)])]
+    assert paired.pooled(paired.selected(runs, "aaaa")) == {
+        "c": {"cpu_s_per_million": [1.5, 0.5, 1.0], "records_per_s": [0.5, 0.5, 0.5]}}
+    assert paired.pooled(paired.selected(runs, None)) == {
+        "c": {"cpu_s_per_million": [0.5], "records_per_s": [0.5]}}
+    table = paired.render(runs, "aaaa").splitlines()
+    assert table[2] == "| c | 3 | 1.000 | - | 0.500 | - |"
+    assert "2 quiet run(s), HEAD `bbbb`, `cccc`" in table[4]
+    with pytest.raises(ValueError, match="no quiet A/B run against 9999"):
+        paired.render(runs, "9999")
