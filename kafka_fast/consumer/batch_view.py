@@ -13,11 +13,7 @@ Columns (all of length N):
 
 Records of one partition are in offset order; partitions follow one another in whole runs.
 A view over one uncompressed-or-not batch shares that batch's decoded columns; a view over
-several batches concatenates them once, into buffers of the consumer's pool when it is given
-one (``pool``, a :class:`kafka_fast.net.framing.BufferPool`): a buffer goes back to the pool
-only once no array of the view (nor anything made from one, such as ``to_arrow()``'s table)
-uses it any more, so a view a caller keeps is never overwritten, and later views reuse memory
-already faulted in instead of fresh pages.
+several batches concatenates them once.
 """
 
 from __future__ import annotations
@@ -73,80 +69,44 @@ class PackedColumn:
 _EMPTY_OFFSETS = np.zeros(1, dtype=np.int64)
 
 
-def _empty(pool: Any, n: int, dtype: Any) -> np.ndarray:
-    """A new array of ``n`` items: in a buffer of ``pool`` when there is one and the array is
-    large enough for fresh pages to matter (``pool.min_size`` bytes), else ``np.empty``."""
-    dt = np.dtype(dtype)
-    nbytes = n * dt.itemsize
-    if pool is None or nbytes < pool.min_size:
-        return np.empty(n, dt)
-    return np.frombuffer(pool.acquire(nbytes), dt, count=n)
-
-
-def _runs(values: list, counts: np.ndarray, dtype: Any, pool: Any) -> np.ndarray:
-    """``np.repeat(values, counts)`` written into one new array (see ``_empty``)."""
-    out = _empty(pool, int(counts.sum()), dtype)
-    pos = 0
-    for value, count in zip(values, counts.tolist(), strict=True):
-        out[pos:pos + count] = value
-        pos += count
-    return out
-
-
-def _concat(parts: list[np.ndarray], dtype: Any, pool: Any) -> np.ndarray:
-    """``np.concatenate(parts)`` written into one new array (see ``_empty``)."""
-    out = _empty(pool, sum(len(p) for p in parts), dtype)
-    if parts:
-        np.concatenate(parts, out=out)
-    return out
-
-
-def _concat_packed(parts: list[tuple[Any, Any, Any, int, int]], pool: Any = None
-                   ) -> PackedColumn:
-    """Concatenate ``(data, offsets, nulls, start, stop)`` slices into one column (its new
-    arrays from ``pool``, see ``_empty``)."""
+def _concat_packed(parts: list[tuple[Any, Any, Any, int, int]]) -> PackedColumn:
+    """Concatenate ``(data, offsets, nulls, start, stop)`` slices into one column."""
     if len(parts) == 1:
         data, offs, nulls, start, stop = parts[0]
         if start == 0 and stop == len(offs) - 1 and offs[0] == 0:
             data = np.frombuffer(data, dtype=np.uint8) if not isinstance(data, np.ndarray) else data
             has_null = nulls is not None and bool(nulls.any())
             return PackedColumn(data, offs, nulls if has_null else None)
-    n = sum(stop - start for _, _, _, start, stop in parts)
-    offsets = _empty(pool, n + 1, np.int64)
-    offsets[0] = 0
     datas = []
-    any_null = False
+    offsets = [_EMPTY_OFFSETS]
+    null_parts = []
     base = 0
-    pos = 0
+    any_null = False
     for data, offs, nulls, start, stop in parts:
         lo = int(offs[start])
         hi = int(offs[stop])
         arr = data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)
         datas.append(arr[lo:hi])
-        k = stop - start
-        np.subtract(offs[start + 1:stop + 1], lo - base, out=offsets[pos + 1:pos + 1 + k])
+        offsets.append(offs[start + 1:stop + 1] - (lo - base))
         base += hi - lo
-        pos += k
-        if not any_null and nulls is not None and nulls[start:stop].any():
+        part_nulls = nulls[start:stop] if nulls is not None else np.zeros(stop - start, bool)
+        null_parts.append(part_nulls)
+        if not any_null and part_nulls.any():
             any_null = True
-    null_column = None
-    if any_null:
-        null_column = _empty(pool, n, np.bool_)
-        pos = 0
-        for _, _, nulls, start, stop in parts:
-            null_column[pos:pos + stop - start] = (
-                nulls[start:stop] if nulls is not None else False)
-            pos += stop - start
-    return PackedColumn(_concat(datas, np.uint8, pool), offsets, null_column)
+    data = np.concatenate(datas) if datas else np.zeros(0, dtype=np.uint8)
+    return PackedColumn(
+        data,
+        np.concatenate(offsets),
+        np.concatenate(null_parts).astype(bool, copy=False) if any_null else None,
+    )
 
 
 class RecordBatchView:
     """Columns of consecutive records from one or more partitions (see the module doc)."""
 
     def __init__(self, pieces: list[tuple[int, int, Segment]], topics: list[str],
-                 with_headers: bool = False, pool: Any = None) -> None:
-        """``pieces``: ``(topic number, partition, segment)`` in delivery order; ``pool``: a
-        ``BufferPool`` for the joined columns of several pieces (None: fresh arrays)."""
+                 with_headers: bool = False) -> None:
+        """``pieces``: ``(topic number, partition, segment)`` in delivery order."""
         self.topics = topics
         self._pieces = pieces
         counts = np.fromiter((len(s) for _, _, s in pieces), dtype=np.int64, count=len(pieces))
@@ -162,27 +122,31 @@ class RecordBatchView:
             self.values = PackedColumn(np.zeros(0, np.uint8), _EMPTY_OFFSETS, None)
             self.leader_epochs = np.zeros(0, np.int32)
         else:
-            self.partitions = _runs([p for _, p, _ in pieces], counts, np.int32, pool)
-            self.topic_index = _runs([t for t, _, _ in pieces], counts, np.int32, pool)
-            self.timestamp_types = _runs([s.timestamp_type for _, _, s in pieces], counts,
-                                         np.int8, pool)
-            self.leader_epochs = _runs([s.leader_epoch for _, _, s in pieces], counts,
-                                       np.int32, pool)
+            self.partitions = np.repeat(
+                np.fromiter((p for _, p, _ in pieces), np.int32, len(pieces)), counts)
+            self.topic_index = np.repeat(
+                np.fromiter((t for t, _, _ in pieces), np.int32, len(pieces)), counts)
+            self.timestamp_types = np.repeat(
+                np.fromiter((s.timestamp_type for _, _, s in pieces), np.int8, len(pieces)),
+                counts)
+            self.leader_epochs = np.repeat(
+                np.fromiter((s.leader_epoch for _, _, s in pieces), np.int32, len(pieces)),
+                counts)
             if len(pieces) == 1:
                 s = pieces[0][2]
                 self.offsets = s.cols.offsets[s.start:s.stop]
                 self.timestamps = s.cols.timestamps[s.start:s.stop]
             else:
-                self.offsets = _concat([s.cols.offsets[s.start:s.stop] for _, _, s in pieces],
-                                       np.int64, pool)
-                self.timestamps = _concat([s.cols.timestamps[s.start:s.stop]
-                                           for _, _, s in pieces], np.int64, pool)
+                self.offsets = np.concatenate([s.cols.offsets[s.start:s.stop]
+                                               for _, _, s in pieces])
+                self.timestamps = np.concatenate([s.cols.timestamps[s.start:s.stop]
+                                                  for _, _, s in pieces])
             self.keys = _concat_packed([
                 (s.cols.keys[0], s.cols.keys[1], s.cols.key_nulls, s.start, s.stop)
-                for _, _, s in pieces], pool)
+                for _, _, s in pieces])
             self.values = _concat_packed([
                 (s.cols.values[0], s.cols.values[1], s.cols.value_nulls, s.start, s.stop)
-                for _, _, s in pieces], pool)
+                for _, _, s in pieces])
         self.headers = self._headers() if with_headers else None
 
     @property

@@ -16,7 +16,6 @@ from typing import Any
 
 from .._impl import load
 from ..message import Message
-from ..net.framing import BufferPool
 from .batch_view import RecordBatchView, eof_error
 from .fetch_decode import Segment
 from .fetch_state import Chunk, FetchState
@@ -25,11 +24,6 @@ from .state import AppPosition
 
 _columns, _ = load("_columns", "columns")
 append_messages = _columns.append_messages
-
-#: Arrays of consume_batch views the consumer's pool follows until they are released.
-VIEW_BUFFERS = 64
-#: Bytes of released view buffers the pool keeps for the next views.
-VIEW_FREE_BYTES = 64 << 20
 
 #: (application position, its gen, position after the records, leader epoch of the last)
 Progress = tuple[AppPosition, int, int, int]
@@ -59,9 +53,6 @@ class Delivery:
         self.cur_seg = 0
         self.cur_rec = 0
         self.topic_numbers: dict[str, int] = {}
-        #: Memory of the columns consume_batch joins from several batches, reused once no
-        #: array of a view uses it any more.
-        self.buffers = BufferPool(max_buffers=VIEW_BUFFERS, max_free_bytes=VIEW_FREE_BYTES)
         state.on_drop = self.forget
         armed(self)
 
@@ -237,8 +228,7 @@ class Delivery:
         used = sorted({t for t, _, _ in pieces})
         remap = {old: new for new, old in enumerate(used)}
         pieces = [(remap[t], p, s) for t, p, s in pieces]
-        return RecordBatchView(pieces, [topics[i] for i in used], with_headers=with_headers,
-                               pool=self.buffers)
+        return RecordBatchView(pieces, [topics[i] for i in used], with_headers=with_headers)
 
 
 def view_from_messages(msgs: list[Message], headers: bool) -> RecordBatchView:
