@@ -1,6 +1,6 @@
 """Types of the compiled record engine (``_records.pyx``; twin: ``kafka_fast._pure.records``)."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, final
 
 from kafka_fast.codecs.compression import DecompressionBudget
@@ -14,9 +14,10 @@ def encode_batch(values: Any, keys: Any = None, *, timestamps: Any = None, heade
                  compression: str | int = "none", compression_level: int | None = None,
                  base_offset: int = 0, producer_id: int = -1, producer_epoch: int = -1,
                  base_sequence: int = -1, transactional: bool = False,
-                 partition_leader_epoch: int = -1, rows: Any = None) -> bytes: ...
+                 partition_leader_epoch: int = -1, rows: Any = None,
+                 into: Callable[[int], Any] | None = None) -> Any: ...
 def patch_producer_fields(buf: Any, producer_id: int, producer_epoch: int, base_sequence: int,
-                          transactional: bool | None = None) -> bytes: ...
+                          transactional: bool | None = None, in_place: bool = False) -> Any: ...
 def decode_batches(data: Any, *, verify_crc: bool = True, allow_partial: bool = True,
                    budget: DecompressionBudget | None = None
                    ) -> list[RecordBatch | _LegacyRecordBatch]: ...

@@ -6,7 +6,7 @@ Legacy message sets (magic 0/1) are decoded by the shared reader in ``kafka_fast
 """
 
 cimport cython
-from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport (
     PyBytes_AS_STRING,
     PyBytes_CheckExact,
@@ -565,11 +565,34 @@ cdef class _Headers:
         return 0
 
 
-cdef bytes _finish_batch(const uint8_t *records, Py_ssize_t size, int codec, object level,
+cdef object _destination(object into, Py_ssize_t total, uint8_t **p):
+    """Where a batch of ``total`` bytes is written: a new bytes object, or with ``into`` the
+    first ``total`` bytes of the writable buffer ``into(total)`` returns (a memoryview of
+    exactly those bytes). ``p`` gets the address to write at."""
+    cdef Py_buffer view
+    if into is None:
+        out = PyBytes_FromStringAndSize(NULL, total)
+        p[0] = <uint8_t *>PyBytes_AS_STRING(out)
+        return out
+    dest = byte_view(into(total), "the buffer into() returned")
+    if dest.readonly:
+        raise TypeError("into() must return a writable buffer")
+    if dest.nbytes < total:
+        raise ValueError(f"into() returned a buffer of {dest.nbytes} bytes for a batch of "
+                         f"{total}")
+    out = dest[:total]
+    PyObject_GetBuffer(out, &view, PyBUF_SIMPLE | PyBUF_WRITABLE)
+    p[0] = <uint8_t *>view.buf
+    PyBuffer_Release(&view)  # `out` keeps the export alive
+    return out
+
+
+cdef object _finish_batch(const uint8_t *records, Py_ssize_t size, int codec, object level,
                          int64_t base_offset, int32_t partition_leader_epoch, bint transactional,
                          int32_t count, int64_t first_ts, int64_t max_ts, int64_t producer_id,
-                         int16_t producer_epoch, int32_t base_sequence):
-    """Compress `size` bytes of encoded records and wrap them in a batch header."""
+                         int16_t producer_epoch, int32_t base_sequence, object into=None):
+    """Compress `size` bytes of encoded records and wrap them in a batch header (written
+    where ``_destination`` says)."""
     mv = PyMemoryView_FromMemory(<char *>records, size, PyBUF_READ)
     try:
         payload = _codecs.compress(codec, mv, level)
@@ -580,8 +603,8 @@ cdef bytes _finish_batch(const uint8_t *records, Py_ssize_t size, int codec, obj
     cdef Py_ssize_t total = HEADER_SIZE + PyBytes_GET_SIZE(payload)
     if total > INT32_MAX:
         raise ValueError(f"record batch of {total} bytes exceeds the format's limit")
-    out = PyBytes_FromStringAndSize(NULL, total)
-    cdef uint8_t *p = <uint8_t *>PyBytes_AS_STRING(out)
+    cdef uint8_t *p = NULL
+    out = _destination(into, total, &p)
     memcpy(p + HEADER_SIZE, PyBytes_AS_STRING(payload), total - HEADER_SIZE)
     kf_write_batch_header(p, total, base_offset, partition_leader_epoch,
                           <int16_t>(codec | (ATTR_TRANSACTIONAL if transactional else 0)),
@@ -605,10 +628,13 @@ cdef inline int64_t _max_ts(const kf_bulk *b) noexcept nogil:
 
 def encode_batch(values, keys=None, *, timestamps=None, headers=None, compression="none",
                  compression_level=None, base_offset=0, producer_id=-1, producer_epoch=-1,
-                 base_sequence=-1, transactional=False, partition_leader_epoch=-1, rows=None):
+                 base_sequence=-1, transactional=False, partition_leader_epoch=-1, rows=None,
+                 into=None):
     """Encode one complete RecordBatch (magic 2) holding every given record, or with
     ``rows`` (integer indices) the records at those rows of the columns, timestamps and
-    per-record headers, in that order."""
+    per-record headers, in that order. With ``into`` (a callable taking the batch's size and
+    returning a writable buffer at least that large) the batch is written into that buffer and
+    a memoryview of exactly its bytes is returned instead of a new bytes object."""
     cdef int codec = _codecs.codec_id(compression)
     cdef cnp.ndarray rows_arr
     cdef const int64_t *rp
@@ -684,8 +710,7 @@ def encode_batch(values, keys=None, *, timestamps=None, headers=None, compressio
     if codec == 0:
         if total > INT32_MAX:
             raise ValueError(f"record batch of {total} bytes exceeds the format's limit")
-        out = PyBytes_FromStringAndSize(NULL, total)
-        p = <uint8_t *>PyBytes_AS_STRING(out)
+        out = _destination(into, total, &p)
         kf_write_batch_header(p, total, c_base, c_ple, <int16_t>(ATTR_TRANSACTIONAL if c_txn else 0),
                               <int32_t>(n - 1), b.first_ts, max_ts, c_pid, c_epoch, c_seq,
                               <int32_t>n)
@@ -706,7 +731,7 @@ def encode_batch(values, keys=None, *, timestamps=None, headers=None, compressio
         else:
             kf_bulk_write(&b, scratch.p)
         return _finish_batch(scratch.p, size, codec, compression_level, c_base, c_ple, c_txn,
-                             <int32_t>n, b.first_ts, max_ts, c_pid, c_epoch, c_seq)
+                             <int32_t>n, b.first_ts, max_ts, c_pid, c_epoch, c_seq, into)
     finally:
         _buf_give(&scratch)
 
@@ -873,31 +898,40 @@ cdef class RecordBatchBuilder:
         return out
 
 
-def patch_producer_fields(buf, producer_id, producer_epoch, base_sequence, transactional=None):
+def patch_producer_fields(buf, producer_id, producer_epoch, base_sequence, transactional=None,
+                          in_place=False):
     """A copy of one built batch with new producer id/epoch/base sequence (and optionally the
-    transactional flag), its CRC recomputed."""
+    transactional flag), its CRC recomputed; with ``in_place`` the writable buffer ``buf``
+    itself is patched (after every check passed) and returned."""
     cdef Py_buffer view
     cdef uint16_t attrs
     cdef uint8_t *p
     cdef Py_ssize_t n
+    cdef int64_t c_pid = _i64(producer_id, "producer_id")
+    cdef int16_t c_epoch = _i64_in(producer_epoch, "producer_epoch", -32768, 32767)
+    cdef int32_t c_seq = _i64_in(base_sequence, "base_sequence", -2147483648, INT32_MAX)
     PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
     try:
         n = view.len  # the buffer's size: len(buf) may be anything
-        out = PyBytes_FromStringAndSize(NULL, n)
-        p = <uint8_t *>PyBytes_AS_STRING(out)
-        memcpy(p, view.buf, n)
+        if in_place:
+            if view.readonly:
+                raise TypeError("patch_producer_fields(in_place=True) needs a writable buffer")
+            out = buf
+            p = <uint8_t *>view.buf
+        else:
+            out = PyBytes_FromStringAndSize(NULL, n)
+            p = <uint8_t *>PyBytes_AS_STRING(out)
+            memcpy(p, view.buf, n)
     finally:
-        PyBuffer_Release(&view)
+        PyBuffer_Release(&view)  # in place: the caller's reference keeps ``buf`` alive
     if n < HEADER_SIZE or p[16] != 2:
         raise ValueError("not a magic 2 record batch")
     if <int32_t>kf_load_be32(p + 8) + KF_LOG_OVERHEAD != n:
         raise ValueError(f"batch length field {<int32_t>kf_load_be32(p + 8)} does not match "
                          f"{n} bytes")
-    kf_store_be64(p + 43, <uint64_t>_i64(producer_id, "producer_id"))
-    kf_store_be16(p + 51, <uint16_t><int16_t>_i64_in(producer_epoch, "producer_epoch",
-                                                     -32768, 32767))
-    kf_store_be32(p + 53, <uint32_t><int32_t>_i64_in(base_sequence, "base_sequence",
-                                                     -2147483648, INT32_MAX))
+    kf_store_be64(p + 43, <uint64_t>c_pid)
+    kf_store_be16(p + 51, <uint16_t>c_epoch)
+    kf_store_be32(p + 53, <uint32_t>c_seq)
     if transactional is not None:
         attrs = kf_load_be16(p + 21)
         attrs = (attrs | ATTR_TRANSACTIONAL) if transactional else (attrs & ~ATTR_TRANSACTIONAL)

@@ -326,10 +326,13 @@ def encode_batch(
     transactional: bool = False,
     partition_leader_epoch: int = -1,
     rows: Any = None,
-) -> bytes:
+    into: Any = None,
+) -> Any:
     """Encode one complete RecordBatch (magic 2) holding every given record, or with
     ``rows`` (integer indices) the records at those rows of the columns, timestamps and
-    per-record headers, in that order."""
+    per-record headers, in that order. With ``into`` (a callable taking the batch's size and
+    returning a writable buffer at least that large) the batch is written into that buffer and
+    a memoryview of exactly its bytes is returned instead of a new bytes object."""
     from kafka_fast.codecs import compression as _codecs
 
     codec = _codecs.codec_id(compression)
@@ -361,10 +364,26 @@ def encode_batch(
     records = b"".join(
         _encode_record(i, _i64(ts[i] - first), ks[i], vals[i], hs[i]) for i in range(n)
     )
-    return _assemble(
+    batch = _assemble(
         records, n, codec, compression_level, base_offset, first, max(ts),
         producer_id, producer_epoch, base_sequence, transactional, partition_leader_epoch,
     )
+    return batch if into is None else _write_into(into, batch)
+
+
+def _write_into(into: Any, batch: bytes) -> memoryview:
+    """``batch`` copied to the start of the writable buffer ``into(len(batch))`` returns; a
+    memoryview of exactly those bytes."""
+    total = len(batch)
+    dest = byte_view(into(total), "the buffer into() returned")
+    if dest.readonly:
+        raise TypeError("into() must return a writable buffer")
+    if dest.nbytes < total:
+        raise ValueError(f"into() returned a buffer of {dest.nbytes} bytes for a batch of "
+                         f"{total}")
+    out = dest[:total]
+    out[:] = batch
+    return out
 
 
 class RecordBatchBuilder:
@@ -465,10 +484,18 @@ def patch_producer_fields(
     producer_epoch: int,
     base_sequence: int,
     transactional: bool | None = None,
-) -> bytes:
+    in_place: bool = False,
+) -> Any:
     """A copy of one built batch with new producer id/epoch/base sequence (and optionally the
-    transactional flag), its CRC recomputed."""
-    out = bytearray(buf)
+    transactional flag), its CRC recomputed; with ``in_place`` the writable buffer ``buf``
+    itself is patched (after every check passed) and returned."""
+    if in_place:
+        view = byte_view(buf)
+        if view.readonly:
+            raise TypeError("patch_producer_fields(in_place=True) needs a writable buffer")
+        out = bytearray(view)  # patched here, then written back whole
+    else:
+        out = bytearray(buf)
     if len(out) < HEADER_SIZE or out[16] != 2:
         raise ValueError("not a magic 2 record batch")
     (length,) = struct.unpack_from(">i", out, 8)
@@ -480,6 +507,9 @@ def patch_producer_fields(
         attrs = (attrs | ATTR_TRANSACTIONAL) if transactional else (attrs & ~ATTR_TRANSACTIONAL)
         struct.pack_into(">h", out, 21, attrs)
     struct.pack_into(">I", out, 17, _crc32c(memoryview(out)[CRC_START:]))
+    if in_place:
+        view[:HEADER_SIZE] = out[:HEADER_SIZE]  # only the header changed
+        return buf
     return bytes(out)
 
 

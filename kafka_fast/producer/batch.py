@@ -14,6 +14,9 @@ from typing import Any
 from ..records import patch_producer_fields
 from .partitioner import gather_column
 
+#: The producer fields of a batch encoded without them (producer id, epoch, base sequence).
+UNSTAMPED = (-1, -1, -1)
+
 
 class RecordEntries:
     """Per-record delivery data of a batch filled by ``produce()``.
@@ -82,7 +85,7 @@ class ProducerBatch:
     )
 
     def __init__(self, part: Any, count: int, size: int, created: float, entries: Any,
-                 builder: Any = None, payload: bytes | None = None, order: int = 0) -> None:
+                 builder: Any = None, payload: Any = None, order: int = 0) -> None:
         self.part = part  # PartitionState
         self.builder = builder
         self.payload = payload
@@ -98,7 +101,7 @@ class ProducerBatch:
         self.topic_id: Any = None
         #: A request carrying it failed without an answer: it may have been written.
         self.in_doubt = False
-        self.stamp = (-1, -1, -1)  # (producer_id, epoch, base_sequence) the payload carries
+        self.stamp = UNSTAMPED  # (producer_id, epoch, base_sequence) the payload carries
         self.attempts = 0
         self.retry_at = 0.0
         self.error: Any = None
@@ -120,7 +123,7 @@ class ProducerBatch:
         """False while an encoder thread is still building the payload."""
         return self.encoding is None or self.encoding.done()
 
-    def wire_bytes(self, producer_id: int, producer_epoch: int, transactional: bool) -> bytes:
+    def wire_bytes(self, producer_id: int, producer_epoch: int, transactional: bool) -> Any:
         """The encoded batch stamped with these producer fields and ``base_sequence``
         (built on first use, patched when the fields changed since)."""
         stamp = (producer_id, producer_epoch, self.base_sequence)
@@ -136,8 +139,14 @@ class ProducerBatch:
             self.payload = builder.build()
             self.builder = None
         elif stamp != self.stamp:
+            # Never sent yet and written into the producer's own buffer: stamped in place
+            # (a sent payload may still be held by a request, so it is copied).
+            payload = self.payload
+            in_place = (self.stamp == UNSTAMPED and self.sent_at == 0.0
+                        and isinstance(payload, memoryview) and not payload.readonly)
             self.payload = patch_producer_fields(
-                self.payload, producer_id, producer_epoch, self.base_sequence, transactional)
+                payload, producer_id, producer_epoch, self.base_sequence, transactional,
+                in_place=in_place)
         self.stamp = stamp
         return self.payload
 

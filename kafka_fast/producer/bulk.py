@@ -15,9 +15,12 @@ Encoding runs far faster than a broker acknowledges, so ``produce_batch`` also k
 :data:`AHEAD_BYTES` (or four batches, if more) of encoded batches waiting for acknowledgement
 and waits for acknowledgements before encoding more (for ``delivery.timeout.ms`` per call at
 most: a broker that stopped answering then gets the rest queued, and the delivery reports
-tell). The memory of acknowledged batches is then reused for the next ones instead of every
-batch touching fresh pages (a page fault per 4 KB cost a third of the CPU of a large call),
-and the producer's memory stays bounded by the window.
+tell), so the producer's memory stays bounded by the window. Batches are encoded into
+buffers of the producer's own pool (:class:`kafka_fast.net.framing.BufferPool`), which takes
+each one back once its batch is acknowledged and no request holds it any more: the next batches
+reuse memory already faulted in instead of touching fresh pages (a page fault per 4 KB cost a
+third of the CPU of a large call), and the sender stamps the producer id and sequence into that
+buffer in place instead of copying the batch.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import KafkaError, KafkaException
+from ..net.framing import BufferPool
 from ..records import encode_batch
 from .accumulator import now_ms
 from .arguments import as_bytes, as_headers
@@ -87,6 +91,12 @@ WAKE_BYTES = 256 * 1024
 #: Encoded bytes of ``produce_batch`` batches that may wait for acknowledgement before it
 #: waits (a soft bound: one call waits ``delivery.timeout.ms`` in all at most).
 AHEAD_BYTES = 16 * 1024 * 1024
+
+
+#: Encoded batches the producer's buffer pool follows until they are released.
+POOL_BUFFERS = 64
+#: Batches smaller than this are encoded into bytes of their own (no page faults to save).
+POOL_MIN_BYTES = 64 * 1024
 
 
 def _scratch() -> dict:
@@ -147,6 +157,11 @@ class BatchProducer:
         self.pending: deque[tuple[weakref.ref[ProducerBatch], int]] = deque()
         self.pending_bytes = 0
         self.lock = threading.Lock()
+        #: Memory of encoded batches, reused once a batch is acknowledged and released (up
+        #: to the window of unacknowledged batches, twice over, waits unused).
+        window = max(AHEAD_BYTES, 4 * acc.batch_size)
+        self.buffers = BufferPool(max_buffers=POOL_BUFFERS, min_size=POOL_MIN_BYTES,
+                                  max_free_bytes=2 * window)
 
     def encoder_pool(self) -> ThreadPoolExecutor:
         """The worker threads that encode array columns (started on first use; one pool
@@ -251,7 +266,8 @@ class BatchProducer:
                 # (if any) pick the same rows when they are built.
                 rows = order[a:b]
                 payload = encode_batch(values, keys, timestamps=ts, headers=hdrs,
-                                       compression=codec, compression_level=level, rows=rows)
+                                       compression=codec, compression_level=level, rows=rows,
+                                       into=into)
                 count = b - a
                 return q, count, payload, ColumnEntries(
                     cb, values, keys, ts, None if hdrs is None else [hdrs] * count, count,
@@ -264,7 +280,7 @@ class BatchProducer:
                 ct = None if ts is None else ts[rows]
                 ch = [hdrs[i] for i in rows.tolist()] if per_record_headers else hdrs
             payload = encode_batch(cv, ck, timestamps=ct, headers=ch, compression=codec,
-                                   compression_level=level)
+                                   compression_level=level, into=into)
             count = b - a
             entries = ColumnEntries(cb, cv, ck, ct, ch if per_record_headers else
                                     (None if ch is None else [ch] * count), count) \
@@ -273,8 +289,9 @@ class BatchProducer:
 
         unsent = [0]
         queued = [0]
+        into = self.buffers.acquire
 
-        def queue(q: int, count: int, payload: bytes, entries: Any) -> bool:
+        def queue(q: int, count: int, payload: Any, entries: Any) -> bool:
             """Queue one batch; True when enough bytes wait for the I/O thread to wake it (one
             Produce request then carries many small batches instead of one each)."""
             batch = ProducerBatch(t.parts[q], count, len(payload), created, entries,

@@ -11,7 +11,7 @@ from consumer_support import as_tuple, make_items, produce_confluent, read_all
 from harness import create_topic, unique_topic
 from harness.peers import missing
 
-from kafka_fast import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
+from kafka_fast import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 
@@ -58,6 +58,48 @@ def test_assign_reads_exact_records_and_batch_columns(broker, codec):
         assert table.num_rows == len(view)
     finally:
         c.close()
+
+
+def test_consume_batch_joins_batches_and_a_kept_view_never_changes(real_broker):
+    """Views of several fetched batches each hold exactly their records, and the first view,
+    kept while everything is read again, keeps its records. (Real brokers: the mock
+    cluster's Fetch answers gave no view several batches to join.)"""
+    broker = real_broker
+    topic = unique_topic("keep")
+    create_topic(broker, topic, 1)
+    n = 12_000
+    values = [b"%06d" % i + bytes([i % 251]) * (i % 150) for i in range(n)]
+    keys = [None if i % 9 == 0 else b"key-%d" % i for i in range(n)]
+    with Producer(broker.client_config({"batch.size": 100_000, "linger.ms": 50})) as p:
+        assert p.produce_batch(topic, values, keys=keys, timestamps=[
+            1_700_000_000_000 + i for i in range(n)]) == n
+        assert p.flush(30) == 0
+    c = consumer(broker)
+    try:
+        c.assign([TopicPartition(topic, 0)])
+        views = []
+        deadline = time.monotonic() + 30
+        while sum(map(len, views)) < n and time.monotonic() < deadline:
+            view = c.consume_batch(2_500, 1.0)
+            if len(view):
+                views.append(view)
+        first = views[0]
+        first_rows = [first.values[i] for i in range(len(first))]
+        assert max(map(len, views)) > 1_400, "no view joined several batches"
+        rows = [(int(v.offsets[i]), v.keys[i], v.values[i], int(v.timestamps[i]))
+                for v in views for i in range(len(v))]
+        del views, view
+        # more views, while the first is still held
+        c.seek(TopicPartition(topic, 0, OFFSET_BEGINNING))
+        again = 0
+        while again < n and time.monotonic() < deadline:
+            again += len(c.consume_batch(2_500, 1.0))
+        assert again == n
+        assert [first.values[i] for i in range(len(first))] == first_rows
+        assert first.offsets.tolist() == list(range(len(first)))
+    finally:
+        c.close()
+    assert rows == [(i, keys[i], values[i], 1_700_000_000_000 + i) for i in range(n)]
 
 
 def test_subscribe_and_consume_read_exact_records(broker):

@@ -248,6 +248,9 @@ def test_large_call_keeps_a_bounded_window_of_unacknowledged_batches(real_broker
             sampler.join()
         assert p.flush(60) == 0
         assert bulk.unacked() == 0
+        # acknowledged batches gave their buffers back to the producer's pool, where the
+        # next batches took them from (the records read back below are still exact)
+        assert bulk.buffers.free_buffers()
     assert 0 < peak[0] <= AHEAD_BYTES + batch_size
     got = read_confluent(broker, topic, 2, n, timeout=120)
     assert len(got) == n
@@ -398,3 +401,28 @@ def test_socket_calls_give_the_lock_up_only_during_bulk_calls(broker):
     finally:
         c.close()
     assert values == [bytes(r) for r in rows]
+
+
+def test_a_pooled_batch_is_stamped_in_place_until_it_is_sent():
+    """The sender stamps producer id, epoch and sequence into a ``produce_batch`` batch's
+    own buffer before its first send; once sent (a request may still hold it) a new stamp
+    goes into a copy and the sent bytes stay as they were."""
+    from kafka_fast.net.framing import BufferPool
+    from kafka_fast.producer.batch import ProducerBatch
+    from kafka_fast.records import decode_batches, encode_batch
+
+    values = _indexed_rows(2_000, 100)
+    payload = encode_batch(values, timestamps=7, into=BufferPool(min_size=1024).acquire)
+    batch = ProducerBatch(None, 2_000, len(payload), 0.0, None, payload=payload)
+    batch.base_sequence = 40
+    wire = batch.wire_bytes(9, 2, False)
+    assert wire is payload  # stamped in place
+    head = decode_batches(wire)[0]
+    assert (head.producer_id, head.producer_epoch, head.base_sequence) == (9, 2, 40)
+    sent = bytes(wire)
+    batch.sent_at = 1.0
+    again = batch.wire_bytes(9, 3, False)  # an epoch bump after the send
+    assert again is not payload and bytes(payload) == sent
+    head = decode_batches(again)[0]
+    assert (head.producer_id, head.producer_epoch, head.base_sequence) == (9, 3, 40)
+    assert [r.value for r in head.records()] == [bytes(row) for row in values]
