@@ -21,7 +21,11 @@ topics, three jobs each:
 Each job's result is checked to be the same rows for both connectors (count and a sum of
 xxhash64 over partition, offset, key, value and timestamp for reads; over key and value for
 what was written). The batch write also runs with a Python data source that only counts the
-rows (``null_arrow_sink``: Spark's own cost of the Python data source path, no client). For
+rows (``null_arrow_sink``: Spark's own cost of the Python data source path, no client); the
+streaming job also runs with a Python stream source that makes the rows and a Python stream
+sink that counts them (``null_stream``, ``STREAM_ALONE``: the Python streaming data source
+API's own cost per micro-batch), and from the built-in source into that sink. Each streaming
+job stores the median of each micro-batch phase (``PHASES``: Spark's ``durationMs``). For
 every job the CPU seconds of the broker's JVM, Spark's JVM, PySpark's Python workers and the
 whole machine are read from /proc (``cpu_snapshot``, ``CpuMeter``), also per million rows.
 CPU used by other processes during the jobs labels the run as from a loaded machine
@@ -52,6 +56,7 @@ Wall time is measured around the Spark action; the table shows the median rows/s
 ``--runs`` runs and the ratio to the confluent ``foreachPartition`` / ``mapPartitions`` job.
 
     python benchmarks/bench_spark.py [--rows 1000000] [--runs 3] [--partitions 4]
+    python benchmarks/bench_spark.py --cases streaming --no-tune   # some jobs, not stored
     python benchmarks/bench_spark.py --report          # docs table and chart, stored runs
     python benchmarks/bench_spark.py --clients         # helpers vs confluent-kafka
 """
