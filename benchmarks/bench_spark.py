@@ -21,7 +21,11 @@ topics, three jobs each:
 Each job's result is checked to be the same rows for both connectors (count and a sum of
 xxhash64 over partition, offset, key, value and timestamp for reads; over key and value for
 what was written). The batch write also runs with a Python data source that only counts the
-rows (``null_arrow_sink``: Spark's own cost of the Python data source path, no client). For
+rows (``null_arrow_sink``: Spark's own cost of the Python data source path, no client); the
+streaming job also runs with a Python stream source that makes the rows and a Python stream
+sink that counts them (``null_stream``, ``STREAM_ALONE``: the Python streaming data source
+API's own cost per micro-batch), and from the built-in source into that sink. Each streaming
+job stores the median of each micro-batch phase (``PHASES``: Spark's ``durationMs``). For
 every job the CPU seconds of the broker's JVM, Spark's JVM, PySpark's Python workers and the
 whole machine are read from /proc (``cpu_snapshot``, ``CpuMeter``), also per million rows.
 CPU used by other processes during the jobs labels the run as from a loaded machine
@@ -52,6 +56,7 @@ Wall time is measured around the Spark action; the table shows the median rows/s
 ``--runs`` runs and the ratio to the confluent ``foreachPartition`` / ``mapPartitions`` job.
 
     python benchmarks/bench_spark.py [--rows 1000000] [--runs 3] [--partitions 4]
+    python benchmarks/bench_spark.py --cases streaming --no-tune   # some jobs, not stored
     python benchmarks/bench_spark.py --report          # docs table and chart, stored runs
     python benchmarks/bench_spark.py --clients         # helpers vs confluent-kafka
 """
@@ -88,8 +93,12 @@ from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql.datasource import (  # noqa: E402
     DataSource,
     DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    DataSourceStreamReader,
+    InputPartition,
     WriterCommitMessage,
 )
+from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows  # noqa: E402
 
 import kafka_fast  # noqa: E402
 from kafka_fast.bench import store  # noqa: E402
@@ -457,6 +466,91 @@ class NullArrowSink(DataSource):
         return NullArrowWriter(int(self.options.get("rows", -1)))
 
 
+# ---------------------------------------------------------------------------------------------
+# Spark alone, streaming: a Python stream source that makes rows and a Python stream sink that
+# counts them (the Python data source API's own cost per micro-batch, no client)
+
+class NullStreamPartition(InputPartition):
+    """Rows ``[start, end)`` of the made-up stream."""
+
+    def __init__(self, start: int, end: int) -> None:
+        self.start, self.end = start, end
+
+
+class NullStreamReader(DataSourceStreamReader):
+    """Offsets ``{"row": n}`` up to ``rows``; a micro-batch's rows are split into
+    ``partitions`` tasks, each yielding Arrow batches of 10-byte keys and 100-byte values."""
+
+    CHUNK = 10_000
+
+    def __init__(self, rows: int, per_trigger: int, partitions: int) -> None:
+        self.rows, self.per_trigger, self.parts = rows, per_trigger, partitions
+
+    def initialOffset(self) -> dict:
+        return {"row": 0}
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        return ReadMaxRows(self.per_trigger)
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        most = limit.max_rows if isinstance(limit, ReadMaxRows) else self.rows
+        return {"row": min(self.rows, int(start["row"]) + most)}
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        first, last = int(start["row"]), int(end["row"])
+        step = -(-(last - first) // self.parts) or 1
+        return [NullStreamPartition(i, min(i + step, last)) for i in range(first, last, step)]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        import pyarrow as pa
+
+        assert isinstance(partition, NullStreamPartition)
+        keys = pa.array([b"k" * 10] * self.CHUNK, pa.binary())
+        values = pa.array([b"v" * 100] * self.CHUNK, pa.binary())
+        for i in range(partition.start, partition.end, self.CHUNK):
+            n = min(self.CHUNK, partition.end - i)
+            yield pa.RecordBatch.from_arrays([keys.slice(0, n), values.slice(0, n)],
+                                             names=["key", "value"])
+
+    def commit(self, end: dict) -> None:
+        pass
+
+
+class NullStreamWriter(DataSourceStreamArrowWriter):
+    """Counts the rows of the Arrow batches of each micro-batch's tasks."""
+
+    def write(self, iterator: Iterator[Any]) -> NullCommit:
+        return NullCommit(sum(batch.num_rows for batch in iterator))
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        pass
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        pass
+
+
+class NullStream(DataSource):
+    """``readStream.format("null_stream").option("rows", n)`` (with ``triggerRows``,
+    ``partitions``: tasks per micro-batch) and ``writeStream.format("null_stream")``: the Python streaming data
+    source path (source process, planning, Python tasks, the sink's commit) with no Kafka
+    client on either side. Other options are ignored."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "null_stream"
+
+    def schema(self) -> str:
+        return "key binary, value binary"
+
+    def streamReader(self, schema: Any) -> NullStreamReader:
+        return NullStreamReader(int(self.options["rows"]),
+                                int(self.options.get("triggerRows", 100_000)),
+                                int(self.options.get("partitions", 4)))
+
+    def streamWriter(self, schema: Any, overwrite: bool) -> NullStreamWriter:
+        return NullStreamWriter()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -493,7 +587,18 @@ def main() -> None:
                         help="only regenerate the docs/spark.md table and chart from the "
                              "stored runs")
     parser.add_argument("--no-store", action="store_true", help="do not store the run")
+    parser.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES),
+                        help="only these jobs (a run of fewer is not stored; without both "
+                             "batch jobs the built-in connector is not tuned)")
+    parser.add_argument("--builtin-write", type=int, default=0,
+                        choices=range(len(BUILTIN_WRITE_CANDIDATES)),
+                        help="without tuning: the built-in's write candidate (index)")
+    parser.add_argument("--builtin-read", type=int, default=0,
+                        choices=range(len(BUILTIN_READ_CANDIDATES)),
+                        help="without tuning: the built-in's read candidate (index)")
     args = parser.parse_args()
+    if set(args.cases) != set(CASES):
+        args.no_store = True
     if args.report:
         spark_report.write_report(store.DEFAULT_DIR / "spark.jsonl")
         return
@@ -613,6 +718,17 @@ BUILTIN_READ_CANDIDATES: dict[str, dict[str, str]] = {
 #: this many rows failed (10M rows: 620 s; quiet runs stream 140,000-240,000 rows/s)
 STREAM_BOUND_S = 120
 STREAM_FLOOR_ROWS_PER_S = 20_000
+#: a micro-batch's phases (``durationMs`` of its progress), stored as the median over the
+#: steady-state micro-batches: the source's offsets, planning, the write job (with the
+#: sink's commit), the offset and commit logs, and the whole trigger
+PHASES = ("latestOffset", "getBatch", "queryPlanning", "addBatch", "walCommit",
+          "commitOffsets", "triggerExecution")
+#: streaming jobs without a Kafka client, timed with the connectors: ``(source format,
+#: sink format)``; ``null_stream`` is ``NullStream`` (makes rows / counts them)
+STREAM_ALONE = {
+    "Spark alone (Python stream source and sink, no client)": ("null_stream", "null_stream"),
+    "built-in source, Python stream sink (no client)": ("kafka", "null_stream"),
+}
 #: a run is stored as from a loaded machine when processes other than the benchmark's
 #: (broker, Spark, its Python workers, this driver) used more than this share of the CPUs
 LOADED_SHARE = 0.15
@@ -655,9 +771,11 @@ def steady_state(progress: list[dict], skip: int) -> dict[str, Any]:
     start = at(kept[0])
     end = at(kept[-1]) + durations[-1] / 1000
     rows = sum(int(p["numInputRows"]) for p in kept)
+    phases = {name: round(statistics.median(float(p["durationMs"].get(name, 0)) for p in kept), 1)
+              for name in PHASES}
     return {"rows": rows, "batches": len(kept), "start": start, "end": end,
             "rows_per_s": rows / (end - start), "p50_ms": percentile(durations, 50),
-            "p99_ms": percentile(durations, 99)}
+            "p99_ms": percentile(durations, 99), "phases_ms": phases}
 
 
 class Jobs:
@@ -693,11 +811,13 @@ class Jobs:
         for future in admin.delete_topics([topic], operation_timeout=30).values():
             future.result(60)
 
-    def written(self, topic: str) -> tuple[int, int]:
+    def written(self, topic: str, rows: int | None = None) -> tuple[int, int]:
+        """The fingerprint of what ``topic`` holds, checked to be the DataFrame's (or, with
+        ``rows``, to be that many rows)."""
         got = fingerprint(self.spark.read.format("kafka_fast")
                           .option("kafka.bootstrap.servers", self.bootstrap)
                           .option("subscribe", topic).load(), ["key", "value"])
-        assert got == self.want, (topic, got, self.want)
+        assert got == self.want if rows is None else got[0] == rows, (topic, got, self.want)
         return got
 
     def write(self, fmt: str, options: dict[str, str]) -> dict[str, Any]:
@@ -721,7 +841,8 @@ class Jobs:
         return {"seconds": seconds, "cpu": meter.used, "print": None}
 
     def read(self, fmt: str, options: dict[str, str]) -> dict[str, Any]:
-        assert self.source is not None, "a write runs first"
+        self.ensure_source()
+        assert self.source is not None
         reader = (self.spark.read.format(fmt).option("kafka.bootstrap.servers", self.bootstrap)
                   .options(**options).option("subscribe", self.source))
         box: list = []
@@ -731,24 +852,40 @@ class Jobs:
         assert box[0][0] == self.rows, (fmt, box)
         return {"seconds": seconds, "cpu": meter.used, "print": box[0]}
 
+    def ensure_source(self) -> None:
+        """The topic the reads and streams read: written by kafka_fast (not timed) when no
+        measured write made it (``--cases`` without the batch write)."""
+        if self.source is None:
+            self.write("kafka_fast", KAFKA_FAST_OPTIONS["batch write"])
+
     def stream(self, fmt: str, read_options: dict[str, str],
-               write_options: dict[str, str]) -> dict[str, Any]:
-        """readStream -> writeStream at a processingTime trigger until every row is through;
-        the steady state from the query's progress, CPU over the same span."""
-        assert self.source is not None, "a write runs first"
+               write_options: dict[str, str], sink: str | None = None) -> dict[str, Any]:
+        """readStream of ``fmt`` -> writeStream of ``sink`` (default ``fmt``) at a
+        processingTime trigger until every row is through; the steady state from the query's
+        progress, CPU over the same span. A ``null_stream`` sink writes nothing (nothing to
+        compare); a ``null_stream`` source makes ``rows`` rows."""
+        self.ensure_source()
         args = self.args
-        target = self.fresh_topic()
+        sink = sink or fmt
+        counted = sink in (NullStream.name(), "noop")
+        target = "" if counted else self.fresh_topic()
         checkpoint = self.workdir / f"ckpt-{uuid.uuid4().hex[:8]}"
-        stream = (self.spark.readStream.format(fmt)
-                  .option("kafka.bootstrap.servers", self.bootstrap).options(**read_options)
-                  .option("subscribe", self.source).option("startingOffsets", "earliest")
-                  .option("maxOffsetsPerTrigger", str(args.trigger_rows))
+        if fmt == NullStream.name():
+            # as many tasks as kafka_fast packs a micro-batch into (the session's parallelism)
+            tasks = min(args.partitions, self.spark.sparkContext.defaultParallelism)
+            read_options = {"rows": str(self.rows), "triggerRows": str(args.trigger_rows),
+                            "partitions": str(tasks)}
+        else:
+            read_options = {"kafka.bootstrap.servers": self.bootstrap, **read_options,
+                            "subscribe": str(self.source), "startingOffsets": "earliest",
+                            "maxOffsetsPerTrigger": str(args.trigger_rows)}
+        stream = (self.spark.readStream.format(fmt).options(**read_options)
                   .load().select("key", "value"))
         # a bound for a stuck query: 5x the slowest rate seen on a loaded machine
         deadline = time.monotonic() + STREAM_BOUND_S + self.rows / STREAM_FLOOR_ROWS_PER_S
         with CpuMeter() as meter:
             began = time.monotonic()
-            query = (stream.writeStream.format(fmt)
+            query = (stream.writeStream.format(sink)
                      .option("kafka.bootstrap.servers", self.bootstrap)
                      .options(**write_options).option("topic", target)
                      .option("checkpointLocation", str(checkpoint))
@@ -766,8 +903,11 @@ class Jobs:
                 whole = time.monotonic() - began
             finally:
                 query.stop()
-        got = self.written(target)
-        self.drop(target)
+        got = None
+        if not counted:
+            # a made-up source's rows are not the DataFrame's: their count is checked
+            got = self.written(target, self.rows if fmt == NullStream.name() else None)
+            self.drop(target)
         steady = steady_state(progress, args.skip_batches)
         span, cpu = meter.used_between(steady["start"], steady["end"])
         # CPU of the span scaled to the steady rows' share of it (the span can be wider by
@@ -777,7 +917,8 @@ class Jobs:
         return {"seconds": steady["rows"] / steady["rows_per_s"], "cpu": cpu, "print": got,
                 "rows": steady["rows"], "query_seconds": whole,
                 "batches": steady["batches"], "p50_ms": steady["p50_ms"],
-                "p99_ms": steady["p99_ms"], "all_cpu": meter.used}
+                "p99_ms": steady["p99_ms"], "phases_ms": steady["phases_ms"],
+                "all_cpu": meter.used}
 
 
 def other_cpu(cpu: dict[str, float | None]) -> float:
@@ -793,8 +934,10 @@ def run_connectors(spark, broker, args, workdir: Path
     ``(result rows, the built-in's options by job, tuning rows, share of the CPUs other
     processes used during the measured jobs)``."""
     spark.dataSource.register(NullArrowSink)
-    chosen = {"batch write": {**COMMON_OPTIONS, **next(iter(BUILTIN_WRITE_CANDIDATES.values()))},
-              "batch read": dict(next(iter(BUILTIN_READ_CANDIDATES.values())))}
+    spark.dataSource.register(NullStream)
+    chosen = {"batch write": {**COMMON_OPTIONS,
+                              **list(BUILTIN_WRITE_CANDIDATES.values())[args.builtin_write]},
+              "batch read": dict(list(BUILTIN_READ_CANDIDATES.values())[args.builtin_read])}
     if args.warmup_rows:
         print(f"warm-up with {args.warmup_rows:,} rows (not counted)", flush=True)
         jobs = Jobs(spark, broker, args, workdir, args.warmup_rows)
@@ -803,7 +946,7 @@ def run_connectors(spark, broker, args, workdir: Path
         finally:
             jobs.close()
     tuning: list[dict] = []
-    if args.tune:
+    if args.tune and {"batch write", "batch read"} <= set(args.cases):
         rows = min(args.tune_rows, args.rows)
         print(f"tuning the built-in connector with {rows:,} rows", flush=True)
         jobs = Jobs(spark, broker, args, workdir, rows)
@@ -870,22 +1013,39 @@ def one_round(jobs: Jobs, options: dict, index: int) -> dict[tuple[str, str], di
         print(f"{case:12s} {who:37s} {rows / got['seconds']:12,.0f} rows/s "
               f"{got['seconds']:7.2f} s{extra}", flush=True)
 
-    for who, fmt in order:
-        show("batch write", who, jobs.write(fmt, options[who]["batch write"]))
-    for who, fmt in SPARK_ALONE.items():
-        show("batch write", who, jobs.write_alone(fmt))
-    for who, fmt in order:
-        show("batch read", who, jobs.read(fmt, options[who]["batch read"]))
-    for who, fmt in order:
-        show("streaming", who, jobs.stream(fmt, options[who]["streaming read"],
-                                           options[who]["streaming"]))
+    cases = jobs.args.cases
+    if "batch write" in cases:
+        for who, fmt in order:
+            show("batch write", who, jobs.write(fmt, options[who]["batch write"]))
+        for who, fmt in SPARK_ALONE.items():
+            show("batch write", who, jobs.write_alone(fmt))
+    if "batch read" in cases:
+        for who, fmt in order:
+            show("batch read", who, jobs.read(fmt, options[who]["batch read"]))
+    if "streaming" in cases:
+        for who, fmt in order:
+            show("streaming", who, jobs.stream(fmt, options[who]["streaming read"],
+                                               options[who]["streaming"]))
+            print_phases(out[("streaming", who)])
+        for who, (source, sink) in STREAM_ALONE.items():
+            read = options["built-in"]["streaming read"] if source == "kafka" else {}
+            show("streaming", who, jobs.stream(source, read, {}, sink=sink))
+            print_phases(out[("streaming", who)])
     return out
+
+
+def print_phases(got: dict) -> None:
+    """A streaming job's median micro-batch phases (ms)."""
+    phases = got.get("phases_ms") or {}
+    print("             phases (median ms): " + ", ".join(f"{k} {v:.0f}"
+                                                          for k, v in phases.items()),
+          flush=True)
 
 
 def summarise(samples: dict[tuple[str, str], list[dict]], n: int) -> list[dict]:
     """Result rows: the median of each job's runs, and its ratio to the built-in's."""
     results = []
-    for case in CASES:
+    for case in [c for c in CASES if (c, "built-in") in samples]:
         prints = {who: {s["print"] for s in samples[(case, who)]} for who in CONNECTORS}
         same = prints["built-in"] == prints["kafka_fast"]
         assert same, (case, prints)
@@ -894,7 +1054,8 @@ def summarise(samples: dict[tuple[str, str], list[dict]], n: int) -> list[dict]:
             return s.get("rows", n) / s["seconds"]
 
         base = statistics.median(rate(s) for s in samples[(case, "built-in")])
-        for who in [*CONNECTORS, *(SPARK_ALONE if case == "batch write" else ())]:
+        alone = {"batch write": SPARK_ALONE, "streaming": STREAM_ALONE}.get(case, {})
+        for who in [*CONNECTORS, *alone]:
             runs = samples[(case, who)]
             rows_per_s = statistics.median(rate(s) for s in runs)
             rows = runs[0].get("rows", n)
@@ -918,6 +1079,9 @@ def summarise(samples: dict[tuple[str, str], list[dict]], n: int) -> list[dict]:
                 row["query_seconds"] = round(statistics.median(s["query_seconds"]
                                                                for s in runs), 2)
                 row["samples_p99_ms"] = [round(s["p99_ms"], 1) for s in runs]
+                row["phases_ms"] = {k: round(statistics.median(s["phases_ms"][k]
+                                                               for s in runs), 1)
+                                    for k in PHASES}
             results.append(row)
     return results
 

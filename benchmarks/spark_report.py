@@ -90,6 +90,9 @@ def render_table(run: dict[str, Any]) -> str:
                   f"these candidates (one job each, {s['tune_rows']:,} rows; the best is used):",
                   "", "| job | built-in candidate | rows/s |", "|---|---|---:|"]
         lines += [f"| {t['case']} | {t['label']} | {t['rows_per_s']:,} |" for t in tuning]
+    phases = phases_table(run)
+    if phases:
+        lines += ["", phases]
     bound = write_bound(run)
     if bound is not None:
         seconds, ratio = bound
@@ -97,6 +100,21 @@ def render_table(run: dict[str, Any]) -> str:
                   f"the Spark alone row's Spark JVM and Python workers CPU plus the kafka_fast "
                   f"row's broker CPU to the {m['cpus']} CPUs: at least {seconds:.2f} s, "
                   f"{ratio:.2f}x the built-in's rows/s at most in this run."]
+    return "\n".join(lines)
+
+
+def phases_table(run: dict[str, Any]) -> str:
+    """The streaming rows' micro-batch phases (``durationMs``, median ms of the steady-state
+    micro-batches, median of the runs) as a Markdown table; empty for runs without them."""
+    rows = [r for r in run["results"] if r["case"] == "streaming" and r.get("phases_ms")]
+    if not rows:
+        return ""
+    names = list(rows[0]["phases_ms"])
+    lines = ["Streaming micro-batch phases, median ms (Spark's `durationMs`):", "",
+             "| connector | " + " | ".join(names) + " |",
+             "|---|" + "---:|" * len(names)]
+    lines += [f"| {r['connector']} | " + " | ".join(f"{r['phases_ms'].get(n, 0):,.0f}"
+                                                   for n in names) + " |" for r in rows]
     return "\n".join(lines)
 
 

@@ -179,7 +179,7 @@ def test_the_meter_gives_the_cpu_of_a_window():
 def _progress(start_s: float, rows: int, ms: int) -> dict:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(start_s)))
     return {"timestamp": f"{stamp}.{round(start_s % 1 * 1000):03d}Z", "numInputRows": rows,
-            "durationMs": {"triggerExecution": ms}}
+            "durationMs": {"triggerExecution": ms, "addBatch": ms - 50}}
 
 
 def test_the_steady_state_leaves_out_the_first_batches_and_the_empty_ones():
@@ -192,6 +192,8 @@ def test_the_steady_state_leaves_out_the_first_batches_and_the_empty_ones():
     assert got["start"] == pytest.approx(t0 + 5) and got["end"] == pytest.approx(t0 + 9.5)
     assert got["rows_per_s"] == pytest.approx(300 / 4.5)
     assert got["p50_ms"] == 1000 and got["p99_ms"] == pytest.approx(1980)
+    # each phase's median over the kept micro-batches; one a progress lacks counts as 0
+    assert got["phases_ms"]["addBatch"] == 950 and got["phases_ms"]["commitOffsets"] == 0
     assert steady_state(progress, skip=9)["batches"] == 1  # at least one kept
     with pytest.raises(ValueError, match="no rows"):
         steady_state([_progress(t0, 0, 5)], skip=0)
@@ -252,7 +254,8 @@ def test_the_table_shows_rates_latencies_cpu_per_million_and_the_settings():
              {"broker": 0.6, "spark_jvm": 0.55, "python_workers": 0.47, "machine": 1.7}),
         _row("batch write", "Spark alone (Python sink, no client)", 0.4, None,
              {"broker": 0.0, "spark_jvm": 0.5, "python_workers": 0.21, "machine": 0.8}),
-        _row("streaming", "kafka_fast", 1.0, True, None, p50_ms=180.4, p99_ms=1234.0)])
+        _row("streaming", "kafka_fast", 1.0, True, None, p50_ms=180.4, p99_ms=1234.0,
+             phases_ms={"latestOffset": 6.0, "addBatch": 150.4, "triggerExecution": 180.4})])
     table = render_table(run)
     assert table.splitlines()[0] == (
         "| job | connector | rows/s | vs built-in | seconds | micro-batch p50 / p99 ms | "
@@ -270,6 +273,8 @@ def test_the_table_shows_rates_latencies_cpu_per_million_and_the_settings():
     assert "- built-in, batch write: `kafka.linger.ms=5`" in table
     assert "- kafka_fast, batch read: defaults" in table
     assert "| batch write | linger 5 ms | 700,000 |" in table
+    assert ("| connector | latestOffset | addBatch | triggerExecution |\n|---|---:|---:|---:|\n"
+            "| kafka_fast | 6 | 150 | 180 |") in table
     # Spark alone's JVM 0.5 + Python 0.21 + kafka_fast's broker 0.6 over 2 CPUs: 0.655 s
     seconds, ratio = write_bound(run)
     assert seconds == pytest.approx(0.655) and ratio == pytest.approx(1.5 / 0.655)
@@ -312,3 +317,24 @@ def test_the_report_writes_the_tables_and_the_chart(tmp_path):
     write_report(stored, doc, tmp_path / "none.png")
     assert "No run of this comparison is stored yet" in doc.read_text(encoding="utf-8")
     assert not (tmp_path / "none.png").exists()
+
+
+def test_the_null_stream_source_serves_its_rows_in_trigger_sized_batches():
+    from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+
+    from benchmarks.bench_spark import NullStreamReader
+
+    reader = NullStreamReader(rows=250_000, per_trigger=100_000, partitions=2)
+    assert reader.initialOffset() == {"row": 0}
+    limit = reader.getDefaultReadLimit()
+    assert isinstance(limit, ReadMaxRows) and limit.max_rows == 100_000
+    assert reader.latestOffset({"row": 0}, limit) == {"row": 100_000}
+    assert reader.latestOffset({"row": 200_000}, limit) == {"row": 250_000}
+    assert reader.latestOffset({"row": 0}, ReadAllAvailable()) == {"row": 250_000}
+    parts = reader.partitions({"row": 200_000}, {"row": 250_000})
+    assert [(p.start, p.end) for p in parts] == [(200_000, 225_000), (225_000, 250_000)]
+    batches = list(reader.read(parts[1]))
+    assert [b.num_rows for b in batches] == [10_000, 10_000, 5_000]
+    assert batches[-1].schema.names == ["key", "value"]
+    assert batches[-1].column("value")[0].as_py() == b"v" * 100
+    assert batches[-1].column("key")[0].as_py() == b"k" * 10
