@@ -1,7 +1,7 @@
 """Types of the compiled record engine (``_records.pyx``; twin: ``kafka_fast._pure.records``)."""
 
 from collections.abc import Callable, Sequence
-from typing import Any, final
+from typing import Any, final, overload
 
 from kafka_fast.codecs.compression import DecompressionBudget
 from kafka_fast.errors import CorruptRecordError as CorruptRecordError
@@ -10,12 +10,20 @@ from kafka_fast.records.columns import Columns as Columns
 from kafka_fast.records.legacy import LegacyRecordBatch as LegacyRecordBatch
 
 def now_ms() -> int: ...
+@overload
 def encode_batch(values: Any, keys: Any = None, *, timestamps: Any = None, headers: Any = None,
                  compression: str | int = "none", compression_level: int | None = None,
                  base_offset: int = 0, producer_id: int = -1, producer_epoch: int = -1,
                  base_sequence: int = -1, transactional: bool = False,
                  partition_leader_epoch: int = -1, rows: Any = None,
-                 into: Callable[[int], Any] | None = None) -> Any: ...
+                 into: None = None) -> bytes: ...
+@overload
+def encode_batch(values: Any, keys: Any = None, *, timestamps: Any = None, headers: Any = None,
+                 compression: str | int = "none", compression_level: int | None = None,
+                 base_offset: int = 0, producer_id: int = -1, producer_epoch: int = -1,
+                 base_sequence: int = -1, transactional: bool = False,
+                 partition_leader_epoch: int = -1, rows: Any = None,
+                 into: Callable[[int], Any]) -> memoryview: ...
 def patch_producer_fields(buf: Any, producer_id: int, producer_epoch: int, base_sequence: int,
                           transactional: bool | None = None, in_place: bool = False) -> Any: ...
 def decode_batches(data: Any, *, verify_crc: bool = True, allow_partial: bool = True,
