@@ -60,11 +60,13 @@ def apache_kafka(nodes: int = 1, settings: dict[str, str] | None = None) -> Iter
         if nodes > 1:
             def create(name: str, partitions: int) -> None:
                 from kafka_fast.admin import AdminClient, NewTopic
+                from kafka_fast.bench.runner import wait_writable
 
                 with AdminClient({"bootstrap.servers": cluster.bootstrap}) as admin:
                     for fut in admin.create_topics(
                             [NewTopic(name, partitions, nodes)]).values():
                         fut.result(60)
+                wait_writable(cluster.bootstrap, name, partitions)
         label = f"Apache Kafka {kafka_version()} ({nodes} node{'s' if nodes > 1 else ''})"
         try:
             yield Broker(cluster.bootstrap, cluster.pid, create, label)

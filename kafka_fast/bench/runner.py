@@ -8,13 +8,18 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from . import java
 from .clients import CASE, CASES, MODULES, ON_UVLOOP, Case
 from .result import Result, process_cpu
+
+if TYPE_CHECKING:
+    from ..admin import AdminClient
 
 #: The peer case each kafka_fast case is compared with.
 BASELINE = {"produce": CASE["confluent.produce"], "consume": CASE["confluent.consume"]}
@@ -83,7 +88,8 @@ def selected(cfg: BenchConfig) -> list[Case]:
 
 
 def admin_create_topic(bootstrap: str) -> Callable[[str, int], None]:
-    """A topic creator that uses kafka_fast's AdminClient against ``bootstrap``."""
+    """A topic creator that uses kafka_fast's AdminClient against ``bootstrap`` and returns
+    once every partition of the new topic can be written (:func:`wait_writable`)."""
 
     def create(name: str, partitions: int) -> None:
         from ..admin import AdminClient, NewTopic
@@ -91,8 +97,54 @@ def admin_create_topic(bootstrap: str) -> Callable[[str, int], None]:
         with AdminClient({"bootstrap.servers": bootstrap}) as admin:
             for fut in admin.create_topics([NewTopic(name, partitions, 1)]).values():
                 fut.result(60)
+        wait_writable(bootstrap, name, partitions)
 
     return create
+
+
+def wait_writable(bootstrap: str, topic: str, partitions: int, timeout: float = 600) -> None:
+    """Wait until every partition of ``topic`` can be written: the metadata shows
+    ``partitions`` partitions, each with a leader and no error, and each leader answers a
+    ListOffsets request for it (raises TimeoutError after ``timeout`` seconds).
+
+    Metadata alone is not enough: an Apache Kafka node names itself leader of a new partition
+    before it has made the partition's files and refuses writes with NOT_LEADER_OR_FOLLOWER
+    until then (for seconds with a thousand partitions), which a timed produce case into a
+    fresh topic would otherwise wait out."""
+    from ..admin import AdminClient
+
+    deadline = time.monotonic() + timeout
+    with AdminClient({"bootstrap.servers": bootstrap}) as admin:
+        while True:
+            meta = admin.list_topics(topic, timeout=60).topics.get(topic)
+            parts = meta.partitions.values() if meta is not None and meta.error is None else []
+            good = sum(1 for p in parts if p.leader >= 0 and p.error is None)
+            if good >= partitions:
+                good = answering(admin, topic, partitions)
+                if good >= partitions:
+                    return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{topic}: {good} of {partitions} partitions writable after "
+                                   f"{timeout:.0f} s")
+            time.sleep(0.2)
+
+
+def answering(admin: AdminClient, topic: str, partitions: int) -> int:
+    """How many partitions of ``topic`` their leader answers a ListOffsets request for."""
+    from .. import TopicPartition
+    from ..admin import OffsetSpec
+
+    futures = admin.list_offsets(
+        {TopicPartition(topic, p): OffsetSpec.latest() for p in range(partitions)},
+        request_timeout=60)
+    good = 0
+    for fut in futures.values():
+        try:
+            fut.result(120)
+        except Exception:  # not led yet (NOT_LEADER_OR_FOLLOWER ...): asked again
+            continue
+        good += 1
+    return good
 
 
 def run_case(cfg: BenchConfig, case: Case, topic: str, compression: str) -> Result:

@@ -1,12 +1,14 @@
 """How the benchmark scripts run their cases: every case under a time bound (past it the
 case's process and any process it started are killed, the case is stored and shown as timed
 out, and the run goes on), slow peers with fewer records, the quiet-table command's steps; and
-the Java client's consumer tool ends with a figure on Tansu. (No timing is asserted.)"""
+the Java client's consumer tool ends with a figure on Tansu; a topic the benchmarks make takes
+writes on every partition at once. (No timing is asserted.)"""
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import uuid
 from pathlib import Path
 
 import pytest
@@ -146,3 +148,33 @@ def test_the_quiet_table_steps_run_every_peer_three_times_into_the_tables_suite(
     assert seconds > 0
     with pytest.raises(SystemExit):
         bench_tables.main(["--runs", "2", "--estimate"])
+
+
+def test_a_topic_made_for_a_case_takes_a_first_write_on_every_partition(apache_kafka):
+    """Apache Kafka names itself leader of a new partition before it can write it (and
+    refuses writes until then): the benchmarks' topic creator returns only once every
+    partition can be written, so a producer that never retries writes all of them."""
+    from kafka_fast import Producer
+    from kafka_fast.admin import AdminClient
+    from kafka_fast.bench.runner import admin_create_topic
+
+    partitions = 400
+    topic = f"bench-writable-{uuid.uuid4().hex[:8]}"
+    admin_create_topic(apache_kafka.bootstrap)(topic, partitions)
+    reports: list[tuple] = []
+    producer = Producer({"bootstrap.servers": apache_kafka.bootstrap, "acks": "1",
+                         "retries": 0, "enable.idempotence": False, "linger.ms": 0})
+    try:
+        for p in range(partitions):
+            producer.produce(topic, str(p).encode(), partition=p,
+                             on_delivery=lambda err, msg: reports.append(
+                                 (err, msg.partition(), msg.offset(), msg.value())))
+        assert producer.flush(60) == 0
+    finally:
+        producer.close()
+        with AdminClient({"bootstrap.servers": apache_kafka.bootstrap}) as admin:
+            for fut in admin.delete_topics([topic]).values():
+                fut.result(60)
+    assert [r[0] for r in reports if r[0] is not None] == []
+    assert sorted((r[1], r[2], r[3]) for r in reports) == [
+        (p, 0, str(p).encode()) for p in range(partitions)]
