@@ -16,6 +16,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from benchmarks.command import Broker, given_or_embedded  # noqa: E402
+from kafka_fast.bench.runner import admin_create_topic  # noqa: E402
 
 KINDS = ("tansu", "kafka", "kafka3", "mock")
 
@@ -56,17 +57,8 @@ def apache_kafka(nodes: int = 1, settings: dict[str, str] | None = None) -> Iter
 
     with tempfile.TemporaryDirectory(prefix="kafka-fast-bench-") as workdir:
         cluster = start_apache_kafka(Path(workdir), brokers=nodes, settings=settings)
-        create = None
-        if nodes > 1:
-            def create(name: str, partitions: int) -> None:
-                from kafka_fast.admin import AdminClient, NewTopic
-                from kafka_fast.bench.runner import wait_writable
-
-                with AdminClient({"bootstrap.servers": cluster.bootstrap}) as admin:
-                    for fut in admin.create_topics(
-                            [NewTopic(name, partitions, nodes)]).values():
-                        fut.result(60)
-                wait_writable(cluster.bootstrap, name, partitions)
+        create = admin_create_topic(cluster.bootstrap, replication=nodes) if nodes > 1 \
+            else None
         label = f"Apache Kafka {kafka_version()} ({nodes} node{'s' if nodes > 1 else ''})"
         try:
             yield Broker(cluster.bootstrap, cluster.pid, create, label)

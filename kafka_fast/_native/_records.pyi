@@ -6,6 +6,7 @@ from typing import Any, final, overload
 from kafka_fast.codecs.compression import DecompressionBudget
 from kafka_fast.errors import CorruptRecordError as CorruptRecordError
 from kafka_fast.records.buffers import byte_view as byte_view
+from kafka_fast.records.buffers import destination as destination
 from kafka_fast.records.columns import Columns as Columns
 from kafka_fast.records.legacy import LegacyRecordBatch as LegacyRecordBatch
 

@@ -24,7 +24,7 @@ cimport numpy as cnp
 import numpy as np
 
 from kafka_fast.codecs import compression as _codecs
-from kafka_fast.records.buffers import byte_view
+from kafka_fast.records.buffers import byte_view, destination
 from kafka_fast.records.columns import Columns
 from kafka_fast.records.legacy import LegacyRecordBatch
 from kafka_fast.errors import CorruptRecordError
@@ -574,13 +574,7 @@ cdef object _destination(object into, Py_ssize_t total, uint8_t **p):
         out = PyBytes_FromStringAndSize(NULL, total)
         p[0] = <uint8_t *>PyBytes_AS_STRING(out)
         return out
-    dest = byte_view(into(total), "the buffer into() returned")
-    if dest.readonly:
-        raise TypeError("into() must return a writable buffer")
-    if dest.nbytes < total:
-        raise ValueError(f"into() returned a buffer of {dest.nbytes} bytes for a batch of "
-                         f"{total}")
-    out = dest[:total]
+    out = destination(into, total)
     PyObject_GetBuffer(out, &view, PyBUF_SIMPLE | PyBUF_WRITABLE)
     p[0] = <uint8_t *>view.buf
     PyBuffer_Release(&view)  # `out` keeps the export alive

@@ -22,7 +22,7 @@ from kafka_fast.message import (
     TIMESTAMP_CREATE_TIME,
     TIMESTAMP_LOG_APPEND_TIME,
 )
-from kafka_fast.records.buffers import byte_view
+from kafka_fast.records.buffers import byte_view, destination
 from kafka_fast.records.columns import Columns, pack_column
 from kafka_fast.records.format import (
     ATTR_COMPRESSION_MASK,
@@ -374,14 +374,7 @@ def encode_batch(
 def _write_into(into: Any, batch: bytes) -> memoryview:
     """``batch`` copied to the start of the writable buffer ``into(len(batch))`` returns; a
     memoryview of exactly those bytes."""
-    total = len(batch)
-    dest = byte_view(into(total), "the buffer into() returned")
-    if dest.readonly:
-        raise TypeError("into() must return a writable buffer")
-    if dest.nbytes < total:
-        raise ValueError(f"into() returned a buffer of {dest.nbytes} bytes for a batch of "
-                         f"{total}")
-    out = dest[:total]
+    out = destination(into, len(batch))
     out[:] = batch
     return out
 

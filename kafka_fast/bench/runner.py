@@ -87,15 +87,17 @@ def selected(cfg: BenchConfig) -> list[Case]:
             if case.direction in cfg.directions and available(case.client)]
 
 
-def admin_create_topic(bootstrap: str) -> Callable[[str, int], None]:
-    """A topic creator that uses kafka_fast's AdminClient against ``bootstrap`` and returns
-    once every partition of the new topic can be written (:func:`wait_writable`)."""
+def admin_create_topic(bootstrap: str, replication: int = 1) -> Callable[[str, int], None]:
+    """A topic creator that uses kafka_fast's AdminClient against ``bootstrap`` (``replication``
+    replicas per partition) and returns once every partition of the new topic can be written
+    (:func:`wait_writable`)."""
 
     def create(name: str, partitions: int) -> None:
         from ..admin import AdminClient, NewTopic
 
         with AdminClient({"bootstrap.servers": bootstrap}) as admin:
-            for fut in admin.create_topics([NewTopic(name, partitions, 1)]).values():
+            for fut in admin.create_topics(
+                    [NewTopic(name, partitions, replication)]).values():
                 fut.result(60)
         wait_writable(bootstrap, name, partitions)
 

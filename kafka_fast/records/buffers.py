@@ -21,3 +21,18 @@ def byte_view(obj: Any, what: str = "data") -> memoryview:
     if view.nbytes == 0:
         return _EMPTY
     return view.cast("B")
+
+
+def destination(into: Any, total: int) -> memoryview:
+    """The first ``total`` bytes of the writable buffer ``into(total)`` returns, where a
+    batch of ``total`` bytes is written (``encode_batch(..., into=)``).
+
+    TypeError for a read-only buffer, ValueError for one shorter than ``total``.
+    """
+    dest = byte_view(into(total), "the buffer into() returned")
+    if dest.readonly:
+        raise TypeError("into() must return a writable buffer")
+    if dest.nbytes < total:
+        raise ValueError(f"into() returned a buffer of {dest.nbytes} bytes for a batch of "
+                         f"{total}")
+    return dest[:total]
