@@ -44,6 +44,7 @@ class PartitionState(PartitionRoute):
     __slots__ = (
         "topic", "partition", "builder", "opened", "sealed", "inflight",
         "next_seq", "acked_seq", "resync", "backoff_until", "order", "pending_ready",
+        "reported_upto", "held",
     )
 
     def __init__(self, topic: str, partition: int) -> None:
@@ -64,6 +65,10 @@ class PartitionState(PartitionRoute):
         self.backoff_until = 0.0
         self.order = 0  # batches created so far (keeps retried batches in place)
         self.pending_ready = False
+        #: Reports are served in ``order``: every batch up to this one has been reported;
+        #: ``held`` keeps finished batches (by order) until those before them finish.
+        self.reported_upto = 0
+        self.held: dict[int, ProducerBatch] | None = None
 
     def __repr__(self) -> str:
         return f"PartitionState({self.topic}[{self.partition}])"

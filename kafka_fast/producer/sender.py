@@ -102,6 +102,8 @@ class Sender:
         #: connection's own count misses requests submitted but not yet written.
         self.node_requests: dict[int, int] = {}
         self.completions: deque[tuple] = deque()
+        #: Batches of records that failed before being sent (either thread), to report.
+        self.failed: deque[ProducerBatch] = deque()
         self.want_metadata: set[str] = set()
         self.view: Any = None
         self.next_expiry = 0.0
@@ -124,6 +126,9 @@ class Sender:
         now = time.monotonic()
         while self.completions:
             self._complete_request(*self.completions.popleft())
+        failed = self.failed
+        while failed:
+            self._report(failed.popleft())
         if now >= acc.next_linger:
             self._linger_due(now)
         ready = acc.ready
@@ -176,7 +181,7 @@ class Sender:
         producer id or metadata to fetch."""
         identity = self.identity
         return (acc.count == 0 and not acc.open_parts and not self.queued
-                and not self.inflight_requests and not self.completions
+                and not self.inflight_requests and not self.completions and not self.failed
                 and not self.want_metadata and (identity is None or identity.ready))
 
     def _linger_due(self, now: float) -> None:
@@ -237,15 +242,16 @@ class Sender:
                 continue
             if partition < 0:
                 partition = acc.partitioner(key, t)
+            ps = t.parts[partition]
             try:
-                acc.append(t.parts[partition], value, key, ts, headers, cb)
+                acc.append(ps, value, key, ts, headers, cb)
             except KafkaException as exc:
                 self._fail_records(t.name, partition, [(cb, key, value, headers, ts)],
-                                   exc.args[0])
+                                   exc.args[0], ps)
             except Exception as exc:  # one bad record must not lose the rest
                 self._fail_records(t.name, partition, [(cb, key, value, headers, ts)],
                                    KafkaError.of(KafkaError._INVALID_ARG,
-                                              f"record cannot be encoded: {exc}"))
+                                              f"record cannot be encoded: {exc}"), ps)
 
     # -- expiry ----------------------------------------------------------------------------
     def _expire(self, now: float) -> None:
@@ -601,23 +607,53 @@ class Sender:
         self._report(batch)
 
     def _report(self, batch: ProducerBatch) -> None:
+        """Queue ``batch``'s report once its outcome is final, in its partition's production
+        order: a batch that finishes before an earlier one of the partition (an answer from a
+        new leader before the old leader's, a retry found to be a duplicate) waits for it."""
         if batch.reported:
             return
         batch.reported = True
         batch.payload = None  # its outcome is final: the encoded bytes are not needed again
-        self.reports.put(batch)
+        ps = batch.part
+        order = batch.order
+        if order != ps.reported_upto + 1:
+            if ps.held is None:
+                ps.held = {}
+            ps.held[order] = batch
+            return
+        put = self.reports.put
+        put(batch)
+        held = ps.held
+        while held:
+            nxt = held.pop(order + 1, None)
+            if nxt is None:
+                break
+            put(nxt)
+            order += 1
+        ps.reported_upto = order
 
-    def _fail_records(self, topic: str, partition: int, items: list, err: KafkaError) -> None:
-        """Report records that never reached a batch (lock may be held)."""
+    def _fail_records(self, topic: str, partition: int, items: list, err: KafkaError,
+                      ps: PartitionState | None = None) -> None:
+        """Report records that never reached a batch (lock may be held). With ``ps`` (their
+        partition's state, lock held) the report comes after those of the records before them."""
         entries = RecordEntries()
         for item in items:
             entries.add(*item)
-        batch = ProducerBatch(PartitionState(topic, partition), len(items), 0,
-                              time.monotonic(), entries)
+        if ps is None:
+            batch = ProducerBatch(PartitionState(topic, partition), len(items), 0,
+                                  time.monotonic(), entries)
+        else:
+            self.acc.seal(ps)  # the records before them go first
+            ps.order += 1
+            batch = ProducerBatch(ps, len(items), 0, time.monotonic(), entries, order=ps.order)
         batch.error = err
         if self.txn_hook is not None:  # a record of the open transaction is lost
             self.txn_hook.batch_failed(batch, err)
-        self.reports.put(batch)
+        if ps is None:
+            self.reports.put(batch)
+        else:  # reported in order by the I/O thread, which owns the partition's report order
+            self.failed.append(batch)
+            self.client.wakeup()
 
     def _fail_waiting(self, topic: str, waiting: list[tuple], err: KafkaError) -> None:
         """Report records that waited for ``topic``'s metadata (``TopicState.pending``), each

@@ -322,3 +322,38 @@ def test_a_first_batch_refused_is_not_overtaken_by_the_batches_behind_it(fresh_m
         assert p.flush(30) == 0
     assert sorted(reports) == [(None, i) for i in range(1000)]
     _assert_exactly_once_in_order(cluster, topic, 1, 1000, {0: values})
+
+
+def test_reports_of_a_partition_come_in_production_order_when_answers_do_not(
+        fresh_mock_cluster):
+    """Batch A's answer comes late from the partition's old leader while batch B, written
+    after it and sent to the new leader, is answered at once: the log holds A before B and
+    the delivery reports come A before B too (as the records were produced)."""
+    cluster = fresh_mock_cluster
+    topic = unique_topic("report-order")
+    create_topic(cluster, topic, 1, replication_factor=3)
+    cluster.set_leader(topic, 0, 1)
+    reports: list[tuple[bytes, int]] = []
+    conf = cluster.client_config({"acks": "all", "enable.idempotence": True, "linger.ms": 0,
+                                  "batch.num.messages": 1,
+                                  "topic.metadata.refresh.interval.ms": 50})
+    with Producer(conf) as p:
+        def report(err, msg):
+            assert err is None, err
+            reports.append((msg.value(), msg.offset()))
+
+        p.produce(topic, b"first", partition=0, on_delivery=report)
+        assert p.flush(10) == 0  # the partition has an acknowledged batch: pipelining on
+        cluster.push_broker_errors_rtt(1, PRODUCE, [(0, 3000)])  # A's answer: 3 s late
+        p.produce(topic, b"A", partition=0, on_delivery=report)
+        p.poll(0.3)  # A is on its way to broker 1
+        cluster.set_leader(topic, 0, 2)
+        deadline = time.monotonic() + 10
+        while p.list_topics(topic, 5).topics[topic].partitions[0].leader != 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(0.2)  # the producer's own metadata refresh (every 50 ms) saw it too
+        p.produce(topic, b"B", partition=0, on_delivery=report)
+        assert p.flush(20) == 0
+    assert reports == [(b"first", 0), (b"A", 1), (b"B", 2)]
+    _assert_exactly_once_in_order(cluster, topic, 1, 3, {0: [b"first", b"A", b"B"]})
