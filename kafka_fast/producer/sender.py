@@ -395,7 +395,15 @@ class Sender:
                     batch.base_sequence = ps.next_seq
                     ps.next_seq = (ps.next_seq + batch.count) & SEQ_MASK
                 ps.inflight.append(batch)
-            payload = batch.wire_bytes(pid, epoch, self.transactional)
+            try:
+                payload = batch.wire_bytes(pid, epoch, self.transactional)
+            except Exception as exc:  # the encoder failed: this batch can never be sent
+                self._handle_error(batch, KafkaError.of(
+                    KafkaError._FAIL, f"batch cannot be encoded: {exc!r}", retriable=False),
+                    now)
+                if self._sendable(ps, now):
+                    rest.append(ps)
+                continue
             total += len(payload)
             batch.sent_at = now
             topics.setdefault(ps.topic, []).append(PartitionData(index=ps.partition,

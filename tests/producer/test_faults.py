@@ -357,3 +357,49 @@ def test_reports_of_a_partition_come_in_production_order_when_answers_do_not(
         assert p.flush(20) == 0
     assert reports == [(b"first", 0), (b"A", 1), (b"B", 2)]
     _assert_exactly_once_in_order(cluster, topic, 1, 3, {0: [b"first", b"A", b"B"]})
+
+
+def test_a_batch_that_cannot_be_encoded_fails_alone(mock_cluster, monkeypatch):
+    """A batch whose encoding fails (here: out of memory in its builder) is reported failed
+    with the reason; the partition's later records are still delivered and reported."""
+    from kafka_fast.producer import accumulator
+
+    builds = []
+    real = accumulator.RecordBatchBuilder
+
+    class FailingSecond:
+        """The record engine's builder, whose second batch fails to build."""
+
+        def __init__(self, **options):
+            self.builder = real(**options)
+
+        def __getattr__(self, name):
+            return getattr(self.builder, name)
+
+        def __len__(self):
+            return len(self.builder)
+
+        def build(self):
+            builds.append(len(self.builder))
+            if len(builds) == 2:
+                raise MemoryError("no room for the batch")
+            return self.builder.build()
+
+    monkeypatch.setattr(accumulator, "RecordBatchBuilder", FailingSecond)
+    topic = unique_topic("encode-fails")
+    create_topic(mock_cluster, topic, 1)
+    reports = []
+    conf = mock_cluster.client_config({"acks": "all", "enable.idempotence": True,
+                                       "linger.ms": 0})
+    with Producer(conf) as p:
+        for value in (b"r0", b"r1", b"r2"):
+            p.produce(topic, value, partition=0,
+                      on_delivery=lambda e, m: reports.append((e, m.value(), m.offset())))
+            assert p.flush(20) == 0
+    assert builds == [1, 1, 1]
+    (e0, v0, o0), (e1, v1, _), (e2, v2, o2) = reports
+    assert (e0, v0, o0) == (None, b"r0", 0)
+    assert v1 == b"r1" and e1.code() == KafkaError._FAIL
+    assert "batch cannot be encoded: MemoryError('no room for the batch')" in e1.str()
+    assert (e2, v2, o2) == (None, b"r2", 1)
+    _assert_exactly_once_in_order(mock_cluster, topic, 1, 2, {0: [b"r0", b"r2"]})
