@@ -11,7 +11,13 @@ Produce side: hash every key for its partition (murmur2), copy keys and values i
 Consume side: receive the same bytes over loopback TCP, CRC32C over them, copy keys and values
 out into columns. The floor of a direction is the sum of its steps.
 
-    python benchmarks/bench_floor.py [-n 1000000] [--repeat 5] [--no-store]
+Compression, per codec (``--codecs``, lz4 and zstd unless told otherwise), apart from the
+floor: compress the records of each batch the producer would make of the payload (the
+uncompressed records of a 1 MB batch) with the library and default level kafka_fast uses,
+and decompress them again into the pooled buffers the consumer reads from. A compressed path's
+floor is the direction's floor plus its codec's step.
+
+    python benchmarks/bench_floor.py [-n 1000000] [--repeat 5] [--codecs lz4 zstd] [--no-store]
 """
 
 from __future__ import annotations
@@ -34,8 +40,11 @@ if ROOT not in sys.path:
 
 from kafka_fast.bench import store  # noqa: E402
 from kafka_fast.bench.payload import Payload  # noqa: E402
+from kafka_fast.codecs.compression import compress, decompress_pooled  # noqa: E402
 from kafka_fast.codecs.crc import crc32c  # noqa: E402
 from kafka_fast.producer.partitioner import ALGORITHMS, partition_column  # noqa: E402
+from kafka_fast.records import encode_batch  # noqa: E402
+from kafka_fast.records.format import HEADER_SIZE  # noqa: E402
 
 CHUNK = 1 << 20
 #: the peer process: "sink" reads and discards until EOF, "source N" sends N bytes
@@ -152,12 +161,38 @@ def steps(p: Payload) -> dict[str, dict[str, Callable[[], float]]]:
     }
 
 
+def codec_steps(p: Payload, codec: str) -> dict[str, tuple[str, Callable[[], float]]]:
+    """``{direction: (step name, function returning its CPU seconds)}`` for ``codec``: the
+    records of each batch compressed (produce) and decompressed (consume)."""
+    n = len(p)
+    rows_per_batch = min(10_000, (1 << 20) // (p.values.shape[1] + p.keys.shape[1] + 8))
+    sections = [bytes(encode_batch(p.values[a:a + rows_per_batch], p.keys[a:a + rows_per_batch])
+                      )[HEADER_SIZE:] for a in range(0, n, rows_per_batch)]
+    packed = [compress(codec, s) for s in sections]
+
+    def compress_all() -> None:
+        for section in sections:
+            compress(codec, section)
+
+    def decompress_all() -> None:
+        for blob in packed:
+            with decompress_pooled(codec, blob):
+                pass
+
+    return {"produce": (f"compress the batches' records ({codec})",
+                        lambda: timed(compress_all)),
+            "consume": (f"decompress the batches' records ({codec})",
+                        lambda: timed(decompress_all))}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-n", "--records", type=int, default=1_000_000)
     ap.add_argument("--size", type=int, default=100)
     ap.add_argument("--key-size", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--codecs", nargs="*", default=["lz4", "zstd"],
+                    choices=["gzip", "snappy", "lz4", "zstd"])
     ap.add_argument("--results", default=str(store.DEFAULT_DIR))
     ap.add_argument("--no-store", action="store_true")
     args = ap.parse_args(argv)
@@ -175,9 +210,18 @@ def main(argv: list[str] | None = None) -> int:
         results.append({"direction": direction, "step": "floor (sum)",
                          "cpu_s_per_million": total})
         print(f"{direction:8s} {'floor (sum)':40s} {total:6.3f} CPU s/M")
+    for codec in args.codecs:
+        for direction, (name, fn) in codec_steps(p, codec).items():
+            fn()
+            cpu = statistics.median(fn() for _ in range(args.repeat)) * per_million
+            results.append({"direction": direction, "step": name, "codec": codec,
+                            "cpu_s_per_million": cpu})
+            print(f"{direction:8s} {name:40s} {cpu:6.3f} CPU s/M")
     if not args.no_store:
         settings = {"records": args.records, "value_bytes": args.size,
                     "key_bytes": args.key_size, "repeat": args.repeat}
+        if args.codecs:
+            settings["codecs"] = args.codecs
         path = store.append(Path(args.results),
                             store.record("floor", "none (loopback TCP peer process)",
                                          settings, results))
