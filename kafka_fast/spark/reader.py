@@ -162,6 +162,11 @@ class RangeReader:
                  group_prefix: str | None = None) -> None:
         self.conf = reader_config(conf, fail_on_data_loss=fail_on_data_loss,
                                   group_prefix=group_prefix)
+        # a worker's consumer serves every read of the same settings: a group id made up
+        # here (a read never joins the group nor commits to it) is not one of them, so the
+        # reads of later queries do not start a consumer each
+        self.cache_conf = (self.conf if "group.id" in conf else
+                           {k: v for k, v in self.conf.items() if k != "group.id"})
         self.include_headers = include_headers
         self.fail_on_data_loss = fail_on_data_loss
         self.poll_timeout = poll_timeout_ms / 1000.0
@@ -177,12 +182,14 @@ class RangeReader:
         (``together``)."""
         from ..consumer import Consumer
 
-        consumer = clients.cached(ROLE, self.conf, Consumer)
+        group_id = self.conf["group.id"]
+        consumer = clients.cached(ROLE, self.cache_conf,
+                                  lambda conf: Consumer({**conf, "group.id": group_id}))
         try:
             for group in together(ranges):
                 yield from self.read(consumer, group)
         except BaseException:
-            clients.discard(ROLE, self.conf)
+            clients.discard(ROLE, self.cache_conf)
             raise
 
     def read(self, consumer: Consumer, ranges: OffsetRange | Sequence[OffsetRange]

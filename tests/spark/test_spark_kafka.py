@@ -307,10 +307,16 @@ def test_a_task_reads_its_ranges_together_each_exactly(kafka, known_topic):
               OffsetRange(topic, 1, 0, 40), OffsetRange(topic, 0, 30, 32)]
     assert [[r.partition for r in group] for group in together(ranges)] == [[0, 2, 1], [0]]
     reader = RangeReader(kafka.client_config())
+    before = clients.cached_count()
     try:
         batches = list(reader.read_ranges(ranges))
+        # a reader of another query (another made-up group id) reads with the same consumer
+        again = RangeReader(kafka.client_config())
+        assert again.conf["group.id"] != reader.conf["group.id"]
+        assert sum(b.num_rows for b in again.read_ranges(ranges[2:3])) == 40
+        assert clients.cached_count() == before + 1
     finally:
-        clients.discard(ROLE, reader.conf)
+        clients.discard(ROLE, reader.cache_conf)
     got = [(p, o, k, v, ()) for b in batches for p, o, k, v in zip(
         *(b.column(c).to_pylist() for c in ("partition", "offset", "key", "value")),
         strict=True)]
