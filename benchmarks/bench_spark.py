@@ -22,7 +22,9 @@ Each job's result is checked to be the same rows for both connectors (count and 
 xxhash64 over partition, offset, key, value and timestamp for reads; over key and value for
 what was written). The batch write also runs with a Python data source that only counts the
 rows (``null_arrow_sink``: Spark's own cost of the Python data source path, no client); the
-streaming job also runs with a Python stream source that makes the rows and a Python stream
+batch read also runs with a Python data source that yields prebuilt Arrow batches of the read's
+schema and row count in as many tasks as kafka_fast's read plans (``null_arrow_source``: the
+most a Python data source read yields, no client); the streaming job also runs with a Python stream source that makes the rows and a Python stream
 sink that counts them (``null_stream``, ``STREAM_ALONE``: the Python streaming data source
 API's own cost per micro-batch), and from the built-in source into that sink. Each streaming
 job stores the median of each micro-batch phase (``PHASES``: Spark's ``durationMs``). For
@@ -93,6 +95,7 @@ from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql.datasource import (  # noqa: E402
     DataSource,
     DataSourceArrowWriter,
+    DataSourceReader,
     DataSourceStreamArrowWriter,
     DataSourceStreamReader,
     InputPartition,
@@ -467,14 +470,58 @@ class NullArrowSink(DataSource):
 
 
 # ---------------------------------------------------------------------------------------------
-# Spark alone, streaming: a Python stream source that makes rows and a Python stream sink that
-# counts them (the Python data source API's own cost per micro-batch, no client)
+# Spark alone, reading: Python sources that make rows (a stream source and a batch source), the
+# Python data source API's own cost with no client
 
-class NullStreamPartition(InputPartition):
-    """Rows ``[start, end)`` of the made-up stream."""
+class NullRowsPartition(InputPartition):
+    """Rows ``[start, end)`` of a made-up source."""
 
     def __init__(self, start: int, end: int) -> None:
         self.start, self.end = start, end
+
+
+def null_partitions(first: int, last: int, tasks: int) -> list[InputPartition]:
+    """Rows ``[first, last)`` in ``tasks`` tasks of as equal a size as the step allows."""
+    step = -(-(last - first) // tasks) or 1
+    return [NullRowsPartition(i, min(i + step, last)) for i in range(first, last, step)]
+
+
+def null_batches(partition: InputPartition, template: Any) -> Iterator[Any]:
+    """The rows of ``partition`` as slices of the prebuilt Arrow batch ``template`` (no
+    column is built per batch)."""
+    assert isinstance(partition, NullRowsPartition)
+    chunk = template.num_rows
+    for i in range(partition.start, partition.end, chunk):
+        yield template.slice(0, min(chunk, partition.end - i))
+
+
+def key_value_batch(rows: int) -> Any:
+    """``rows`` rows of 10-byte keys and 100-byte values."""
+    import pyarrow as pa
+
+    return pa.RecordBatch.from_arrays([pa.array([b"k" * 10] * rows, pa.binary()),
+                                       pa.array([b"v" * 100] * rows, pa.binary())],
+                                      names=["key", "value"])
+
+
+def kafka_batch(rows: int) -> Any:
+    """``rows`` rows in the Arrow schema of a Kafka read (``reader.arrow_schema``): 10-byte
+    keys, 100-byte values, one topic and partition, consecutive offsets."""
+    import numpy as np
+    import pyarrow as pa
+
+    from kafka_fast.spark.reader import arrow_schema
+
+    schema = arrow_schema()
+    columns = {"key": pa.array([b"k" * 10] * rows, pa.binary()),
+               "value": pa.array([b"v" * 100] * rows, pa.binary()),
+               "topic": pa.array(["null"] * rows, pa.string()),
+               "partition": pa.array(np.zeros(rows, np.int32)),
+               "offset": pa.array(np.arange(rows, dtype=np.int64)),
+               "timestamp": pa.array(np.full(rows, 1_700_000_000_000_000, np.int64)
+                                     .view("datetime64[us]"), schema.field("timestamp").type),
+               "timestampType": pa.array(np.zeros(rows, np.int32))}
+    return pa.RecordBatch.from_arrays([columns[name] for name in schema.names], schema=schema)
 
 
 class NullStreamReader(DataSourceStreamReader):
@@ -497,23 +544,48 @@ class NullStreamReader(DataSourceStreamReader):
         return {"row": min(self.rows, int(start["row"]) + most)}
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
-        first, last = int(start["row"]), int(end["row"])
-        step = -(-(last - first) // self.parts) or 1
-        return [NullStreamPartition(i, min(i + step, last)) for i in range(first, last, step)]
+        return null_partitions(int(start["row"]), int(end["row"]), self.parts)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        import pyarrow as pa
-
-        assert isinstance(partition, NullStreamPartition)
-        keys = pa.array([b"k" * 10] * self.CHUNK, pa.binary())
-        values = pa.array([b"v" * 100] * self.CHUNK, pa.binary())
-        for i in range(partition.start, partition.end, self.CHUNK):
-            n = min(self.CHUNK, partition.end - i)
-            yield pa.RecordBatch.from_arrays([keys.slice(0, n), values.slice(0, n)],
-                                             names=["key", "value"])
+        return null_batches(partition, key_value_batch(self.CHUNK))
 
     def commit(self, end: dict) -> None:
         pass
+
+
+class NullBatchReader(DataSourceReader):
+    """``rows`` rows in ``partitions`` tasks, each yielding Arrow batches of
+    ``BATCH_RECORDS`` rows (what kafka_fast's read asks of one ``consume_batch``) in the
+    schema of a Kafka read."""
+
+    def __init__(self, rows: int, partitions: int) -> None:
+        self.rows, self.parts = rows, partitions
+
+    def partitions(self) -> list[InputPartition]:
+        return null_partitions(0, self.rows, self.parts)
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        from kafka_fast.spark.reader import BATCH_RECORDS
+
+        return null_batches(partition, kafka_batch(BATCH_RECORDS))
+
+
+class NullArrowSource(DataSource):
+    """``read.format("null_arrow_source").option("rows", n).option("partitions", tasks)``:
+    Spark's own cost of a Python data source read (the path of ``format("kafka_fast")``:
+    a Python worker per task yielding Arrow batches), with no Kafka client."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "null_arrow_source"
+
+    def schema(self) -> Any:
+        from kafka_fast.spark.datasource import kafka_schema
+
+        return kafka_schema()
+
+    def reader(self, schema: Any) -> NullBatchReader:
+        return NullBatchReader(int(self.options["rows"]), int(self.options["partitions"]))
 
 
 class NullStreamWriter(DataSourceStreamArrowWriter):
@@ -674,10 +746,11 @@ def run_clients(args) -> None:
 # format("kafka") against format("kafka_fast")
 
 CONNECTORS = {"built-in": "kafka", "kafka_fast": "kafka_fast"}
-#: batch write jobs without a Kafka client, timed with the connectors: Spark's own cost of the
-#: Python data source path. They write nothing, so they are in no same-rows check.
-SPARK_ALONE_LABEL = "Spark alone (Python sink, no client)"
-SPARK_ALONE = {SPARK_ALONE_LABEL: NullArrowSink.name()}
+#: batch jobs without a Kafka client, timed with the connectors: Spark's own cost of the
+#: Python data source path. They write nothing / read made-up rows, so they are in no
+#: same-rows check.
+SPARK_ALONE = {spark_report.SPARK_ALONE_LABEL: NullArrowSink.name()}
+READ_ALONE = {spark_report.READ_ALONE_LABEL: NullArrowSource.name()}
 CASES = ("batch write", "batch read", "streaming")
 #: session settings of the run (both connectors): enough progress kept for every micro-batch
 SESSION_CONF = {"spark.sql.streaming.numRecentProgressUpdates": "100000"}
@@ -792,6 +865,7 @@ class Jobs:
         assert self.df.count() == rows
         self.want = fingerprint(self.df, ["key", "value"])
         self.source: str | None = None
+        self.tasks: int | None = None  # kafka_fast_tasks()
 
     def close(self) -> None:
         self.df.unpersist()
@@ -843,14 +917,37 @@ class Jobs:
     def read(self, fmt: str, options: dict[str, str]) -> dict[str, Any]:
         self.ensure_source()
         assert self.source is not None
-        reader = (self.spark.read.format(fmt).option("kafka.bootstrap.servers", self.bootstrap)
-                  .options(**options).option("subscribe", self.source))
+        return self.timed_read(fmt, {"kafka.bootstrap.servers": self.bootstrap, **options,
+                                     "subscribe": self.source})
+
+    def read_alone(self, fmt: str) -> dict[str, Any]:
+        """A made-up source's read of as many rows in as many tasks as kafka_fast's read of
+        the source topic; only its count is checked (nothing to compare)."""
+        got = self.timed_read(fmt, {"rows": str(self.rows),
+                                    "partitions": str(self.kafka_fast_tasks())})
+        return {**got, "print": None}
+
+    def timed_read(self, fmt: str, options: dict[str, str]) -> dict[str, Any]:
+        """A batch read of ``fmt`` and the aggregation over its columns (``fingerprint``),
+        timed; the row count is checked."""
+        reader = self.spark.read.format(fmt).options(**options)
         box: list = []
         with CpuMeter() as meter:
             seconds = timed(lambda: box.append(fingerprint(
                 reader.load(), ["partition", "offset", "key", "value", "timestamp"])))
         assert box[0][0] == self.rows, (fmt, box)
         return {"seconds": seconds, "cpu": meter.used, "print": box[0]}
+
+    def kafka_fast_tasks(self) -> int:
+        """The tasks kafka_fast's batch read of the source topic plans (its default
+        ``packPartitions``: the session's parallelism), asked of the planner once."""
+        if self.tasks is None:
+            self.ensure_source()
+            self.tasks = (self.spark.read.format("kafka_fast")
+                          .option("kafka.bootstrap.servers", self.bootstrap)
+                          .option("subscribe", str(self.source)).load()
+                          .rdd.getNumPartitions())
+        return self.tasks
 
     def ensure_source(self) -> None:
         """The topic the reads and streams read: written by kafka_fast (not timed) when no
@@ -871,10 +968,9 @@ class Jobs:
         target = "" if counted else self.fresh_topic()
         checkpoint = self.workdir / f"ckpt-{uuid.uuid4().hex[:8]}"
         if fmt == NullStream.name():
-            # as many tasks as kafka_fast packs a micro-batch into (the session's parallelism)
-            tasks = min(args.partitions, self.spark.sparkContext.defaultParallelism)
+            # as many tasks as kafka_fast packs a read of every partition into
             read_options = {"rows": str(self.rows), "triggerRows": str(args.trigger_rows),
-                            "partitions": str(tasks)}
+                            "partitions": str(self.kafka_fast_tasks())}
         else:
             read_options = {"kafka.bootstrap.servers": self.bootstrap, **read_options,
                             "subscribe": str(self.source), "startingOffsets": "earliest",
@@ -935,6 +1031,7 @@ def run_connectors(spark, broker, args, workdir: Path
     processes used during the measured jobs)``."""
     spark.dataSource.register(NullArrowSink)
     spark.dataSource.register(NullStream)
+    spark.dataSource.register(NullArrowSource)
     chosen = {"batch write": {**COMMON_OPTIONS,
                               **list(BUILTIN_WRITE_CANDIDATES.values())[args.builtin_write]},
               "batch read": dict(list(BUILTIN_READ_CANDIDATES.values())[args.builtin_read])}
@@ -1022,6 +1119,8 @@ def one_round(jobs: Jobs, options: dict, index: int) -> dict[tuple[str, str], di
     if "batch read" in cases:
         for who, fmt in order:
             show("batch read", who, jobs.read(fmt, options[who]["batch read"]))
+        for who, fmt in READ_ALONE.items():
+            show("batch read", who, jobs.read_alone(fmt))
     if "streaming" in cases:
         for who, fmt in order:
             show("streaming", who, jobs.stream(fmt, options[who]["streaming read"],
@@ -1054,7 +1153,8 @@ def summarise(samples: dict[tuple[str, str], list[dict]], n: int) -> list[dict]:
             return s.get("rows", n) / s["seconds"]
 
         base = statistics.median(rate(s) for s in samples[(case, "built-in")])
-        alone = {"batch write": SPARK_ALONE, "streaming": STREAM_ALONE}.get(case, {})
+        alone = {"batch write": SPARK_ALONE, "batch read": READ_ALONE,
+                 "streaming": STREAM_ALONE}.get(case, {})
         for who in [*CONNECTORS, *alone]:
             runs = samples[(case, who)]
             rows_per_s = statistics.median(rate(s) for s in runs)

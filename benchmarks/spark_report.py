@@ -25,7 +25,10 @@ TABLE_END = "<!-- /spark-bench -->"
 #: the stored format this report reads (older runs measured other jobs)
 FORMAT = 2
 JOBS = ("batch write", "batch read", "streaming")
+#: the rows of the jobs run with no Kafka client (bench_spark.py's ``SPARK_ALONE``,
+#: ``READ_ALONE``)
 SPARK_ALONE_LABEL = "Spark alone (Python sink, no client)"
+READ_ALONE_LABEL = "Spark alone (Python reader, no client)"
 
 
 def shown_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -93,6 +96,13 @@ def render_table(run: dict[str, Any]) -> str:
     phases = phases_table(run)
     if phases:
         lines += ["", phases]
+    ceiling = read_ceiling(run)
+    if ceiling is not None:
+        share, ratio = ceiling
+        lines += ["", f"Batch read ceiling: a Python data source that yields prebuilt Arrow "
+                  f"batches of the read's schema and rows, in as many tasks as kafka_fast's "
+                  f"read, with no client (the {READ_ALONE_LABEL} row) reads at {ratio:.2f}x "
+                  f"the built-in's rows/s in this run; kafka_fast reads at {share:.0%} of it."]
     bound = write_bound(run)
     if bound is not None:
         seconds, ratio = bound
@@ -132,6 +142,17 @@ def write_bound(run: dict[str, Any]) -> tuple[float, float] | None:
         return None
     seconds = sum(p for p in parts if p is not None) / run["machine"]["cpus"]
     return seconds, builtin["seconds"] / seconds
+
+
+def read_ceiling(run: dict[str, Any]) -> tuple[float, float] | None:
+    """``(kafka_fast's share, x built-in)`` of the batch read with no client (the most the
+    Python data source API reads in ``run``); None when the run lacks the rows."""
+    rows = {(r["case"], r["connector"]): r for r in run["results"]}
+    alone = rows.get(("batch read", READ_ALONE_LABEL))
+    ours = rows.get(("batch read", "kafka_fast"))
+    if alone is None or ours is None:
+        return None
+    return ours["rows_per_s"] / alone["rows_per_s"], alone["vs_builtin"]
 
 
 def draw_chart(runs: list[dict[str, Any]], path: Path) -> None:

@@ -162,6 +162,11 @@ class RangeReader:
                  group_prefix: str | None = None) -> None:
         self.conf = reader_config(conf, fail_on_data_loss=fail_on_data_loss,
                                   group_prefix=group_prefix)
+        # a worker's consumer serves every read of the same settings: a group id made up
+        # here (a read never joins the group nor commits to it) is not one of them, so the
+        # reads of later queries do not start a consumer each
+        self.cache_conf = (self.conf if "group.id" in conf else
+                           {k: v for k, v in self.conf.items() if k != "group.id"})
         self.include_headers = include_headers
         self.fail_on_data_loss = fail_on_data_loss
         self.poll_timeout = poll_timeout_ms / 1000.0
@@ -173,56 +178,130 @@ class RangeReader:
 
     def read_ranges(self, ranges: Iterable[OffsetRange]) -> Iterator[Any]:
         """Arrow batches of every range, read with this worker's cached consumer (dropped
-        from the cache if reading fails)."""
+        from the cache if reading fails). Ranges of distinct partitions are read together
+        (``together``)."""
         from ..consumer import Consumer
 
-        consumer = clients.cached(ROLE, self.conf, Consumer)
+        group_id = self.conf["group.id"]
+        consumer = clients.cached(ROLE, self.cache_conf,
+                                  lambda conf: Consumer({**conf, "group.id": group_id}))
         try:
-            for r in ranges:
-                yield from self.read(consumer, r)
+            for group in together(ranges):
+                yield from self.read(consumer, group)
         except BaseException:
-            clients.discard(ROLE, self.conf)
+            clients.discard(ROLE, self.cache_conf)
             raise
 
-    def read(self, consumer: Consumer, r: OffsetRange) -> Iterator[Any]:
-        """Arrow batches of exactly the records ``r.start <= offset < r.end``."""
+    def read(self, consumer: Consumer, ranges: OffsetRange | Sequence[OffsetRange]
+             ) -> Iterator[Any]:
+        """Arrow batches of exactly the records ``r.start <= offset < r.end`` of each range
+        (of distinct partitions), all assigned at once: the fetches of every partition are
+        in flight together and a batch may hold records of several ranges. A partition is
+        paused once its range is read, so nothing past its end is fetched again."""
         import numpy as np
 
-        if r.size <= 0:
+        group = [ranges] if isinstance(ranges, OffsetRange) else list(ranges)
+        group = [r for r in group if r.size > 0]
+        if not group:
             return
-        tp = TopicPartition(r.topic, r.partition, r.start)
-        consumer.assign([tp])
+        if len({(r.topic, r.partition) for r in group}) != len(group):
+            raise ValueError(f"ranges read together must be of distinct partitions: {group}")
+        index = {(r.topic, r.partition): i for i, r in enumerate(group)}
+        ends = np.asarray([r.end for r in group], np.int64)
+        nexts = np.asarray([r.start for r in group], np.int64)
+        consumer.assign([TopicPartition(r.topic, r.partition, r.start) for r in group])
         try:
-            next_offset = r.start
             deadline = time.monotonic() + self.poll_timeout
-            while next_offset < r.end:
-                view = consumer.consume_batch(max_records=min(BATCH_RECORDS, r.end - next_offset),
+            pending = set(range(len(group)))
+            while pending:
+                left = int(sum(ends[i] - nexts[i] for i in pending))
+                view = consumer.consume_batch(max_records=max(1, min(BATCH_RECORDS, left)),
                                               timeout=1.0, headers=self.include_headers)
-                n = len(view)
-                if n:
+                if len(view):
+                    ids = _range_ids(view, index)
                     offsets = np.asarray(view.offsets)
-                    lo = int(np.searchsorted(offsets, next_offset))
-                    hi = int(np.searchsorted(offsets, r.end))
-                    if hi > lo:
-                        yield from spark_arrow(view, lo, hi,
-                                               include_headers=self.include_headers)
-                    next_offset = max(next_offset, int(offsets[-1]) + 1)
+                    keep = (ids >= 0) & (offsets >= nexts[ids]) & (offsets < ends[ids])
+                    for lo, hi in _runs(keep):
+                        yield from spark_arrow(view, lo, hi, include_headers=self.include_headers)
+                    for i in pending:
+                        mine = offsets[ids == i]
+                        if len(mine):
+                            nexts[i] = max(nexts[i], int(mine.max()) + 1)
                     deadline = time.monotonic() + self.poll_timeout
+                else:
+                    # nothing returned: a range may end in records the log skips (control
+                    # records of transactions, compacted records): the position says so
+                    waiting = [group[i] for i in sorted(pending)]
+                    positions = consumer.position(
+                        [TopicPartition(r.topic, r.partition) for r in waiting])
+                    for r, tp in zip(waiting, positions, strict=True):
+                        i = index[(r.topic, r.partition)]
+                        nexts[i] = max(nexts[i], tp.offset)
+                if self._finish(consumer, group, pending, nexts, ends) or len(view):
                     continue
-                # nothing returned: the range may end in records the log skips (control
-                # records of transactions, compacted records): the position says so
-                position = consumer.position([TopicPartition(r.topic, r.partition)])[0].offset
-                if position >= r.end:
-                    break
                 if time.monotonic() > deadline:
                     if self.fail_on_data_loss:
+                        r = group[min(pending)]
                         raise DataLossError(
-                            f"{r.topic}-{r.partition}: no record at offsets [{next_offset}, "
-                            f"{r.end}) after {self.poll_timeout:g} s (position {position})"
-                        )
+                            f"{r.topic}-{r.partition}: no record at offsets "
+                            f"[{int(nexts[min(pending)])}, {r.end}) after "
+                            f"{self.poll_timeout:g} s")
                     break
         finally:
             consumer.unassign()
+
+    @staticmethod
+    def _finish(consumer: Consumer, group: list[OffsetRange], pending: set[int],
+                nexts: Any, ends: Any) -> bool:
+        """Drop the ranges read to their end from ``pending`` and pause their partitions;
+        True when some were."""
+        done = [i for i in pending if nexts[i] >= ends[i]]
+        if not done:
+            return False
+        pending.difference_update(done)
+        if pending:
+            consumer.pause([TopicPartition(group[i].topic, group[i].partition) for i in done])
+        return True
+
+
+def together(ranges: Iterable[OffsetRange]) -> Iterator[list[OffsetRange]]:
+    """``ranges`` in their order, cut into groups of distinct partitions (a partition seen
+    again starts the next group), each read with one assignment."""
+    group: list[OffsetRange] = []
+    seen: set[tuple[str, int]] = set()
+    for r in ranges:
+        if (r.topic, r.partition) in seen:
+            yield group
+            group, seen = [], set()
+        group.append(r)
+        seen.add((r.topic, r.partition))
+    if group:
+        yield group
+
+
+def _range_ids(view: Any, index: Mapping[tuple[str, int], int]) -> Any:
+    """The range (its position in ``index``) of each record of ``view``; -1 for a
+    partition outside them."""
+    import numpy as np
+
+    parts = np.asarray(view.partitions)
+    width = max(max(p for _, p in index), int(parts.max())) + 1
+    table = np.full((len(view.topics), width), -1, np.int64)
+    for t, name in enumerate(view.topics):
+        for (topic, p), i in index.items():
+            if topic == name:
+                table[t, p] = i
+    return table[np.asarray(view.topic_index), parts]
+
+
+def _runs(keep: Any) -> list[tuple[int, int]]:
+    """``(lo, hi)`` of each run of True in the boolean array ``keep``."""
+    import numpy as np
+
+    if keep.all():
+        return [(0, len(keep))]
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], keep, [False])).astype(np.int8)))
+    return [(int(lo), int(hi)) for lo, hi in zip(edges[::2], edges[1::2], strict=True)]
 
 
 def arrow_schema(include_headers: bool = False) -> Any:

@@ -19,7 +19,7 @@ from benchmarks.bench_spark import (
     per_million,
     steady_state,
 )
-from benchmarks.spark_report import render_table, shown_runs, write_bound
+from benchmarks.spark_report import read_ceiling, render_table, shown_runs, write_bound
 
 pytestmark = pytest.mark.skipif(not Path("/proc/stat").exists(), reason="needs Linux /proc")
 
@@ -281,6 +281,45 @@ def test_the_table_shows_rates_latencies_cpu_per_million_and_the_settings():
     assert ("to the 2 CPUs: at least 0.66 s, 2.29x the built-in's rows/s at most in this run"
             in table)
     assert write_bound(_run([_row("batch write", "built-in", 1.5, True, None)])) is None
+
+
+def test_the_table_shows_the_read_with_no_client_and_kafka_fasts_share_of_it():
+    run = _run([
+        _row("batch read", "built-in", 1.5, True, None),
+        _row("batch read", "kafka_fast", 0.6, True, None),
+        _row("batch read", "Spark alone (Python reader, no client)", 0.4, None, None)])
+    table = render_table(run)
+    assert _cells(table)[:3] == [
+        ["batch read", "built-in", "666,667", "1.00x", "1.50", "", "", "", "", "yes"],
+        ["batch read", "kafka_fast", "1,666,667", "2.50x", "0.60", "", "", "", "", "yes"],
+        ["batch read", "Spark alone (Python reader, no client)", "2,500,000", "3.75x", "0.40",
+         "", "", "", "", "n/a"]]
+    share, ratio = read_ceiling(run)
+    assert share == pytest.approx(1_666_667 / 2_500_000) and ratio == 3.75
+    assert ("(the Spark alone (Python reader, no client) row) reads at 3.75x the built-in's "
+            "rows/s in this run; kafka_fast reads at 67% of it.") in table
+    # runs stored before the row was measured have no ceiling line
+    older = _run(run["results"][:2])
+    assert read_ceiling(older) is None and "Batch read ceiling" not in render_table(older)
+
+
+def test_the_read_with_no_client_yields_the_kafka_schema_in_the_planned_tasks():
+    from benchmarks.bench_spark import NullArrowSource, NullBatchReader
+    from kafka_fast.spark.reader import BATCH_RECORDS, arrow_schema
+
+    source = NullArrowSource({"rows": "250001", "partitions": "2"})
+    assert source.schema().simpleString() == (
+        "struct<key:binary,value:binary,topic:string,partition:int,offset:bigint,"
+        "timestamp:timestamp,timestampType:int>")
+    reader = source.reader(source.schema())
+    assert isinstance(reader, NullBatchReader)
+    parts = reader.partitions()
+    assert [(p.start, p.end) for p in parts] == [(0, 125_001), (125_001, 250_001)]
+    batches = list(reader.read(parts[1]))
+    assert [b.num_rows for b in batches] == [BATCH_RECORDS, 125_000 - BATCH_RECORDS]
+    assert all(b.schema == arrow_schema() for b in batches)
+    row = batches[-1].slice(1, 1).to_pylist()[0]
+    assert (row["key"], row["value"], row["offset"]) == (b"k" * 10, b"v" * 100, 1)
 
 
 def test_the_report_prefers_the_newest_quiet_run_of_each_size():

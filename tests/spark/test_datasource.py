@@ -119,14 +119,26 @@ def test_kafka_partitions_share_tasks_unless_pack_partitions_is_false(spark, kaf
     topic, log = three_partitions
 
     def tasks(**options) -> list[list[tuple[int, int]]]:
+        """Each task's ``(partition, offset)`` rows, sorted: a task reads its ranges together,
+        so the partitions' records interleave, each partition's in offset order."""
         df = source(spark, kafka, subscribe=topic, **options)
-        return [[(r.partition, r.offset) for r in rows] for rows in df.rdd.glom().collect()]
+        got = [[(r.partition, r.offset) for r in rows] for rows in df.rdd.glom().collect()]
+        for rows in got:
+            for p in {q for q, _ in rows}:
+                offsets = [o for q, o in rows if q == p]
+                assert offsets == sorted(offsets), (p, offsets)
+        return [sorted(rows) for rows in got]
 
-    def run(p: int) -> list[tuple[int, int]]:
-        return [(q, o) for q, o, *_ in log if q == p]
+    def run(p: int, start: int = 0, end: int = 100) -> list[tuple[int, int]]:
+        return [(q, o) for q, o, *_ in log if q == p and start <= o < end]
 
     # 3 x 100 records in at most 2 tasks: Kafka partitions 0 and 2 share the first, whole
     assert tasks(packPartitions="2") == [run(0) + run(2), run(1)]
+    # one task reads three ranges that start and end inside the logs: exactly their records
+    start = json.dumps({topic: {"0": 10, "1": 0, "2": 97}})
+    end = json.dumps({topic: {"0": 11, "1": 60, "2": 99}})
+    assert tasks(packPartitions="1", startingOffsets=start, endingOffsets=end) == [
+        run(0, 10, 11) + run(1, 0, 60) + run(2, 97, 99)]
     assert tasks(packPartitions="false") == [run(0), run(1), run(2)]
     assert tasks(packPartitions="1", minPartitions="3") == [run(0), run(1), run(2)]
     assert tasks(packPartitions="1") == [run(0) + run(1) + run(2)]

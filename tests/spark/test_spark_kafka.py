@@ -295,6 +295,39 @@ def test_read_rejects_ranges_beyond_the_log_unless_told(spark, kafka, known_topi
         read_kafka(spark, kafka.client_config(), topic, {topic: {"0": 0}})
 
 
+def test_a_task_reads_its_ranges_together_each_exactly(kafka, known_topic):
+    """Ranges of distinct partitions are read with one assignment; a partition seen again
+    starts the next group; every range gives exactly its records, in offset order."""
+    from kafka_fast.spark import clients
+    from kafka_fast.spark.offsets import OffsetRange
+    from kafka_fast.spark.reader import ROLE, RangeReader, together
+
+    topic, log = known_topic
+    ranges = [OffsetRange(topic, 0, 5, 12), OffsetRange(topic, 2, 39, 40),
+              OffsetRange(topic, 1, 0, 40), OffsetRange(topic, 0, 30, 32)]
+    assert [[r.partition for r in group] for group in together(ranges)] == [[0, 2, 1], [0]]
+    reader = RangeReader(kafka.client_config())
+    before = clients.cached_count()
+    try:
+        batches = list(reader.read_ranges(ranges))
+        # a reader of another query (another made-up group id) reads with the same consumer
+        again = RangeReader(kafka.client_config())
+        assert again.conf["group.id"] != reader.conf["group.id"]
+        assert sum(b.num_rows for b in again.read_ranges(ranges[2:3])) == 40
+        assert clients.cached_count() == before + 1
+    finally:
+        clients.discard(ROLE, reader.cache_conf)
+    got = [(p, o, k, v, ()) for b in batches for p, o, k, v in zip(
+        *(b.column(c).to_pylist() for c in ("partition", "offset", "key", "value")),
+        strict=True)]
+    assert sorted(got) == [r for r in log if (r[0] == 0 and (5 <= r[1] < 12 or 30 <= r[1] < 32))
+                           or r[0] == 1 or (r[0] == 2 and r[1] == 39)]
+    for p in (0, 1, 2):
+        offsets = [o for q, o, *_ in got if q == p]
+        assert offsets == sorted(offsets)
+    assert {b.column("topic")[0].as_py() for b in batches} == {topic}
+
+
 def test_exact_log_ends_are_read_again_only_when_the_watermark_moved(kafka):
     """``known_ends`` stands for the read of the log's tail while the high watermark stays."""
     from kafka_fast.consumer import Consumer
