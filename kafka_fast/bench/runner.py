@@ -134,6 +134,9 @@ def wait_writable(bootstrap: str, topic: str, partitions: int, timeout: float = 
 #: Apache Kafka's default ``index.interval.bytes``: an append after more bytes than this
 #: since a partition's last index entry adds one to its offset and time indexes
 INDEX_INTERVAL_BYTES = 4096
+#: partitions :func:`warm_indexes` writes to at a time: their index faults (a few ms each on a
+#: busy machine) stay far below a request's 30 s timeout
+WARM_PARTITIONS_PER_FLUSH = 500
 
 
 def warm_indexes(bootstrap: str, topic: str, partitions: int, timeout: float = 600) -> None:
@@ -153,14 +156,16 @@ def warm_indexes(bootstrap: str, topic: str, partitions: int, timeout: float = 6
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0,
                          "enable.idempotence": False, "acks": "1"})
     try:
-        # one append of more than the interval, then one more: its append adds the entry
+        # one append of more than the interval, then one more: its append adds the entry;
+        # a few hundred partitions per flush, so that no request waits out its timeout
         for value in (b"w" * (INDEX_INTERVAL_BYTES + 1), b"w"):
-            for p in range(partitions):
-                producer.produce(topic, value, partition=p)
-            left = producer.flush(timeout)
-            if left:
-                raise TimeoutError(f"{topic}: {left} warm-up records not written "
-                                   f"after {timeout:.0f} s")
+            for first in range(0, partitions, WARM_PARTITIONS_PER_FLUSH):
+                for p in range(first, min(partitions, first + WARM_PARTITIONS_PER_FLUSH)):
+                    producer.produce(topic, value, partition=p)
+                left = producer.flush(timeout)
+                if left:
+                    raise TimeoutError(f"{topic}: {left} warm-up records not written "
+                                       f"after {timeout:.0f} s")
     finally:
         producer.close()
     with AdminClient({"bootstrap.servers": bootstrap}) as admin:
