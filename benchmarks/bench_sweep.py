@@ -19,9 +19,10 @@ At every point kafka_fast's ``produce_batch`` and ``produce()`` and confluent-ka
 dimension with ``--consume-all``) kafka_fast's ``consume_batch`` and confluent-kafka's
 ``consume(10000)`` (``fetch.queue.backoff.ms=0``, docs/bench/settings.md) then read one topic
 filled with the same records. On Apache Kafka every topic's partitions first get their first
-index entries, and the records that made them are deleted (``--cold-indexes``: not), so that
-no timed case waits for the broker's first write into each partition's index files. Each case
-is a fresh process (``kafka_fast.bench.runner``):
+index entries, and the records that made them are deleted, and the topic the consume cases
+read is read once untimed (``--cold-indexes``: neither), so that no timed case waits for the
+broker's first write into each partition's index files or for its first read of them. Each
+case is a fresh process (``kafka_fast.bench.runner``):
 client CPU is its user+system time, peak RSS its maximum resident memory. Records per point
 follow the value size (``--megabytes`` of records, between ``--min-records`` and
 ``--max-records``) so that each point takes seconds. The base point is run once and serves
@@ -310,7 +311,8 @@ def run_point(point: Point, broker: Broker, made: list[str], args: argparse.Name
                       key_size=KEY_BYTES, partitions=s["partitions"], compressions=[s["codec"]],
                       acks=s["acks"], directions=("produce", "consume"), repeat=args.repeat,
                       broker_pid=broker.pid, create_topic=broker.create_topic,
-                      cases=point.cases(), case_timeout_s=args.case_timeout, hold=s["held"])
+                      cases=point.cases(), case_timeout_s=args.case_timeout, hold=s["held"],
+                      warm_read=apache(broker) and not args.cold_indexes)
     share.start()
     try:
         results = run_all(cfg)
@@ -377,8 +379,9 @@ def main() -> int:
     ap.add_argument("--results", default=str(store.DEFAULT_DIR))
     ap.add_argument("--no-store", action="store_true")
     ap.add_argument("--cold-indexes", action="store_true",
-                    help="leave each partition's first index entries to the timed cases "
-                         "(default on Apache Kafka: written, and their records deleted, before)")
+                    help="leave each partition's first index entries and the first read of "
+                         "the consumed topic to the timed cases (default on Apache Kafka: "
+                         "both done before)")
     ap.add_argument("--estimate", action="store_true", help="print the points and stop")
     args = ap.parse_args()
     points = plan(args.dimension or list(DIMENSIONS), args.megabytes, args.min_records,

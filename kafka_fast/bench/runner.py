@@ -63,6 +63,8 @@ class BenchConfig:
     #: records for the named cases instead of ``records`` (the slow pure-Python peers); a
     #: consume case reads the first of the records the topic holds
     case_records: dict[str, int] = field(default_factory=dict)
+    #: read the consume cases' topic once, untimed, after filling it (:func:`warm_read`)
+    warm_read: bool = False
 
 
 def available(client: str) -> bool:
@@ -176,6 +178,35 @@ def warm_indexes(bootstrap: str, topic: str, partitions: int, timeout: float = 6
             fut.result(timeout)
 
 
+#: how long :func:`warm_read` waits for one Fetch answer: the first read of ten thousand
+#: partitions can take the broker over the default 30 s
+WARM_READ_REQUEST_TIMEOUT_MS = 180_000
+
+
+def warm_read(bootstrap: str, topic: str, records: int, timeout: float = 900) -> int:
+    """Read ``records`` records of ``topic`` from the start once, untimed; the number read.
+
+    The first Fetch of each partition makes the broker look its start offset up in the
+    partition's offset index, whose pages a busy machine may have dropped from memory since
+    they were written (with 8 MB of read-ahead each fault is milliseconds: seconds for
+    thousands of partitions). Whichever consume case ran first paid that; after this read
+    every case finds them in memory."""
+    from .. import Consumer
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"warm-{uuid.uuid4().hex}",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                         "request.timeout.ms": WARM_READ_REQUEST_TIMEOUT_MS})
+    read = 0
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + timeout
+        while read < records and time.monotonic() < deadline:
+            read += len(consumer.consume_batch(max_records=100_000, timeout=1.0))
+    finally:
+        consumer.close()
+    return read
+
+
 def answering(admin: AdminClient, topic: str, partitions: int) -> int:
     """How many partitions of ``topic`` their leader answers a ListOffsets request for."""
     from .. import TopicPartition
@@ -286,6 +317,8 @@ def run_all(cfg: BenchConfig, on_result: Callable[[Result], None] | None = None)
                 fill = run_case(cfg, CASE["kafka_fast.produce_batch"], source, compression)
                 if fill.error:
                     unfilled = f"the topic to read was not filled: {fill.remark}"
+                elif cfg.warm_read:
+                    warm_read(cfg.bootstrap, source, cfg.records)
             for case in todo:
                 runs: list[Result] = []
                 while not unfilled and len(runs) < max(1, cfg.repeat):
