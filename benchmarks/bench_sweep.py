@@ -18,7 +18,11 @@ At every point kafka_fast's ``produce_batch`` and ``produce()`` and confluent-ka
 ``produce()`` write into fresh topics; for the size, partition and held dimensions (every
 dimension with ``--consume-all``) kafka_fast's ``consume_batch`` and confluent-kafka's
 ``consume(10000)`` (``fetch.queue.backoff.ms=0``, docs/bench/settings.md) then read one topic
-filled with the same records. Each case is a fresh process (``kafka_fast.bench.runner``):
+filled with the same records. On Apache Kafka every topic's partitions first get their first
+index entries, and the records that made them are deleted, and the topic the consume cases
+read is read once untimed (``--cold-indexes``: neither), so that no timed case waits for the
+broker's first write into each partition's index files or for its first read of them. Each
+case is a fresh process (``kafka_fast.bench.runner``):
 client CPU is its user+system time, peak RSS its maximum resident memory. Records per point
 follow the value size (``--megabytes`` of records, between ``--min-records`` and
 ``--max-records``) so that each point takes seconds. The base point is run once and serves
@@ -62,6 +66,7 @@ from kafka_fast.bench.runner import (  # noqa: E402
     format_table,
     run_all,
     wait_writable,
+    warm_indexes,
 )
 
 #: the values of each dimension, in chart order
@@ -229,11 +234,13 @@ class CpuShare:
 
 
 @contextmanager
-def tracked(broker: Broker) -> Iterator[tuple[Broker, list[str]]]:
+def tracked(broker: Broker, warm: bool = False) -> Iterator[tuple[Broker, list[str]]]:
     """``broker`` with a topic creator that remembers each topic made, and deletes the topic
     of the previous produce case before it makes the next (the topic the consume cases read is
     deleted after the point): a node of Apache Kafka keeps a file open per partition, and two
-    topics of ten thousand partitions exceed a common limit of 20,000 open files."""
+    topics of ten thousand partitions exceed a common limit of 20,000 open files. With
+    ``warm``, every partition's first index entries are written before a case starts
+    (:func:`kafka_fast.bench.runner.warm_indexes`)."""
     made: list[str] = []
     create: Callable[[str, int], None]
     if broker.create_topic is not None:
@@ -252,6 +259,8 @@ def tracked(broker: Broker) -> Iterator[tuple[Broker, list[str]]]:
         # every partition writable before a case starts (admin_create_topic waits too, but
         # not for partitions added by ``grow``; a creator of the broker's own may not wait)
         wait_writable(broker.bootstrap, name, partitions)
+        if warm:
+            warm_indexes(broker.bootstrap, name, partitions)
 
     yield Broker(broker.bootstrap, broker.pid, creating, broker.name), made
 
@@ -302,7 +311,8 @@ def run_point(point: Point, broker: Broker, made: list[str], args: argparse.Name
                       key_size=KEY_BYTES, partitions=s["partitions"], compressions=[s["codec"]],
                       acks=s["acks"], directions=("produce", "consume"), repeat=args.repeat,
                       broker_pid=broker.pid, create_topic=broker.create_topic,
-                      cases=point.cases(), case_timeout_s=args.case_timeout, hold=s["held"])
+                      cases=point.cases(), case_timeout_s=args.case_timeout, hold=s["held"],
+                      warm_read=apache(broker) and not args.cold_indexes)
     share.start()
     try:
         results = run_all(cfg)
@@ -319,7 +329,8 @@ def run_point(point: Point, broker: Broker, made: list[str], args: argparse.Name
                 "acks": [s["acks"]], "codecs": [s["codec"]], "repeat": args.repeat,
                 "case_timeout_s": args.case_timeout,
                 "cases": cfg.cases, "client_settings": CLIENT_SETTINGS,
-                "machine_state": state, "other_cpu_share": round(other, 3)}
+                "machine_state": state, "other_cpu_share": round(other, 3),
+                "warm_indexes": apache(broker) and not args.cold_indexes}
     return store.record("sweep", broker.name or broker.bootstrap, settings,
                         [dict(r.as_dict(), acks=s["acks"]) for r in results])
 
@@ -332,6 +343,12 @@ def broker_of(nodes: int, args: argparse.Namespace) -> Iterator[Broker]:
     else:
         with apache_kafka(nodes, KAFKA_SETTINGS) as broker:
             yield broker
+
+
+def apache(broker: Broker) -> bool:
+    """Whether ``broker`` is Apache Kafka started by the sweep (whose index files
+    :func:`warm_indexes` is for; it uses DeleteRecords)."""
+    return (broker.name or "").startswith("Apache Kafka")
 
 
 def main() -> int:
@@ -361,6 +378,10 @@ def main() -> int:
                          "over 15%% of the CPUs during a point")
     ap.add_argument("--results", default=str(store.DEFAULT_DIR))
     ap.add_argument("--no-store", action="store_true")
+    ap.add_argument("--cold-indexes", action="store_true",
+                    help="leave each partition's first index entries and the first read of "
+                         "the consumed topic to the timed cases (default on Apache Kafka: "
+                         "both done before)")
     ap.add_argument("--estimate", action="store_true", help="print the points and stop")
     args = ap.parse_args()
     points = plan(args.dimension or list(DIMENSIONS), args.megabytes, args.min_records,
@@ -391,7 +412,8 @@ def main() -> int:
     started, planned_done = time.monotonic(), 0.0
     failed: list[str] = []
     for nodes in sorted({p.settings["brokers"] for p in points}):
-        with broker_of(nodes, args) as given, tracked(given) as (broker, made):
+        with broker_of(nodes, args) as given, \
+                tracked(given, warm=apache(given) and not args.cold_indexes) as (broker, made):
             for p in (p for p in points if p.settings["brokers"] == nodes):
                 index = points.index(p) + 1
                 print(f"\n[{index}/{len(points)}] {p.label} on {broker.name}: "

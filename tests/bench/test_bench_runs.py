@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import time
 import uuid
 from pathlib import Path
 
@@ -178,3 +179,63 @@ def test_a_topic_made_for_a_case_takes_a_first_write_on_every_partition(apache_k
     assert [r[0] for r in reports if r[0] is not None] == []
     assert sorted((r[1], r[2], r[3]) for r in reports) == [
         (p, 0, str(p).encode()) for p in range(partitions)]
+
+
+def test_a_warmed_topic_has_every_first_index_entry_and_no_record(apache_kafka):
+    """The sweep warms its topics: afterwards the broker's index files of every partition hold
+    their first entry (offset 1, placed after the first record's 4,097-byte value, in the
+    offset and the time index), and the topic reads as empty: the records produced next are
+    the only ones read, from offset 2 (by the sweep's untimed first read too)."""
+    import struct
+
+    from kafka_fast import Consumer, Producer, TopicPartition
+    from kafka_fast.admin import AdminClient
+    from kafka_fast.bench.runner import (
+        INDEX_INTERVAL_BYTES,
+        admin_create_topic,
+        warm_indexes,
+        warm_read,
+    )
+
+    partitions = 20
+    topic = f"bench-warm-{uuid.uuid4().hex[:8]}"
+    bootstrap = apache_kafka.bootstrap
+    admin_create_topic(bootstrap)(topic, partitions)
+    try:
+        warm_indexes(bootstrap, topic, partitions)
+        data = next(iter(apache_kafka.nodes.values())).workdir / "data"
+        first = "0" * 20
+        for p in range(partitions):
+            folder = data / f"{topic}-{p}"
+            relative, position = struct.unpack(
+                ">ii", (folder / f"{first}.index").read_bytes()[:8])
+            stamp, stamped = struct.unpack(">qi", (folder / f"{first}.timeindex").read_bytes()[:12])
+            assert (relative, stamped) == (1, 1), p
+            assert position > INDEX_INTERVAL_BYTES and stamp > 0, p
+        producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+        try:
+            for p in range(partitions):
+                producer.produce(topic, f"after-{p}".encode(), partition=p)
+            assert producer.flush(60) == 0
+        finally:
+            producer.close()
+        assert warm_read(bootstrap, topic, partitions, timeout=60) == partitions
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": topic,
+                             "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+        try:
+            assert [consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)
+                    for p in range(partitions)] == [(2, 3)] * partitions
+            consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+            got: list[tuple] = []
+            deadline = time.monotonic() + 60
+            while len(got) < partitions and time.monotonic() < deadline:
+                msg = consumer.poll(1.0)
+                if msg is not None and msg.error() is None:
+                    got.append((msg.partition(), msg.offset(), msg.value()))
+        finally:
+            consumer.close()
+        assert sorted(got) == [(p, 2, f"after-{p}".encode()) for p in range(partitions)]
+    finally:
+        with AdminClient({"bootstrap.servers": bootstrap}) as admin:
+            for fut in admin.delete_topics([topic]).values():
+                fut.result(60)
