@@ -31,10 +31,7 @@ KEYS = [
         "may name a replica to read from, which the consumer then fetches from until "
         "metadata.max.age.ms passes or the replica fails (KIP-392 follower fetching).",
         roles=("consumer", "share")),
-    Key("request.timeout.ms", "int", 30000,
-        "Time to wait for a response to one request. A Fetch may take this plus "
-        "fetch.wait.max.ms; after a Fetch to a broker timed out, the next ones to it may take "
-        "twice as long (at most 5 minutes) until its answers are quick again.",
+    Key("request.timeout.ms", "int", 30000, "Time to wait for a response to one request.",
         minimum=1, maximum=900000, aliases=("socket.timeout.ms",)),
     Key("socket.connection.setup.timeout.ms", "int", 30000,
         "Time allowed to connect, handshake TLS, negotiate versions and authenticate.", minimum=1,

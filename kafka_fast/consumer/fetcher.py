@@ -35,7 +35,6 @@ from ..topic_partition import OFFSET_BEGINNING, OFFSET_END
 from .fetch_decode import DecodedPartition, decode_partition
 from .fetch_session import SESSION_ERRORS, FetchPlan, FetchSession, fetch_request
 from .fetch_state import Chunk, Command, FetchState
-from .fetch_timeouts import FetchTimeouts
 from .offsets import LEADER_ERRORS, TRANSIENT_LOCAL, OffsetClient, error_of
 from .ownership import armed, owned
 from .state import NEED_COMMITTED, NEED_NONE, NEED_RESET, NEED_VALIDATE, FetchCursor
@@ -142,7 +141,6 @@ class Fetcher:
         self.reset_strategy = reset_strategy(conf)
         self.request_timeout_ms: int = conf["request.timeout.ms"]
         self.max_wait_ms = conf["fetch.wait.max.ms"]
-        self.timeouts = FetchTimeouts(self.request_timeout_ms + self.max_wait_ms)
         self.min_bytes = conf["fetch.min.bytes"]
         self.max_bytes = conf["fetch.max.bytes"]
         self.partition_max_bytes = conf["max.partition.fetch.bytes"]
@@ -445,10 +443,10 @@ class Fetcher:
         ids = self.session_ids[node] = {**self.session_ids.get(node, {}), **ids}
         plan = session.plan(wanted)
         self.inflight.add(node)
-        started = time.monotonic()
         try:
             fut = self.client.send(node, self.request_for(plan, topic_ids=ids),
-                                   timeout_ms=self.timeouts.timeout_ms(node), lane=Lane.FETCH)
+                                   timeout_ms=self.request_timeout_ms
+                                   + self.max_wait_ms, lane=Lane.FETCH)
         except KafkaException:
             self.inflight.discard(node)
             session.reset()
@@ -456,7 +454,7 @@ class Fetcher:
                 for ps, *_ in sent:
                     ps.fetching = False
             return
-        fut.add_done_callback(lambda f: self.on_response(node, sent, plan, f, started))
+        fut.add_done_callback(lambda f: self.on_response(node, sent, plan, f))
 
     def shutdown(self) -> list[Future]:
         """Stop fetching and close the open fetch sessions (I/O thread)."""
@@ -492,8 +490,7 @@ class Fetcher:
         return futures
 
     # -- responses -----------------------------------------------------------------------------
-    def on_response(self, node: int, sent, plan: FetchPlan, fut: Future,
-                    started: float) -> None:
+    def on_response(self, node: int, sent, plan: FetchPlan, fut: Future) -> None:
         self.inflight.discard(node)
         state = self.state
         exc = fut.exception()
@@ -502,8 +499,6 @@ class Fetcher:
         if exc is not None:
             session.reset()
             err = error_of(exc)
-            if err.code() == E._TIMED_OUT:
-                self.timeouts.timed_out(node)
             with state.lock:
                 for ps, *_ in sent:
                     ps.fetching = False
@@ -514,7 +509,6 @@ class Fetcher:
                 self.client.request_metadata(sorted({ps.topic for ps, *_ in sent}))
             self.client.wakeup()
             return
-        self.timeouts.answered(node, now - started)
         resp = fut.result()
         omitted_unchanged = session.handle_response(plan, resp)
         if resp.error_code in SESSION_ERRORS:
