@@ -185,6 +185,12 @@ def codec_steps(p: Payload, codec: str) -> dict[str, tuple[str, Callable[[], flo
                         lambda: timed(decompress_all))}
 
 
+def measured(fn: Callable[[], float], repeat: int) -> float:
+    """The median of ``repeat`` runs of a step after one warm-up run (CPU seconds)."""
+    fn()
+    return statistics.median(fn() for _ in range(repeat))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-n", "--records", type=int, default=1_000_000)
@@ -202,8 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     for direction, funcs in steps(p).items():
         total = 0.0
         for name, fn in funcs.items():
-            fn()  # warm-up
-            cpu = statistics.median(fn() for _ in range(args.repeat)) * per_million
+            cpu = measured(fn, args.repeat) * per_million
             total += cpu
             results.append({"direction": direction, "step": name, "cpu_s_per_million": cpu})
             print(f"{direction:8s} {name:40s} {cpu:6.3f} CPU s/M")
@@ -212,8 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{direction:8s} {'floor (sum)':40s} {total:6.3f} CPU s/M")
     for codec in args.codecs:
         for direction, (name, fn) in codec_steps(p, codec).items():
-            fn()
-            cpu = statistics.median(fn() for _ in range(args.repeat)) * per_million
+            cpu = measured(fn, args.repeat) * per_million
             results.append({"direction": direction, "step": name, "codec": codec,
                             "cpu_s_per_million": cpu})
             print(f"{direction:8s} {name:40s} {cpu:6.3f} CPU s/M")

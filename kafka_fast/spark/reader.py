@@ -223,10 +223,8 @@ class RangeReader:
                     keep = (ids >= 0) & (offsets >= nexts[ids]) & (offsets < ends[ids])
                     for lo, hi in _runs(keep):
                         yield from spark_arrow(view, lo, hi, include_headers=self.include_headers)
-                    for i in pending:
-                        mine = offsets[ids == i]
-                        if len(mine):
-                            nexts[i] = max(nexts[i], int(mine.max()) + 1)
+                    ours = ids >= 0  # each range moves past the last of its records seen
+                    np.maximum.at(nexts, ids[ours], offsets[ours] + 1)
                     deadline = time.monotonic() + self.poll_timeout
                 else:
                     # nothing returned: a range may end in records the log skips (control
