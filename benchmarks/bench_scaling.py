@@ -8,8 +8,8 @@ Three sweeps, each case in a fresh process on the same broker (an embedded Tansu
   moves about --megabytes of values;
 - partition count (1 to 1,000), --records records of 100 bytes;
 - producers in one process (1, 2, 4), each in its own thread, sharing --records records;
-- application threads (1, 2, 4) calling produce_batch on ONE producer, sharing --records
-  records.
+- application threads (1, 2, 4) calling produce_batch, and produce(), on ONE producer,
+  sharing --records records.
 
 Every sweep point is one stored run (``docs/bench/results/scaling.jsonl``, with the sweep and
 its value in the settings); peak client memory (max RSS) is in each result.
@@ -50,7 +50,8 @@ def points(args: argparse.Namespace) -> list[tuple[str, int, dict]]:
         out += [("partitions", n, {"partitions": n}) for n in PARTITIONS]
     if args.sweep in ("all", "threads"):
         out += [("threads", n, {"producers": n,
-                                "cases": ["kafka_fast.produce_batch_shared"]})
+                                "cases": ["kafka_fast.produce_batch_shared",
+                                          "kafka_fast.produce_shared"]})
                 for n in PRODUCERS]
     if args.sweep in ("all", "producers"):
         out += [("producers", n, {"producers": n,

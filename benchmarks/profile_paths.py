@@ -4,7 +4,7 @@ Runs each case (``kafka_fast.produce``, ``kafka_fast.produce_batch``, ``kafka_fa
 ``kafka_fast.consume``, ``kafka_fast.consume_batch`` by default) in a fresh benchmark worker
 process against an embedded Tansu (or ``--bootstrap``) and writes ``docs/bench/profiles.md``.
 
-Two samplers, both run by default:
+What runs by default:
 
 - ``perf record`` (Debian ``linux-perf``) samples the CPU: only running threads, kernel work
   included (socket calls, page faults, copies to and from user memory), and only the measured
@@ -13,6 +13,10 @@ Two samplers, both run by default:
 - ``py-spy record --native --threads`` adds the Python view: which kafka_fast Python
   functions are on the stack (inclusive), with samples of threads that wait (for the
   interpreter lock, a socket, a queue) left out.
+- ``perf stat`` counts futex system calls and context switches over the same span: the
+  hand-offs of the interpreter lock (and of queues) between threads, per million records.
+  With ``--before COMMIT`` every case is also measured on COMMIT (built in a worktree under
+  build/ab/) with perf record and perf stat: the lock's before-and-after table.
 - ``valgrind --tool=callgrind`` counts the instructions per record of the compiled record
   engine alone (encode one batch, check and parse it into columns; no broker).
 
@@ -39,6 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.bench_ab import check_side, prepare_base  # noqa: E402
 from benchmarks.brokers import KINDS, broker_for  # noqa: E402
 from kafka_fast.bench.clients import CASE  # noqa: E402
 from kafka_fast.bench.result import PERF_ACK, PERF_CTL  # noqa: E402
@@ -220,18 +225,28 @@ def summarize_perf(script: str, top: int = 15) -> dict:
             "self": funcs.most_common(top)}
 
 
-def run_perf(perf: str, cmd: list[str], data: Path, rate: int) -> tuple[str, str]:
-    """Run ``cmd`` under ``perf record``, sampling only what the worker's stopwatch measures
-    (``kafka_fast.bench.result.perf_control``); ``(perf script text, the worker's stdout)``."""
+def _under_perf(perf_args: list[str], cmd: list[str], tree: Path) -> subprocess.CompletedProcess:
+    """Run ``cmd`` (from ``tree``) under ``perf <perf_args>`` started disabled, with the
+    control FIFOs through which the worker enables perf for the span its stopwatch
+    measures (``kafka_fast.bench.result.perf_control``)."""
     with tempfile.TemporaryDirectory() as fifo_dir:
         ctl, ack = Path(fifo_dir) / "ctl", Path(fifo_dir) / "ack"
         os.mkfifo(ctl)
         os.mkfifo(ack)
         env = {**os.environ, PERF_CTL: str(ctl), PERF_ACK: str(ack)}
-        record = [perf, "record", "-g", "-F", str(rate), "-D", "-1", "--control",
-                  f"fifo:{ctl},{ack}", "-o", str(data), "--", *cmd]
-        proc = subprocess.run(record, capture_output=True, text=True, cwd=ROOT, env=env,
+        if tree != ROOT:
+            env["PYTHONPATH"] = str(tree)
+            env.pop("KAFKA_FAST_NO_EXTENSIONS", None)
+        full = [*perf_args, "-D", "-1", "--control", f"fifo:{ctl},{ack}", "--", *cmd]
+        return subprocess.run(full, capture_output=True, text=True, cwd=tree, env=env,
                               timeout=1800)
+
+
+def run_perf(perf: str, cmd: list[str], data: Path, rate: int, tree: Path = ROOT
+             ) -> tuple[str, str]:
+    """Run ``cmd`` under ``perf record``, sampling only what the worker's stopwatch measures;
+    ``(perf script text, the worker's stdout)``."""
+    proc = _under_perf([perf, "record", "-g", "-F", str(rate), "-o", str(data)], cmd, tree)
     if proc.returncode != 0 or not data.exists():
         raise SystemExit(f"perf record failed: {proc.stderr.strip()[-500:]}")
     script = subprocess.run([perf, "script", "-i", str(data), "-F", "pid,tid,ip,sym,dso"],
@@ -239,6 +254,50 @@ def run_perf(perf: str, cmd: list[str], data: Path, rate: int) -> tuple[str, str
     if script.returncode != 0:
         raise SystemExit(f"perf script failed: {script.stderr.strip()[-500:]}")
     return script.stdout, proc.stdout
+
+
+#: what ``perf stat`` counts over the measured span: futex system calls (a thread that waits
+#: for the interpreter lock, or wakes its waiter, makes them; so do queue and condition
+#: hand-offs between threads) and context switches
+STAT_EVENTS = {"syscalls:sys_enter_futex": "futex", "context-switches": "switches"}
+
+
+def run_stat(perf: str, cmd: list[str], tree: Path = ROOT) -> tuple[dict[str, float], str]:
+    """Counts of ``STAT_EVENTS`` over the span the worker's stopwatch measures, and the
+    worker's stdout."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "stat.csv"
+        proc = _under_perf([perf, "stat", "-x", ",", "-o", str(out), "-e",
+                            ",".join(STAT_EVENTS)], cmd, tree)
+        text = out.read_text() if out.exists() else ""
+    if proc.returncode != 0:
+        raise SystemExit(f"perf stat failed: {proc.stderr.strip()[-500:]}")
+    return parse_stat(text), proc.stdout
+
+
+def parse_stat(text: str) -> dict[str, float]:
+    """``{futex, switches}`` from ``perf stat -x ,`` output (value,unit,event,...)."""
+    counts: dict[str, float] = {}
+    for line in text.splitlines():
+        fields = line.split(",")
+        if len(fields) >= 3 and fields[2] in STAT_EVENTS:
+            if fields[0] == "<not counted>":  # never enabled: nothing was measured
+                counts[STAT_EVENTS[fields[2]]] = 0.0
+                continue
+            try:
+                counts[STAT_EVENTS[fields[2]]] = float(fields[0])
+            except ValueError as exc:  # "<not supported>", "<not counted>"
+                raise SystemExit(f"perf stat could not count {fields[2]}: {fields[0]}") from exc
+    missing = set(STAT_EVENTS.values()) - set(counts)
+    if missing:
+        raise SystemExit(f"perf stat gave no count of {sorted(missing)}: {text[-300:]}")
+    return counts
+
+
+def commit_of(ref: str) -> str:
+    """The 12-digit commit ``ref`` names."""
+    return subprocess.run(["git", "rev-parse", "--short=12", ref], cwd=ROOT, check=True,
+                          capture_output=True, text=True).stdout.strip()
 
 
 def worker_result(stdout: str) -> dict | None:
@@ -326,6 +385,51 @@ def _table(rows: list[tuple[str, int]], total: int, what: str,
     return out
 
 
+FUTEX_KIND = "kernel: futex (thread hand-offs, interpreter lock)"
+
+
+def futex_share(perf: dict | None) -> str:
+    """The share of a CPU profile's samples in the kernel's futex code, as text."""
+    if not perf or not perf["total"]:
+        return ""
+    return f"{dict(perf['kinds']).get(FUTEX_KIND, 0) / perf['total']:.1%}"
+
+
+def lock_table(profiles: dict[str, dict], meta: dict) -> list[str]:
+    """The interpreter lock before and after: per case, the futex share of the CPU samples,
+    futex system calls and context switches per million records (each from its own run)."""
+    rows = [(case, prof) for case, prof in profiles.items() if "stat" in prof or "perf" in prof]
+    if not rows:
+        return []
+    has_before = any("before" in prof for _, prof in rows)
+
+    def cells(prof: dict) -> list[str]:
+        stat = prof.get("stat") or {}
+        cpu = prof.get("cpu_per_million")
+        return [f"{cpu:.3f}" if cpu is not None else "", futex_share(prof.get("perf")),
+                f"{stat['futex']:,.0f}" if stat else "", f"{stat['switches']:,.0f}" if stat else ""]
+
+    heads = ["CPU s/M", "futex share of CPU samples", "futex calls per M records",
+             "context switches per M records"]
+    out = ["## The interpreter lock", ""]
+    if has_before:
+        out += [f"Each case measured on commit `{meta['before']}` (before) and on "
+                f"`{meta['commit']}` (after) against the same broker, each figure from its own "
+                "fresh worker process (`--before`).", ""]
+    out += ["| case | commit | " + " | ".join(heads) + " |", "|---|---|" + "---:|" * len(heads)]
+    for case, prof in rows:
+        if has_before:
+            out.append(f"| {case} | `{meta['before']}` (before) | "
+                       + " | ".join(cells(prof.get("before") or {})) + " |")
+        out.append(f"| {case} | `{meta['commit']}` | " + " | ".join(cells(prof)) + " |")
+    out += ["", "A futex call is made by a thread that waits for the interpreter lock or wakes "
+            "the thread waiting for it, and by the other hand-offs between the calling thread, "
+            "the I/O thread and the encoder threads (queues, conditions); counted by "
+            "`perf stat -e syscalls:sys_enter_futex` over the span the case's CPU figure covers.",
+            ""]
+    return out
+
+
 def render(profiles: dict[str, dict], meta: dict) -> str:
     """``docs/bench/profiles.md``: per case, perf's CPU tables and py-spy's Python view."""
     lines = ["# Profiles of the client paths", "",
@@ -342,6 +446,9 @@ def render(profiles: dict[str, dict], meta: dict) -> str:
              "functions are on the stack of running threads; samples of waiting threads "
              "(interpreter lock, socket, queue, timer) and of imports and building the payload "
              "left out.", ""]
+    lock = lock_table(profiles, meta)
+    if lock:
+        lines += lock
     instructions = meta.get("instructions")
     if instructions:
         lines += ["## Instructions per record (callgrind)", "",
@@ -373,6 +480,53 @@ def render(profiles: dict[str, dict], meta: dict) -> str:
     return "\n".join(lines)
 
 
+#: what a ``--before`` tree is measured with: the CPU profile (for the futex share) and the
+#: counts
+LOCK_TOOLS = ("perf", "stat")
+
+
+def measure(name: str, worker: list[str], tools: list[str], raw_dir: Path,
+            args: argparse.Namespace, perf: str | None, spy: str, tree: Path = ROOT) -> dict:
+    """Every tool of ``tools`` on one fresh worker process each (from ``tree``)."""
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    prof: dict = {}
+
+    def cpu_of(stdout: str, tool: str) -> float:
+        result = worker_result(stdout)
+        if result is None or result.get("error"):
+            raise SystemExit(f"{name} failed under {tool}: {stdout.strip()[-500:]}")
+        prof["records"] = result["records"]
+        return result["cpu_s"] / result["records"] * 1e6
+
+    if "perf" in tools:
+        assert perf is not None
+        script, stdout = run_perf(perf, worker, raw_dir / f"{name}.perf.data",
+                                  args.perf_rate, tree)
+        (raw_dir / f"{name}.perf.txt").write_text(script)
+        prof["perf"] = summarize_perf(script)
+        prof["cpu_per_million"] = cpu_of(stdout, "perf")
+        print(f"{name}: {prof['perf']['total']} CPU samples, "
+              f"{prof['cpu_per_million']:.3f} CPU s/M", flush=True)
+    if "stat" in tools:
+        assert perf is not None
+        counts, stdout = run_stat(perf, worker, tree)
+        prof["stat_cpu_per_million"] = cpu_of(stdout, "perf stat")
+        prof["stat"] = {k: v / prof["records"] * 1e6 for k, v in counts.items()}
+        print(f"{name}: {prof['stat']['futex']:,.0f} futex calls and "
+              f"{prof['stat']['switches']:,.0f} context switches per million records",
+              flush=True)
+    if "py-spy" in tools:
+        out = raw_dir / f"{name}.txt"
+        cmd = [spy, "record", "--native", "--threads", "--rate", str(args.rate),
+               "--format", "raw", "-o", str(out), "--", *worker]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=1800)
+        if proc.returncode != 0 or not out.exists():
+            raise SystemExit(f"py-spy failed for {name}: {proc.stderr.strip()[-500:]}")
+        prof["pyspy"] = summarize(out.read_text())
+        print(f"{name}: {prof['pyspy']['total']} py-spy samples", flush=True)
+    return prof
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bootstrap")
@@ -383,8 +537,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--partitions", type=int, default=6)
     ap.add_argument("--compression", default="none")
     ap.add_argument("--cases", default=",".join(DEFAULT_CASES))
-    ap.add_argument("--tools", default="perf,py-spy,callgrind",
-                    help="what to run: perf, py-spy, callgrind")
+    ap.add_argument("--tools", default="perf,stat,py-spy,callgrind",
+                    help="what to run: perf, stat, py-spy, callgrind")
+    ap.add_argument("--before", metavar="COMMIT",
+                    help="also measure COMMIT (built in a worktree under build/ab/) with perf "
+                         "and stat, for the interpreter lock's before-and-after table")
     ap.add_argument("--instruction-records", type=int, default=100_000,
                     help="records of the callgrind batch")
     ap.add_argument("--rate", type=int, default=250, help="py-spy samples per second")
@@ -394,11 +551,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     tools = [t for t in args.tools.split(",") if t]
     for t in tools:
-        if t not in ("perf", "py-spy", "callgrind"):
-            ap.error(f"--tools: unknown tool {t!r} (perf, py-spy, callgrind)")
+        if t not in ("perf", "stat", "py-spy", "callgrind"):
+            ap.error(f"--tools: unknown tool {t!r} (perf, stat, py-spy, callgrind)")
     perf = shutil.which("perf")
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
-    if "perf" in tools and perf is None:
+    if ("perf" in tools or "stat" in tools) and perf is None:
         print("profile_paths: perf not found (apt install linux-perf)", file=sys.stderr)
         return 2
     if "py-spy" in tools and not os.path.exists(spy):
@@ -412,6 +569,9 @@ def main(argv: list[str] | None = None) -> int:
     for c in cases:
         if c not in CASE:
             ap.error(f"--cases: unknown case {c!r}")
+    before = prepare_base(commit_of(args.before)) if args.before else None
+    if before is not None:
+        check_side(before)
     profiles: dict[str, dict] = {}
     with broker_for(args.bootstrap, args.broker) as broker, \
             tempfile.TemporaryDirectory() as tmp:
@@ -438,29 +598,11 @@ def main(argv: list[str] | None = None) -> int:
             worker = [sys.executable, "-m", "kafka_fast.bench.worker", json.dumps(spec)]
             raw_dir = Path(args.raw_dir or tmp)
             raw_dir.mkdir(parents=True, exist_ok=True)
-            prof: dict = {}
-            if "perf" in tools:
-                assert perf is not None
-                script, stdout = run_perf(perf, worker, raw_dir / f"{name}.perf.data",
-                                          args.perf_rate)
-                (raw_dir / f"{name}.perf.txt").write_text(script)
-                prof["perf"] = summarize_perf(script)
-                result = worker_result(stdout)
-                if result is None or result.get("error"):
-                    raise SystemExit(f"{name} failed under perf: {stdout.strip()[-500:]}")
-                prof["cpu_per_million"] = result["cpu_s"] / result["records"] * 1e6
-                print(f"{name}: {prof['perf']['total']} CPU samples, "
-                      f"{prof['cpu_per_million']:.3f} CPU s/M", flush=True)
-            if "py-spy" in tools:
-                out = raw_dir / f"{name}.txt"
-                cmd = [spy, "record", "--native", "--threads", "--rate", str(args.rate),
-                       "--format", "raw", "-o", str(out), "--", *worker]
-                proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
-                                      timeout=1800)
-                if proc.returncode != 0 or not out.exists():
-                    raise SystemExit(f"py-spy failed for {name}: {proc.stderr.strip()[-500:]}")
-                prof["pyspy"] = summarize(out.read_text())
-                print(f"{name}: {prof['pyspy']['total']} py-spy samples", flush=True)
+            prof = measure(name, worker, tools, raw_dir, args, perf, spy)
+            if before is not None:
+                print(f"{name}: before ({before.name})", flush=True)
+                prof["before"] = measure(name, worker, [t for t in tools if t in LOCK_TOOLS],
+                                         raw_dir / "before", args, perf, spy, tree=before)
             profiles[name] = prof
         instructions = None
         if "callgrind" in tools:
@@ -473,6 +615,7 @@ def main(argv: list[str] | None = None) -> int:
                 "broker": broker.name, "records": args.records, "size": args.size,
                 "key_size": args.key_size, "partitions": args.partitions,
                 "compression": args.compression, "commit": commit(),
+                "before": args.before and commit_of(args.before),
                 "machine": f"{machine()['cpu']}, {machine()['cpus']} CPUs"}
     Path(args.out).write_text(render(profiles, meta) + "\n")
     print(f"wrote {args.out}")

@@ -108,7 +108,8 @@ def caption(run: dict[str, Any], acks: str | None = None) -> str:
 
 
 #: what the value of each scaling sweep is
-SWEEP_HEADING = {"size": "value bytes", "partitions": "partitions", "producers": "producers"}
+SWEEP_HEADING = {"size": "value bytes", "partitions": "partitions", "producers": "producers",
+                 "threads": "threads"}
 
 
 def render_scaling(runs: list[dict[str, Any]], filters: dict[str, str]) -> str:
@@ -122,6 +123,8 @@ def render_scaling(runs: list[dict[str, Any]], filters: dict[str, str]) -> str:
             points[int(run["settings"]["value"])] = run  # later runs replace earlier ones
     if not points:
         raise ValueError(f"no stored scaling run matches {filters}")
+    if sweep == "threads":
+        return render_threads(points)
     lines = [f"| {SWEEP_HEADING[sweep]} | client / path | records | records/s | MB/s | "
              "CPU s/M | x CPU | client peak RSS MB |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
     for value in sorted(points):
@@ -140,6 +143,35 @@ def render_scaling(runs: list[dict[str, Any]], filters: dict[str, str]) -> str:
             f"compression, one fresh process per case; x CPU is CPU per record relative to "
             f"confluent-kafka's produce() at the same point; {m['cpus']} CPUs ({m['cpu']}), "
             f"Python {m['python']}.\n")
+
+
+def render_threads(points: dict[int, dict[str, Any]]) -> str:
+    """Application threads on one producer: each path's rate against its own one-thread
+    rate, and the rate the same CPU per record (client and broker together) would give with
+    every CPU of the machine busy."""
+    lines = ["| threads | path | records/s | x 1 thread | CPU s/M | client cores | broker cores "
+             "| records/s with every CPU busy | x 1 thread |",
+             "|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    one = {r.path: r.records_per_s for r in results_of(points[min(points)])}
+    for value in sorted(points):
+        cpus = points[value]["machine"]["cpus"]
+        for r in results_of(points[value]):
+            base = one.get(r.path) or 0.0
+            busy = cpus * r.records / (r.cpu_s + r.broker_cpu_s) if r.cpu_s > 0 else 0.0
+            lines.append(
+                f"| {value} | {r.path} | {r.records_per_s:,.0f} | "
+                f"{r.records_per_s / base if base else 0:.2f} | {r.cpu_per_million:.2f} | "
+                f"{r.client_cores:.2f} | {r.broker_cores:.2f} | {busy:,.0f} | "
+                f"{busy / base if base else 0:.2f} |" + (f" {r.remark} |" if r.remark else ""))
+    newest = max(points.values(), key=lambda run: run["time"])
+    m, s = newest["machine"], newest["settings"]
+    return ("\n".join(lines) + f"\n\nRuns of {newest['time'][:10]} at commit "
+            f"`{newest['commit'] or 'unknown'}` on {newest['broker']}: {s['records']:,} records "
+            f"of {s['value_bytes']} bytes with {s['key_bytes']}-byte keys, {s['partitions']} "
+            f"partitions, acks {','.join(s['acks'])}, median of {s['repeat']}, one fresh "
+            f"process per case; \"with every CPU busy\" is {m['cpus']} CPUs divided by the "
+            f"client's and the broker's CPU seconds per record in that run; {m['cpus']} CPUs "
+            f"({m['cpu']}), Python {m['python']}.\n")
 
 
 class Goal(NamedTuple):

@@ -28,12 +28,13 @@ case "${CI:-}" in ""|0|false|FALSE|False) ON_CI=0; OUTCOME=skip ;; *) ON_CI=1; W
 # command -> Debian packages, and what a missing one costs
 declare -A PACKAGES=([kcat]=kcat [socat]=socat
     [krb5kdc]="krb5-kdc krb5-admin-server krb5-user" [krb5-config]=libkrb5-dev
-    [sasl2-gssapi]=libsasl2-modules-gssapi-mit [openssl-dev]="libssl-dev gcc")
+    [sasl2-gssapi]=libsasl2-modules-gssapi-mit [openssl-dev]="libssl-dev gcc" [perf]=linux-perf)
 declare -A NEEDED_BY=([kcat]="kcat interop tests" [socat]="TLS tests (tansu_tls)"
     [krb5kdc]="GSSAPI tests" [krb5-config]="building the gssapi package (GSSAPI tests)"
     [sasl2-gssapi]="the GSSAPI test side by side with kcat"
-    [openssl-dev]="the ssl.engine.location tests (a test engine is compiled)")
-ORDER=(kcat socat krb5kdc krb5-config sasl2-gssapi openssl-dev)
+    [openssl-dev]="the ssl.engine.location tests (a test engine is compiled)"
+    [perf]="the profiles' counting test (benchmarks/profile_paths.py)")
+ORDER=(kcat socat krb5kdc krb5-config sasl2-gssapi openssl-dev perf)
 if [ "$WITH_CROSS" -eq 1 ]; then
     PACKAGES[aarch64-linux-gnu-gcc]="gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
     PACKAGES[qemu-aarch64]=qemu-user

@@ -327,39 +327,61 @@ def _kf_produce_batch_threads(t: Target, p: Payload) -> Timing:
     return wall, cpu, "; ".join(errors)
 
 
-def _kf_produce_batch_shared(t: Target, p: Payload) -> Timing:
-    """``t.producers`` threads calling ``produce_batch`` on ONE producer, each on its share
-    of the records (2-D arrays, 250k records per call); timed until every record is
-    acknowledged."""
-    import threading
+def _shared_producer(send: Callable[[Any, Target, Any, int, int], None],
+                     prepare: Callable[[Payload], Any] = lambda p: p
+                     ) -> Callable[[Target, Payload], Timing]:
+    """A case of ``t.producers`` threads calling ``send(producer, t, data, lo, hi)`` on ONE
+    producer, each on its share of the records (``data`` is ``prepare(payload)``, made before
+    the clock starts); timed until every record is acknowledged."""
 
-    n = max(1, t.producers)
-    producer = _kf_producer(t)
-    producer.list_topics(t.topic, timeout=30)
-    bounds = [len(p) * i // n for i in range(n + 1)]
-    errors: list[str] = []
+    def run(t: Target, p: Payload) -> Timing:
+        n = max(1, t.producers)
+        data = prepare(p)
+        producer = _kf_producer(t)
+        producer.list_topics(t.topic, timeout=30)
+        bounds = [len(p) * i // n for i in range(n + 1)]
+        errors: list[str] = []
 
-    def work(lo: int, hi: int) -> None:
+        def work(lo: int, hi: int) -> None:
+            try:
+                send(producer, t, data, lo, hi)
+            except Exception as exc:  # reported as the case's error
+                errors.append(repr(exc))
+
+        threads = [threading.Thread(target=work, args=(bounds[i], bounds[i + 1]))
+                   for i in range(n)]
         try:
-            _send_share(producer, t, p, lo, hi)
-        except Exception as exc:  # reported as the case's error
-            errors.append(repr(exc))
+            sw = Stopwatch().start()
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            left = producer.flush(t.timeout_s)
+            if left:
+                errors.append(f"{left} records not delivered")
+            wall, cpu = sw.stop()
+        finally:
+            producer.close()
+        return wall, cpu, "; ".join(errors)
 
-    threads = [threading.Thread(target=work, args=(bounds[i], bounds[i + 1]))
-               for i in range(n)]
-    try:
-        sw = Stopwatch().start()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        left = producer.flush(t.timeout_s)
-        if left:
-            errors.append(f"{left} records not delivered")
-        wall, cpu = sw.stop()
-    finally:
-        producer.close()
-    return wall, cpu, "; ".join(errors)
+    return run
+
+
+def _produce_share(producer, t: Target, lists: tuple[list[bytes], list[bytes]], lo: int,
+                   hi: int) -> None:
+    """Records ``lo:hi`` of ``(values, keys)`` through ``produce(topic, value, key)``,
+    ``poll(0)`` every 16k records."""
+    values, keys = lists
+    produce, poll, topic = producer.produce, producer.poll, t.topic
+    for i in range(lo, hi):
+        while True:
+            try:
+                produce(topic, values[i], keys[i])
+                break
+            except BufferError:
+                poll(0.05)
+        if not i & 0x3FFF:
+            poll(0)
 
 
 def _ck_produce_batch(producer, t: Target, p: Payload) -> Timing:
@@ -659,7 +681,10 @@ CASES: list[Case] = [
     Case("kafka_fast.produce_batch_threads", "kafka_fast", "produce_batch, N producers",
          "produce", _kf_produce_batch_threads, default=False),
     Case("kafka_fast.produce_batch_shared", "kafka_fast",
-         "produce_batch, N threads, one producer", "produce", _kf_produce_batch_shared, default=False),
+         "produce_batch, N threads, one producer", "produce", _shared_producer(_send_share),
+         default=False),
+    Case("kafka_fast.produce_shared", "kafka_fast", "produce(), N threads, one producer",
+         "produce", _shared_producer(_produce_share, Payload.as_bytes_lists), default=False),
     Case("aiokafka.send", "aiokafka", "send()", "produce", aiokafka_send),
     Case("asyncio.futures", "asyncio", "futures only, no client", "produce", asyncio_futures),
     # The asyncio rows again on uvloop (compared with confluent's AIOProducer on uvloop).

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
+import textwrap
+
+import pytest
+from harness.peers import missing
+
 from benchmarks.profile_paths import (
     callgrind_counts,
     callgrind_rows,
     cython_name,
     kind_of_work,
+    parse_stat,
     perf_samples,
     render,
+    run_stat,
     summarize,
     summarize_perf,
 )
@@ -137,6 +146,65 @@ def test_render_shows_cpu_shares_in_cpu_seconds_and_the_python_view():
     assert "| `client threads (I/O, encoders)` | 60.0% | 0.120 |" in text
     assert "69 samples of running threads (49 of waiting threads and 57 in imports" in text
     assert "| `main (worker.py)` | 63.8% |" in text
+
+
+STAT = """\
+# started on Fri Nov 27 18:49:02 2026
+
+1217,,syscalls:sys_enter_futex,100.00,,
+1060,,context-switches,100.00,,
+"""
+
+
+def test_perf_stat_counts_are_read_and_a_missing_count_refused():
+    assert parse_stat(STAT) == {"futex": 1217.0, "switches": 1060.0}
+    with pytest.raises(SystemExit, match="could not count syscalls:sys_enter_futex"):
+        parse_stat("<not supported>,,syscalls:sys_enter_futex,0,,\n")
+    with pytest.raises(SystemExit, match=r"no count of \['switches'\]"):
+        parse_stat("5,,syscalls:sys_enter_futex,100.00,,\n")
+
+
+def test_the_lock_table_sets_each_case_before_and_after():
+    perf = summarize_perf(PERF_G)
+    after = {"perf": perf, "cpu_per_million": 0.2, "stat": {"futex": 833.0, "switches": 777.0}}
+    before = {"cpu_per_million": 0.3, "stat": {"futex": 40_000.0, "switches": 9_000.0}}
+    text = render({"kafka_fast.produce_batch": {**after, "before": before}},
+                  {"broker": "Tansu", "records": 1000, "size": 100, "key_size": 10,
+                   "partitions": 6, "compression": "none", "commit": "abc", "machine": "cpu",
+                   "before": "base"})
+    assert "| kafka_fast.produce_batch | `base` (before) | 0.300 |  | 40,000 | 9,000 |" in text
+    assert "| kafka_fast.produce_batch | `abc` | 0.200 | 0.0% | 833 | 777 |" in text
+
+
+#: a worker stand-in: two threads take turns on the interpreter lock while perf counts
+CONTENDED = textwrap.dedent("""
+    import json, threading
+    from kafka_fast.bench.result import perf_control
+    def spin():
+        total = 0
+        for i in range(300_000):
+            total += i
+    perf_control("enable")
+    threads = [threading.Thread(target=spin) for _ in range(2)]
+    for t in threads: t.start()
+    for t in threads: t.join()
+    perf_control("disable")
+    print("RESULT " + json.dumps({"records": 1000, "cpu_s": 0.1}))
+""")
+
+
+def test_perf_stat_counts_the_hand_offs_of_the_measured_span_only():
+    perf = shutil.which("perf")
+    if perf is None:
+        missing("perf")
+    counts, stdout = run_stat(perf, [sys.executable, "-c", CONTENDED])
+    idle, _ = run_stat(perf, [sys.executable, "-c", CONTENDED.replace(
+        'perf_control("enable")', 'perf_control("disable")')])
+    assert stdout.startswith("RESULT ")
+    # two threads spinning under one interpreter lock hand it over every switch interval
+    assert counts["futex"] > 10 and counts["switches"] > 5, counts
+    # a span never enabled counts nothing of what the threads did
+    assert idle["futex"] < counts["futex"] / 5, (idle, counts)
 
 
 ANNOTATED = """\

@@ -184,6 +184,31 @@ def test_a_scaling_block_shows_the_newest_run_of_every_point(tmp_path):
         bench_report.update("<!-- bench: scaling broker=Tansu -->\n<!-- /bench -->", tmp_path)
 
 
+def test_a_threads_block_compares_each_path_with_its_one_thread_rate(tmp_path):
+    def point(threads: int, wall: float, cpu: float) -> dict:
+        run = _run("Apache Kafka 4.4.0 (1 node)", 1000, [
+            _row("kafka_fast", "produce_batch, N threads, one producer", 1000, wall, cpu),
+            _row("kafka_fast", "produce(), N threads, one producer", 1000, 2 * wall, cpu)])
+        run["settings"].update(sweep="threads", value=threads)
+        run["machine"]["cpus"] = 2
+        return {**run, "bench": "scaling"}
+
+    store.append(tmp_path, point(1, 0.5, 0.25))
+    store.append(tmp_path, point(2, 0.25, 0.5))
+    out = bench_report.update(
+        "<!-- bench: scaling sweep=threads broker=Apache -->\n<!-- /bench -->", tmp_path)
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in out.splitlines()
+            if line.startswith("| 1 ") or line.startswith("| 2 ")]
+    # records/s, x its own one-thread rate, and the rate with both CPUs busy at the run's
+    # client + broker CPU per record (broker 0.5 s in every row): 2 * 1000 / (cpu + 0.5)
+    assert [(r[0], r[1].split(",")[0], r[2], r[3], r[7], r[8]) for r in rows] == [
+        ("1", "produce_batch", "2,000", "1.00", "2,667", "1.33"),
+        ("1", "produce()", "1,000", "1.00", "2,667", "2.67"),
+        ("2", "produce_batch", "4,000", "2.00", "2,000", "1.00"),
+        ("2", "produce()", "2,000", "2.00", "2,000", "2.00")]
+    assert "2 CPUs divided by the client's and the broker's CPU seconds per record" in out
+
+
 def test_asyncio_producers_compare_with_confluents_aio_producer():
     from kafka_fast.bench.result import Result
     from kafka_fast.bench.runner import ratios

@@ -25,6 +25,7 @@ INSTALL = {
     "ss": "the Debian package iproute2",
     "openssl/engine.h": "Debian packages libssl-dev and gcc "
                         "(bash tools/install_system_deps.sh, as root)",
+    "perf": "Debian package linux-perf (bash tools/install_system_deps.sh, as root)",
     "java": "Java 17 (e.g. Debian package openjdk-17-jre-headless), on PATH or in JAVA_HOME",
 }
 
