@@ -262,10 +262,7 @@ def parse_produce_response(body: Any, *, flexible: bool, topic_ids: bool, append
                 at, length = r.string()
                 if at < 0:
                     raise _Fallback
-                try:
-                    topics.append(str(mv[at:at + length], "utf-8"))
-                except UnicodeDecodeError as exc:
-                    raise _Malformed(f"has a topic name that is not UTF-8 ({exc})") from None
+                topics.append(mv[at:at + length])  # decoded once the walk is done
             nparts = r.count(min_part)
             for _ in range(nparts):
                 r.need(fixed)
@@ -299,4 +296,10 @@ def parse_produce_response(body: Any, *, flexible: bool, topic_ids: bool, append
     except _Malformed as exc:
         raise ValueError(f"malformed ProduceResponse: the body of {len(mv)} bytes {exc} "
                          f"(at byte {r.pos})") from None
+    if not topic_ids:
+        try:
+            topics = [str(name, "utf-8") for name in topics]
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"malformed ProduceResponse: topic name is not UTF-8 ({exc})"
+                             ) from None
     return (topics, *cols, throttle)
