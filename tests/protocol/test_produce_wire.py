@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from kafka_fast.errors import ProtocolError
+from kafka_fast.producer import wire
 from kafka_fast.protocol import frame_request, headers
 from kafka_fast.protocol.messages import ProduceRequest, ProduceResponse
 from kafka_fast.protocol.versioned import fit
-from kafka_fast.producer import wire
 
 VERSIONS = range(ProduceRequest.MIN_VERSION, ProduceRequest.MAX_VERSION + 1)
 R = ProduceResponse
@@ -137,7 +137,7 @@ def _columns_of(resp: ProduceResponse, version: int) -> tuple:
 
 def _as_rows(cols: tuple) -> tuple:
     topics, *columns, throttle = cols
-    return topics, list(zip(*columns)), throttle
+    return topics, list(zip(*columns, strict=True)), throttle
 
 
 @pytest.mark.parametrize("version", VERSIONS)

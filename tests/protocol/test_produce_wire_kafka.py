@@ -8,13 +8,20 @@ import time
 
 import pytest
 
+from kafka_fast.producer import wire
 from kafka_fast.protocol import headers
 from kafka_fast.protocol.messages import ProduceRequest, ProduceResponse
-from kafka_fast.producer import wire
 
 from .raw_client import RawConnection
 from .test_produce_wire import _as_rows, _columns_of, _impls
-from .test_real_brokers import _fetch_partition, api_ranges, batch_of, make_topic, metadata, read_records
+from .test_real_brokers import (
+    _fetch_partition,
+    api_ranges,
+    batch_of,
+    make_topic,
+    metadata,
+    read_records,
+)
 
 NOT_LEADER_OR_FOLLOWER = 6
 UNKNOWN_TOPIC_OR_PARTITION = 3
@@ -87,7 +94,7 @@ def test_produce_to_apache_kafka_at_every_version(kafka, impl):
                     names_seen = ([by_id[i] for i in cols[0]] if layout["topic_ids"]
                                   else cols[0])
                     rows = {(names_seen[t], p): base
-                            for t, p, base in zip(cols[1], cols[2], cols[4])}
+                            for t, p, base in zip(cols[1], cols[2], cols[4], strict=True)}
                     assert set(rows) == set(pending)
                 for key, (code, base) in codes.items():
                     if code == 0:
