@@ -7,7 +7,9 @@ Targets (``--target``):
 - ``decompress``: every codec's bounded decompression (first byte picks the codec), plus a
   compress/decompress round trip of the input.
 - ``protocol``: Produce, Fetch and Metadata response bodies (first bytes pick the API and
-  version); the records of every decoded Fetch partition go through ``decode_partition``.
+  version); the records of every decoded Fetch partition go through ``decode_partition``, and
+  every Produce body through the compiled Produce response parser and its twin, which must
+  agree with each other and with the generated decoder.
 - ``buffers``: the compiled entry points that take buffers (``patch_producer_fields``,
   ``crc32c``, hashes, varints, packed ``encode_batch``/``partition_column``) against the
   pure twins.
@@ -53,19 +55,22 @@ K: dict = {}
 def _load() -> None:
     import numpy as np
 
-    from kafka_fast._native import _crc32c, _partition, _records
+    from kafka_fast._native import _crc32c, _partition, _producewire, _records
     from kafka_fast._pure import crc32c as pure_crc32c
     from kafka_fast._pure import partition as pure_partition
+    from kafka_fast._pure import producewire as pure_producewire
     from kafka_fast._pure import records as pure_records
     from kafka_fast.codecs import compression
     from kafka_fast.consumer.fetch_decode import decode_partition
     from kafka_fast.errors import CorruptRecordError, ProtocolError
+    from kafka_fast.producer import wire
     from kafka_fast.protocol import messages
 
     K.update(
         np=np, C=compression, native=_records, pure=pure_records, ncrc=_crc32c.crc32c,
         pcrc=pure_crc32c.crc32c, npart=_partition, ppart=pure_partition,
         decode_partition=decode_partition, Corrupt=CorruptRecordError,
+        wire=wire, nwire=_producewire, pwire=pure_producewire,
         DOCUMENTED=(CorruptRecordError, ValueError, ProtocolError),
         RESPONSES=[messages.ProduceResponse, messages.FetchResponse, messages.MetadataResponse],
     )
@@ -143,6 +148,10 @@ def fuzz_protocol(data: bytes) -> None:
     try:
         resp = cls.decode(data[2:], version)
     except K["DOCUMENTED"]:
+        resp = None
+    if cls.__name__ == "ProduceResponse":
+        _produce_columns(data[2:], version, resp)
+    if resp is None:
         return
     if cls.__name__ == "FetchResponse":
         for topic in resp.responses:
@@ -153,6 +162,31 @@ def fuzz_protocol(data: bytes) -> None:
                                           verify_crc=bool(data[1] & 1),
                                           budget=K["C"].DecompressionBudget(1 << 22))
                 assert d.count == sum(len(s) for s in d.segments)
+
+
+def _produce_columns(body: bytes, version: int, resp) -> None:
+    """The compiled Produce response parser and its twin agree; their columns are the
+    generated decoder's fields, and what they refuse as malformed it refuses too."""
+    layout = K["wire"].response_layout(version)
+    outs = [_documented(m.parse_produce_response, body, **layout)
+            for m in (K["nwire"], K["pwire"])]
+    assert outs[0] == outs[1], f"parse_produce_response: {outs!r:.300}"
+    out = outs[0]
+    if out == "ValueError":
+        assert resp is None, "the generated decoder read what the parser refused"
+    elif out is not None:
+        assert resp is not None, "the parser read what the generated decoder refused"
+        topics, topic_index, partition, code, base, lat, lso, throttle = out
+        rows = []
+        for t in resp.responses:
+            for p in t.partition_responses:
+                rows.append((t.topic_id.bytes if layout["topic_ids"] else t.name, p.index,
+                             p.error_code, p.base_offset,
+                             p.log_append_time_ms if layout["append_time"] else -1,
+                             p.log_start_offset if layout["start_offset"] else -1))
+        got = [(topics[t], *row) for t, *row in zip(topic_index, partition, code, base, lat,
+                                                     lso, strict=True)]
+        assert (got, throttle) == (rows, resp.throttle_time_ms), "columns differ"
 
 
 def _documented(f: Callable, *args, **kw):

@@ -42,7 +42,7 @@ from .framing import ConnectionClosed, FrameReader, FrameWriter
 from .lanes import Lane
 from .lock_policy import LockPolicy
 from .oauthbearer import OAuthToken, TokenResult
-from .request import Request, VersionedRequest, kafka_exception
+from .request import FramedRequest, Request, VersionedRequest, kafka_exception
 from .sasl import SaslError, SaslMechanism, make_mechanism
 from .settings import ConnectionSettings
 from .versions import choose, negotiate
@@ -579,7 +579,11 @@ class BrokerConnection:
                 if message.__class__ is VersionedRequest:
                     message = message.build(version)
                 corr = self._next_corr()
-                chunks = frame_request(message, version, corr, self.settings.client_id)
+                if isinstance(message, FramedRequest):
+                    chunks = message.frame(version, corr, self.settings.client_id,
+                                           self.lock_policy.nogil_bytes)
+                else:
+                    chunks = frame_request(message, version, corr, self.settings.client_id)
             except KafkaException as exc:
                 req.fail(exc)
                 continue
@@ -689,7 +693,11 @@ class BrokerConnection:
                 del self.inflight[corr]
                 req.handler(req, body)
                 return
-            resp = API_KEYS[api_key][1].decode(body, version)
+            decoder = req.decoder
+            if decoder is not None:
+                resp = decoder(body, version, self.lock_policy.nogil_bytes)
+            else:
+                resp = API_KEYS[api_key][1].decode(body, version)
         except Exception as exc:  # any malformed reply fails the connection
             if self.sock is not None:
                 self._malformed(req, version, exc)

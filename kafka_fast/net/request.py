@@ -11,7 +11,34 @@ from ..errors import KafkaError, KafkaException
 from ..protocol.versioned import VersionedRequest
 from ..shared.futures import settle_all
 
-__all__ = ["ReportingFuture", "Request", "VersionedRequest", "kafka_exception", "settle_all"]
+__all__ = ["FramedRequest", "ReportingFuture", "Request", "VersionedRequest", "kafka_exception",
+           "settle_all"]
+
+
+class FramedRequest:
+    """A request that lays out its own frame and reads its own response (a hot request whose
+    framing and parsing are compiled), instead of going through the generated codec.
+
+    It names its API like a message class does (``API_KEY``, ``NAME``, ``MIN_VERSION``,
+    ``MAX_VERSION``; the connection negotiates the version with them).
+    """
+
+    __slots__ = ()
+    API_KEY: int
+    NAME: str
+    MIN_VERSION: int
+    MAX_VERSION: int
+
+    def frame(self, version: int, correlation_id: int, client_id: str | None,
+              nogil_bytes: int) -> list:
+        """The whole frame (int32 size, header, body) as chunks for ``sendmsg``. Byte work of
+        at least ``nogil_bytes`` (if >= 0) may run without the interpreter lock."""
+        raise NotImplementedError
+
+    def decode_response(self, body: Any, version: int, nogil_bytes: int) -> Any:
+        """The response read from ``body`` (after the response header; valid only during the
+        call); raises like the generated decoders on malformed bytes."""
+        raise NotImplementedError
 
 
 class ReportingFuture(Future):
@@ -49,7 +76,8 @@ class Request:
     """
 
     __slots__ = ("message", "api_key", "version", "future", "deadline", "expect_response",
-                 "node_id", "any_node", "tried", "handler", "attempt", "lane", "sent_at")
+                 "node_id", "any_node", "tried", "handler", "attempt", "lane", "sent_at",
+                 "decoder")
 
     def __init__(self, message: Any, version: int | None, future: ReportingFuture | None,
                  deadline: float, node_id: int | None = None, any_node: bool = False,
@@ -69,6 +97,9 @@ class Request:
         self.attempt = 0
         self.lane = lane  # a kafka_fast.net.lanes.Lane: the connection to the node it uses
         self.sent_at = 0.0  # monotonic time it was queued for writing (round-trip times)
+        #: ``decode_response`` of a FramedRequest; None: the generated response decoder
+        self.decoder: Callable[[Any, int, int], Any] | None = (
+            message.decode_response if isinstance(message, FramedRequest) else None)
 
     def start(self) -> bool:
         """Mark the Future running; False if the caller cancelled it meanwhile."""

@@ -79,6 +79,11 @@ class DeliveryQueue:
         self.done.append(batch)
         self._event.set()
 
+    def put_many(self, batches: list[ProducerBatch]) -> None:
+        """Queue the reports of one response together: one wake-up of a waiting thread."""
+        self.done.extend(batches)
+        self._event.set()
+
     def wait(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for a report; True if one is queued."""
         if self.done:

@@ -23,16 +23,12 @@ from collections import deque
 from typing import Any
 
 from ..errors import KafkaError, KafkaException
-from ..net.request import VersionedRequest
-from ..protocol.messages import ProduceRequest
 from ..stats import BatchRecorder
 from .accumulator import Accumulator, PartitionState, TopicState
 from .batch import ProducerBatch, RecordEntries
 from .delivery import DeliveryQueue
 from .idempotence import ProducerIdentity
-
-TopicData = ProduceRequest.TopicProduceData
-PartitionData = ProduceRequest.TopicProduceData.PartitionProduceData
+from .wire import ProduceResults, ProduceWire
 
 #: Errors after which the partition's leader is looked up again.
 REFRESH_CODES = frozenset({
@@ -361,7 +357,7 @@ class Sender:
         identity = self.identity
         pid = identity.producer_id if identity is not None else -1
         epoch = identity.epoch if identity is not None else -1
-        topics: dict[str, list] = {}
+        topics: dict[str, list[tuple[int, Any]]] = {}
         batches: list[ProducerBatch] = []
         total = 0
         rest: list[PartitionState] = []
@@ -406,24 +402,17 @@ class Sender:
                 continue
             total += len(payload)
             batch.sent_at = now
-            topics.setdefault(ps.topic, []).append(PartitionData(index=ps.partition,
-                                                                 records=payload))
+            topics.setdefault(ps.topic, []).append((ps.partition, payload))
             batches.append(batch)
             if self._sendable(ps, now):
                 rest.append(ps)
         if not batches:
             return rest
+        if len(topics) > 1:
+            # in the request's order (grouped by topic), which the response follows
+            place = {t: i for i, t in enumerate(topics)}
+            batches.sort(key=lambda b: place[b.part.topic])
         txn_id = identity.transactional_id if identity is not None else None
-        acks, timeout_ms = self.acks, self.request_timeout_ms
-
-        def build(version: int) -> ProduceRequest:
-            if version >= TOPIC_ID_VERSION:
-                data = [TopicData(topic_id=ids[t], partition_data=pd) for t, pd in topics.items()]
-            else:
-                data = [TopicData(name=t, partition_data=pd) for t, pd in topics.items()]
-            return ProduceRequest(transactional_id=txn_id, acks=acks, timeout_ms=timeout_ms,
-                                  topic_data=data)
-
         # Produce v13 names topics by ID: only when metadata gave every topic one.
         highest = None if all(v is not None for v in ids.values()) else TOPIC_ID_VERSION - 1
         hook = self.txn_hook
@@ -431,7 +420,8 @@ class Sender:
             # Produce v12+ would add the partition to a transactions-v2 transaction (KIP-890);
             # a v1 transaction must stay below it.
             highest = PRODUCE_TXN_V1_MAX_VERSION
-        message = VersionedRequest(ProduceRequest, build, max_version=highest)
+        message = ProduceWire(txn_id, self.acks, self.request_timeout_ms, topics, ids,
+                              max_version=highest)
         self.inflight_requests += 1
         self.node_requests[node] = self.node_requests.get(node, 0) + 1
         try:
@@ -475,12 +465,54 @@ class Sender:
             self._request_failed(batches, err, now)
             return
         resp = fut.result()
+        done: list[ProducerBatch] = []  # reports of this response, queued in one go
         if resp is None:  # acks=0: written is all we learn
             for batch in batches:
-                self._done_ok(batch, -1, -1)
-            return
+                self._done_ok(batch, -1, -1, done)
+        elif resp.__class__ is ProduceResults:
+            self._complete_columns(resp, getattr(fut, "api_version", 0) >= TOPIC_ID_VERSION,
+                                   batches, now, done)
+        else:
+            self._complete_decoded(resp, getattr(fut, "api_version", 0) >= TOPIC_ID_VERSION,
+                                   batches, now, done)
+        if done:
+            self.reports.put_many(done)
+
+    def _complete_columns(self, res: ProduceResults, by_id: bool,
+                          batches: list[ProducerBatch], now: float,
+                          done: list[ProducerBatch]) -> None:
+        """Every partition of the response succeeded (``ProduceResults``): rows in the
+        request's order are matched by position, others by topic and partition."""
+        topics = res.topics
+        if by_id:
+            names = {b.topic_id.bytes: b.part.topic for b in batches if b.topic_id is not None}
+            topics = [names.get(t) for t in topics]
+        topic_index, partition = res.topic_index, res.partition
+        base_offset, append_time = res.base_offset, res.log_append_time
+        n = len(partition)
+        rows: dict[tuple[Any, int], int] | None = None
+        for i, batch in enumerate(batches):
+            ps = batch.part
+            if i < n and partition[i] == ps.partition and topics[topic_index[i]] == ps.topic:
+                row = i
+            else:
+                if rows is None:
+                    rows = {(topics[topic_index[j]], partition[j]): j for j in range(n)}
+                found = rows.get((ps.topic, ps.partition))
+                if found is None:
+                    self._handle_error(batch, KafkaError.of(
+                        KafkaError._BAD_MSG, "partition missing from the produce response",
+                        retriable=True), now)
+                    continue
+                row = found
+            self._done_ok(batch, base_offset[row], append_time[row], done)
+
+    def _complete_decoded(self, resp: Any, by_id: bool, batches: list[ProducerBatch],
+                          now: float, done: list[ProducerBatch]) -> None:
+        """A response the generated decoder read (a partition failed, or it carries what the
+        columns do not)."""
         results: dict[tuple[str | None, int], Any] = {}
-        if getattr(fut, "api_version", 0) >= TOPIC_ID_VERSION:
+        if by_id:
             names = {b.topic_id: b.part.topic for b in batches}
             for t in resp.responses:
                 name = names.get(t.topic_id)
@@ -499,7 +531,7 @@ class Sender:
                 continue
             code = pr.error_code
             if code == 0:
-                self._done_ok(batch, pr.base_offset, pr.log_append_time_ms)
+                self._done_ok(batch, pr.base_offset, pr.log_append_time_ms, done)
             else:
                 self._handle_error(batch, KafkaError.of(code, _reason(code, pr)), now)
 
@@ -507,7 +539,10 @@ class Sender:
         for batch in batches:
             self._handle_error(batch, err, now)
 
-    def _done_ok(self, batch: ProducerBatch, base_offset: int, log_append_time: int) -> None:
+    def _done_ok(self, batch: ProducerBatch, base_offset: int, log_append_time: int,
+                 done: list[ProducerBatch] | None = None) -> None:
+        """``batch`` was written; its report goes to ``done`` when given (queued by the
+        caller with the others of its response), else to the queue at once."""
         ps = batch.part
         if self.idempotent:
             _discard(ps.inflight, batch)
@@ -521,7 +556,7 @@ class Sender:
             payload = batch.payload
             recorder.batch_delivered(ps.topic, ps.partition, batch.count, batch.size,
                                      len(payload) if payload is not None else batch.size)
-        self._report(batch)
+        self._report(batch, done)
 
     def _handle_error(self, batch: ProducerBatch, err: KafkaError, now: float) -> None:
         ps = batch.part
@@ -614,10 +649,11 @@ class Sender:
             self.txn_hook.batch_failed(batch, err)
         self._report(batch)
 
-    def _report(self, batch: ProducerBatch) -> None:
+    def _report(self, batch: ProducerBatch, done: list[ProducerBatch] | None = None) -> None:
         """Queue ``batch``'s report once its outcome is final, in its partition's production
         order: a batch that finishes before an earlier one of the partition (an answer from a
-        new leader before the old leader's, a retry found to be a duplicate) waits for it."""
+        new leader before the old leader's, a retry found to be a duplicate) waits for it.
+        With ``done``, the reports go there for the caller to queue in one go."""
         if batch.reported:
             return
         batch.reported = True
@@ -629,7 +665,7 @@ class Sender:
                 ps.held = {}
             ps.held[order] = batch
             return
-        put = self.reports.put
+        put = self.reports.put if done is None else done.append
         put(batch)
         held = ps.held
         while held:

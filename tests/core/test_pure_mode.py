@@ -33,13 +33,15 @@ CHOICES = [
     ("kafka_fast.net.framing", "_sockio", "kafka_fast._native._sockio",
      "kafka_fast._pure.sockio"),
     ("kafka_fast.net.loop", "_sockio", "kafka_fast._native._sockio", "kafka_fast._pure.sockio"),
+    ("kafka_fast.producer.wire", "_wire", "kafka_fast._native._producewire",
+     "kafka_fast._pure.producewire"),
     ("kafka_fast.consumer.delivery", "_columns", "kafka_fast._native._columns",
      "kafka_fast._pure.columns"),
     ("kafka_fast.consumer.batch_view", "append_messages", "kafka_fast._native._columns",
      "kafka_fast._pure.columns"),
 ]
 FLAGS = ["kafka_fast.records", "kafka_fast.codecs.crc", "kafka_fast.producer.partitioner",
-         "kafka_fast.producer.routing"]
+         "kafka_fast.producer.routing", "kafka_fast.producer.wire"]
 
 
 def in_use(module: str, attr: str) -> str:

@@ -127,3 +127,43 @@ def test_reports_of_records_mixed_with_unreported_ones(broker):
     got = read_confluent(broker, topic, 1, 300)
     assert [(g.offset, g.value) for g in got] == [(i, b"m%03d" % i) for i in range(300)]
     assert all(g.timestamp == 1_700_000_000_000 + g.offset for g in got if g.offset % 2)
+
+
+def test_offsets_reported_for_several_topics_and_partitions_are_where_records_are(kafka):
+    """One request per pass carries batches of two topics' six partitions; the offsets the
+    responses gave each record (read in compiled code when every partition succeeds) are
+    those a reference consumer finds them at."""
+    topics = [unique_topic("wire") for _ in range(2)]
+    for topic in topics:
+        create_topic(kafka, topic, 3)
+    reports: list = []
+    with Producer(kafka.client_config({"linger.ms": 20})) as p:
+        for round_ in range(3):
+            for i in range(60):
+                p.produce(topics[i % 2], b"v-%d-%d" % (round_, i), b"k%d" % i,
+                          partition=i % 3, on_delivery=lambda e, m: reports.append(
+                              (e, m.topic(), m.partition(), m.offset(), m.value())))
+            assert p.flush(30) == 0
+    assert all(r[0] is None for r in reports)
+    reported = sorted(r[1:] for r in reports)
+    found = sorted((topic, g.partition, g.offset, g.value) for topic in topics
+                   for g in read_confluent(kafka, topic, 3, 90))
+    assert reported == found
+    assert len(found) == 180
+
+
+def test_acks_0_completes_once_written(kafka):
+    """With acks=0 the broker sends no answer: each record is reported delivered once its
+    request is written, and the records are in the topic."""
+    topic = unique_topic("acks0")
+    create_topic(kafka, topic, 2)
+    reports: list = []
+    with Producer(kafka.client_config({"acks": 0, "enable.idempotence": False})) as p:
+        for i in range(20):
+            p.produce(topic, b"v%d" % i, b"k%d" % i, partition=i % 2,
+                      on_delivery=lambda e, m: reports.append((e, m.partition(), m.value())))
+        assert p.flush(10) == 0
+    assert sorted(reports) == sorted((None, i % 2, b"v%d" % i) for i in range(20))
+    got = read_confluent(kafka, topic, 2, 20)
+    assert [(g.partition, g.key, g.value) for g in got] == [
+        (p, b"k%d" % i, b"v%d" % i) for p in (0, 1) for i in range(p, 20, 2)]

@@ -51,6 +51,17 @@ class RawConnection:
             got += k
         return bytes(buf)
 
+    def next_correlation_id(self) -> int:
+        self.correlation_id += 1
+        return self.correlation_id
+
+    def exchange(self, chunks: list) -> bytes:
+        """Send a whole frame given as chunks; the reply frame (without its size prefix)."""
+        self._send(chunks)
+        (size,) = struct.unpack(">i", self._recv_exact(4))
+        self.last_frame = self._recv_exact(size)
+        return self.last_frame
+
     def call(self, request, version: int):
         """Send ``request`` at ``version`` and return the decoded response."""
         self.correlation_id += 1
