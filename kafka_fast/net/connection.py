@@ -689,7 +689,11 @@ class BrokerConnection:
                 del self.inflight[corr]
                 req.handler(req, body)
                 return
-            resp = API_KEYS[api_key][1].decode(body, version)
+            message = req.message
+            if message.__class__ is VersionedRequest and message.decode_response is not None:
+                resp = message.decode_response(body, version)
+            else:
+                resp = API_KEYS[api_key][1].decode(body, version)
         except Exception as exc:  # any malformed reply fails the connection
             if self.sock is not None:
                 self._malformed(req, version, exc)
