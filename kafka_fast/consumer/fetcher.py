@@ -536,7 +536,8 @@ class Fetcher:
         if resp.version >= TOPIC_ID_VERSION:
             names = {entry[0].topic_id: entry[0].topic for entry in sent}
             topics = [names.get(topic_id) for topic_id in topics]
-        for i, (t, partition) in enumerate(zip(resp.topic_index, resp.partition_index)):
+        for i, (t, partition) in enumerate(zip(resp.topic_index, resp.partition_index,
+                                                   strict=True)):
             key = (topics[t], partition)
             entry = lookup.get(key)
             if entry is not None:

@@ -233,7 +233,7 @@ def test_apache_kafka_answers_read_the_same_through_the_consumer(apache_kafka):
 
     def capturing(node, request, **kw):
         decode = getattr(request, "decode_response", None)
-        if request.NAME == "Fetch" and decode is not None:
+        if request.API_KEY == m.FetchRequest.API_KEY and decode is not None:
             def keep(body, version, decode=decode):
                 captured.append((bytes(body), version))
                 return decode(body, version)
