@@ -9,8 +9,8 @@ watermark, last stable offset, log start offset, preferred read replica, the pos
 length of its records inside ``body`` (``records(i)`` is a memoryview of them, no copy; -1
 length for null), and its aborted transactions as ``(producer id, first offset)`` pairs in
 ``aborted`` (``aborted_count`` -1 for a null list). It returns None for a response carrying
-what the columns do not (a partition's or the response's tagged fields: diverging epoch,
-current leader, snapshot id, node endpoints): read that one with the generated codec.
+what the columns do not (a partition's diverging epoch, current leader or snapshot id, or
+node endpoints): read that one with the generated codec. Other tagged fields are skipped.
 Every length and count is checked against the bytes left; malformed bytes raise
 ``ProtocolError``. Pure-Python twin: ``kafka_fast._pure.fetchwire``.
 """
@@ -182,6 +182,41 @@ cdef int skip_tags(Reader *r, int64_t *seen) noexcept nogil:
     return 0
 
 
+cdef int read_tags(Reader *r, uint32_t known, bint endpoints) noexcept nogil:
+    """A tagged-field section: 0 when it holds only fields the columns need not carry, 1
+    when it holds one of the ``known`` tags (a bit mask) - the caller falls back to the
+    generated codec. With ``endpoints`` (v16+ responses), tag 0 is the node endpoints: an
+    empty array is carried (it is the default), a null one is malformed."""
+    cdef uint32_t n, tag, size, u
+    cdef uint32_t i
+    cdef Py_ssize_t end, saved
+    cdef int found = 0
+    if uvarint(r, &n, "tagged field count") < 0:
+        return -1
+    if <int64_t>n > r.n - r.pos:
+        return fail(r, E_COUNT, "tagged fields", n)
+    for i in range(n):
+        if uvarint(r, &tag, "tagged field tag") < 0 or uvarint(r, &size, "tagged field size") < 0:
+            return -1
+        if need(r, size, "tagged field") < 0:
+            return -1
+        end = r.pos + size
+        if endpoints and tag == 0:
+            saved = r.n
+            r.n = end
+            if uvarint(r, &u, "node endpoints") < 0:
+                return -1
+            r.n = saved
+            if u == 0:
+                return fail(r, E_NULL, "node endpoints", 0)
+            if u > 1:
+                found = 1
+        elif tag < 32 and (known >> tag) & 1:
+            found = 1
+        r.pos = end
+    return found
+
+
 cdef int grow(void **buf, Py_ssize_t *cap, Py_ssize_t want, size_t item) noexcept nogil:
     cdef Py_ssize_t c = cap[0]
     cdef void *p
@@ -204,6 +239,7 @@ cdef int parse(Reader *r, int version, Out *o) noexcept nogil:
     cdef bint flexible = version >= 12
     cdef int64_t ntopics, nparts, nab, tags, k, t, j, length
     cdef uint32_t u
+    cdef int rc
     cdef Part *pt
     if flexible or version >= 7:
         if need(r, 10, "throttle time, error code, session id") < 0:
@@ -298,17 +334,13 @@ cdef int parse(Reader *r, int version, Out *o) noexcept nogil:
                 r.pos += length
             o.nparts += 1
             if flexible:
-                if skip_tags(r, &tags) < 0:
-                    return -1
-                if tags:
-                    return 1
+                rc = read_tags(r, 0b111, False)  # diverging epoch, current leader, snapshot
+                if rc != 0:
+                    return rc
         if flexible and skip_tags(r, &tags) < 0:
             return -1
     if flexible:
-        if skip_tags(r, &tags) < 0:
-            return -1
-        if tags:
-            return 1
+        return read_tags(r, 0, version >= 16)
     return 0
 
 

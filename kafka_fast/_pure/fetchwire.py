@@ -136,6 +136,36 @@ class _Reader:
         return n
 
 
+def _read_tags(r: _Reader, known: frozenset[int], endpoints: bool) -> bool:
+    """A tagged-field section: True when it holds one of the ``known`` tags, or node
+    endpoints (tag 0 with ``endpoints``) other than an empty array (see the compiled
+    module)."""
+    n = r.uvarint("tagged field count")
+    if n > r.n - r.pos:
+        raise _Malformed(f"{n} tagged fields exceed the {r.n - r.pos} bytes left", r.pos)
+    found = False
+    for _ in range(n):
+        tag = r.uvarint("tagged field tag")
+        size = r.uvarint("tagged field size")
+        r.need(size, "tagged field")
+        end = r.pos + size
+        if endpoints and tag == 0:
+            whole, r.n = r.n, end
+            u = r.uvarint("node endpoints")
+            r.n = whole
+            if u == 0:
+                raise _Malformed("null node endpoints where the field is not nullable", r.pos)
+            found = found or u > 1
+        elif tag in known:
+            found = True
+        r.pos = end
+    return found
+
+
+_PARTITION_TAGS = frozenset({0, 1, 2})  # diverging epoch, current leader, snapshot id
+_NO_TAGS: frozenset[int] = frozenset()
+
+
 def parse_fetch(body: Any, version: int) -> FetchWire | None:
     """``body`` (a FetchResponse after its header) at ``version`` as a ``FetchWire``, or None
     when it carries tagged fields the columns do not hold."""
@@ -240,8 +270,8 @@ def _parse(r: _Reader, version: int, w: FetchWire) -> bool:
             w.records_len.append(length)
             if length > 0:
                 r.pos += length
-            if flexible and r.skip_tags():
+            if flexible and _read_tags(r, _PARTITION_TAGS, False):
                 return False
         if flexible:
             r.skip_tags()
-    return not (flexible and r.skip_tags())
+    return not (flexible and _read_tags(r, _NO_TAGS, version >= 16))

@@ -129,12 +129,32 @@ def test_tagged_fields_go_to_the_generated_codec(wire, version):
         assert wire.parse_fetch(body, version) is None
         assert rows_of_wire(decode_fetch(body, version)) == rows_of_message(
             R.decode(body, version), version)
-    # a tagged field of a topic or an aborted transaction is skipped
+    # Tagged fields the fetcher does not use are skipped: unknown ones of a topic, a
+    # partition or the response.
     resp = response(version)
     resp.responses[0].unknown_tagged_fields = [(5, b"xyz")]
+    resp.responses[1].partitions[1].unknown_tagged_fields = [(7, b"")]
+    resp.unknown_tagged_fields = [(9, b"\x01\x02")]
     body = resp.encode(version)
     assert rows_of_wire(wire.parse_fetch(body, version)) == rows_of_message(
         R.decode(body, version), version)
+
+
+@pytest.mark.parametrize("version", [16, 17, 18])
+def test_an_empty_node_endpoints_array_is_read_in_columns(wire, version):
+    """Tansu sends one in every v16+ answer; it is the field's default."""
+    body = bytearray(response(version).encode(version))
+    assert body[-1] == 0
+    body[-1:] = b"\x01\x00\x01\x01"  # one tagged field: node endpoints (tag 0), empty
+    assert R.decode(bytes(body), version).node_endpoints == []
+    w = wire.parse_fetch(bytes(body), version)
+    assert w is not None
+    assert rows_of_wire(w) == rows_of_message(R.decode(bytes(body), version), version)
+    body[-1:] = b"\x00"  # a null array where none may be
+    with pytest.raises(ProtocolError, match="null node endpoints"):
+        wire.parse_fetch(bytes(body), version)
+    with pytest.raises(ProtocolError):
+        R.decode(bytes(body), version)
 
 
 def outcome(parse, body: bytes, version: int):
@@ -202,6 +222,53 @@ def test_versions_outside_the_range_are_refused(wire):
         wire.parse_fetch(b"", 19)
 
 
+def capture_fetches(consumer, captured: list) -> None:
+    """Keep a copy of every Fetch answer ``consumer`` reads, with its version."""
+    client = consumer._client
+    send = client.send
+
+    def capturing(node, request, **kw):
+        decode = getattr(request, "decode_response", None)
+        if request.API_KEY == m.FetchRequest.API_KEY and decode is not None:
+            def keep(body, version, decode=decode):
+                captured.append((bytes(body), version))
+                return decode(body, version)
+            request.decode_response = keep
+        return send(node, request, **kw)
+
+    client.send = capturing
+
+
+def test_tansu_answers_are_read_in_columns_through_the_consumer(tansu):
+    """Tansu's answers (v17, with an empty node endpoints array) take the column path."""
+    topic = unique_topic("fetchwire-t")
+    create_topic(tansu, topic, 2)
+    p = Producer(tansu.client_config({"linger.ms": 2}))
+    for i in range(20):
+        p.produce(topic, b"v%d" % i, partition=i % 2)
+    assert p.flush(20) == 0
+    captured: list[tuple[bytes, int]] = []
+    c = Consumer(tansu.client_config({"group.id": f"g-{topic}", "enable.auto.commit": False}))
+    capture_fetches(c, captured)
+    got = []
+    try:
+        c.assign([TopicPartition(topic, q, 0) for q in range(2)])
+        for _ in range(60):
+            got += [(msg.partition(), msg.offset(), msg.value())
+                    for msg in c.consume(100, timeout=0.5) if msg.error() is None]
+            if len(got) >= 20:
+                break
+    finally:
+        c.close()
+    assert sorted(got) == sorted((i % 2, i // 2, b"v%d" % i) for i in range(20))
+    assert captured
+    for body, version in captured:
+        want = rows_of_message(R.decode(body, version), version)
+        for name in IMPLS:
+            w = importlib.import_module(name).parse_fetch(body, version)
+            assert w is not None and rows_of_wire(w) == want
+
+
 @pytest.mark.timeout(180)
 def test_apache_kafka_answers_read_the_same_through_the_consumer(apache_kafka):
     """A read_committed consumer on Apache Kafka: committed records exactly, aborted ones
@@ -228,19 +295,7 @@ def test_apache_kafka_answers_read_the_same_through_the_consumer(apache_kafka):
     c = Consumer(apache_kafka.client_config({
         "group.id": f"g-{topic}", "isolation.level": "read_committed",
         "enable.auto.commit": False, "auto.offset.reset": "earliest"}))
-    client = c._client
-    send = client.send
-
-    def capturing(node, request, **kw):
-        decode = getattr(request, "decode_response", None)
-        if request.API_KEY == m.FetchRequest.API_KEY and decode is not None:
-            def keep(body, version, decode=decode):
-                captured.append((bytes(body), version))
-                return decode(body, version)
-            request.decode_response = keep
-        return send(node, request, **kw)
-
-    client.send = capturing
+    capture_fetches(c, captured)
     try:
         c.assign([TopicPartition(topic, p, 0) for p in range(3)])
         got = []
