@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import random
+import struct
 import uuid
 
 import pytest
@@ -319,3 +320,36 @@ def test_apache_kafka_answers_read_the_same_through_the_consumer(apache_kafka):
         with_aborted += any(row[8] for row in want[1])
         assert version == FETCH_MAX_VERSION
     assert with_aborted
+
+
+@pytest.mark.skipif(FORCED_PURE, reason="the compiled reader is not used in pure mode")
+def test_the_compiled_walk_gives_the_interpreter_lock_up():
+    """Beside a busy thread (tests/harness/gil.py), a call that gives the lock up waits about
+    a second to get it back: one parse of a large response takes that long, a call that
+    keeps the lock does not."""
+    from harness.gil import seconds_beside_a_busy_thread
+
+    from kafka_fast._native import _fetchwire
+
+    # One topic of 300,000 partitions (v18, no records): a walk of some milliseconds, long
+    # enough for the busy thread to take the lock while it runs.
+    n = 300_000
+    part = struct.pack(">ihqqq", 1, 0, 10, 10, 0) + b"\x00" + struct.pack(">i", -1) + b"\x00\x00"
+    body = (struct.pack(">ihi", 0, 0, 0) + b"\x02" + uuid.uuid4().bytes + uvarint(n + 1)
+            + part * n + b"\x00\x00")
+    w = _fetchwire.parse_fetch(body, FETCH_MAX_VERSION)
+    assert len(w) == n and w.high_watermark[n - 1] == 10
+    released = seconds_beside_a_busy_thread(
+        lambda: _fetchwire.parse_fetch(body, FETCH_MAX_VERSION), 1)
+    assert released > 0.5, f"{released:.2f}s: the lock was kept"
+    kept = seconds_beside_a_busy_thread(lambda: w.aborted_transactions(n - 1), 1)
+    assert kept < 0.5, f"{kept:.2f}s for a call that keeps the lock"
+
+
+def uvarint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
