@@ -7,7 +7,9 @@ Targets (``--target``):
 - ``decompress``: every codec's bounded decompression (first byte picks the codec), plus a
   compress/decompress round trip of the input.
 - ``protocol``: Produce, Fetch and Metadata response bodies (first bytes pick the API and
-  version); the records of every decoded Fetch partition go through ``decode_partition``.
+  version); the records of every decoded Fetch partition go through ``decode_partition``, and
+  Fetch bodies through the column reader (``_fetchwire``) and its twin, which must read what
+  the codec reads and refuse what it refuses.
 - ``buffers``: the compiled entry points that take buffers (``patch_producer_fields``,
   ``crc32c``, hashes, varints, packed ``encode_batch``/``partition_column``) against the
   pure twins.
@@ -53,12 +55,14 @@ K: dict = {}
 def _load() -> None:
     import numpy as np
 
-    from kafka_fast._native import _crc32c, _partition, _records
+    from kafka_fast._native import _crc32c, _fetchwire, _partition, _records
     from kafka_fast._pure import crc32c as pure_crc32c
+    from kafka_fast._pure import fetchwire as pure_fetchwire
     from kafka_fast._pure import partition as pure_partition
     from kafka_fast._pure import records as pure_records
     from kafka_fast.codecs import compression
     from kafka_fast.consumer.fetch_decode import decode_partition
+    from kafka_fast.consumer.fetch_wire import MessageWire
     from kafka_fast.errors import CorruptRecordError, ProtocolError
     from kafka_fast.protocol import messages
 
@@ -66,6 +70,8 @@ def _load() -> None:
         np=np, C=compression, native=_records, pure=pure_records, ncrc=_crc32c.crc32c,
         pcrc=pure_crc32c.crc32c, npart=_partition, ppart=pure_partition,
         decode_partition=decode_partition, Corrupt=CorruptRecordError,
+        fetch_wires=(_fetchwire.parse_fetch, pure_fetchwire.parse_fetch),
+        MessageWire=MessageWire,
         DOCUMENTED=(CorruptRecordError, ValueError, ProtocolError),
         RESPONSES=[messages.ProduceResponse, messages.FetchResponse, messages.MetadataResponse],
     )
@@ -134,16 +140,49 @@ def fuzz_decompress(data: bytes) -> None:
     assert C.decompress(codec, packed) == body, "round trip differs"
 
 
+def _wire_rows(w) -> tuple:
+    """A Fetch response's columns (``FetchWire`` or ``MessageWire``) as plain values."""
+    rows = []
+    for i in range(len(w)):
+        records = w.records(i)
+        rows.append((w.topics[w.topic_index[i]], w.partition_index[i], w.partition_error[i],
+                     w.high_watermark[i], w.last_stable_offset[i], w.log_start_offset[i],
+                     w.preferred_read_replica[i], None if records is None else bytes(records),
+                     w.aborted_transactions(i)))
+    return w.throttle_time_ms, w.error_code, w.session_id, rows
+
+
+def _fetch_outcome(parse: Callable, body: bytes, version: int):
+    """What the consumer reads from a Fetch response ``body``: the columns of the compiled
+    or pure reader (the generated codec's when the reader hands the response back), or the
+    name of the documented error raised."""
+    try:
+        w = parse(body, version)
+        if w is None:
+            w = K["MessageWire"](K["RESPONSES"][1].decode(body, version), version)
+    except K["DOCUMENTED"] as exc:
+        return type(exc).__name__
+    return _wire_rows(w)
+
+
 def fuzz_protocol(data: bytes) -> None:
     if len(data) < 2:
         return
     cls = K["RESPONSES"][data[0] % 3]
     span = cls.MAX_VERSION - cls.MIN_VERSION + 1
     version = cls.MIN_VERSION + data[1] % span
+    wires = None
+    if cls.__name__ == "FetchResponse":
+        wires = [_fetch_outcome(parse, data[2:], version) for parse in K["fetch_wires"]]
+        assert wires[0] == wires[1], "the Fetch response reader and its twin differ"
     try:
         resp = cls.decode(data[2:], version)
     except K["DOCUMENTED"]:
+        assert wires is None or wires[0] == "ProtocolError", "the codec refused, the reader not"
         return
+    if wires is not None:
+        assert wires[0] == _wire_rows(K["MessageWire"](resp, version)), \
+            "the Fetch response reader and the codec differ"
     if cls.__name__ == "FetchResponse":
         for topic in resp.responses:
             for p in topic.partitions:
