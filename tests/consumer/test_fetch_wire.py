@@ -325,8 +325,8 @@ def test_apache_kafka_answers_read_the_same_through_the_consumer(apache_kafka):
 @pytest.mark.skipif(FORCED_PURE, reason="the compiled reader is not used in pure mode")
 def test_the_compiled_walk_gives_the_interpreter_lock_up():
     """Beside a busy thread (tests/harness/gil.py), a call that gives the lock up waits about
-    a second to get it back: one parse of a large response takes that long, a call that
-    keeps the lock does not."""
+    a second to get it back: one parse of a large response takes that long (calls that keep
+    the lock stay far below it: tests/net/test_sockio.py)."""
     from harness.gil import seconds_beside_a_busy_thread
 
     from kafka_fast._native import _fetchwire
@@ -342,8 +342,6 @@ def test_the_compiled_walk_gives_the_interpreter_lock_up():
     released = seconds_beside_a_busy_thread(
         lambda: _fetchwire.parse_fetch(body, FETCH_MAX_VERSION), 1)
     assert released > 0.5, f"{released:.2f}s: the lock was kept"
-    kept = seconds_beside_a_busy_thread(lambda: w.aborted_transactions(n - 1), 1)
-    assert kept < 0.5, f"{kept:.2f}s for a call that keeps the lock"
 
 
 def uvarint(value: int) -> bytes:
