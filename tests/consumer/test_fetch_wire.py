@@ -339,9 +339,15 @@ def test_the_compiled_walk_gives_the_interpreter_lock_up():
             + part * n + b"\x00\x00")
     w = _fetchwire.parse_fetch(body, FETCH_MAX_VERSION)
     assert len(w) == n and w.high_watermark[n - 1] == 10
-    released = seconds_beside_a_busy_thread(
-        lambda: _fetchwire.parse_fetch(body, FETCH_MAX_VERSION), 1)
-    assert released > 0.5, f"{released:.2f}s: the lock was kept"
+    # Up to three probes: on a loaded machine the busy thread may not be scheduled during
+    # one walk (the lock then comes straight back); a walk that kept the lock never waits.
+    probes = []
+    for _ in range(3):
+        probes.append(seconds_beside_a_busy_thread(
+            lambda: _fetchwire.parse_fetch(body, FETCH_MAX_VERSION), 1))
+        if probes[-1] > 0.5:
+            break
+    assert max(probes) > 0.5, f"{probes}: the lock was kept"
 
 
 def uvarint(value: int) -> bytes:
