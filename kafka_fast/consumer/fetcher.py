@@ -6,8 +6,7 @@ to every leader at once, while the prefetch queue is under its budget
 (``queued.max.messages.kbytes`` / ``queued.min.messages``). Responses arrive as per-partition
 columns (``fetch_wire``: read by a compiled walk without the interpreter lock), are decoded on
 the I/O thread (CRC, decompression and columns in the record engine; read_committed
-filtering) and
-queued as ``Chunk``s for the application thread. Each turn starts by applying the commands
+filtering) and queued as ``Chunk``s for the application thread. Each turn starts by applying the commands
 the application thread queued (seeks, pauses, resumes, assignment changes, validation
 outcomes): the fetch cursors (``state.FetchCursor``) are written on the I/O thread only. With ``fetch.sessions`` each leader's Fetches
 go through its incremental fetch session (``fetch_session``).
