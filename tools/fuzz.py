@@ -9,7 +9,9 @@ Targets (``--target``):
 - ``protocol``: Produce, Fetch and Metadata response bodies (first bytes pick the API and
   version); the records of every decoded Fetch partition go through ``decode_partition``, and
   every Produce body through the compiled Produce response parser and its twin, which must
-  agree with each other and with the generated decoder.
+  agree with each other and with the generated decoder; Fetch bodies through the column reader
+  (``_fetchwire``) and its twin, which must read what the codec reads and refuse what it
+  refuses.
 - ``buffers``: the compiled entry points that take buffers (``patch_producer_fields``,
   ``crc32c``, hashes, varints, packed ``encode_batch``/``partition_column``) against the
   pure twins.
@@ -55,13 +57,15 @@ K: dict = {}
 def _load() -> None:
     import numpy as np
 
-    from kafka_fast._native import _crc32c, _partition, _producewire, _records
+    from kafka_fast._native import _crc32c, _fetchwire, _partition, _producewire, _records
     from kafka_fast._pure import crc32c as pure_crc32c
+    from kafka_fast._pure import fetchwire as pure_fetchwire
     from kafka_fast._pure import partition as pure_partition
     from kafka_fast._pure import producewire as pure_producewire
     from kafka_fast._pure import records as pure_records
     from kafka_fast.codecs import compression
     from kafka_fast.consumer.fetch_decode import decode_partition
+    from kafka_fast.consumer.fetch_wire import MessageWire
     from kafka_fast.errors import CorruptRecordError, ProtocolError
     from kafka_fast.producer import wire
     from kafka_fast.protocol import messages
@@ -71,6 +75,8 @@ def _load() -> None:
         pcrc=pure_crc32c.crc32c, npart=_partition, ppart=pure_partition,
         decode_partition=decode_partition, Corrupt=CorruptRecordError,
         wire=wire, nwire=_producewire, pwire=pure_producewire,
+        fetch_wires=(_fetchwire.parse_fetch, pure_fetchwire.parse_fetch),
+        MessageWire=MessageWire,
         DOCUMENTED=(CorruptRecordError, ValueError, ProtocolError),
         RESPONSES=[messages.ProduceResponse, messages.FetchResponse, messages.MetadataResponse],
     )
@@ -139,20 +145,53 @@ def fuzz_decompress(data: bytes) -> None:
     assert C.decompress(codec, packed) == body, "round trip differs"
 
 
+def _wire_rows(w) -> tuple:
+    """A Fetch response's columns (``FetchWire`` or ``MessageWire``) as plain values."""
+    rows = []
+    for i in range(len(w)):
+        records = w.records(i)
+        rows.append((w.topics[w.topic_index[i]], w.partition_index[i], w.partition_error[i],
+                     w.high_watermark[i], w.last_stable_offset[i], w.log_start_offset[i],
+                     w.preferred_read_replica[i], None if records is None else bytes(records),
+                     w.aborted_transactions(i)))
+    return w.throttle_time_ms, w.error_code, w.session_id, rows
+
+
+def _fetch_outcome(parse: Callable, body: bytes, version: int):
+    """What the consumer reads from a Fetch response ``body``: the columns of the compiled
+    or pure reader (the generated codec's when the reader hands the response back), or the
+    name of the documented error raised."""
+    try:
+        w = parse(body, version)
+        if w is None:
+            w = K["MessageWire"](K["RESPONSES"][1].decode(body, version), version)
+    except K["DOCUMENTED"] as exc:
+        return type(exc).__name__
+    return _wire_rows(w)
+
+
 def fuzz_protocol(data: bytes) -> None:
     if len(data) < 2:
         return
     cls = K["RESPONSES"][data[0] % 3]
     span = cls.MAX_VERSION - cls.MIN_VERSION + 1
     version = cls.MIN_VERSION + data[1] % span
+    wires = None
+    if cls.__name__ == "FetchResponse":
+        wires = [_fetch_outcome(parse, data[2:], version) for parse in K["fetch_wires"]]
+        assert wires[0] == wires[1], "the Fetch response reader and its twin differ"
     try:
         resp = cls.decode(data[2:], version)
     except K["DOCUMENTED"]:
         resp = None
+        assert wires is None or wires[0] == "ProtocolError", "the codec refused, the reader not"
     if cls.__name__ == "ProduceResponse":
         _produce_columns(data[2:], version, resp)
     if resp is None:
         return
+    if wires is not None:
+        assert wires[0] == _wire_rows(K["MessageWire"](resp, version)), \
+            "the Fetch response reader and the codec differ"
     if cls.__name__ == "FetchResponse":
         for topic in resp.responses:
             for p in topic.partitions:

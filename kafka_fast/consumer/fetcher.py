@@ -3,9 +3,10 @@
 Each iteration it resolves missing positions (committed offset, then ``auto.offset.reset``),
 and sends one Fetch per partition leader holding every fetchable partition that leader leads,
 to every leader at once, while the prefetch queue is under its budget
-(``queued.max.messages.kbytes`` / ``queued.min.messages``). Responses are decoded on the I/O
-thread (CRC, decompression and columns in the record engine; read_committed filtering) and
-queued as ``Chunk``s for the application thread. Each turn starts by applying the commands
+(``queued.max.messages.kbytes`` / ``queued.min.messages``). Responses arrive as per-partition
+columns (``fetch_wire``: read by a compiled walk without the interpreter lock), are decoded on
+the I/O thread (CRC, decompression and columns in the record engine; read_committed
+filtering) and queued as ``Chunk``s for the application thread. Each turn starts by applying the commands
 the application thread queued (seeks, pauses, resumes, assignment changes, validation
 outcomes): the fetch cursors (``state.FetchCursor``) are written on the I/O thread only. With ``fetch.sessions`` each leader's Fetches
 go through its incremental fetch session (``fetch_session``).
@@ -35,6 +36,7 @@ from ..topic_partition import OFFSET_BEGINNING, OFFSET_END
 from .fetch_decode import DecodedPartition, decode_partition
 from .fetch_session import SESSION_ERRORS, FetchPlan, FetchSession, fetch_request
 from .fetch_state import Chunk, Command, FetchState
+from .fetch_wire import TOPIC_ID_VERSION, as_wire, decode_fetch
 from .offsets import LEADER_ERRORS, TRANSIENT_LOCAL, OffsetClient, error_of
 from .ownership import armed, owned
 from .state import NEED_COMMITTED, NEED_NONE, NEED_RESET, NEED_VALIDATE, FetchCursor
@@ -65,7 +67,6 @@ DECODE_THREADS = 2
 #: The newest Fetch this consumer sends; from 13 on topics are named by ID (KIP-516), which
 #: needs an ID for every topic of the request (else 12, by name).
 FETCH_MAX_VERSION = 18
-TOPIC_ID_VERSION = 13
 #: Answers to a Fetch by topic ID that mean our metadata is behind: look the topic up again
 #: (a new ID means it was created again; see ``_recreated``).
 TOPIC_ID_ERRORS = frozenset({E.UNKNOWN_TOPIC_ID, E.INCONSISTENT_TOPIC_ID,
@@ -410,7 +411,8 @@ class Fetcher:
                 topic_ids=ids if version >= TOPIC_ID_VERSION else None), version)
 
         return VersionedRequest(m.FetchRequest, build,
-                                FETCH_MAX_VERSION if ids is not None else TOPIC_ID_VERSION - 1)
+                                FETCH_MAX_VERSION if ids is not None else TOPIC_ID_VERSION - 1,
+                                decode_response=decode_fetch)
 
     def _send(self, node: int, parts: list[FetchCursor]) -> None:
         sent = []
@@ -509,7 +511,8 @@ class Fetcher:
                 self.client.request_metadata(sorted({ps.topic for ps, *_ in sent}))
             self.client.wakeup()
             return
-        resp = fut.result()
+        # The response's columns (``fetch_wire``): partition ``i`` of it is row ``i``.
+        resp = as_wire(fut.result(), getattr(fut, "api_version", 0) or 0)
         omitted_unchanged = session.handle_response(plan, resp)
         if resp.error_code in SESSION_ERRORS:
             # The session is gone or out of step: the next Fetch is a full one, sent now.
@@ -530,30 +533,33 @@ class Fetcher:
         lookup = {(entry[0].topic, entry[0].partition): entry for entry in sent}
         items = []
         answered = set()
-        by_id = getattr(fut, "api_version", 0) >= TOPIC_ID_VERSION
-        names = {entry[0].topic_id: entry[0].topic for entry in sent} if by_id else None
-        for topic in resp.responses:
-            name = names.get(topic.topic_id) if names is not None else topic.topic
-            for pd in topic.partitions:
-                key = (name, pd.partition_index)
-                entry = lookup.get(key)
-                if entry is not None:
-                    answered.add(key)
-                    items.append((entry, pd))
+        topics = resp.topics
+        if resp.version >= TOPIC_ID_VERSION:
+            names = {entry[0].topic_id: entry[0].topic for entry in sent}
+            topics = [names.get(topic_id) for topic_id in topics]
+        for i, (t, partition) in enumerate(zip(resp.topic_index, resp.partition_index,
+                                                   strict=True)):
+            key = (topics[t], partition)
+            entry = lookup.get(key)
+            if entry is not None:
+                answered.add(key)
+                items.append((entry, i))
         # Move every fetch position past the complete batches first (batch headers only)
         # and send the next Fetch, so the broker prepares it while this one is decoded.
         # A partition a read replica answered with an error goes back to its leader first.
         left_replica: set[tuple[str, int]] = set()
+        errors = resp.partition_error
         with state.lock:
-            for (ps, version, offset, seq, _), pd in items:
-                if pd.error_code and self._leaves_replica(ps, node):
+            for (ps, version, offset, seq, _), i in items:
+                code = errors[i]
+                if code and self._leaves_replica(ps, node):
                     left_replica.add((ps.topic, ps.partition))
-                if pd.error_code == 0 and ps.version == version and ps.fetch_seq == seq:
-                    end, epoch = next_offset_after(pd.records, offset)
+                if code == 0 and ps.version == version and ps.fetch_seq == seq:
+                    end, epoch = next_offset_after(resp.records(i), offset)
                     if end > ps.fetch_offset:
                         ps.fetch_offset = end
                         ps.fetch_epoch = epoch
-                    replica = pd.preferred_read_replica
+                    replica = resp.preferred_read_replica[i]
                     if replica >= 0:
                         # KIP-392: the leader names the replica to read from (this answer's
                         # records, if any, are still used; the position is unchanged).
@@ -568,14 +574,14 @@ class Fetcher:
         self.tick()
         chunks = []
         metadata_topics: set[str] = set()
-        decoded = self._decode_side_by_side(items)
-        for i, (entry, pd) in enumerate(items):
+        decoded = self._decode_side_by_side(resp, items)
+        for entry, i in items:
             from_replica = (entry[0].topic, entry[0].partition) in left_replica
-            chunk = self._partition(entry, pd, now, metadata_topics, decoded.get(i),
+            chunk = self._partition(entry, resp, i, now, metadata_topics, decoded.get(i),
                                     from_replica)
             if chunk is not None:
                 chunks.append(chunk)
-                eof = self._eof_after(entry[0], chunk, pd)
+                eof = self._eof_after(entry[0], chunk, resp, i)
                 if eof is not None:
                     chunks.append(eof)
         if chunks:
@@ -583,56 +589,63 @@ class Fetcher:
         if metadata_topics:
             self.client.request_metadata(sorted(metadata_topics))
 
-    def _eof_after(self, ps: FetchCursor, chunk: Chunk, pd) -> Chunk | None:
-        """The end-of-partition chunk to hand out right after ``chunk`` of ``ps`` when it
-        reaches the end: in an incremental fetch session the broker leaves an unchanged
-        partition out of later answers, so an empty answer at the end may never come."""
+    def _eof_after(self, ps: FetchCursor, chunk: Chunk, resp, i: int) -> Chunk | None:
+        """The end-of-partition chunk to hand out right after ``chunk`` of ``ps`` (row ``i``
+        of ``resp``) when it reaches the end: in an incremental fetch session the broker
+        leaves an unchanged partition out of later answers, so an empty answer at the end
+        may never come."""
         if not self.eof_enabled or chunk.eof or chunk.error is not None or ps.eof_reported:
             return None
-        end = pd.last_stable_offset if (self.read_committed and pd.last_stable_offset >= 0) \
-            else pd.high_watermark
+        end = self._end_of(resp, i)
         if chunk.next_offset < end:
             return None
         ps.eof_reported = True
         return Chunk(ps.app, chunk.gen, [], chunk.next_offset, 0, 0, eof=True)
 
-    def _decode(self, offset: int, pd: Any) -> DecodedPartition:
-        """Decode one partition's records (any thread: the record engine and the codecs
-        release the interpreter lock while they work)."""
+    def _end_of(self, resp, i: int) -> int:
+        """Where row ``i`` of ``resp`` ends for this consumer: the last stable offset
+        (read_committed, when known), else the high watermark."""
+        lso = resp.last_stable_offset[i]
+        return lso if (self.read_committed and lso >= 0) else resp.high_watermark[i]
+
+    def _decode(self, offset: int, resp: Any, i: int) -> DecodedPartition:
+        """Decode the records of row ``i`` of ``resp`` (any thread: the record engine and
+        the codecs release the interpreter lock while they work)."""
         aborted = None
-        if self.read_committed and pd.aborted_transactions:
-            aborted = [(a.producer_id, a.first_offset) for a in pd.aborted_transactions]
-        return decode_partition(pd.records, offset, read_committed=self.read_committed,
+        if self.read_committed and resp.aborted_count[i] > 0:
+            aborted = resp.aborted_transactions(i)
+        return decode_partition(resp.records(i), offset, read_committed=self.read_committed,
                                 aborted_transactions=aborted, verify_crc=self.check_crcs)
 
-    def _decode_side_by_side(self, items: list) -> dict[int, DecodedPartition]:
+    def _decode_side_by_side(self, resp: Any, items: list) -> dict[int, DecodedPartition]:
         """With several large compressed partitions in one response, decode them on the
-        decoder threads and this one at once; ``{index in items: decoded}`` (empty: decode
-        each when it is handled)."""
-        work = [(i, entry[2], pd) for i, (entry, pd) in enumerate(items)
-                if pd.error_code == 0 and _worth_a_thread(pd.records)]
+        decoder threads and this one at once; ``{row: decoded}`` (empty: decode each when
+        it is handled)."""
+        errors = resp.partition_error
+        work = [(i, entry[2]) for entry, i in items
+                if errors[i] == 0 and _worth_a_thread(resp.records(i))]
         if len(work) < 2:
             return {}
         try:
-            futures = [(i, self.decoders.submit(self._decode, offset, pd))
-                       for i, offset, pd in work[1:]]
+            futures = [(i, self.decoders.submit(self._decode, offset, resp, i))
+                       for i, offset in work[1:]]
         except RuntimeError:  # the pool was shut down (the consumer is closing)
             return {}
-        i, offset, pd = work[0]
-        out = {i: self._decode(offset, pd)}
+        i, offset = work[0]
+        out = {i: self._decode(offset, resp, i)}
         for i, fut in futures:
             out[i] = fut.result()
         return out
 
-    def _partition(self, entry: tuple, pd: Any, now: float, metadata_topics: set,
+    def _partition(self, entry: tuple, resp: Any, i: int, now: float, metadata_topics: set,
                    decoded: DecodedPartition | None = None,
                    from_replica: bool = False) -> Chunk | None:
-        """The Chunk for one partition of a Fetch response (``entry`` is what was sent:
-        state, version, offset, fetch sequence and epoch; ``decoded`` its records if they
-        were decoded already; ``from_replica``: answered by its read replica, not its
+        """The Chunk for row ``i`` of a Fetch response (``entry`` is what was sent: state,
+        version, offset, fetch sequence and epoch; ``decoded`` its records if they were
+        decoded already; ``from_replica``: answered by its read replica, not its
         leader)."""
         ps, version, offset, seq, epoch = entry
-        code = pd.error_code
+        code = resp.partition_error[i]
         state = self.state
         if code:
             if from_replica:
@@ -662,19 +675,20 @@ class Fetcher:
                                                f"{offset}: {KafkaError.of(code)}"))
             return None
         if decoded is None:
-            decoded = self._decode(offset, pd)
+            decoded = self._decode(offset, resp, i)
         with state.lock:
             if ps.version != version or ps.fetch_seq != seq:
                 return None
-            return self._apply_decoded(ps, version, offset, epoch, pd, decoded, now)
+            return self._apply_decoded(ps, version, offset, epoch, resp, i, decoded, now)
 
-    def _apply_decoded(self, ps: FetchCursor, version: int, offset: int, epoch: int, pd,
-                       decoded, now: float) -> Chunk | None:
-        """Move ``ps`` past ``decoded`` (caller holds the lock): the chunk to queue, if any.
-        A decoding error travels in the chunk, after the records before it."""
-        ps.high_watermark = pd.high_watermark
-        ps.last_stable_offset = pd.last_stable_offset
-        ps.log_start_offset = pd.log_start_offset
+    def _apply_decoded(self, ps: FetchCursor, version: int, offset: int, epoch: int, resp,
+                       i: int, decoded, now: float) -> Chunk | None:
+        """Move ``ps`` past ``decoded``, the records of row ``i`` of ``resp`` (caller holds
+        the lock): the chunk to queue, if any. A decoding error travels in the chunk, after
+        the records before it."""
+        ps.high_watermark = resp.high_watermark[i]
+        ps.last_stable_offset = resp.last_stable_offset[i]
+        ps.log_start_offset = resp.log_start_offset[i]
         report = None
         if decoded.error is not None:
             # Deliver what precedes the corrupt batch; fetch the batch again after the
@@ -693,15 +707,14 @@ class Fetcher:
             ps.fetch_epoch = decoded.last_epoch
         if decoded.count:
             ps.eof_reported = False
-            nbytes = len(pd.records) if pd.records is not None else 0
+            nbytes = max(resp.records_len[i], 0)
             return Chunk(ps.app, ps.gen, decoded.segments, decoded.next_offset,
                          decoded.count, nbytes, error=report)
         if decoded.next_offset > offset or report is not None:
             # Only control or aborted batches (move the application position as well), or
             # an error to hand out.
             return Chunk(ps.app, ps.gen, [], decoded.next_offset, 0, 0, error=report)
-        end = pd.last_stable_offset if (self.read_committed and pd.last_stable_offset >= 0) \
-            else pd.high_watermark
+        end = self._end_of(resp, i)
         if self.eof_enabled and not ps.eof_reported and offset >= end:
             ps.eof_reported = True
             return Chunk(ps.app, ps.gen, [], offset, 0, 0, eof=True)

@@ -97,9 +97,10 @@ class Request:
         self.attempt = 0
         self.lane = lane  # a kafka_fast.net.lanes.Lane: the connection to the node it uses
         self.sent_at = 0.0  # monotonic time it was queued for writing (round-trip times)
-        #: ``decode_response`` of a FramedRequest; None: the generated response decoder
-        self.decoder: Callable[[Any, int, int], Any] | None = (
-            message.decode_response if isinstance(message, FramedRequest) else None)
+        #: the message's own ``decode_response(body, version, nogil_bytes)`` (a FramedRequest,
+        #: or a VersionedRequest given one); None: the generated response decoder
+        self.decoder: Callable[[Any, int, int], Any] | None = getattr(
+            message, "decode_response", None)
 
     def start(self) -> bool:
         """Mark the Future running; False if the caller cancelled it meanwhile."""

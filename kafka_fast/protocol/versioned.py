@@ -20,15 +20,20 @@ class VersionedRequest:
 
     ``cls`` is the request class (its API key and version range are used for negotiation);
     the highest version is at most the one the client negotiates for that API (the class may
-    speak newer ones, whose new fields the client's code does not fill).
+    speak newer ones, whose new fields the client's code does not fill). ``decode_response``
+    (``(body, version, nogil_bytes) -> response``, as a FramedRequest's), when given, reads the
+    response instead of the generated codec of ``cls``'s response class.
     """
 
-    __slots__ = ("cls", "build", "API_KEY", "NAME", "MIN_VERSION", "MAX_VERSION")
+    __slots__ = ("cls", "build", "decode_response", "API_KEY", "NAME", "MIN_VERSION",
+                 "MAX_VERSION")
 
     def __init__(self, cls: Any, build: Callable[[int], Any],
-                 max_version: int | None = None) -> None:
+                 max_version: int | None = None,
+                 decode_response: Callable[[Any, int, int], Any] | None = None) -> None:
         self.cls = cls
         self.build = build
+        self.decode_response = decode_response
         self.API_KEY = cls.API_KEY
         self.NAME = cls.NAME
         self.MIN_VERSION = cls.MIN_VERSION

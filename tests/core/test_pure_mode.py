@@ -35,6 +35,8 @@ CHOICES = [
     ("kafka_fast.net.loop", "_sockio", "kafka_fast._native._sockio", "kafka_fast._pure.sockio"),
     ("kafka_fast.producer.wire", "_wire", "kafka_fast._native._producewire",
      "kafka_fast._pure.producewire"),
+    ("kafka_fast.consumer.fetch_wire", "parse_fetch", "kafka_fast._native._fetchwire",
+     "kafka_fast._pure.fetchwire"),
     ("kafka_fast.consumer.delivery", "_columns", "kafka_fast._native._columns",
      "kafka_fast._pure.columns"),
     ("kafka_fast.consumer.batch_view", "append_messages", "kafka_fast._native._columns",

@@ -55,7 +55,7 @@ def _missing_system_peers() -> list[str]:
     kdc = [] if os.access("/usr/sbin/krb5kdc", os.X_OK) else ["krb5kdc"]
     module = [] if glob.glob("/usr/lib/*/sasl2/libgssapiv2.so*") else ["sasl2-gssapi"]
     # OpenSSL's headers and gcc (the test engine): gcc is never on the bare PATH
-    return ["kcat", "socat", *kdc, "krb5-config", *module, "openssl-dev"]
+    return ["kcat", "socat", *kdc, "krb5-config", *module, "openssl-dev", "perf"]
 
 
 def test_install_script_without_root_lists_each_missing_peer_and_succeeds(bare_bin):

@@ -16,8 +16,8 @@ import pytest
 from harness.peers import missing
 
 ROOT = Path(__file__).resolve().parents[2]
-NATIVE_MODULES = ("_native._columns", "_native._crc32c", "_native._partition", "_native._records",
-                  "_native._producewire", "_native._sockio", "producer._produce",
+NATIVE_MODULES = ("_native._columns", "_native._crc32c", "_native._fetchwire", "_native._partition",
+                  "_native._producewire", "_native._records", "_native._sockio", "producer._produce",
                   "producer._routing")
 
 GOOD = """\
