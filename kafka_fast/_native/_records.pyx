@@ -1196,12 +1196,14 @@ cdef class RecordBatch:
         batch into ``out[at:]`` (a writable uint8 array): ``pos`` and ``ends`` are the fields'
         positions in the batch's records and their cumulative lengths, as
         ``columns(defer=True)`` found them. Every range is checked against the batch and
-        ``out``; returns the bytes copied."""
+        ``out`` before its bytes are copied; returns the bytes copied."""
         cdef const int64_t[::1] ps = pos
         cdef const int64_t[::1] es = ends
         cdef uint8_t[::1] dst = out
-        cdef Py_ssize_t n = self.count, i
-        cdef int64_t ln, span, total
+        cdef Py_ssize_t n = self.count, i, bad = -1
+        cdef int64_t ln, span, lo, hi
+        cdef const int64_t *pp
+        cdef const int64_t *ep
         cdef uint8_t *d
         if self.compression != 0:
             raise ValueError("copy_fields reads uncompressed batches only")
@@ -1209,24 +1211,29 @@ cdef class RecordBatch:
             raise ValueError(f"record range [{start}, {stop}) outside a batch of {n}")
         if ps.shape[0] < n or es.shape[0] != n + 1:
             raise ValueError("field positions do not match the batch's record count")
+        lo, hi = es[start], es[stop]
+        if hi < lo or at < 0 or at + (hi - lo) > dst.shape[0]:
+            raise ValueError(f"{hi - lo} field bytes do not fit at {at} of {dst.shape[0]}")
+        if hi == lo:
+            return 0
         cdef _Region r = self._region()
         try:
             span = r.end - r.start
-            total = es[stop] - es[start]
-            if total < 0 or at < 0 or at + total > dst.shape[0]:
-                raise ValueError(f"{total} field bytes do not fit at {at} of {dst.shape[0]}")
-            for i in range(start, stop):
-                ln = es[i + 1] - es[i]
-                if ln < 0 or (ln and (ps[i] < 0 or ps[i] + ln > span)):
-                    raise ValueError(f"field of record {i} lies outside the batch")
-            if total:
-                d = &dst[at] - es[start]  # record i's bytes go to d + es[i]
-                with nogil:
-                    for i in range(start, stop):
-                        ln = es[i + 1] - es[i]
-                        if ln:
-                            memcpy(d + es[i], r.start + ps[i], <size_t>ln)
-            return total
+            pp = &ps[0]
+            ep = &es[0]
+            d = &dst[at] - lo  # record i's bytes go to d + ep[i], inside out[at:at + hi - lo]
+            with nogil:
+                for i in range(start, stop):
+                    ln = ep[i + 1] - ep[i]
+                    if ln < 0 or ep[i] < lo or ep[i + 1] > hi or (
+                            ln and (pp[i] < 0 or pp[i] > span - ln)):
+                        bad = i
+                        break
+                    if ln:
+                        memcpy(d + ep[i], r.start + pp[i], <size_t>ln)
+            if bad >= 0:
+                raise ValueError(f"field of record {bad} lies outside the batch")
+            return hi - lo
         finally:
             r.close()
 

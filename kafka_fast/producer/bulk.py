@@ -20,7 +20,9 @@ buffers of the producer's own pool (:class:`kafka_fast.net.framing.BufferPool`),
 each one back once its batch is acknowledged and no request holds it any more: the next batches
 reuse memory already faulted in instead of touching fresh pages (a page fault per 4 KB cost a
 third of the CPU of a large call), and the sender stamps the producer id and sequence into that
-buffer in place instead of copying the batch.
+buffer in place instead of copying the batch. The per-record partition and order arrays of a
+call are the producer's too (:class:`kafka_fast.producer.scratch.ScratchArrays`), and
+fixed-width columns get one size for every record instead of an array of sizes.
 """
 
 from __future__ import annotations
@@ -237,14 +239,15 @@ class BatchProducer:
             sizes = biggest = fixed
             same_size = True
         else:
-            sizes = row_sizes(values)
+            each = row_sizes(values)
             if keys is not None:
-                sizes = sizes + row_sizes(keys)
+                each = each + row_sizes(keys)
             if hdrs is not None:
-                sizes = sizes + (_header_sizes(hdrs, n) if per_record_headers
-                                 else _header_sizes([hdrs], 1)[0])
-            biggest = int(sizes.max())
-            same_size = biggest == int(sizes.min())
+                each = each + (_header_sizes(hdrs, n) if per_record_headers
+                               else _header_sizes([hdrs], 1)[0])
+            biggest = int(each.max())
+            same_size = biggest == int(each.min())
+            sizes = each
         if biggest > acc.max_message:
             at = 0 if isinstance(sizes, int) else int(np.argmax(sizes))
             raise KafkaException(KafkaError.of(

@@ -142,3 +142,25 @@ def _refuses_bad_ranges(deferred, out, size):
         deferred.copy_fields("values", 0, 50, np.zeros(3, np.uint8), 0)
     with pytest.raises(ValueError, match="do not fit"):
         deferred.copy_fields("values", 7, 30, out, 2000 - size + 1)
+
+
+@pytest.mark.skipif(FORCED_PURE, reason="the compiled record engine's deferred columns")
+def test_field_positions_outside_the_batch_are_refused():
+    engine = importlib.import_module(ENGINES["native"])
+    data = engine.encode_batch([b"v%d" % i for i in range(20)], [b"k"] * 20)
+    (batch,) = engine.decode_batches(data)
+    ends = np.arange(21, dtype=np.int64) * 2
+    out = np.zeros(100, dtype=np.uint8)
+    with pytest.raises(ValueError, match="record 0 lies outside the batch"):
+        batch.copy_fields(np.full(20, 1 << 40, dtype=np.int64), ends, 0, 20, out, 0)
+    with pytest.raises(ValueError, match="lies outside the batch"):
+        batch.copy_fields(np.full(20, -1, dtype=np.int64), ends, 3, 9, out, 0)
+    unordered = ends.copy()
+    unordered[5] = 90  # a length that goes back: no byte may land outside the run
+    with pytest.raises(ValueError, match="record 4 lies outside the batch"):
+        batch.copy_fields(np.zeros(20, dtype=np.int64), unordered, 0, 20, out, 0)
+    with pytest.raises(ValueError, match="do not match"):
+        batch.copy_fields(np.zeros(20, dtype=np.int64), ends[:-1], 0, 19, out, 0)
+    compressed = engine.decode_batches(engine.encode_batch([b"v"], compression="lz4"))[0]
+    with pytest.raises(ValueError, match="uncompressed batches only"):
+        compressed.copy_fields(np.zeros(1, np.int64), np.zeros(2, np.int64), 0, 1, out, 0)
