@@ -1119,10 +1119,7 @@ cdef class RecordBatch:
         cdef kf_columns c
         cdef Py_ssize_t n = self.count
         cdef const uint8_t *fault = NULL
-        cdef const uint8_t *p
         cdef int e
-        cdef kf_rec rec
-        cdef int32_t i
         cdef int log_append = self.timestamp_type == TS_LOG_APPEND
         cdef cnp.ndarray offsets, timestamps, key_ends, value_ends, key_nulls, value_nulls
         cdef cnp.ndarray kdata, vdata
