@@ -265,10 +265,11 @@ def column_item(column, Py_ssize_t i):
     return column[i]
 
 
-def partition_column(keys, int num_partitions, int algorithm):
+def partition_column(keys, int num_partitions, int algorithm, out=None):
     """Partitions of a key column (list of bytes-like/None, 2-D uint8 array, or packed
     ``(data, offsets[, nulls])``) as an int32 array, -1 where the sticky/random choice
-    applies."""
+    applies: written into ``out`` (a 1-D int32 array of exactly that length, reused across
+    calls) when given."""
     cdef Py_ssize_t n, i, width
     cdef int32_t r
     cdef const uint8_t[:, ::1] rows
@@ -281,7 +282,7 @@ def partition_column(keys, int num_partitions, int algorithm):
     if algorithm < 0 or algorithm > 6:
         raise ValueError(f"unknown partitioner id {algorithm}")
     n = column_length(keys)
-    out = np.empty(n, dtype=np.int32)
+    out = _int_out(out, n, np.int32, "out")
     cdef int32_t[::1] res = out
     if is_packed(keys):
         data_obj, offsets_obj, nulls_obj = _packed_parts(keys)
@@ -311,18 +312,32 @@ def partition_column(keys, int num_partitions, int algorithm):
     return out
 
 
-def group_by_partition(parts, int num_partitions):
+cdef object _int_out(object out, Py_ssize_t n, object dtype, str what):
+    """``out`` checked to be a 1-D C-contiguous array of ``dtype`` and length ``n``, or a new
+    one when it is None."""
+    if out is None:
+        return np.empty(n, dtype=dtype)
+    if (not isinstance(out, np.ndarray) or out.dtype != dtype or out.ndim != 1
+            or not out.flags.c_contiguous or not out.flags.writeable):
+        raise TypeError(f"{what} must be a writable 1-D C-contiguous {np.dtype(dtype).name} array")
+    if out.shape[0] != n:
+        raise ValueError(f"{what} has {out.shape[0]} entries for {n} records")
+    return out
+
+
+def group_by_partition(parts, int num_partitions, out=None):
     """Stable counting sort of record indices by partition.
 
     Returns ``(order, starts)``: ``order[starts[p]:starts[p + 1]]`` are the indices of the
-    records of partition ``p`` in their original order. Every entry of ``parts`` must be in
-    ``range(num_partitions)``.
+    records of partition ``p`` in their original order (written into ``out``, a 1-D int64
+    array of exactly ``len(parts)`` entries reused across calls, when given). Every entry of
+    ``parts`` must be in ``range(num_partitions)``.
     """
     cdef const int32_t[::1] ps = np.ascontiguousarray(parts, dtype=np.int32)
     cdef Py_ssize_t n = ps.shape[0], i
     cdef int32_t p
     starts_arr = np.zeros(num_partitions + 1, dtype=np.int64)
-    order_arr = np.empty(n, dtype=np.int64)
+    order_arr = _int_out(out, n, np.int64, "out")
     cdef int64_t[::1] starts = starts_arr
     cdef int64_t[::1] order = order_arr
     cdef int64_t[::1] fill

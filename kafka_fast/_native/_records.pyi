@@ -3,6 +3,8 @@
 from collections.abc import Callable, Sequence
 from typing import Any, final, overload
 
+import numpy as np
+
 from kafka_fast.codecs.compression import DecompressionBudget
 from kafka_fast.errors import CorruptRecordError as CorruptRecordError
 from kafka_fast.records.buffers import byte_view as byte_view
@@ -113,7 +115,9 @@ class RecordBatch:
     def crc(self) -> int: ...
     def __len__(self) -> int: ...
     def records(self) -> list[Record]: ...
-    def columns(self) -> Columns: ...
+    def columns(self, defer: bool = False) -> Columns: ...
+    def copy_fields(self, pos: np.ndarray, ends: np.ndarray, start: int, stop: int,
+                    out: np.ndarray, at: int) -> int: ...
 
 class _LegacyRecordBatch(LegacyRecordBatch):
     """``LegacyRecordBatch`` making this module's ``Record`` objects (its ``record_type``)."""

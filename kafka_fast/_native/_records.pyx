@@ -25,7 +25,7 @@ import numpy as np
 
 from kafka_fast.codecs import compression as _codecs
 from kafka_fast.records.buffers import byte_view, destination
-from kafka_fast.records.columns import Columns
+from kafka_fast.records.columns import Columns, DeferredColumns
 from kafka_fast.records.legacy import LegacyRecordBatch
 from kafka_fast.errors import CorruptRecordError
 
@@ -1109,16 +1109,17 @@ cdef class RecordBatch:
         finally:
             r.close()
 
-    def columns(self):
-        """Every record as packed columns (``Columns``)."""
+    def columns(self, defer=False):
+        """Every record as packed columns (``Columns``). With ``defer``, an uncompressed
+        batch's key and value bytes stay where they are (``DeferredColumns``) until they are
+        asked for or copied straight into a larger column (``copy_fields``)."""
+        cdef bint deferred = bool(defer) and self.compression == 0
+        cdef cnp.ndarray key_pos, value_pos
         cdef _Region r = self._region()
         cdef kf_columns c
         cdef Py_ssize_t n = self.count
         cdef const uint8_t *fault = NULL
-        cdef const uint8_t *p
         cdef int e
-        cdef kf_rec rec
-        cdef int32_t i
         cdef int log_append = self.timestamp_type == TS_LOG_APPEND
         cdef cnp.ndarray offsets, timestamps, key_ends, value_ends, key_nulls, value_nulls
         cdef cnp.ndarray kdata, vdata
@@ -1135,10 +1136,18 @@ cdef class RecordBatch:
             c.value_ends = <int64_t *>cnp.PyArray_DATA(value_ends)
             c.key_nulls = <uint8_t *>cnp.PyArray_DATA(key_nulls)
             c.value_nulls = <uint8_t *>cnp.PyArray_DATA(value_nulls)
-            c.key_pos = <int64_t *>malloc(max(n, 1) * sizeof(int64_t))
-            c.value_pos = <int64_t *>malloc(max(n, 1) * sizeof(int64_t))
-            if c.key_pos == NULL or c.value_pos == NULL:
-                raise MemoryError()
+            if deferred:
+                key_pos = np.empty(max(n, 1), dtype=np.int64)
+                value_pos = np.empty(max(n, 1), dtype=np.int64)
+                c.key_pos = <int64_t *>cnp.PyArray_DATA(key_pos)
+                c.value_pos = <int64_t *>cnp.PyArray_DATA(value_pos)
+            else:
+                c.key_pos = <int64_t *>malloc(max(n, 1) * sizeof(int64_t))
+                c.value_pos = <int64_t *>malloc(max(n, 1) * sizeof(int64_t))
+                if c.key_pos == NULL or c.value_pos == NULL:
+                    free(c.key_pos)
+                    free(c.value_pos)
+                    raise MemoryError()
             try:
                 with nogil:
                     e = kf_columns_parse(r.start, r.end, <int32_t>n, self.base_offset,
@@ -1146,24 +1155,82 @@ cdef class RecordBatch:
                                          &c, &fault)
                 if e != KF_OK:
                     raise self._error(e, fault, r)
+                if deferred:
+                    return DeferredColumns(offsets, timestamps, key_ends, value_ends, key_nulls,
+                                           value_nulls, self._headers_column(r, c.has_headers),
+                                           self, key_pos, value_pos)
                 kdata = np.empty(c.key_bytes, dtype=np.uint8)
                 vdata = np.empty(c.value_bytes, dtype=np.uint8)
                 with nogil:
                     kf_columns_copy(r.start, <int32_t>n, &c, <uint8_t *>cnp.PyArray_DATA(kdata),
                                     <uint8_t *>cnp.PyArray_DATA(vdata))
             finally:
-                free(c.key_pos)
-                free(c.value_pos)
-            headers = None
-            if c.has_headers:
-                headers = []
-                p = r.start
-                for i in range(n):
-                    kf_parse_record(&p, r.end, &rec)
-                    headers.append([] if rec.header_count == 0 else _headers_list(
-                        rec.headers, rec.end, rec.header_count))
+                if not deferred:
+                    free(c.key_pos)
+                    free(c.value_pos)
             return Columns(offsets, timestamps, (kdata, key_ends), (vdata, value_ends),
-                           key_nulls, value_nulls, headers)
+                           key_nulls, value_nulls, self._headers_column(r, c.has_headers))
+        finally:
+            r.close()
+
+    cdef object _headers_column(self, _Region r, bint has_headers):
+        """Every record's header list (records already checked by pass 1), or None."""
+        cdef const uint8_t *p
+        cdef kf_rec rec
+        cdef int32_t i
+        if not has_headers:
+            return None
+        headers = []
+        p = r.start
+        for i in range(self.count):
+            kf_parse_record(&p, r.end, &rec)
+            headers.append([] if rec.header_count == 0 else _headers_list(
+                rec.headers, rec.end, rec.header_count))
+        return headers
+
+    def copy_fields(self, pos, ends, Py_ssize_t start, Py_ssize_t stop, out, Py_ssize_t at):
+        """Copy the key (or value) bytes of records ``[start, stop)`` of this uncompressed
+        batch into ``out[at:]`` (a writable uint8 array): ``pos`` and ``ends`` are the fields'
+        positions in the batch's records and their cumulative lengths, as
+        ``columns(defer=True)`` found them. Every range is checked against the batch and
+        ``out`` before its bytes are copied; returns the bytes copied."""
+        cdef const int64_t[::1] ps = pos
+        cdef const int64_t[::1] es = ends
+        cdef uint8_t[::1] dst = out
+        cdef Py_ssize_t n = self.count, i, bad = -1
+        cdef int64_t ln, span, lo, hi
+        cdef const int64_t *pp
+        cdef const int64_t *ep
+        cdef uint8_t *d
+        if self.compression != 0:
+            raise ValueError("copy_fields reads uncompressed batches only")
+        if not 0 <= start <= stop <= n:
+            raise ValueError(f"record range [{start}, {stop}) outside a batch of {n}")
+        if ps.shape[0] < n or es.shape[0] != n + 1:
+            raise ValueError("field positions do not match the batch's record count")
+        lo, hi = es[start], es[stop]
+        if hi < lo or at < 0 or at + (hi - lo) > dst.shape[0]:
+            raise ValueError(f"{hi - lo} field bytes do not fit at {at} of {dst.shape[0]}")
+        if hi == lo:
+            return 0
+        cdef _Region r = self._region()
+        try:
+            span = r.end - r.start
+            pp = &ps[0]
+            ep = &es[0]
+            d = &dst[at] - lo  # record i's bytes go to d + ep[i], inside out[at:at + hi - lo]
+            with nogil:
+                for i in range(start, stop):
+                    ln = ep[i + 1] - ep[i]
+                    if ln < 0 or ep[i] < lo or ep[i + 1] > hi or (
+                            ln and (pp[i] < 0 or pp[i] > span - ln)):
+                        bad = i
+                        break
+                    if ln:
+                        memcpy(d + ep[i], r.start + pp[i], <size_t>ln)
+            if bad >= 0:
+                raise ValueError(f"field of record {bad} lies outside the batch")
+            return hi - lo
         finally:
             r.close()
 

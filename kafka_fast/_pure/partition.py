@@ -115,25 +115,42 @@ def partition_key(key: Any, num_partitions: int, algorithm: int) -> int:
     raise ValueError(f"unknown partitioner id {algorithm}")
 
 
-def partition_column(keys: Any, num_partitions: int, algorithm: int) -> np.ndarray:
+def _int_out(out: Any, n: int, dtype: Any, what: str) -> np.ndarray:
+    """``out`` checked to be a 1-D C-contiguous array of ``dtype`` and length ``n``, or a new
+    one when it is None."""
+    if out is None:
+        return np.empty(n, dtype=dtype)
+    if (not isinstance(out, np.ndarray) or out.dtype != dtype or out.ndim != 1
+            or not out.flags.c_contiguous or not out.flags.writeable):
+        raise TypeError(f"{what} must be a writable 1-D C-contiguous {np.dtype(dtype).name} array")
+    if out.shape[0] != n:
+        raise ValueError(f"{what} has {out.shape[0]} entries for {n} records")
+    return out
+
+
+def partition_column(keys: Any, num_partitions: int, algorithm: int,
+                     out: np.ndarray | None = None) -> np.ndarray:
     """Partitions of a key column (list of bytes-like/None, 2-D uint8 array, or packed
     ``(data, offsets[, nulls])``) as an int32 array, :data:`UNASSIGNED` where the
-    sticky/random choice applies."""
+    sticky/random choice applies: written into ``out`` (a 1-D int32 array of exactly that
+    length, reused across calls) when given."""
     if is_packed(keys):
         _packed_parts(keys)  # validates the layout
     n = column_length(keys)
-    out = np.empty(n, dtype=np.int32)
+    out = _int_out(out, n, np.int32, "out")
     for i in range(n):
         out[i] = partition_key(column_item(keys, i), num_partitions, algorithm)
     return out
 
 
-def group_by_partition(parts: np.ndarray, num_partitions: int) -> tuple[np.ndarray, np.ndarray]:
+def group_by_partition(parts: np.ndarray, num_partitions: int,
+                       out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Stable counting sort of record indices by partition.
 
     Returns ``(order, starts)``: ``order[starts[p]:starts[p + 1]]`` are the indices of the
-    records of partition ``p``, in their original order. Every entry of ``parts`` must be in
-    ``range(num_partitions)``.
+    records of partition ``p``, in their original order (written into ``out``, a 1-D int64
+    array of exactly ``len(parts)`` entries reused across calls, when given). Every entry of
+    ``parts`` must be in ``range(num_partitions)``.
     """
     parts = np.asarray(parts)
     n = len(parts)
@@ -147,7 +164,7 @@ def group_by_partition(parts: np.ndarray, num_partitions: int) -> tuple[np.ndarr
     for p in range(num_partitions):
         starts[p + 1] = starts[p] + counts[p]
     fill = [int(s) for s in starts[:-1]]
-    order = np.empty(n, dtype=np.int64)
+    order = _int_out(out, n, np.int64, "out")
     for i in range(n):
         p = int(parts[i])
         order[fill[p]] = i

@@ -687,8 +687,9 @@ class RecordBatch:
             for od, td, k, v, h in self._parsed()
         ]
 
-    def columns(self) -> Columns:
-        """Every record as packed columns (``Columns``)."""
+    def columns(self, defer: bool = False) -> Columns:
+        """Every record as packed columns (``Columns``; ``defer`` changes nothing here: the
+        records are parsed into Python objects first anyway)."""
         parsed = self._parsed()
         offsets = np.array([_i64(self.base_offset + p[0]) for p in parsed], dtype=np.int64)
         timestamps = np.array([self._timestamp(p[1]) for p in parsed], dtype=np.int64)

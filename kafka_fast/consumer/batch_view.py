@@ -12,8 +12,9 @@ Columns (all of length N):
 - ``headers``: per-record lists, built only when asked for (``consume_batch(headers=True)``).
 
 Records of one partition are in offset order; partitions follow one another in whole runs.
-A view over one uncompressed-or-not batch shares that batch's decoded columns; a view over
-several batches concatenates them once.
+A view over one whole batch shares that batch's decoded columns; a view over several batches
+writes each key and value once into its own columns, straight from the fetched response for
+uncompressed batches (``DeferredColumns``) or from the decompressed batch's columns.
 """
 
 from __future__ import annotations
@@ -69,36 +70,44 @@ class PackedColumn:
 _EMPTY_OFFSETS = np.zeros(1, dtype=np.int64)
 
 
-def _concat_packed(parts: list[tuple[Any, Any, Any, int, int]]) -> PackedColumn:
-    """Concatenate ``(data, offsets, nulls, start, stop)`` slices into one column."""
+def _concat_packed(parts: list[tuple[Any, int, int]], field: str) -> PackedColumn:
+    """One packed column of ``field`` (``"keys"`` or ``"values"``) over ``(columns, start,
+    stop)`` runs of batches: each run's bytes are copied once, straight from where its batch
+    holds them (the fetched response itself for ``DeferredColumns``)."""
+    null_field = "key_nulls" if field == "keys" else "value_nulls"
     if len(parts) == 1:
-        data, offs, nulls, start, stop = parts[0]
+        cols, start, stop = parts[0]
+        data, offs = cols[field]
+        nulls = cols[null_field]
         if start == 0 and stop == len(offs) - 1 and offs[0] == 0:
             data = np.frombuffer(data, dtype=np.uint8) if not isinstance(data, np.ndarray) else data
             has_null = nulls is not None and bool(nulls.any())
             return PackedColumn(data, offs, nulls if has_null else None)
-    datas = []
-    offsets = [_EMPTY_OFFSETS]
-    null_parts = []
-    base = 0
-    any_null = False
-    for data, offs, nulls, start, stop in parts:
-        lo = int(offs[start])
-        hi = int(offs[stop])
-        arr = data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)
-        datas.append(arr[lo:hi])
-        offsets.append(offs[start + 1:stop + 1] - (lo - base))
-        base += hi - lo
-        part_nulls = nulls[start:stop] if nulls is not None else np.zeros(stop - start, bool)
-        null_parts.append(part_nulls)
-        if not any_null and part_nulls.any():
-            any_null = True
-    data = np.concatenate(datas) if datas else np.zeros(0, dtype=np.uint8)
-    return PackedColumn(
-        data,
-        np.concatenate(offsets),
-        np.concatenate(null_parts).astype(bool, copy=False) if any_null else None,
-    )
+    n = sum(stop - start for _, start, stop in parts)
+    total = 0
+    for cols, start, stop in parts:
+        ends = cols.field_ends(field)
+        total += int(ends[stop]) - int(ends[start])
+    data = np.empty(total, dtype=np.uint8)
+    offsets = np.empty(n + 1, dtype=np.int64)
+    offsets[0] = 0
+    out_nulls: np.ndarray | None = None
+    k = base = 0
+    for cols, start, stop in parts:
+        ends = cols.field_ends(field)
+        m = stop - start
+        np.subtract(ends[start + 1:stop + 1], int(ends[start]) - base,
+                    out=offsets[k + 1:k + 1 + m])
+        base += cols.copy_fields(field, start, stop, data, base)
+        nulls = cols[null_field]
+        if nulls is not None and m:
+            part_nulls = nulls[start:stop]
+            if part_nulls.any():
+                if out_nulls is None:
+                    out_nulls = np.zeros(n, dtype=np.bool_)
+                out_nulls[k:k + m] = part_nulls
+        k += m
+    return PackedColumn(data, offsets, out_nulls)
 
 
 class RecordBatchView:
@@ -141,12 +150,9 @@ class RecordBatchView:
                                                for _, _, s in pieces])
                 self.timestamps = np.concatenate([s.cols.timestamps[s.start:s.stop]
                                                   for _, _, s in pieces])
-            self.keys = _concat_packed([
-                (s.cols.keys[0], s.cols.keys[1], s.cols.key_nulls, s.start, s.stop)
-                for _, _, s in pieces])
-            self.values = _concat_packed([
-                (s.cols.values[0], s.cols.values[1], s.cols.value_nulls, s.start, s.stop)
-                for _, _, s in pieces])
+            runs = [(s.cols, s.start, s.stop) for _, _, s in pieces]
+            self.keys = _concat_packed(runs, "keys")
+            self.values = _concat_packed(runs, "values")
         self.headers = self._headers() if with_headers else None
 
     @property

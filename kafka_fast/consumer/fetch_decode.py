@@ -109,7 +109,9 @@ def decode_partition(
                 next_offset = max(next_offset, batch_next)
                 last_epoch = epoch
                 continue
-            cols = batch.columns()
+            # Key and value bytes stay in the response until a consumer call copies them
+            # once, into its own columns or bytes (``DeferredColumns``).
+            cols = batch.columns(defer=True)
             n = len(cols.offsets)
             start = 0
             if n and cols.offsets[0] < fetch_offset:

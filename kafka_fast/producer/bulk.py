@@ -20,7 +20,9 @@ buffers of the producer's own pool (:class:`kafka_fast.net.framing.BufferPool`),
 each one back once its batch is acknowledged and no request holds it any more: the next batches
 reuse memory already faulted in instead of touching fresh pages (a page fault per 4 KB cost a
 third of the CPU of a large call), and the sender stamps the producer id and sequence into that
-buffer in place instead of copying the batch.
+buffer in place instead of copying the batch. The per-record partition and order arrays of a
+call are the producer's too (:class:`kafka_fast.producer.scratch.ScratchArrays`), and
+fixed-width columns get one size for every record instead of an array of sizes.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from .partitioner import (
     partition_column,
     row_sizes,
 )
+from .scratch import ScratchArrays
 
 if TYPE_CHECKING:
     from ..config.table import Config
@@ -133,6 +136,34 @@ def _header_sizes(headers: list, n: int) -> np.ndarray:
         for h in headers], dtype=np.int64)
 
 
+def _fixed_size(values: Any, keys: Any, hdrs: Any, per_record_headers: bool) -> int:
+    """The bytes every record's key, value and headers take when they are the same for all
+    records (2-D arrays or no keys, headers shared by all), else -1."""
+    if per_record_headers:
+        return -1
+    size = 0
+    for column in (values, keys):
+        if column is None:
+            continue
+        if not isinstance(column, np.ndarray) or column.ndim != 2:
+            return -1
+        size += column.shape[1]
+    if hdrs is not None:
+        size += int(_header_sizes([hdrs], 1)[0])
+    return size
+
+
+def _chunk_ends(sizes: np.ndarray | int, rows: Any, count: int, limit: int,
+                max_count: int) -> np.ndarray:
+    """``chunk_ends`` of ``count`` rows: ``sizes`` is their byte sizes (an int64 array, of
+    which ``rows`` picks theirs, a slice or indices) or one size every record has (an int:
+    then the chunks are counted, no array of sizes is made)."""
+    if isinstance(sizes, int):
+        step = max(1, min(max_count, limit // sizes))
+        return np.minimum(np.arange(step, count + step, step, dtype=np.int64), count)
+    return chunk_ends(sizes[rows], limit, max_count)
+
+
 class BatchProducer:
     """``produce_batch`` for one producer, with the encoder threads it owns.
 
@@ -158,10 +189,12 @@ class BatchProducer:
         self.pending_bytes = 0
         self.lock = threading.Lock()
         #: Memory of encoded batches, reused once a batch is acknowledged and released (up
-        #: to the window of unacknowledged batches, twice over, waits unused).
+        #: to the window of unacknowledged batches waits unused).
         window = max(AHEAD_BYTES, 4 * acc.batch_size)
         self.buffers = BufferPool(max_buffers=POOL_BUFFERS, min_size=POOL_MIN_BYTES,
-                                  max_free_bytes=2 * window)
+                                  max_free_bytes=window)
+        #: The per-record partition and order arrays of a call, reused by the next.
+        self.scratch = ScratchArrays(window)
 
     def encoder_pool(self) -> ThreadPoolExecutor:
         """The worker threads that encode array columns (started on first use; one pool
@@ -199,27 +232,44 @@ class BatchProducer:
         nparts = t.num_partitions
         check_partition(topic, partition, nparts)
 
-        sizes = row_sizes(values)
-        if keys is not None:
-            sizes = sizes + row_sizes(keys)
-        if hdrs is not None:
-            sizes = sizes + (_header_sizes(hdrs, n) if per_record_headers
-                             else _header_sizes([hdrs], 1)[0])
-        biggest = int(sizes.max())
-        same_size = biggest == int(sizes.min())
+        # Fixed-width columns: one size for every record, no per-record array of sizes.
+        fixed = _fixed_size(values, keys, hdrs, per_record_headers)
+        sizes: np.ndarray | int
+        if fixed >= 0:
+            sizes = biggest = fixed
+            same_size = True
+        else:
+            each = row_sizes(values)
+            if keys is not None:
+                each = each + row_sizes(keys)
+            if hdrs is not None:
+                each = each + (_header_sizes(hdrs, n) if per_record_headers
+                               else _header_sizes([hdrs], 1)[0])
+            biggest = int(each.max())
+            same_size = biggest == int(each.min())
+            sizes = each
         if biggest > acc.max_message:
-            at = int(np.argmax(sizes))
+            at = 0 if isinstance(sizes, int) else int(np.argmax(sizes))
             raise KafkaException(KafkaError.of(
                 KafkaError.MSG_SIZE_TOO_LARGE,
                 f"Broker: Message size too large: record {at} has {biggest} bytes, "
                 f"message.max.bytes={acc.max_message}"))
         sizes = sizes + RECORD_OVERHEAD
 
+        # The partition and order arrays come from the producer's scratch arrays and go back
+        # when the call is done (unless reports keep the order, or an error left encoder
+        # threads reading it).
+        scratch = self.scratch
+        parts_buf = order_buf = None
         if partition >= 0:
             parts = None
         else:
-            parts = (partition_column(keys, nparts, acc.algorithm) if keys is not None
-                     else np.full(n, -1, dtype=np.int32))
+            parts_buf = scratch.take(n, np.int32)
+            parts = parts_buf[:n]
+            if keys is not None:
+                partition_column(keys, nparts, acc.algorithm, out=parts)
+            else:
+                parts.fill(-1)
             loose = np.flatnonzero(parts < 0)
             if len(loose):
                 _assign_sticky(acc, t, parts, loose, sizes)
@@ -228,18 +278,21 @@ class BatchProducer:
         codec = acc.compression
         level = acc.compression_level
         created = time.monotonic()
+        # Rows are gathered batch by batch into scratch arrays reused for every batch (unless a
+        # callback keeps them): fresh large buffers would page-fault on every use.
+        keep = cb is not None
         if parts is None or bool(np.all(parts == parts[0])):
             # One partition: the columns are cut into batches as they are, nothing is copied.
             target = partition if parts is None else int(parts[0])
             order = None
             groups = [(target, 0, n)]
         else:
-            order, starts = group_by_partition(parts, nparts)
+            if not keep:  # reports keep their rows of the order: then it is the call's own
+                order_buf = scratch.take(n, np.int64)
+            order, starts = group_by_partition(
+                parts, nparts, out=None if order_buf is None else order_buf[:n])
             groups = [(q, int(starts[q]), int(starts[q + 1])) for q in range(nparts)
                       if starts[q + 1] > starts[q]]
-        # Rows are gathered batch by batch into scratch arrays reused for every batch (unless a
-        # callback keeps them): fresh large buffers would page-fault on every use.
-        keep = cb is not None
         # Array and packed columns are not gathered at all: the encoder picks each batch's
         # rows (lists, and per-record headers, would be set up whole for every batch).
         pick = (not per_record_headers and not isinstance(values, list)
@@ -249,8 +302,8 @@ class BatchProducer:
             for q, lo, hi in groups:
                 idx = None if order is None else order[lo:hi]
                 # equal sizes (fixed-width columns): any slice of the length is the same
-                ends = chunk_ends(sizes[lo:hi] if idx is None or same_size else sizes[idx], limit,
-                                  acc.batch_records)
+                ends = _chunk_ends(sizes, slice(lo, hi) if idx is None or same_size else idx,
+                                   hi - lo, limit, acc.batch_records)
                 start = lo
                 for end in ends.tolist():
                     yield q, start, lo + end
@@ -333,12 +386,17 @@ class BatchProducer:
                 while window:
                     queue(*window.popleft().result())
         except BaseException as exc:
+            if parts_buf is not None:
+                scratch.give(parts_buf)  # only this thread read it
             if queued[0]:
                 # Batches are queued in ``order``: the queued rows are its first ones.
                 done = np.arange(queued[0]) if order is None else order[:queued[0]].copy()
                 self.client.wakeup()
                 partly_queued(exc, done, n)
             raise
+        for buf in (parts_buf, order_buf):
+            if buf is not None:
+                scratch.give(buf)
         self.client.wakeup()
         return queued[0]
 
@@ -461,10 +519,10 @@ def partly_queued(exc: BaseException, rows: np.ndarray, n: int) -> None:
 
 
 def _assign_sticky(acc: Any, t: Any, parts: np.ndarray, loose: np.ndarray,
-                   sizes: np.ndarray) -> None:
+                   sizes: np.ndarray | int) -> None:
     """Records left to the sticky partitioner: one partition per batch-sized run (KIP-480)."""
-    ends = chunk_ends(sizes[loose], max(1, acc.batch_size - BATCH_OVERHEAD),
-                      acc.batch_records)
+    ends = _chunk_ends(sizes, loose, len(loose), max(1, acc.batch_size - BATCH_OVERHEAD),
+                       acc.batch_records)
     start = 0
     with acc.lock:
         for end in ends.tolist():

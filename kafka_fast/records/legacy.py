@@ -171,7 +171,9 @@ class LegacyRecordBatch:
     def records(self) -> list[Any]:
         return list(self._records)
 
-    def columns(self) -> Columns:
+    def columns(self, defer: bool = False) -> Columns:
+        """Every record as packed columns (``defer`` changes nothing: a legacy message's
+        records are decoded whole)."""
         recs = self._records
         keys, key_nulls = pack_column([r.key for r in recs])
         values, value_nulls = pack_column([r.value for r in recs])

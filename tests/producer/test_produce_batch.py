@@ -219,9 +219,11 @@ def _indexed_rows(n: int, width: int) -> np.ndarray:
 
 def test_large_call_keeps_a_bounded_window_of_unacknowledged_batches(real_broker):
     """A call of 40 MB never has more than AHEAD_BYTES (plus the batch being queued) encoded
-    and waiting for acknowledgement: the rest is encoded as acknowledgements come back. Every
-    record still arrives once, in order. (Real brokers: the mock cluster keeps only the end
-    of a partition's log.)"""
+    and waiting for acknowledgement: the rest is encoded as acknowledgements come back. The
+    producer's pools of batch buffers and of per-record partition/order arrays hold at most
+    that window after two such keyed calls, and the second call reuses the first one's arrays.
+    Every record still arrives once, in order, in its key's partition. (Real brokers: the
+    mock cluster keeps only the end of a partition's log.)"""
     broker = real_broker
     from kafka_fast.producer.bulk import AHEAD_BYTES
 
@@ -229,8 +231,10 @@ def test_large_call_keeps_a_bounded_window_of_unacknowledged_batches(real_broker
     create_topic(broker, topic, 2)
     n, batch_size = 100_000, 262_144
     values = _indexed_rows(n, 400)
+    keys = np.ascontiguousarray(values[:, :9])  # the row's index: both partitions get records
     with Producer(broker.client_config({"batch.size": batch_size})) as p:
         bulk = p._bulk
+        window = max(AHEAD_BYTES, 4 * batch_size)
         peak = [0]
         done = threading.Event()
 
@@ -242,7 +246,10 @@ def test_large_call_keeps_a_bounded_window_of_unacknowledged_batches(real_broker
         sampler = threading.Thread(target=sample)
         sampler.start()
         try:
-            assert p.produce_batch(topic, values) == n
+            half = n // 2
+            assert p.produce_batch(topic, values[:half], keys=keys[:half]) == half
+            first = bulk.scratch.held_bytes()
+            assert p.produce_batch(topic, values[half:], keys=keys[half:]) == n - half
         finally:
             done.set()
             sampler.join()
@@ -250,16 +257,20 @@ def test_large_call_keeps_a_bounded_window_of_unacknowledged_batches(real_broker
         assert bulk.unacked() == 0
         # acknowledged batches gave their buffers back to the producer's pool, where the
         # next batches took them from (the records read back below are still exact)
-        assert bulk.buffers.free_buffers()
+        free = bulk.buffers.free_buffers()
+        assert free and sum(len(b) for b in free) <= window
+        # the partition and order arrays of the first call served the second one
+        assert 0 < first == bulk.scratch.held_bytes() <= window
     assert 0 < peak[0] <= AHEAD_BYTES + batch_size
     got = read_confluent(broker, topic, 2, n, timeout=120)
     assert len(got) == n
-    for records in _by_partition(got).values():
+    assert sorted(int(g.value[:9]) for g in got) == list(range(n))
+    for part, records in _by_partition(got).items():
         assert [g.offset for g in records] == list(range(len(records)))
         idx = [int(g.value[:9]) for g in records]
         assert idx == sorted(idx)
-        assert all(g.value[9:] == b"x" * 391 for g in records)
-    assert sorted(int(g.value[:9]) for g in got) == list(range(n))
+        assert all(g.key == g.value[:9] and partition_key(g.key, 2, 4) == part
+                   for g in records)
 
 
 def test_large_call_to_a_stalled_broker_waits_once_then_queues_the_rest(fresh_mock_cluster):
