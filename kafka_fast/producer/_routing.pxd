@@ -16,10 +16,18 @@ cdef class RouteLock:
 
 
 cdef inline void lock_take(RouteLock lock):
-    """Acquire ``lock``, waiting without the interpreter lock when it is held."""
-    if not PyThread_acquire_lock(lock._lock, NOWAIT_LOCK):
+    """Acquire ``lock``, waiting without the interpreter lock when it is held.
+
+    Every taker holds the interpreter lock, so a waiter that woke up owning ``lock`` would
+    then wait for the interpreter lock while holding it, and the thread running meanwhile
+    would block on ``lock`` at its next call: two application threads calling produce()
+    would hand both locks back and forth on every record. A waiter therefore only waits for
+    ``lock`` to be given back, lets it go again, and takes it once it has the interpreter
+    lock."""
+    while not PyThread_acquire_lock(lock._lock, NOWAIT_LOCK):
         with nogil:
             PyThread_acquire_lock(lock._lock, WAIT_LOCK)
+            PyThread_release_lock(lock._lock)
     lock._held = True
 
 
