@@ -56,9 +56,11 @@ class FetchLog:
     def _answered(self, node: int, fut) -> None:
         if fut.exception() is not None:
             return
-        resp = fut.result()
-        size = sum(len(p.records) for t in resp.responses for p in t.partitions
-                   if p.records is not None)
+        wire = fut.result()  # the response in columns (consumer.fetch_wire)
+        size = 0
+        for i in range(len(wire)):
+            records = wire.records(i)
+            size += 0 if records is None else len(records)
         with self.lock:
             self.record_bytes[node] += size
 
