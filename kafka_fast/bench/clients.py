@@ -257,9 +257,16 @@ def _produce_loop(producer, t: Target, p: Payload, callback: bool) -> Timing:
     producer.list_topics(t.topic, timeout=30)
     reports = _Reports() if callback else None
     produce = partial(producer.produce, on_delivery=reports) if callback else producer.produce
-    poll, topic = producer.poll, t.topic
     sw = Stopwatch().start()
-    for i in range(len(values)):
+    _produce_range(produce, producer.poll, t.topic, values, keys, 0, len(values))
+    return _flushed(producer, t, len(p), sw, reports)
+
+
+def _produce_range(produce: Callable[..., Any], poll: Callable[[float], Any], topic: str,
+                   values: list[bytes], keys: list[bytes], lo: int, hi: int) -> None:
+    """``produce(topic, value, key)`` for records ``lo:hi``, waiting out a full queue, and
+    ``poll(0)`` every 16k records."""
+    for i in range(lo, hi):
         while True:
             try:
                 produce(topic, values[i], keys[i])
@@ -268,7 +275,6 @@ def _produce_loop(producer, t: Target, p: Payload, callback: bool) -> Timing:
                 poll(0.05)
         if not i & 0x3FFF:
             poll(0)
-    return _flushed(producer, t, len(p), sw, reports)
 
 
 def _kf_produce_batch(producer, t: Target, p: Payload) -> Timing:
@@ -372,16 +378,7 @@ def _produce_share(producer, t: Target, lists: tuple[list[bytes], list[bytes]], 
     """Records ``lo:hi`` of ``(values, keys)`` through ``produce(topic, value, key)``,
     ``poll(0)`` every 16k records."""
     values, keys = lists
-    produce, poll, topic = producer.produce, producer.poll, t.topic
-    for i in range(lo, hi):
-        while True:
-            try:
-                produce(topic, values[i], keys[i])
-                break
-            except BufferError:
-                poll(0.05)
-        if not i & 0x3FFF:
-            poll(0)
+    _produce_range(producer.produce, producer.poll, t.topic, values, keys, lo, hi)
 
 
 def _ck_produce_batch(producer, t: Target, p: Payload) -> Timing:
