@@ -35,6 +35,12 @@ KEYS = [
         "default) leaves the interpreter's setting alone: the I/O thread keeps the "
         "interpreter lock through its socket calls and does not need it.", minimum=0,
         maximum=1000, roles=_P, librdkafka=False, java=False),
+    Key("produce.connections.per.broker", "int", 1,
+        "Connections a producer sends Produce requests to one broker on (1-4). A broker "
+        "writes one connection's requests one at a time; with k connections partition p "
+        "always goes over connection p % k (each partition's order is kept) and the broker "
+        "writes up to k requests at once.", minimum=1, maximum=4, roles=_P, librdkafka=False,
+        java=False),
     Key("batch.size", "int", 1000000,
         "Maximum bytes of one record batch (the Java client's default is 16384).", minimum=1,
         maximum=2147483647, roles=_P),

@@ -23,6 +23,7 @@ from collections import deque
 from typing import Any
 
 from ..errors import KafkaError, KafkaException
+from ..net.lanes import PRODUCE_LANES, Lane
 from ..stats import BatchRecorder
 from .accumulator import Accumulator, PartitionState, TopicState
 from .batch import ProducerBatch, RecordEntries
@@ -85,6 +86,8 @@ class Sender:
         self.max_in_flight = min(
             config["max.in.flight.requests.per.connection"],
             MAX_IDEMPOTENT_IN_FLIGHT if idempotent else 1 << 30)
+        #: the connections of each broker that Produce requests go over (partition p: p % k)
+        self.lanes = PRODUCE_LANES[:config["produce.connections.per.broker"]]
         self.identity = ProducerIdentity(client, config) if idempotent else None
         if self.identity is not None:
             self.identity.on_new_epoch = self._reset_sequences
@@ -94,9 +97,10 @@ class Sender:
         self.transactional = False
         self.queued: dict[PartitionState, None] = {}  # partitions with sealed batches
         self.inflight_requests = 0
-        #: Produce requests handed to the client and not answered yet, per broker: the
-        #: connection's own count misses requests submitted but not yet written.
-        self.node_requests: dict[int, int] = {}
+        #: Produce requests handed to the client and not answered yet, per broker connection
+        #: (node, lane): the connection's own count misses requests submitted but not yet
+        #: written.
+        self.node_requests: dict[tuple[int, Lane], int] = {}
         self.completions: deque[tuple] = deque()
         #: Batches of records that failed before being sent (either thread), to report.
         self.failed: deque[ProducerBatch] = deque()
@@ -313,7 +317,9 @@ class Sender:
         return hook is None or hook.ready(ps)
 
     def _drain(self, now: float) -> float:
-        by_node: dict[int, list[PartitionState]] = {}
+        by_node: dict[tuple[int, Lane], list[PartitionState]] = {}
+        lanes = self.lanes
+        width = len(lanes)
         wait = EXPIRY_INTERVAL
         client = self.client
         for ps in list(self.queued):
@@ -329,20 +335,21 @@ class Sender:
             if leader is None:
                 self.want_metadata.add(ps.topic)
                 continue
-            by_node.setdefault(leader, []).append(ps)
+            by_node.setdefault((leader, lanes[ps.partition % width]), []).append(ps)
         brokers = client.cluster.brokers
         unreachable: set[str] = set()
-        for node, parts in by_node.items():
+        for conn, parts in by_node.items():
+            node, lane = conn
             if node not in brokers:
                 # The leader is missing from the latest metadata (down when it was taken):
                 # look again until its address is known.
                 self.want_metadata.update(ps.topic for ps in parts)
                 continue
             node_requests = self.node_requests
-            while (parts and node_requests.get(node, 0) < self.max_in_flight
-                   and client.node_ready(node)):
-                parts = self._send_one(node, parts, now)
-            if parts and client.node_unreachable(node):
+            while (parts and node_requests.get(conn, 0) < self.max_in_flight
+                   and client.node_ready(node, lane)):
+                parts = self._send_one(conn, parts, now)
+            if parts and client.node_unreachable(node, lane):
                 unreachable.update(ps.topic for ps in parts)
         if unreachable and now >= self.next_leader_check:
             # A leader cannot be reached: its leadership may have moved elsewhere.
@@ -350,10 +357,10 @@ class Sender:
             self.want_metadata.update(unreachable)
         return wait
 
-    def _send_one(self, node: int, parts: list[PartitionState], now: float
+    def _send_one(self, conn: tuple[int, Lane], parts: list[PartitionState], now: float
                   ) -> list[PartitionState]:
-        """Send one request with the head batch of each of ``parts``; the partitions that
-        still have sendable batches."""
+        """Send one request on broker connection ``conn`` (node, lane) with the head batch of
+        each of ``parts``; the partitions that still have sendable batches."""
         identity = self.identity
         pid = identity.producer_id if identity is not None else -1
         epoch = identity.epoch if identity is not None else -1
@@ -423,20 +430,21 @@ class Sender:
         message = ProduceWire(txn_id, self.acks, self.request_timeout_ms, topics, ids,
                               max_version=highest)
         self.inflight_requests += 1
-        self.node_requests[node] = self.node_requests.get(node, 0) + 1
+        self.node_requests[conn] = self.node_requests.get(conn, 0) + 1
         try:
-            fut = self.client.send(node, message, timeout_ms=self._wait_ms(batches, now))
+            fut = self.client.send(conn[0], message, timeout_ms=self._wait_ms(batches, now),
+                                   lane=conn[1])
         except KafkaException as exc:
             self.inflight_requests -= 1
-            self.node_requests[node] -= 1
+            self.node_requests[conn] -= 1
             self._request_failed(batches, exc.args[0], time.monotonic())
             return []
-        fut.add_done_callback(lambda f: self._on_done(f, node, batches))
+        fut.add_done_callback(lambda f: self._on_done(f, conn, batches))
         return rest
 
-    def _on_done(self, fut: Any, node: int, batches: list[ProducerBatch]) -> None:
+    def _on_done(self, fut: Any, conn: tuple[int, Lane], batches: list[ProducerBatch]) -> None:
         # Resolved on the I/O thread; handled at the start of the next pass.
-        self.completions.append((fut, node, batches))
+        self.completions.append((fut, conn, batches))
         self.client.wakeup()
 
     def _wait_ms(self, batches: list[ProducerBatch], now: float) -> int | None:
@@ -452,9 +460,10 @@ class Sender:
         return max(MIN_WAIT_MS, int(left_ms) + 1)
 
     # -- responses -------------------------------------------------------------------------
-    def _complete_request(self, fut: Any, node: int, batches: list[ProducerBatch]) -> None:
+    def _complete_request(self, fut: Any, conn: tuple[int, Lane],
+                          batches: list[ProducerBatch]) -> None:
         self.inflight_requests -= 1
-        self.node_requests[node] -= 1
+        self.node_requests[conn] -= 1
         now = time.monotonic()
         exc = fut.exception()
         if exc is not None:

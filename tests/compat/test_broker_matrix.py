@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from consumer_support import as_tuple, make_items, produce_confluent, read_all
-from harness import create_topic, unique_topic
+from harness import create_topic, unique_topic, wait_for_topic
 from harness.reference_client import Record, consume, produce
 from matrix import CODECS, FEATURE_IDS
 
@@ -217,6 +217,9 @@ def test_admin(matrix_kafka, cell):
                                                 config={"retention.ms": "123456"})],
                                       operation_timeout=10)
         assert created[topic].result(20) is None
+        # CreateTopics answers once the controller has the topic; the broker that
+        # answers DescribeConfigs may learn of it a moment later (as in Kafka's docs).
+        wait_for_topic(matrix_kafka, topic, 1)
         resource = ConfigResource(ResourceType.TOPIC, topic)
         assert admin.describe_configs([resource])[resource].result(20)[
             "retention.ms"].value == "123456"

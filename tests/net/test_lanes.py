@@ -59,5 +59,8 @@ def test_other_lanes_answer_while_a_fetch_is_held_each_on_its_own_connection(kaf
         assert [(p.partition_index, p.error_code, p.high_watermark) for p in parts] == [
             (0, 0, 0)]
         assert {lane.name: client.connection_state(node, lane) for lane in Lane} == {
-            "DEFAULT": "READY", "COORDINATOR": "READY", "FETCH": "READY"}
+            "DEFAULT": "READY", "COORDINATOR": "READY", "FETCH": "READY",
+            # a producer's extra Produce connections, not opened here
+            "PRODUCE_2": "DISCONNECTED", "PRODUCE_3": "DISCONNECTED",
+            "PRODUCE_4": "DISCONNECTED"}
         assert len(tcp_connections({kafka.port})[kafka.port] - before) == 3
