@@ -65,7 +65,7 @@ def _load() -> None:
     from kafka_fast._pure import records as pure_records
     from kafka_fast.codecs import compression
     from kafka_fast.consumer.fetch_decode import decode_partition
-    from kafka_fast.consumer.fetch_wire import MessageWire
+    from kafka_fast.consumer.fetch_wire import MessageWire, plain
     from kafka_fast.errors import CorruptRecordError, ProtocolError
     from kafka_fast.producer import wire
     from kafka_fast.protocol import messages
@@ -77,6 +77,7 @@ def _load() -> None:
         wire=wire, nwire=_producewire, pwire=pure_producewire,
         fetch_wires=(_fetchwire.parse_fetch, pure_fetchwire.parse_fetch),
         MessageWire=MessageWire,
+        plain=plain,
         DOCUMENTED=(CorruptRecordError, ValueError, ProtocolError),
         RESPONSES=[messages.ProduceResponse, messages.FetchResponse, messages.MetadataResponse],
     )
@@ -145,18 +146,6 @@ def fuzz_decompress(data: bytes) -> None:
     assert C.decompress(codec, packed) == body, "round trip differs"
 
 
-def _wire_rows(w) -> tuple:
-    """A Fetch response's columns (``FetchWire`` or ``MessageWire``) as plain values."""
-    rows = []
-    for i in range(len(w)):
-        records = w.records(i)
-        rows.append((w.topics[w.topic_index[i]], w.partition_index[i], w.partition_error[i],
-                     w.high_watermark[i], w.last_stable_offset[i], w.log_start_offset[i],
-                     w.preferred_read_replica[i], None if records is None else bytes(records),
-                     w.aborted_transactions(i)))
-    return w.throttle_time_ms, w.error_code, w.session_id, rows
-
-
 def _fetch_outcome(parse: Callable, body: bytes, version: int):
     """What the consumer reads from a Fetch response ``body``: the columns of the compiled
     or pure reader (the generated codec's when the reader hands the response back), or the
@@ -167,7 +156,7 @@ def _fetch_outcome(parse: Callable, body: bytes, version: int):
             w = K["MessageWire"](K["RESPONSES"][1].decode(body, version), version)
     except K["DOCUMENTED"] as exc:
         return type(exc).__name__
-    return _wire_rows(w)
+    return K["plain"](w)
 
 
 def fuzz_protocol(data: bytes) -> None:
@@ -190,7 +179,7 @@ def fuzz_protocol(data: bytes) -> None:
     if resp is None:
         return
     if wires is not None:
-        assert wires[0] == _wire_rows(K["MessageWire"](resp, version)), \
+        assert wires[0] == K["plain"](K["MessageWire"](resp, version)), \
             "the Fetch response reader and the codec differ"
     if cls.__name__ == "FetchResponse":
         for topic in resp.responses:

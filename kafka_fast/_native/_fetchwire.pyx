@@ -164,28 +164,10 @@ cdef int count(Reader *r, bint flexible, bint nullable, int64_t size, int64_t *o
     return 0
 
 
-cdef int skip_tags(Reader *r, int64_t *seen) noexcept nogil:
-    """Skip a tagged-field section; ``seen`` gets the number of fields."""
-    cdef uint32_t n, tag, size
-    cdef uint32_t i
-    if uvarint(r, &n, "tagged field count") < 0:
-        return -1
-    if <int64_t>n > r.n - r.pos:
-        return fail(r, E_COUNT, "tagged fields", n)
-    for i in range(n):
-        if uvarint(r, &tag, "tagged field tag") < 0 or uvarint(r, &size, "tagged field size") < 0:
-            return -1
-        if need(r, size, "tagged field") < 0:
-            return -1
-        r.pos += size
-    seen[0] = n
-    return 0
-
-
 cdef int read_tags(Reader *r, uint32_t known, bint endpoints) noexcept nogil:
-    """A tagged-field section: 0 when it holds only fields the columns need not carry, 1
-    when it holds one of the ``known`` tags (a bit mask) - the caller falls back to the
-    generated codec. With ``endpoints`` (v16+ responses), tag 0 is the node endpoints: an
+    """A tagged-field section: 0 when it holds only fields the columns need not carry (with
+    ``known`` 0: any section, skipped), 1 when it holds one of the ``known`` tags (a bit
+    mask) - the caller falls back to the generated codec. With ``endpoints`` (v16+ responses), tag 0 is the node endpoints: an
     empty array is carried (it is the default), a null one is malformed."""
     cdef uint32_t n, tag, size, u
     cdef uint32_t i
@@ -237,7 +219,7 @@ cdef int grow(void **buf, Py_ssize_t *cap, Py_ssize_t want, size_t item) noexcep
 cdef int parse(Reader *r, int version, Out *o) noexcept nogil:
     """0: parsed; 1: carries fields the columns do not (tagged fields); -1: malformed."""
     cdef bint flexible = version >= 12
-    cdef int64_t ntopics, nparts, nab, tags, k, t, j, length
+    cdef int64_t ntopics, nparts, nab, k, t, j, length
     cdef uint32_t u
     cdef int rc
     cdef Part *pt
@@ -310,7 +292,7 @@ cdef int parse(Reader *r, int version, Out *o) noexcept nogil:
                     o.aborted[2 * o.naborted] = rd64(r)
                     o.aborted[2 * o.naborted + 1] = rd64(r)
                     o.naborted += 1
-                    if flexible and skip_tags(r, &tags) < 0:
+                    if flexible and read_tags(r, 0, False) < 0:
                         return -1
             if version >= 11:
                 if need(r, 4, "preferred read replica") < 0:
@@ -337,7 +319,7 @@ cdef int parse(Reader *r, int version, Out *o) noexcept nogil:
                 rc = read_tags(r, 0b111, False)  # diverging epoch, current leader, snapshot
                 if rc != 0:
                     return rc
-        if flexible and skip_tags(r, &tags) < 0:
+        if flexible and read_tags(r, 0, False) < 0:
             return -1
     if flexible:
         return read_tags(r, 0, version >= 16)

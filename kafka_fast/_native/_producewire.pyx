@@ -492,38 +492,30 @@ cdef int _no_tags(_Walk *w) noexcept nogil:
     return FALLBACK if count else 0
 
 
+cdef int _resize(void **column, Py_ssize_t cap, size_t item) noexcept nogil:
+    """One column to ``cap`` items of ``item`` bytes (unchanged when memory runs out)."""
+    cdef void *p = realloc(column[0], <size_t>cap * item)
+    if p == NULL:
+        return E_MEMORY
+    column[0] = p
+    return 0
+
+
 cdef int _grow(_Walk *w, Py_ssize_t need) noexcept nogil:
+    """Room for ``need`` partitions in every column."""
     cdef Py_ssize_t cap
-    cdef void *p
     if need <= w.cap:
         return 0
     cap = w.cap * 2 if w.cap else 16
     while cap < need:
         cap *= 2
-    p = realloc(w.topic, cap * sizeof(int32_t))
-    if p == NULL:
+    if (_resize(<void **>&w.topic, cap, sizeof(int32_t))
+            or _resize(<void **>&w.part, cap, sizeof(int32_t))
+            or _resize(<void **>&w.err, cap, sizeof(int16_t))
+            or _resize(<void **>&w.base, cap, sizeof(int64_t))
+            or _resize(<void **>&w.lat, cap, sizeof(int64_t))
+            or _resize(<void **>&w.lso, cap, sizeof(int64_t))):
         return E_MEMORY
-    w.topic = <int32_t *>p
-    p = realloc(w.part, cap * sizeof(int32_t))
-    if p == NULL:
-        return E_MEMORY
-    w.part = <int32_t *>p
-    p = realloc(w.err, cap * sizeof(int16_t))
-    if p == NULL:
-        return E_MEMORY
-    w.err = <int16_t *>p
-    p = realloc(w.base, cap * sizeof(int64_t))
-    if p == NULL:
-        return E_MEMORY
-    w.base = <int64_t *>p
-    p = realloc(w.lat, cap * sizeof(int64_t))
-    if p == NULL:
-        return E_MEMORY
-    w.lat = <int64_t *>p
-    p = realloc(w.lso, cap * sizeof(int64_t))
-    if p == NULL:
-        return E_MEMORY
-    w.lso = <int64_t *>p
     w.cap = cap
     return 0
 

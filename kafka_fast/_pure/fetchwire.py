@@ -123,23 +123,11 @@ class _Reader:
             raise _Malformed(f"{n} {what} exceed the {self.n - self.pos} bytes left", self.pos)
         return n
 
-    def skip_tags(self) -> int:
-        n = self.uvarint("tagged field count")
-        if n > self.n - self.pos:
-            raise _Malformed(f"{n} tagged fields exceed the {self.n - self.pos} bytes left",
-                             self.pos)
-        for _ in range(n):
-            self.uvarint("tagged field tag")
-            size = self.uvarint("tagged field size")
-            self.need(size, "tagged field")
-            self.pos += size
-        return n
-
 
 def _read_tags(r: _Reader, known: frozenset[int], endpoints: bool) -> bool:
     """A tagged-field section: True when it holds one of the ``known`` tags, or node
     endpoints (tag 0 with ``endpoints``) other than an empty array (see the compiled
-    module)."""
+    module); with neither, the section is only skipped."""
     n = r.uvarint("tagged field count")
     if n > r.n - r.pos:
         raise _Malformed(f"{n} tagged fields exceed the {r.n - r.pos} bytes left", r.pos)
@@ -244,7 +232,7 @@ def _parse(r: _Reader, version: int, w: FetchWire) -> bool:
                 w.aborted.extend(_QQ(mv, r.pos))
                 r.pos += 16
                 if flexible:
-                    r.skip_tags()
+                    _read_tags(r, _NO_TAGS, False)
             replica = -1
             if version >= 11:
                 r.need(4, "preferred read replica")
@@ -274,5 +262,5 @@ def _parse(r: _Reader, version: int, w: FetchWire) -> bool:
             if flexible and _read_tags(r, _PARTITION_TAGS, False):
                 return False
         if flexible:
-            r.skip_tags()
+            _read_tags(r, _NO_TAGS, False)
     return not (flexible and _read_tags(r, _NO_TAGS, version >= 16))

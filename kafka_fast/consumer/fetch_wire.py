@@ -89,6 +89,22 @@ def decode_fetch(body: Any, version: int, nogil_bytes: int = -1) -> Any:
     return wire
 
 
+def plain(wire: Any) -> tuple:
+    """A ``FetchWire``'s or ``MessageWire``'s columns as plain values, to compare or show:
+    ``((throttle, error, session), [(topic, partition, error, high watermark, last stable
+    offset, log start, preferred replica, records bytes or None, aborted or None), ...])``."""
+    rows = []
+    for i in range(len(wire)):
+        records = wire.records(i)
+        rows.append((wire.topics[wire.topic_index[i]], wire.partition_index[i],
+                     wire.partition_error[i], wire.high_watermark[i],
+                     wire.last_stable_offset[i], wire.log_start_offset[i],
+                     wire.preferred_read_replica[i],
+                     None if records is None else bytes(records),
+                     wire.aborted_transactions(i)))
+    return (wire.throttle_time_ms, wire.error_code, wire.session_id), rows
+
+
 def as_wire(resp: Any, version: int) -> Any:
     """``resp`` in columns: a FetchResponse message becomes a ``MessageWire``."""
     if isinstance(resp, m.FetchResponse):

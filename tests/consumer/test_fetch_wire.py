@@ -16,6 +16,7 @@ from harness import create_topic, unique_topic
 from kafka_fast import Consumer, Producer, TopicPartition
 from kafka_fast._impl import FORCED_PURE
 from kafka_fast.consumer.fetch_wire import MessageWire, decode_fetch
+from kafka_fast.consumer.fetch_wire import plain as plain_rows
 from kafka_fast.consumer.fetcher import FETCH_MAX_VERSION
 from kafka_fast.errors import ProtocolError
 from kafka_fast.protocol import messages as m
@@ -46,16 +47,6 @@ def rows_of_message(resp, version: int) -> tuple:
                          [(a.producer_id, a.first_offset) for a in pd.aborted_transactions]))
     return (resp.throttle_time_ms, resp.error_code, resp.session_id), rows
 
-
-def rows_of_wire(w) -> tuple:
-    rows = []
-    for i in range(len(w)):
-        records = w.records(i)
-        rows.append((w.topics[w.topic_index[i]], w.partition_index[i], w.partition_error[i],
-                     w.high_watermark[i], w.last_stable_offset[i], w.log_start_offset[i],
-                     w.preferred_read_replica[i], None if records is None else bytes(records),
-                     w.aborted_transactions(i)))
-    return (w.throttle_time_ms, w.error_code, w.session_id), rows
 
 
 def batch(base: int, n: int) -> bytes:
@@ -94,7 +85,7 @@ def test_columns_equal_the_generated_codec_for_every_version(wire, version):
         expected = rows_of_message(R.decode(body, version), version)
         w = wire.parse_fetch(body, version)
         assert w is not None and w.version == version
-        assert rows_of_wire(w) == expected
+        assert plain_rows(w) == expected
         assert len(w) == len(expected[1]) >= 9
         assert len(w.topics) == 3
         # records are views of the response, not copies
@@ -122,13 +113,13 @@ def test_tagged_fields_go_to_the_generated_codec(wire, version):
     assert wire.parse_fetch(body, version) is None
     got = decode_fetch(body, version)
     assert isinstance(got, MessageWire)
-    assert rows_of_wire(got) == rows_of_message(R.decode(body, version), version)
+    assert plain_rows(got) == rows_of_message(R.decode(body, version), version)
     if version >= 16:
         resp = response(version)
         resp.node_endpoints = [R.NodeEndpoint(node_id=3, host="h", port=1, rack=None)]
         body = resp.encode(version)
         assert wire.parse_fetch(body, version) is None
-        assert rows_of_wire(decode_fetch(body, version)) == rows_of_message(
+        assert plain_rows(decode_fetch(body, version)) == rows_of_message(
             R.decode(body, version), version)
     # Tagged fields the fetcher does not use are skipped: unknown ones of a topic, a
     # partition or the response.
@@ -137,7 +128,7 @@ def test_tagged_fields_go_to_the_generated_codec(wire, version):
     resp.responses[1].partitions[1].unknown_tagged_fields = [(7, b"")]
     resp.unknown_tagged_fields = [(9, b"\x01\x02")]
     body = resp.encode(version)
-    assert rows_of_wire(wire.parse_fetch(body, version)) == rows_of_message(
+    assert plain_rows(wire.parse_fetch(body, version)) == rows_of_message(
         R.decode(body, version), version)
 
 
@@ -150,7 +141,7 @@ def test_an_empty_node_endpoints_array_is_read_in_columns(wire, version):
     assert R.decode(bytes(body), version).node_endpoints == []
     w = wire.parse_fetch(bytes(body), version)
     assert w is not None
-    assert rows_of_wire(w) == rows_of_message(R.decode(bytes(body), version), version)
+    assert plain_rows(w) == rows_of_message(R.decode(bytes(body), version), version)
     body[-1:] = b"\x00"  # a null array where none may be
     with pytest.raises(ProtocolError, match="null node endpoints"):
         wire.parse_fetch(bytes(body), version)
@@ -166,7 +157,7 @@ def outcome(parse, body: bytes, version: int):
             w = MessageWire(R.decode(body, version), version)
     except ProtocolError as exc:
         return "error", str(exc)
-    return rows_of_wire(w)
+    return plain_rows(w)
 
 
 def generated(body: bytes, version: int):
@@ -267,7 +258,7 @@ def test_tansu_answers_are_read_in_columns_through_the_consumer(tansu):
         want = rows_of_message(R.decode(body, version), version)
         for name in IMPLS:
             w = importlib.import_module(name).parse_fetch(body, version)
-            assert w is not None and rows_of_wire(w) == want
+            assert w is not None and plain_rows(w) == want
 
 
 @pytest.mark.timeout(180)
@@ -316,7 +307,7 @@ def test_apache_kafka_answers_read_the_same_through_the_consumer(apache_kafka):
         want = rows_of_message(R.decode(body, version), version)
         for name in IMPLS:
             w = importlib.import_module(name).parse_fetch(body, version)
-            assert w is not None and rows_of_wire(w) == want
+            assert w is not None and plain_rows(w) == want
         with_aborted += any(row[8] for row in want[1])
         assert version == FETCH_MAX_VERSION
     assert with_aborted
