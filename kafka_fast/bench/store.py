@@ -40,7 +40,8 @@ def machine() -> dict[str, Any]:
 
 
 def commit(where: Path | None = None) -> str:
-    """The source commit (``-dirty`` when files outside the results differ), or ""."""
+    """The source commit (``-dirty`` when a file other than docs and results differs), or
+    ""."""
     cwd = str(where or Path(__file__).resolve().parent)
     try:
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=cwd,
@@ -49,8 +50,15 @@ def commit(where: Path | None = None) -> str:
                                 cwd=cwd, capture_output=True, text=True, timeout=10, check=True)
     except (OSError, subprocess.SubprocessError):
         return ""
-    dirty = [line for line in status.stdout.splitlines() if "docs/bench/results/" not in line]
+    dirty = [line for line in status.stdout.splitlines() if _measured(line[3:])]
     return head.stdout.strip() + ("-dirty" if dirty else "")
+
+
+def _measured(path: str) -> bool:
+    """Whether a changed file can change what a run measures: anything but docs/ (the
+    results and the pages drawn from them) and the top-level Markdown files."""
+    path = path.split(" -> ")[-1].strip('"')
+    return not (path.startswith("docs/") or ("/" not in path and path.endswith(".md")))
 
 
 def record(bench: str, broker: str, settings: dict[str, Any], results: list[dict[str, Any]]

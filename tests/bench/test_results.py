@@ -358,3 +358,31 @@ def test_a_block_takes_the_first_alternative_some_run_matches(tmp_path):
     assert "3,000" in shown and "300 records of 100 bytes" in shown
     with pytest.raises(ValueError, match="one filter set"):
         bench_report.update("<!-- bench: goals || x=1 -->\n<!-- /bench -->", tmp_path)
+
+
+def test_a_run_is_dirty_only_when_something_besides_docs_changed(tmp_path):
+    """Results and the pages drawn from them do not make a run's tree dirty; code does."""
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "docs" / "bench" / "results").mkdir(parents=True)
+    files = ["README.md", "docs/benchmarks.md", "docs/bench/results/produce.jsonl", "mod.py",
+             "pkg/notes.md"]
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("a\n")
+    git("add", "-A")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "c")
+    head = store.commit(tmp_path)
+    assert len(head) == 12 and not head.endswith("-dirty")
+    for name in files[:3]:
+        (tmp_path / name).write_text("b\n")
+    assert store.commit(tmp_path) == head
+    (tmp_path / "pkg/notes.md").write_text("b\n")
+    assert store.commit(tmp_path) == head + "-dirty"
+    git("checkout", "pkg/notes.md")
+    (tmp_path / "mod.py").write_text("b\n")
+    assert store.commit(tmp_path) == head + "-dirty"
