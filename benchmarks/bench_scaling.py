@@ -11,7 +11,8 @@ Three sweeps, each case in a fresh process on the same broker (an embedded Tansu
 - application threads (1, 2, 4) calling produce_batch, and produce(), on ONE producer,
   sharing --records records.
 
-Every sweep point is one stored run (``docs/bench/results/scaling.jsonl``, with the sweep and
+The first point runs once unstored before the sweep (a fresh broker is slower for its first
+cases). Every sweep point is one stored run (``docs/bench/results/scaling.jsonl``, with the sweep and
 its value in the settings); peak client memory (max RSS) is in each result.
 
     .venv/bin/python benchmarks/bench_scaling.py                      # every sweep
@@ -76,12 +77,21 @@ def main() -> int:
     ap.add_argument("--no-store", action="store_true")
     args = ap.parse_args()
     with broker_for(args.bootstrap, args.broker) as broker:
-        for sweep, value, overrides in points(args):
+
+        def config(overrides: dict, repeat: int) -> BenchConfig:
             conf = {"records": args.records, "size": 100, "key_size": 10,
                     "partitions": args.partitions, "cases": CASES, **overrides}
-            cfg = BenchConfig(bootstrap=broker.bootstrap, compressions=["none"],
-                              directions=("produce",), repeat=args.repeat,
-                              broker_pid=broker.pid, create_topic=broker.create_topic, **conf)
+            return BenchConfig(bootstrap=broker.bootstrap, compressions=["none"],
+                               directions=("produce",), repeat=repeat,
+                               broker_pid=broker.pid, create_topic=broker.create_topic, **conf)
+
+        todo = points(args)
+        if todo:
+            # A broker started for the run is slower for its first cases (the JVM compiles
+            # its hot paths): the first point once, not stored, so it is not measured cold.
+            run_all(config(todo[0][2], 1))
+        for sweep, value, overrides in todo:
+            cfg = config(overrides, args.repeat)
             results = run_all(cfg)
             print(f"\n{sweep} = {value}: {cfg.records:,} records of {cfg.size} bytes, "
                   f"{cfg.partitions} partitions\n{format_table(results)}", flush=True)
