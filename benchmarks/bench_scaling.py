@@ -12,8 +12,8 @@ Three sweeps, each case in a fresh process on the same broker (an embedded Tansu
   sharing --records records.
 
 The first point runs once unstored before the sweep (a fresh broker is slower for its first
-cases). Every sweep point is one stored run (``docs/bench/results/scaling.jsonl``, with the sweep and
-its value in the settings); peak client memory (max RSS) is in each result.
+cases). Every sweep point is one stored run (``docs/bench/results/scaling.jsonl``, with the
+sweep and its value in the settings); peak client memory (max RSS) is in each result.
 
     .venv/bin/python benchmarks/bench_scaling.py                      # every sweep
     .venv/bin/python benchmarks/bench_scaling.py --sweep partitions --records 200000

@@ -167,8 +167,9 @@ cdef int count(Reader *r, bint flexible, bint nullable, int64_t size, int64_t *o
 cdef int read_tags(Reader *r, uint32_t known, bint endpoints) noexcept nogil:
     """A tagged-field section: 0 when it holds only fields the columns need not carry (with
     ``known`` 0: any section, skipped), 1 when it holds one of the ``known`` tags (a bit
-    mask) - the caller falls back to the generated codec. With ``endpoints`` (v16+ responses), tag 0 is the node endpoints: an
-    empty array is carried (it is the default), a null one is malformed."""
+    mask) - the caller falls back to the generated codec. With ``endpoints`` (v16+
+    responses), tag 0 is the node endpoints: an empty array is carried (it is the default),
+    a null one is malformed."""
     cdef uint32_t n, tag, size, u
     cdef uint32_t i
     cdef Py_ssize_t end, saved

@@ -100,7 +100,7 @@ class Sender:
         #: Produce requests handed to the client and not answered yet, per broker connection
         #: (node, lane): the connection's own count misses requests submitted but not yet
         #: written.
-        self.node_requests: dict[tuple[int, Lane], int] = {}
+        self.conn_requests: dict[tuple[int, Lane], int] = {}
         self.completions: deque[tuple] = deque()
         #: Batches of records that failed before being sent (either thread), to report.
         self.failed: deque[ProducerBatch] = deque()
@@ -345,8 +345,8 @@ class Sender:
                 # look again until its address is known.
                 self.want_metadata.update(ps.topic for ps in parts)
                 continue
-            node_requests = self.node_requests
-            while (parts and node_requests.get(conn, 0) < self.max_in_flight
+            conn_requests = self.conn_requests
+            while (parts and conn_requests.get(conn, 0) < self.max_in_flight
                    and client.node_ready(node, lane)):
                 parts = self._send_one(conn, parts, now)
             if parts and client.node_unreachable(node, lane):
@@ -430,13 +430,13 @@ class Sender:
         message = ProduceWire(txn_id, self.acks, self.request_timeout_ms, topics, ids,
                               max_version=highest)
         self.inflight_requests += 1
-        self.node_requests[conn] = self.node_requests.get(conn, 0) + 1
+        self.conn_requests[conn] = self.conn_requests.get(conn, 0) + 1
         try:
             fut = self.client.send(conn[0], message, timeout_ms=self._wait_ms(batches, now),
                                    lane=conn[1])
         except KafkaException as exc:
             self.inflight_requests -= 1
-            self.node_requests[conn] -= 1
+            self.conn_requests[conn] -= 1
             self._request_failed(batches, exc.args[0], time.monotonic())
             return []
         fut.add_done_callback(lambda f: self._on_done(f, conn, batches))
@@ -463,7 +463,7 @@ class Sender:
     def _complete_request(self, fut: Any, conn: tuple[int, Lane],
                           batches: list[ProducerBatch]) -> None:
         self.inflight_requests -= 1
-        self.node_requests[conn] -= 1
+        self.conn_requests[conn] -= 1
         now = time.monotonic()
         exc = fut.exception()
         if exc is not None:

@@ -48,7 +48,6 @@ def rows_of_message(resp, version: int) -> tuple:
     return (resp.throttle_time_ms, resp.error_code, resp.session_id), rows
 
 
-
 def batch(base: int, n: int) -> bytes:
     return encode_batch([b"v%d" % (base + i) for i in range(n)], [b"k%d" % i for i in range(n)],
                         timestamps=[1_000 + i for i in range(n)], base_offset=base)
