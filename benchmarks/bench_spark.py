@@ -24,7 +24,8 @@ what was written). The batch write also runs with a Python data source that only
 rows (``null_arrow_sink``: Spark's own cost of the Python data source path, no client); the
 batch read also runs with a Python data source that yields prebuilt Arrow batches of the read's
 schema and row count in as many tasks as kafka_fast's read plans (``null_arrow_source``: the
-most a Python data source read yields, no client); the streaming job also runs with a Python stream source that makes the rows and a Python stream
+most a Python data source read yields, no client); the streaming job also runs with a Python
+stream source that yields prebuilt Arrow batches of the Kafka read's schema and a Python stream
 sink that counts them (``null_stream``, ``STREAM_ALONE``: the Python streaming data source
 API's own cost per micro-batch), and from the built-in source into that sink. Each streaming
 job stores the median of each micro-batch phase (``PHASES``: Spark's ``durationMs``). For
@@ -495,15 +496,6 @@ def null_batches(partition: InputPartition, template: Any) -> Iterator[Any]:
         yield template.slice(0, min(chunk, partition.end - i))
 
 
-def key_value_batch(rows: int) -> Any:
-    """``rows`` rows of 10-byte keys and 100-byte values."""
-    import pyarrow as pa
-
-    return pa.RecordBatch.from_arrays([pa.array([b"k" * 10] * rows, pa.binary()),
-                                       pa.array([b"v" * 100] * rows, pa.binary())],
-                                      names=["key", "value"])
-
-
 def kafka_batch(rows: int) -> Any:
     """``rows`` rows in the Arrow schema of a Kafka read (``reader.arrow_schema``): 10-byte
     keys, 100-byte values, one topic and partition, consecutive offsets."""
@@ -526,7 +518,9 @@ def kafka_batch(rows: int) -> Any:
 
 class NullStreamReader(DataSourceStreamReader):
     """Offsets ``{"row": n}`` up to ``rows``; a micro-batch's rows are split into
-    ``partitions`` tasks, each yielding Arrow batches of 10-byte keys and 100-byte values."""
+    ``partitions`` tasks, each yielding Arrow batches in the schema of a Kafka read (10-byte
+    keys, 100-byte values): Spark moves every column of a source's schema from the Python
+    task, as it does kafka_fast's."""
 
     CHUNK = 10_000
 
@@ -547,7 +541,7 @@ class NullStreamReader(DataSourceStreamReader):
         return null_partitions(int(start["row"]), int(end["row"]), self.parts)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        return null_batches(partition, key_value_batch(self.CHUNK))
+        return null_batches(partition, kafka_batch(self.CHUNK))
 
     def commit(self, end: dict) -> None:
         pass
@@ -611,8 +605,10 @@ class NullStream(DataSource):
     def name(cls) -> str:
         return "null_stream"
 
-    def schema(self) -> str:
-        return "key binary, value binary"
+    def schema(self) -> Any:
+        from kafka_fast.spark.datasource import kafka_schema
+
+        return kafka_schema()
 
     def streamReader(self, schema: Any) -> NullStreamReader:
         return NullStreamReader(int(self.options["rows"]),
@@ -799,7 +795,7 @@ PHASES = ("latestOffset", "getBatch", "queryPlanning", "addBatch", "walCommit",
 #: streaming jobs without a Kafka client, timed with the connectors: ``(source format,
 #: sink format)``; ``null_stream`` is ``NullStream`` (makes rows / counts them)
 STREAM_ALONE = {
-    "Spark alone (Python stream source and sink, no client)": ("null_stream", "null_stream"),
+    spark_report.STREAM_ALONE_LABEL: ("null_stream", "null_stream"),
     "built-in source, Python stream sink (no client)": ("kafka", "null_stream"),
 }
 #: a run is stored as from a loaded machine when processes other than the benchmark's

@@ -29,6 +29,7 @@ JOBS = ("batch write", "batch read", "streaming")
 #: ``READ_ALONE``)
 SPARK_ALONE_LABEL = "Spark alone (Python sink, no client)"
 READ_ALONE_LABEL = "Spark alone (Python reader, no client)"
+STREAM_ALONE_LABEL = "Spark alone (Python stream source of Kafka's schema and sink, no client)"
 
 
 def shown_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -103,6 +104,14 @@ def render_table(run: dict[str, Any]) -> str:
                   f"batches of the read's schema and rows, in as many tasks as kafka_fast's "
                   f"read, with no client (the {READ_ALONE_LABEL} row) reads at {ratio:.2f}x "
                   f"the built-in's rows/s in this run; kafka_fast reads at {share:.0%} of it."]
+    stream = stream_ceiling(run)
+    if stream is not None:
+        share, ratio = stream
+        lines += ["", f"Streaming ceiling: a Python stream source that yields prebuilt Arrow "
+                  f"batches of the Kafka read's schema, in as many tasks per micro-batch as "
+                  f"kafka_fast's, into a Python stream sink that counts them, with no client "
+                  f"(the {STREAM_ALONE_LABEL} row) runs at {ratio:.2f}x the built-in's "
+                  f"rows/s in this run; kafka_fast runs at {share:.0%} of it."]
     bound = write_bound(run)
     if bound is not None:
         seconds, ratio = bound
@@ -147,9 +156,19 @@ def write_bound(run: dict[str, Any]) -> tuple[float, float] | None:
 def read_ceiling(run: dict[str, Any]) -> tuple[float, float] | None:
     """``(kafka_fast's share, x built-in)`` of the batch read with no client (the most the
     Python data source API reads in ``run``); None when the run lacks the rows."""
+    return _ceiling(run, "batch read", READ_ALONE_LABEL)
+
+
+def stream_ceiling(run: dict[str, Any]) -> tuple[float, float] | None:
+    """``(kafka_fast's share, x built-in)`` of the streaming query with no client (the most
+    the Python streaming data source API carries in ``run``); None when the run lacks it."""
+    return _ceiling(run, "streaming", STREAM_ALONE_LABEL)
+
+
+def _ceiling(run: dict[str, Any], case: str, label: str) -> tuple[float, float] | None:
     rows = {(r["case"], r["connector"]): r for r in run["results"]}
-    alone = rows.get(("batch read", READ_ALONE_LABEL))
-    ours = rows.get(("batch read", "kafka_fast"))
+    alone = rows.get((case, label))
+    ours = rows.get((case, "kafka_fast"))
     if alone is None or ours is None:
         return None
     return ours["rows_per_s"] / alone["rows_per_s"], alone["vs_builtin"]

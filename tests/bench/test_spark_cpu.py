@@ -19,7 +19,14 @@ from benchmarks.bench_spark import (
     per_million,
     steady_state,
 )
-from benchmarks.spark_report import read_ceiling, render_table, shown_runs, write_bound
+from benchmarks.spark_report import (
+    STREAM_ALONE_LABEL,
+    read_ceiling,
+    render_table,
+    shown_runs,
+    stream_ceiling,
+    write_bound,
+)
 
 pytestmark = pytest.mark.skipif(not Path("/proc/stat").exists(), reason="needs Linux /proc")
 
@@ -322,6 +329,19 @@ def test_the_read_with_no_client_yields_the_kafka_schema_in_the_planned_tasks():
     assert (row["key"], row["value"], row["offset"]) == (b"k" * 10, b"v" * 100, 1)
 
 
+def test_the_table_shows_the_stream_with_no_client_and_kafka_fasts_share_of_it():
+    run = _run([
+        _row("streaming", "built-in", 1.5, True, None),
+        _row("streaming", "kafka_fast", 3.125, True, None),
+        _row("streaming", STREAM_ALONE_LABEL, 3.0, None, None)])
+    share, ratio = stream_ceiling(run)
+    assert share == pytest.approx(320_000 / 333_333) and ratio == 0.5
+    assert (f"(the {STREAM_ALONE_LABEL} row) runs at 0.50x the built-in's rows/s in this "
+            "run; kafka_fast runs at 96% of it.") in render_table(run)
+    older = _run(run["results"][:2])
+    assert stream_ceiling(older) is None and "Streaming ceiling" not in render_table(older)
+
+
 def test_the_report_prefers_the_newest_quiet_run_of_each_size():
     old_quiet = _run([], state="quiet", when="2026-12-01T10:00:00+00:00")
     new_loaded = _run([], state="loaded", when="2026-12-02T10:00:00+00:00")
@@ -361,8 +381,12 @@ def test_the_report_writes_the_tables_and_the_chart(tmp_path):
 def test_the_null_stream_source_serves_its_rows_in_trigger_sized_batches():
     from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
-    from benchmarks.bench_spark import NullStreamReader
+    from benchmarks.bench_spark import NullStream, NullStreamReader
+    from kafka_fast.spark.reader import arrow_schema
 
+    assert NullStream({}).schema().simpleString() == (
+        "struct<key:binary,value:binary,topic:string,partition:int,offset:bigint,"
+        "timestamp:timestamp,timestampType:int>")
     reader = NullStreamReader(rows=250_000, per_trigger=100_000, partitions=2)
     assert reader.initialOffset() == {"row": 0}
     limit = reader.getDefaultReadLimit()
@@ -374,6 +398,6 @@ def test_the_null_stream_source_serves_its_rows_in_trigger_sized_batches():
     assert [(p.start, p.end) for p in parts] == [(200_000, 225_000), (225_000, 250_000)]
     batches = list(reader.read(parts[1]))
     assert [b.num_rows for b in batches] == [10_000, 10_000, 5_000]
-    assert batches[-1].schema.names == ["key", "value"]
+    assert all(b.schema == arrow_schema() for b in batches)
     assert batches[-1].column("value")[0].as_py() == b"v" * 100
     assert batches[-1].column("key")[0].as_py() == b"k" * 10
