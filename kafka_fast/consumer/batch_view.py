@@ -27,6 +27,7 @@ import numpy as np
 from .._impl import load
 from ..errors import KafkaError
 from ..message import Message
+from ..records.arrow import numeric, strings
 from .fetch_decode import Segment
 
 append_messages = load("_columns", "columns")[0].append_messages
@@ -209,11 +210,12 @@ class RecordBatchView:
 
         arrays = [
             pa.DictionaryArray.from_arrays(
-                pa.array(self.topic_index, pa.int32()), pa.array(self.topics, pa.string())),
-            pa.array(self.partitions, pa.int32()),
-            pa.array(self.offsets, pa.int64()),
-            pa.array(self.timestamps.view("datetime64[ms]"), pa.timestamp("ms")),
-            pa.array(self.timestamp_types, pa.int8()),
+                numeric(np.asarray(self.topic_index, np.int32), pa.int32()),
+                strings(self.topics)),
+            numeric(np.asarray(self.partitions, np.int32), pa.int32()),
+            numeric(np.asarray(self.offsets, np.int64), pa.int64()),
+            numeric(np.asarray(self.timestamps, np.int64), pa.timestamp("ms")),
+            numeric(np.asarray(self.timestamp_types, np.int8), pa.int8()),
             binary(self.keys),
             binary(self.values),
         ]

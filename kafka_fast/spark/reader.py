@@ -331,6 +331,8 @@ def spark_arrow(view: Any, lo: int, hi: int, *, include_headers: bool = False) -
     import numpy as np
     import pyarrow as pa
 
+    from ..records.arrow import numeric
+
     n = hi - lo
     if n <= 0:
         return []
@@ -340,11 +342,11 @@ def spark_arrow(view: Any, lo: int, hi: int, *, include_headers: bool = False) -
         _binary(view.keys, lo, hi),
         _binary(view.values, lo, hi),
         _topics(view, lo, hi),
-        pa.array(view.partitions[lo:hi], pa.int32()),
-        pa.array(view.offsets[lo:hi], pa.int64()),
-        pa.array((view.timestamps[lo:hi] * 1000).view("datetime64[us]"),
-                 pa.timestamp("us", tz="UTC")),
-        pa.array(kinds[view.timestamp_types[lo:hi].astype(np.intp)], pa.int32()),
+        numeric(np.asarray(view.partitions[lo:hi], np.int32), pa.int32()),
+        numeric(np.asarray(view.offsets[lo:hi], np.int64), pa.int64()),
+        numeric(np.asarray(view.timestamps[lo:hi], np.int64) * 1000,
+                pa.timestamp("us", tz="UTC")),
+        numeric(kinds[view.timestamp_types[lo:hi].astype(np.intp)], pa.int32()),
     ]
     if include_headers:
         arrays.append(view.to_arrow().column("headers").slice(lo, n).combine_chunks()
@@ -386,11 +388,13 @@ def _topics(view: Any, lo: int, hi: int) -> Any:
     import numpy as np
     import pyarrow as pa
 
+    from ..records.arrow import numeric, strings
+
     n = hi - lo
     if len(view.topics) == 1:
         name = view.topics[0].encode()
         offsets = np.arange(n + 1, dtype=np.int32) * len(name)
         return pa.Array.from_buffers(pa.string(), n,
                                      [None, pa.py_buffer(offsets), pa.py_buffer(name * n)])
-    names = pa.array(view.topics, pa.string())
-    return names.take(pa.array(view.topic_index[lo:hi], pa.int32()))
+    return strings(view.topics).take(
+        numeric(np.asarray(view.topic_index[lo:hi], np.int32), pa.int32()))

@@ -506,6 +506,7 @@ def arrow_partition_groups(batch: Any, topic: str | None = None) -> list[tuple[s
     import pyarrow as pa
 
     from ..producer.contract import partition_cells
+    from ..records.arrow import integer_values, numeric
 
     if batch.num_rows == 0:
         return []
@@ -523,7 +524,8 @@ def arrow_partition_groups(batch: Any, topic: str | None = None) -> list[tuple[s
         topics, t = [topic], np.zeros(batch.num_rows, dtype=np.int64)
     if "partition" in names:
         column = batch.column("partition")
-        p = partition_cells(column.fill_null(0).to_numpy(zero_copy_only=False),
+        p = partition_cells(integer_values(column) if pa.types.is_integer(column.type)
+                            else column.to_numpy(zero_copy_only=False),
                             column.is_null().to_numpy(zero_copy_only=False)
                             if column.null_count else None, "partition")
     else:
@@ -533,7 +535,7 @@ def arrow_partition_groups(batch: Any, topic: str | None = None) -> list[tuple[s
     key = t * (1 << 32) + (p + 1)
     order = np.argsort(key, kind="stable")
     bounds = np.flatnonzero(np.diff(key[order])) + 1
-    return [(topics[int(t[idx[0]])], int(p[idx[0]]), batch.take(pa.array(idx)))
+    return [(topics[int(t[idx[0]])], int(p[idx[0]]), batch.take(numeric(idx, pa.int64())))
             for idx in np.split(order, bounds)]
 
 
@@ -546,14 +548,18 @@ class ArrowPartitionWriter:
         self.fail_on_error = fail_on_error
 
     def __call__(self, batches: Iterable[Any]) -> Iterator[Any]:
+        import numpy as np
         import pyarrow as pa
+
+        from ..records.arrow import numeric
 
         tally = send_arrow_batches(batches, self.conf, self.topic)
         if self.fail_on_error:
             tally.raise_if_failed()
         yield pa.RecordBatch.from_arrays(
-            [pa.array([_partition_index()], pa.int32()), pa.array([tally.sent], pa.int64()),
-             pa.array([tally.failed], pa.int64())],
+            [numeric(np.array([_partition_index()], np.int32), pa.int32()),
+             numeric(np.array([tally.sent], np.int64), pa.int64()),
+             numeric(np.array([tally.failed], np.int64), pa.int64())],
             names=["partition_index", "records_sent", "records_failed"],
         )
 
