@@ -602,6 +602,27 @@ class Consumer:
                     state.command(("resume", app, app.moved(None), app.position))
         self._client.wakeup()
 
+    def fetch_until(self, partitions: list[TopicPartition]) -> None:
+        """Fetch each partition only up to ``tp.offset`` (exclusive): no Fetch asks for its
+        records at or past that offset, and each Fetch asks for about the bytes the records
+        left take (from the sizes fetched so far), so a read of a known range (Spark's range
+        reads) does not fetch far past its end. A Fetch returns whole batches, so the records
+        after the bound in the batch that holds it are delivered too. A negative offset
+        removes the bound. Bounds are kept by partition, also for partitions assigned later,
+        until removed."""
+        self._check_open()
+        state = self._state
+        with state.lock:
+            for tp in partitions:
+                if not isinstance(tp, TopicPartition):
+                    raise TypeError(f"fetch_until takes TopicPartitions, not {type(tp).__name__}")
+                key = (tp.topic, tp.partition)
+                if tp.offset >= 0:
+                    state.fetch_ends[key] = tp.offset
+                else:
+                    state.fetch_ends.pop(key, None)
+        self._client.wakeup()
+
     def store_offsets(self, message: Message | None = None,
                       offsets: list[TopicPartition] | None = None) -> None:
         """Store offsets for the next commit: ``message``'s offset + 1, or ``offsets`` as given."""

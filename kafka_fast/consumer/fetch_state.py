@@ -80,6 +80,9 @@ class FetchState:
         #: the fetch cursors of the assigned partitions (I/O thread writes)
         self.cursors: dict[tuple[str, int], FetchCursor] = {}
         self.commands: deque[Command] = deque()
+        #: offsets partitions are fetched up to, exclusive (application thread writes, lock
+        #: held; ``Consumer.fetch_until``): no Fetch asks for records at or past them
+        self.fetch_ends: dict[tuple[str, int], int] = {}
         self.ready: deque[Chunk] = deque()
         self.queued_bytes = 0
         self.queued_records = 0
@@ -133,6 +136,10 @@ class FetchState:
     def current(self, app: AppPosition) -> bool:
         """True if ``app`` is still assigned (caller holds the lock)."""
         return self.parts.get((app.topic, app.partition)) is app
+
+    def fetch_end(self, topic: str, partition: int) -> int:
+        """The offset ``topic [partition]`` is fetched up to (-1: no bound; lock held)."""
+        return self.fetch_ends.get((topic, partition), -1)
 
     def assigned(self) -> list[tuple[str, int]]:
         with self.lock:

@@ -76,6 +76,12 @@ TOPIC_ID_ERRORS = frozenset({E.UNKNOWN_TOPIC_ID, E.INCONSISTENT_TOPIC_ID,
 #: default) and answers without records when it does, so for this long the leaders serve the
 #: records themselves. Partitions already on a working replica stay there.
 READ_REPLICA_RETRY = 30.0
+#: A bounded partition's Fetch (``Consumer.fetch_until``) asks for what its records left take
+#: at the topic's bytes per offset so far, times this margin, and at least
+#: ``BOUNDED_FETCH_MIN`` (a batch of a topic at Kafka's default ``max.message.bytes``; the
+#: first Fetch of a topic asks for that).
+BOUNDED_FETCH_MARGIN = 1.1
+BOUNDED_FETCH_MIN = (1 << 20) + (64 << 10)
 
 
 _BATCH_HEAD = struct.Struct(">qii")  # base offset, batch length, partition leader epoch
@@ -145,6 +151,12 @@ class Fetcher:
         self.min_bytes = conf["fetch.min.bytes"]
         self.max_bytes = conf["fetch.max.bytes"]
         self.partition_max_bytes = conf["max.partition.fetch.bytes"]
+        #: bytes per offset of the records last fetched of each topic, to size a bounded
+        #: partition's Fetch (``fetch_size``)
+        self.offset_bytes: dict[str, float] = {}
+        #: bounded partitions whose last Fetch brought only part of a batch: their next one
+        #: asks for ``max.partition.fetch.bytes``
+        self.short_fetch: set[tuple[str, int]] = set()
         self.queue_max_bytes = conf["queued.max.messages.kbytes"] * 1024
         self.queue_min_records = conf["queued.min.messages"]
         self.error_backoff = conf["fetch.error.backoff.ms"] / 1000.0
@@ -288,6 +300,8 @@ class Fetcher:
                     if ps.backoff_until > now:
                         wait = min(wait, ps.backoff_until - now)
                     continue
+                if 0 <= state.fetch_end(ps.topic, ps.partition) <= ps.fetch_offset:
+                    continue  # fetched up to where the application asked
                 if self._recreated(ps, view, recreated):
                     continue
                 node = self.client.leader(ps.topic, ps.partition)
@@ -414,6 +428,20 @@ class Fetcher:
                                 FETCH_MAX_VERSION if ids is not None else TOPIC_ID_VERSION - 1,
                                 decode_response=decode_fetch)
 
+    def fetch_size(self, ps: FetchCursor, end: int) -> int:
+        """``PartitionMaxBytes`` of the next Fetch of ``ps``: ``max.partition.fetch.bytes``,
+        or for a partition fetched up to ``end`` (>= 0) about what the records left take, by
+        the topic's bytes per offset so far (with a margin, at least ``BOUNDED_FETCH_MIN``),
+        so that a bounded read does not fetch far past its end."""
+        key = (ps.topic, ps.partition)
+        per = self.offset_bytes.get(ps.topic)
+        if end < 0 or key in self.short_fetch:
+            self.short_fetch.discard(key)
+            return self.partition_max_bytes
+        want = BOUNDED_FETCH_MIN if per is None else max(
+            BOUNDED_FETCH_MIN, int((end - ps.fetch_offset) * per * BOUNDED_FETCH_MARGIN))
+        return min(self.partition_max_bytes, want)
+
     def _send(self, node: int, parts: list[FetchCursor]) -> None:
         sent = []
         wanted = {}
@@ -421,6 +449,9 @@ class Fetcher:
         with self.state.lock:
             for ps in parts:
                 if not ps.fetchable(time.monotonic()):
+                    continue
+                end = self.state.fetch_end(ps.topic, ps.partition)
+                if 0 <= end <= ps.fetch_offset:
                     continue
                 ps.fetching = True
                 sent.append(sent_entry(ps))
@@ -430,7 +461,7 @@ class Fetcher:
                 if epoch > ps.known_leader_epoch:
                     ps.known_leader_epoch = epoch
                 wanted[(ps.topic, ps.partition)] = (ps.fetch_offset, epoch,
-                                                    self.partition_max_bytes)
+                                                    self.fetch_size(ps, end))
         if not sent:
             return
         session = self.session(node)
@@ -705,6 +736,14 @@ class Fetcher:
         elif decoded.next_offset > ps.fetch_offset:
             ps.fetch_offset = decoded.next_offset
             ps.fetch_epoch = decoded.last_epoch
+        if decoded.count and decoded.next_offset > offset:
+            self.offset_bytes[ps.topic] = (max(resp.records_len[i], 0)
+                                           / (decoded.next_offset - offset))
+        elif decoded.next_offset == offset and (resp.records_len[i] > 0
+                                                or offset < self._end_of(resp, i)):
+            # records are there but none came (or only part of a batch): the Fetch asked for
+            # less than the batch at ``offset`` and the partition was not the first to answer
+            self.short_fetch.add((ps.topic, ps.partition))
         if decoded.count:
             ps.eof_reported = False
             nbytes = max(resp.records_len[i], 0)

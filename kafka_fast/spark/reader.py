@@ -209,6 +209,9 @@ class RangeReader:
         index = {(r.topic, r.partition): i for i, r in enumerate(group)}
         ends = np.asarray([r.end for r in group], np.int64)
         nexts = np.asarray([r.start for r in group], np.int64)
+        # nothing past a range's end is fetched (a micro-batch's ranges are small next to
+        # the 8 MiB a partition's Fetch may bring)
+        consumer.fetch_until([TopicPartition(r.topic, r.partition, r.end) for r in group])
         consumer.assign([TopicPartition(r.topic, r.partition, r.start) for r in group])
         try:
             deadline = time.monotonic() + self.poll_timeout
@@ -247,6 +250,7 @@ class RangeReader:
                     break
         finally:
             consumer.unassign()
+            consumer.fetch_until([TopicPartition(r.topic, r.partition, -1) for r in group])
 
     @staticmethod
     def _finish(consumer: Consumer, group: list[OffsetRange], pending: set[int],
