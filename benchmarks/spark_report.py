@@ -30,6 +30,17 @@ JOBS = ("batch write", "batch read", "streaming")
 SPARK_ALONE_LABEL = "Spark alone (Python sink, no client)"
 READ_ALONE_LABEL = "Spark alone (Python reader, no client)"
 STREAM_ALONE_LABEL = "Spark alone (Python stream source of Kafka's schema and sink, no client)"
+#: the no-client rows a table states kafka_fast's share of: (title, case, row, what the row
+#: is, its verb)
+CEILINGS = (
+    ("Batch read ceiling", "batch read", READ_ALONE_LABEL,
+     "a Python data source that yields prebuilt Arrow batches of the read's schema and rows, "
+     "in as many tasks as kafka_fast's read, with no client", "reads"),
+    ("Streaming ceiling", "streaming", STREAM_ALONE_LABEL,
+     "a Python stream source that yields prebuilt Arrow batches of the Kafka read's schema, "
+     "in as many tasks per micro-batch as kafka_fast's, into a Python stream sink that counts "
+     "them, with no client", "runs"),
+)
 
 
 def shown_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -97,21 +108,12 @@ def render_table(run: dict[str, Any]) -> str:
     phases = phases_table(run)
     if phases:
         lines += ["", phases]
-    ceiling = read_ceiling(run)
-    if ceiling is not None:
-        share, ratio = ceiling
-        lines += ["", f"Batch read ceiling: a Python data source that yields prebuilt Arrow "
-                  f"batches of the read's schema and rows, in as many tasks as kafka_fast's "
-                  f"read, with no client (the {READ_ALONE_LABEL} row) reads at {ratio:.2f}x "
-                  f"the built-in's rows/s in this run; kafka_fast reads at {share:.0%} of it."]
-    stream = stream_ceiling(run)
-    if stream is not None:
-        share, ratio = stream
-        lines += ["", f"Streaming ceiling: a Python stream source that yields prebuilt Arrow "
-                  f"batches of the Kafka read's schema, in as many tasks per micro-batch as "
-                  f"kafka_fast's, into a Python stream sink that counts them, with no client "
-                  f"(the {STREAM_ALONE_LABEL} row) runs at {ratio:.2f}x the built-in's "
-                  f"rows/s in this run; kafka_fast runs at {share:.0%} of it."]
+    for title, case, label, what, verb in CEILINGS:
+        ceiling = _ceiling(run, case, label)
+        if ceiling is not None:
+            share, ratio = ceiling
+            lines += ["", f"{title}: {what} (the {label} row) {verb} at {ratio:.2f}x the "
+                      f"built-in's rows/s in this run; kafka_fast {verb} at {share:.0%} of it."]
     bound = write_bound(run)
     if bound is not None:
         seconds, ratio = bound
