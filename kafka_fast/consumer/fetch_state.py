@@ -141,6 +141,11 @@ class FetchState:
         """The offset ``topic [partition]`` is fetched up to (-1: no bound; lock held)."""
         return self.fetch_ends.get((topic, partition), -1)
 
+    def fetched_to_end(self, topic: str, partition: int, offset: int) -> bool:
+        """True when fetching ``topic [partition]`` at ``offset`` would pass its bound (lock
+        held)."""
+        return 0 <= self.fetch_end(topic, partition) <= offset
+
     def assigned(self) -> list[tuple[str, int]]:
         with self.lock:
             return sorted(self.parts)

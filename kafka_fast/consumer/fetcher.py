@@ -154,8 +154,8 @@ class Fetcher:
         #: bytes per offset of the records last fetched of each topic, to size a bounded
         #: partition's Fetch (``fetch_size``)
         self.offset_bytes: dict[str, float] = {}
-        #: bounded partitions whose last Fetch brought only part of a batch: their next one
-        #: asks for ``max.partition.fetch.bytes``
+        #: bounded partitions whose last Fetch brought no record (nothing, or part of a batch)
+        #: while records were there: their next one asks for ``max.partition.fetch.bytes``
         self.short_fetch: set[tuple[str, int]] = set()
         self.queue_max_bytes = conf["queued.max.messages.kbytes"] * 1024
         self.queue_min_records = conf["queued.min.messages"]
@@ -300,7 +300,7 @@ class Fetcher:
                     if ps.backoff_until > now:
                         wait = min(wait, ps.backoff_until - now)
                     continue
-                if 0 <= state.fetch_end(ps.topic, ps.partition) <= ps.fetch_offset:
+                if state.fetched_to_end(ps.topic, ps.partition, ps.fetch_offset):
                     continue  # fetched up to where the application asked
                 if self._recreated(ps, view, recreated):
                     continue
@@ -428,12 +428,13 @@ class Fetcher:
                                 FETCH_MAX_VERSION if ids is not None else TOPIC_ID_VERSION - 1,
                                 decode_response=decode_fetch)
 
-    def fetch_size(self, ps: FetchCursor, end: int) -> int:
+    def fetch_size(self, ps: FetchCursor) -> int:
         """``PartitionMaxBytes`` of the next Fetch of ``ps``: ``max.partition.fetch.bytes``,
-        or for a partition fetched up to ``end`` (>= 0) about what the records left take, by
+        or for a partition fetched up to a bound (``fetch_until``) about what the records left take, by
         the topic's bytes per offset so far (with a margin, at least ``BOUNDED_FETCH_MIN``),
         so that a bounded read does not fetch far past its end."""
         key = (ps.topic, ps.partition)
+        end = self.state.fetch_end(ps.topic, ps.partition)
         per = self.offset_bytes.get(ps.topic)
         if end < 0 or key in self.short_fetch:
             self.short_fetch.discard(key)
@@ -450,8 +451,7 @@ class Fetcher:
             for ps in parts:
                 if not ps.fetchable(time.monotonic()):
                     continue
-                end = self.state.fetch_end(ps.topic, ps.partition)
-                if 0 <= end <= ps.fetch_offset:
+                if self.state.fetched_to_end(ps.topic, ps.partition, ps.fetch_offset):
                     continue
                 ps.fetching = True
                 sent.append(sent_entry(ps))
@@ -461,7 +461,7 @@ class Fetcher:
                 if epoch > ps.known_leader_epoch:
                     ps.known_leader_epoch = epoch
                 wanted[(ps.topic, ps.partition)] = (ps.fetch_offset, epoch,
-                                                    self.fetch_size(ps, end))
+                                                    self.fetch_size(ps))
         if not sent:
             return
         session = self.session(node)
