@@ -7,9 +7,12 @@ STAMP := $(VENV)/.installed
 # Apache Kafka 4.4.0's message schemas and error codes.
 SCHEMAS ?= ../shared/kafka-protocol-4.4
 RECORDS ?= 200000
-# pytest worker processes: each starts its own brokers; tests of one file stay together.
-# Three on two cores: much of the suite waits on brokers (restarts, timeouts), not the CPU.
+# pytest worker processes: each starts the brokers its tests need; tests of one file stay
+# together, and the files sharing a cluster or Spark session run on one worker, longest
+# groups first (tests/harness/scheduling.py). Three on two cores: much of the suite waits on
+# brokers (restarts, timeouts), not the CPU.
 TEST_WORKERS ?= 3
+XDIST := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 # The second pass of `make test`, with KAFKA_FAST_NO_EXTENSIONS=1: the pure-Python twins
 # (records, columns, CRC32C, partitioner, buffers, socket I/O) under the record engine,
 # producer, consumer and protocol tests; group and transaction protocols add nothing
@@ -19,7 +22,7 @@ PURE_IGNORE ?= --ignore=tests/core/test_records_fuzz.py --ignore=tests/consumer/
 	--ignore=tests/consumer/test_kip848.py --ignore=tests/consumer/test_coordinator_latency.py \
 	--ignore=tests/consumer/test_ownership.py
 
-.PHONY: demo test test-core test-pure bench bench-ab bench-tables bench-spark bench-sweep build install system-deps kerberos kafka-jars gen compat-table \
+.PHONY: demo test test-prepare wheel-cache test-core test-pure bench bench-ab bench-tables bench-spark bench-sweep build install system-deps kerberos kafka-jars gen compat-table \
 	check-generated lint clean sanitize fuzz fuzz-seeds soak wheel
 
 $(PY):
@@ -75,10 +78,16 @@ lint: install
 # docs/compatibility.md (`make compat-table` stores a complete run there).
 MATRIX_RESULTS ?= build/broker-matrix
 
-test: build system-deps kerberos kafka-jars check-generated lint sanitize
+# The checks and set-up before the tests, one after another, while the wheels the wheel tests
+# install build beside them (wheel-cache).
+test-prepare: build
+	$(MAKE) --no-print-directory -j1 system-deps kerberos kafka-jars check-generated lint sanitize
+
+test: build
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-prepare wheel-cache
 	rm -rf $(MATRIX_RESULTS)
 	KAFKA_PROTOCOL_DIR=$(abspath $(SCHEMAS)) KAFKA_FAST_MATRIX_RESULTS=$(abspath $(MATRIX_RESULTS)) \
-		$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25 tests
+		$(PY) -m pytest -q $(XDIST) --durations=25 tests
 	$(PY) tools/broker_matrix.py --check --results $(MATRIX_RESULTS)
 	$(MAKE) --no-print-directory test-pure
 
@@ -94,7 +103,7 @@ compat-table: build kafka-jars
 # one and no compiled module is loaded (tests/core/test_pure_mode.py checks both).
 test-pure: build
 	KAFKA_FAST_NO_EXTENSIONS=1 KAFKA_PROTOCOL_DIR=$(abspath $(SCHEMAS)) \
-		$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=10 \
+		$(PY) -m pytest -q $(XDIST) --durations=10 \
 		$(PURE_IGNORE) $(PURE_TESTS)
 
 # The record engine built with AddressSanitizer + UndefinedBehaviorSanitizer (gcc) into
@@ -126,6 +135,12 @@ soak: build kafka-jars
 # under ~/.cache/kafka_fast/wheel-tools). tests/distribution/test_wheels.py installs and runs them.
 wheel:
 	$(if $(wildcard $(PY)),$(PY),$(PYTHON)) tools/build_wheels.py --out dist
+
+# The same sdist and wheels (for the interpreters present) into the build cache, where
+# tests/distribution/test_wheels.py takes them; at low priority, as `make test` runs it beside
+# its checks.
+wheel-cache: install
+	nice -n 10 $(PY) tools/build_wheels.py --cached
 
 test-core: build
 	$(PY) -m pytest -q tests/core

@@ -10,6 +10,10 @@ repair`` as soon as it is built. ``build``, the build requirements of pyproject.
 (kept between runs), never into the project's ``.venv``.
 
     python tools/build_wheels.py [--out dist] [--python 3.12 ...]
+    python tools/build_wheels.py --cached   # the interpreters present, into the build cache
+
+``--cached`` builds into ``<cache>/wheels/<source hash>`` unless that folder is complete (the
+wheel tests read it there; ``make test`` builds it beside its other preparations).
 
 A missing interpreter is an error naming it (``--allow-missing`` builds the others).
 """
@@ -17,6 +21,7 @@ A missing interpreter is an error naming it (``--allow-missing`` builds the othe
 from __future__ import annotations
 
 import argparse
+import fcntl
 import glob
 import hashlib
 import os
@@ -159,6 +164,32 @@ def build_all(out: Path, versions: tuple[str, ...] = VERSIONS,
     return sorted(out.iterdir())
 
 
+def _complete(folder: Path, versions: tuple[str, ...]) -> bool:
+    if not list(folder.glob("kafka_fast-*.tar.gz")):
+        return False
+    return all(list(folder.glob(f"kafka_fast-*-cp{v.replace('.', '')}-*manylinux*.whl"))
+               for v in versions)
+
+
+def cached() -> Path:
+    """The sdist and the wheels of the interpreters present, built once per source hash
+    under the cache directory (a lock keeps parallel builders from building twice); builds
+    of sources a week old are removed."""
+    present = tuple(v for v in VERSIONS if find_python(v))
+    base = cache_dir() / "wheels"
+    base.mkdir(parents=True, exist_ok=True)
+    folder = base / source_hash()
+    with open(base / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not _complete(folder, present):
+            shutil.rmtree(folder, ignore_errors=True)
+            build_all(folder, present, allow_missing=True)
+            for old in base.iterdir():
+                if old.is_dir() and time.time() - old.stat().st_mtime > 7 * 86400:
+                    shutil.rmtree(old, ignore_errors=True)
+    return folder
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=str(ROOT / "dist"), help="output folder (default dist)")
@@ -166,7 +197,12 @@ def main() -> int:
                         help="build for this version only (repeatable; default all)")
     parser.add_argument("--allow-missing", action="store_true",
                         help="skip interpreters that are not installed")
+    parser.add_argument("--cached", action="store_true",
+                        help="build for the interpreters present into the build cache")
     args = parser.parse_args()
+    if args.cached:
+        print(cached())
+        return 0
     out = Path(args.out)
     for old in [*out.glob("kafka_fast-*.whl"), *out.glob("kafka_fast-*.tar.gz")]:
         old.unlink()

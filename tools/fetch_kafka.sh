@@ -5,6 +5,8 @@
 #                                      started by tests/harness/apache_kafka.py), at the
 #                                      pom's kafka.version and each
 #                                      of kafka.matrix.versions (the broker-version matrix)
+#                                      and kafka.tools.v4.version (the Java perf tools'
+#                                      client for brokers advertising ApiVersions v4)
 #   mock-oauth2-server-<version>/libs  NAV's mock OAuth2/OIDC server (tests/harness/oauth2/pom.xml,
 #                                      started by tests/harness/oauth2.py)
 # Idempotent: prints one line per program and does nothing when its jars are cached. When java
@@ -59,6 +61,13 @@ for version in ${MATRIX_VERSIONS//,/ }; do
     fetch "Apache Kafka $version (version matrix)" "$KAFKA_POM" "$CACHE/kafka-$version" \
         "-Dkafka.version=$version"
 done
+# The Java perf tools against a broker that advertises ApiVersions up to v4 (Tansu).
+TOOLS_VERSION="$(sed -n 's:.*<kafka.tools.v4.version>\(.*\)</kafka.tools.v4.version>.*:\1:p' "$KAFKA_POM")"
+case ",$MATRIX_VERSIONS,$KAFKA_VERSION," in
+    *",$TOOLS_VERSION,"*) ;;
+    *) fetch "Apache Kafka $TOOLS_VERSION (Java tools for ApiVersions v4 brokers)" "$KAFKA_POM" \
+           "$CACHE/kafka-$TOOLS_VERSION" "-Dkafka.version=$TOOLS_VERSION" ;;
+esac
 
 OAUTH_POM="$ROOT/tests/harness/oauth2/pom.xml"
 OAUTH_VERSION="$(sed -n 's:.*<mock.oauth2.version>\(.*\)</mock.oauth2.version>.*:\1:p' "$OAUTH_POM")"

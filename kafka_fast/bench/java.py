@@ -47,12 +47,20 @@ def _cache() -> Path:
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kafka_fast"))
 
 
+#: the oldest release whose tools take the option names used here (``--num-records``,
+#: ``--command-property``: Apache Kafka 4.2)
+OLDEST_TOOLS = (4, 2)
+
+
+def _release(libs: Path) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", libs.parent.name))
+
+
 def _all_libs() -> list[Path]:
-    """Every complete jar directory fetched by tools/fetch_kafka.sh, oldest release first."""
-    done = sorted(_cache().glob("kafka-*/libs/.complete"),
-                  key=lambda p: [int(x) if x.isdigit() else x
-                                 for x in re.split(r"[.-]", p.parent.parent.name)])
-    return [p.parent for p in done]
+    """Every complete jar directory fetched by tools/fetch_kafka.sh whose tools take this
+    module's options, oldest release first."""
+    found = sorted((p.parent for p in _cache().glob("kafka-*/libs/.complete")), key=_release)
+    return [libs for libs in found if _release(libs)[:2] >= OLDEST_TOOLS]
 
 
 def client_api_versions_max(libs: Path) -> int | None:
@@ -133,7 +141,7 @@ def missing() -> str | None:
     if java_binary() is None:
         return "Java 17+ (apt-get install openjdk-17-jre-headless)"
     if kafka_libs() is None:
-        return "the Apache Kafka jars (tools/fetch_kafka.sh)"
+        return "the Apache Kafka 4.2+ jars (tools/fetch_kafka.sh)"
     return None
 
 
@@ -142,7 +150,9 @@ def _run(tool: str, args: list[str], timeout: float, bootstrap: str) -> tuple[st
     ``bootstrap``; (stdout, CPU seconds of the JVM)."""
     java, libs = java_binary(), libs_for(bootstrap)
     if java is None or libs is None:
-        raise RuntimeError(f"the Java anchors need {missing() or 'a client this broker reads'}")
+        raise RuntimeError("the Java anchors need " + (
+            missing() or "a cached Apache Kafka 4.2+ client whose ApiVersions request this "
+                         "broker reads (tools/fetch_kafka.sh)"))
     classpath = os.pathsep.join(str(p) for p in sorted(libs.glob("*.jar")))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:

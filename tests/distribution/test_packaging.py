@@ -1,16 +1,17 @@
-"""The source distribution builds, installs into a fresh virtual environment and passes the
-wheels' smoke test (round trip compiled and pure, ``kafka-fast bench``) against Tansu."""
+"""The source distribution (the one the wheels are built from: tools/build_wheels.py, from the
+checkout's files as a fresh clone has them) installs into a fresh virtual environment, compiling
+its extensions there, and passes the wheels' smoke test (round trip compiled and pure,
+``kafka-fast bench``) against Tansu."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import tarfile
 from pathlib import Path
 
 import pytest
-from installed import FreshVenv, smoke
+from installed import FreshVenv, build_wheels, smoke
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,16 +24,7 @@ def run(*cmd: str, cwd: Path | None = None) -> str:
 
 @pytest.mark.timeout(1800)
 def test_sdist_builds_and_installs_in_a_fresh_venv(tmp_path, tansu):
-    src = tmp_path / "src"
-    # A clean copy of the tracked files, as a fresh checkout has them.
-    files = run("git", "ls-files", cwd=ROOT).split()
-    for name in files:
-        target = src / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, target)
-    run(sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir",
-        str(tmp_path / "dist"), str(src))
-    (sdist,) = (tmp_path / "dist").glob("kafka_fast-*.tar.gz")
+    (sdist,) = build_wheels.cached().glob("kafka_fast-*.tar.gz")
     with tarfile.open(sdist) as tar:
         names = tar.getnames()
     for needed in ("_native/_records.pyx", "_native/_records.pyi", "_native/csrc/crc32c.c",

@@ -79,14 +79,20 @@ def _mypy_or_skip() -> None:
         missing("mypy", "the test extras (pip install -e '.[test]')")
 
 
-def _mypy(tmp_path: Path, source: str) -> list[str]:
+@pytest.fixture(scope="module")
+def mypy_cache(tmp_path_factory) -> Path:
+    """One mypy cache for this module's runs (same options): kafka_fast is analysed once."""
+    return tmp_path_factory.mktemp("mypy-cache")
+
+
+def _mypy(tmp_path: Path, source: str, cache: Path) -> list[str]:
     """mypy (strict) on ``source`` as user code; its messages about that file only."""
     snippet = tmp_path / "snippet.py"
     snippet.write_text(source)
     done = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
          "--strict", "--follow-imports=silent", "--no-error-summary",
-         "--cache-dir", str(tmp_path / "cache"), str(snippet)],
+         "--cache-dir", str(cache), str(snippet)],
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     lines = [line for line in done.stdout.splitlines() if line.startswith(str(snippet))]
     assert done.returncode in (0, 1) and (done.returncode == 0) == (
@@ -94,9 +100,9 @@ def _mypy(tmp_path: Path, source: str) -> list[str]:
     return [line[len(str(snippet)) + 1:] for line in lines]
 
 
-def test_public_api_type_checks(tmp_path):
+def test_public_api_type_checks(tmp_path, mypy_cache):
     _mypy_or_skip()
-    out = _mypy(tmp_path, GOOD)
+    out = _mypy(tmp_path, GOOD, mypy_cache)
     errors = [line for line in out if ": error:" in line]
     assert not errors, "\n".join(out)
     notes = {int(line.split(":")[0]): line for line in out if "Revealed type" in line}
@@ -123,9 +129,9 @@ def test_public_api_type_checks(tmp_path):
     assert "kafka_fast.message.Message" in polled and "None" in polled
 
 
-def test_wrong_usage_is_refused(tmp_path):
+def test_wrong_usage_is_refused(tmp_path, mypy_cache):
     _mypy_or_skip()
-    out = _mypy(tmp_path, BAD)
+    out = _mypy(tmp_path, BAD, mypy_cache)
     refused = {int(line.split(":")[0]) for line in out if ": error:" in line}
     expected = {n for n, line in enumerate(BAD.splitlines(), 1) if "  # " in line}
     assert refused == expected, "\n".join(out)

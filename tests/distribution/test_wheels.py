@@ -7,11 +7,8 @@ sources. Everything runs on the session's one broker."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
-import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -42,30 +39,11 @@ def _require(version: str) -> str:
     return python
 
 
-def _complete(folder: Path, versions: list[str]) -> bool:
-    if not list(folder.glob("kafka_fast-*.tar.gz")):
-        return False
-    return all(list(folder.glob(f"kafka_fast-*-cp{v.replace('.', '')}-*manylinux*.whl"))
-               for v in versions)
-
-
 @pytest.fixture(scope="session")
 def artifacts() -> Path:
     """The sdist and wheels for the interpreters present, built once per source hash under
-    the cache directory (a lock keeps parallel test workers from building twice)."""
-    present = [v for v in build_wheels.VERSIONS if find_python(v)]
-    base = build_wheels.cache_dir() / "wheels"
-    base.mkdir(parents=True, exist_ok=True)
-    folder = base / build_wheels.source_hash()
-    with open(base / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not _complete(folder, present):
-            shutil.rmtree(folder, ignore_errors=True)
-            build_wheels.build_all(folder, tuple(present), allow_missing=True)
-            for old in base.iterdir():  # builds of sources a week old
-                if old.is_dir() and time.time() - old.stat().st_mtime > 7 * 86400:
-                    shutil.rmtree(old, ignore_errors=True)
-    return folder
+    the cache directory (``make test`` builds them before the tests start)."""
+    return build_wheels.cached()
 
 
 @pytest.mark.timeout(2400)

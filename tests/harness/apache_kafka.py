@@ -29,7 +29,7 @@ from harness.probe import api_versions
 from harness.process import ManagedProcess
 
 POM = Path(__file__).with_name("kafka") / "pom.xml"
-START_TIMEOUT = 60.0
+START_TIMEOUT = 120.0
 START_ATTEMPTS = 3
 FORMAT_TIMEOUT = 60.0
 HEAP = "-Xmx512m"
@@ -121,6 +121,16 @@ def kafka_version() -> str:
     match = re.search(r"<kafka.version>([^<]+)</kafka.version>", POM.read_text())
     if match is None:
         raise RuntimeError(f"{POM} names no <kafka.version>")
+    return match.group(1)
+
+
+def tools_v4_version() -> str:
+    """The release whose Java perf tools run against brokers advertising ApiVersions v4
+    (kafka_fast/bench/java.py); tools/fetch_kafka.sh fetches it."""
+    match = re.search(r"<kafka.tools.v4.version>([^<]+)</kafka.tools.v4.version>",
+                      POM.read_text())
+    if match is None:
+        raise RuntimeError(f"{POM} names no <kafka.tools.v4.version>")
     return match.group(1)
 
 

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import os
+import time
 
 from harness.process import ManagedProcess
+
+#: Seconds CreateTopics is tried again for while a broker times it out.
+CREATE_TIMEOUT = 90.0
+#: confluent-kafka error codes of a CreateTopics worth trying again.
+_CREATE_RETRIABLE_NAMES = ("_TIMED_OUT", "REQUEST_TIMED_OUT", "NOT_CONTROLLER", "_TRANSPORT")
 
 
 class Broker:
@@ -54,19 +60,37 @@ class Broker:
 
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1) -> None:
         """Create a topic through the admin API (CreateTopics) with confluent-kafka."""
+        from confluent_kafka import KafkaError, KafkaException
         from confluent_kafka.admin import AdminClient, NewTopic
 
         admin = AdminClient(self.client_config())
         # Kafka brokers delete records whose timestamps are older than the retention time;
         # tests write fixed historical timestamps, so their topics keep records for ever.
         config = {"retention.ms": "-1"} if self.kind in ("kafka", "external") else {}
-        futures = admin.create_topics(
-            [NewTopic(name, num_partitions=partitions, replication_factor=replication_factor,
-                      config=config)],
-            operation_timeout=10,
-            request_timeout=15,
-        )
-        futures[name].result(timeout=20)
+        # A broker just (re)started on a loaded machine may time out the first requests while
+        # its controller catches up: those are tried again for up to CREATE_TIMEOUT seconds
+        # (an attempt that timed out may have created the topic).
+        deadline = time.monotonic() + CREATE_TIMEOUT
+        retried = False
+        while True:
+            futures = admin.create_topics(
+                [NewTopic(name, num_partitions=partitions,
+                          replication_factor=replication_factor, config=config)],
+                operation_timeout=10,
+                request_timeout=15,
+            )
+            try:
+                futures[name].result(timeout=20)
+                return
+            except KafkaException as exc:
+                code = exc.args[0].code()
+                if retried and code == KafkaError.TOPIC_ALREADY_EXISTS:
+                    return
+                retriable = {getattr(KafkaError, n) for n in _CREATE_RETRIABLE_NAMES}
+                if code not in retriable or time.monotonic() > deadline:
+                    raise
+            retried = True
+            time.sleep(0.5)
 
     def log_tail(self) -> str:
         """Recent log output of the processes behind this broker ('' when none)."""

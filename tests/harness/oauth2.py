@@ -50,7 +50,7 @@ OIDC_CLIENTS = ("kafka-fast-oidc", "librdkafka-oidc", "kafka-fast-assertion",
                 "librdkafka-assertion")
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 #: The OIDC broker's session lifetime (connections.max.reauth.ms).
-REAUTH_MS = 3000
+REAUTH_MS = 6000
 
 
 def mock_version() -> str:

@@ -13,7 +13,12 @@ import pytest
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient
 from harness import create_topic, external_from_env, unique_topic
-from harness.apache_kafka import apache_kafka_missing, kafka_version, matrix_versions
+from harness.apache_kafka import (
+    apache_kafka_missing,
+    kafka_version,
+    matrix_versions,
+    tools_v4_version,
+)
 from harness.oauth2 import mock_version
 from harness.peers import missing
 from harness.probe import API_VERSIONS, api_versions
@@ -414,7 +419,8 @@ def test_fetch_kafka_with_jars_cached_prints_one_line(tmp_path):
     oauth = cache / f"mock-oauth2-server-{mock_version()}" / "libs"
     others = [v for v in matrix_versions() if v != kafka_version()]
     matrix = [cache / f"kafka-{v}" / "libs" for v in others]
-    for folder in (libs, oauth, *matrix):
+    tools = cache / f"kafka-{tools_v4_version()}" / "libs"
+    for folder in (libs, oauth, *matrix, tools):
         folder.mkdir(parents=True)
         (folder / ".complete").touch()
     done = _fetch_kafka(tmp_path, cache)
@@ -423,6 +429,8 @@ def test_fetch_kafka_with_jars_cached_prints_one_line(tmp_path):
         f"fetch_kafka: Apache Kafka {kafka_version()} cached in {libs}",
         *(f"fetch_kafka: Apache Kafka {v} (version matrix) cached in {folder}"
           for v, folder in zip(others, matrix, strict=True)),
+        f"fetch_kafka: Apache Kafka {tools_v4_version()} (Java tools for ApiVersions v4 "
+        f"brokers) cached in {tools}",
         f"fetch_kafka: mock-oauth2-server {mock_version()} cached in {oauth}"]
 
 

@@ -1,4 +1,4 @@
-"""SASL re-authentication (KIP-368) on a real broker whose sessions last 3 s
+"""SASL re-authentication (KIP-368) on a real broker whose sessions last 6 s
 (connections.max.reauth.ms, the ``oidc_kafka`` node): a producer and a consumer keep their
 connections for several session lifetimes, over SCRAM and over OAUTHBEARER (OIDC tokens of
 10 s, renewed on the way), and every record is delivered and read exactly once. The broker
