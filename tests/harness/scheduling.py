@@ -11,9 +11,20 @@ and each copy then idles until its worker ends, on a two-core machine. Here:
 - groups of ``SPLIT`` run first and the shared groups next: the longest work starts first;
 - after the last test of a group, its worker stops the ``SHARED`` resources the next group
   does not use (pytest would keep them, idle, until the worker ends).
+
+The workers compute the groups from their collected items (which fixtures each test uses) and
+write them to a folder the controller names; the controller's scheduler (pytest-xdist's
+load-scope scheduling, with these groups as scopes) reads them. pytest-xdist's own
+``xdist_group`` marks are not used: they rename node ids, which pytest 9 no longer allows.
 """
 
 from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -30,9 +41,7 @@ def _file(item: pytest.Item) -> str:
 
 def _unit(item: pytest.Item) -> str:
     """What stays on one worker at the least: the test's file, or the test (``SPLIT``)."""
-    nodeid = item.nodeid.rsplit("@", 1)[0] if "@" in item.nodeid.rsplit("]", 1)[-1] \
-        else item.nodeid
-    return nodeid if _file(item) in SPLIT else _file(item)
+    return item.nodeid if _file(item) in SPLIT else _file(item)
 
 
 def _shared(item: pytest.Item) -> set[str]:
@@ -72,11 +81,20 @@ class _Plan:
 _PLAN = _Plan()
 
 
+#: ``workerinput`` key naming the folder where workers write their groups
+FOLDER_KEY = "kafka_fast_test_groups"
+
+
+def _grouping(config: pytest.Config) -> bool:
+    # pytest-xdist workers run with dist "no" and its own loadgroup flag
+    return bool(config.getoption("loadgroup", False)
+                or config.getoption("dist", "no") == "loadgroup")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Group and order the items (before pytest-xdist reads the ``xdist_group`` marks)."""
-    # pytest-xdist workers run with dist "no" and its own loadgroup flag
-    if not (config.getoption("loadgroup", False) or config.getoption("dist", "no") == "loadgroup"):
+    """Group and order the items; a worker writes the groups for the controller."""
+    if not _grouping(config):
         return
     _PLAN.group.update(groups(items))
     for item in items:
@@ -89,8 +107,59 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return first, order[group]
 
     items.sort(key=rank)
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(_PLAN.group[_unit(item)]))
+    folder = getattr(config, "workerinput", {}).get(FOLDER_KEY)
+    if folder:
+        worker = config.workerinput.get("workerid", "gw")  # type: ignore[attr-defined]
+        path = Path(folder) / f"{worker}.json"
+        path.with_suffix(".tmp").write_text(json.dumps(
+            {item.nodeid: _PLAN.group[_unit(item)] for item in items}))
+        os.replace(path.with_suffix(".tmp"), path)
+
+
+class _Folder:
+    """Where this run's workers write their groups (made by the controller)."""
+
+    path: str | None = None
+
+    @classmethod
+    def made(cls, config: pytest.Config) -> str:
+        if cls.path is None:
+            cls.path = tempfile.mkdtemp(prefix="kafka_fast-test-groups-")
+            folder = cls.path
+            config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+        return cls.path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """On the controller, for ``--dist loadgroup``: load-scope scheduling by these groups."""
+    if config.getoption("dist", "no") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    folder = _Folder.made(config)
+
+    class GroupScheduling(LoadScopeScheduling):
+        """Scopes are the workers' groups (a test no worker grouped: its file)."""
+
+        def __init__(self) -> None:
+            super().__init__(config, log)
+            self._groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self._groups is None:
+                written = sorted(Path(folder).glob("*.json"))
+                self._groups = json.loads(written[0].read_text()) if written else {}
+            return self._groups.get(nodeid) or nodeid.split("::", 1)[0]
+
+    return GroupScheduling()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """Tell each worker where to write its groups."""
+    if node.config.getoption("dist", "no") == "loadgroup":
+        node.workerinput[FOLDER_KEY] = _Folder.made(node.config)
 
 
 @pytest.hookimpl(hookwrapper=True)
