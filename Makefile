@@ -80,7 +80,7 @@ MATRIX_RESULTS ?= build/broker-matrix
 
 # The checks and set-up before the tests, one after another, while the wheels the wheel tests
 # install build beside them (wheel-cache).
-test-prepare: build
+test-prepare:
 	$(MAKE) --no-print-directory -j1 system-deps kerberos kafka-jars check-generated lint sanitize
 
 test: build

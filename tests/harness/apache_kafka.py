@@ -116,32 +116,29 @@ def cache_dir() -> Path:
     return Path(base)
 
 
+def _pom_property(name: str) -> str:
+    """The text of the pom's ``<name>`` property."""
+    match = re.search(rf"<{re.escape(name)}>([^<]+)</{re.escape(name)}>", POM.read_text())
+    if match is None:
+        raise RuntimeError(f"{POM} names no <{name}>")
+    return match.group(1)
+
+
 def kafka_version() -> str:
     """The Apache Kafka version the pom resolves."""
-    match = re.search(r"<kafka.version>([^<]+)</kafka.version>", POM.read_text())
-    if match is None:
-        raise RuntimeError(f"{POM} names no <kafka.version>")
-    return match.group(1)
+    return _pom_property("kafka.version")
 
 
 def tools_v4_version() -> str:
     """The release whose Java perf tools run against brokers advertising ApiVersions v4
     (kafka_fast/bench/java.py); tools/fetch_kafka.sh fetches it."""
-    match = re.search(r"<kafka.tools.v4.version>([^<]+)</kafka.tools.v4.version>",
-                      POM.read_text())
-    if match is None:
-        raise RuntimeError(f"{POM} names no <kafka.tools.v4.version>")
-    return match.group(1)
+    return _pom_property("kafka.tools.v4.version")
 
 
 def matrix_versions() -> list[str]:
     """The Apache Kafka releases the broker-version matrix runs on (tests/compat), oldest
     first; tools/fetch_kafka.sh fetches each."""
-    match = re.search(r"<kafka.matrix.versions>([^<]+)</kafka.matrix.versions>",
-                      POM.read_text())
-    if match is None:
-        raise RuntimeError(f"{POM} names no <kafka.matrix.versions>")
-    return [v.strip() for v in match.group(1).split(",") if v.strip()]
+    return [v.strip() for v in _pom_property("kafka.matrix.versions").split(",") if v.strip()]
 
 
 def java_binary() -> str | None:

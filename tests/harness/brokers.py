@@ -70,6 +70,7 @@ class Broker:
         # A broker just (re)started on a loaded machine may time out the first requests while
         # its controller catches up: those are tried again for up to CREATE_TIMEOUT seconds
         # (an attempt that timed out may have created the topic).
+        retriable = {getattr(KafkaError, n) for n in _CREATE_RETRIABLE_NAMES}
         deadline = time.monotonic() + CREATE_TIMEOUT
         retried = False
         while True:
@@ -86,7 +87,6 @@ class Broker:
                 code = exc.args[0].code()
                 if retried and code == KafkaError.TOPIC_ALREADY_EXISTS:
                     return
-                retriable = {getattr(KafkaError, n) for n in _CREATE_RETRIABLE_NAMES}
                 if code not in retriable or time.monotonic() > deadline:
                     raise
             retried = True
