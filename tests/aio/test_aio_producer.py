@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import time
 
 import numpy as np
 import pytest
@@ -14,6 +15,9 @@ from readback import read_confluent
 from kafka_fast import KafkaError, KafkaException, Message
 from kafka_fast._impl import load
 from kafka_fast.aio import AIOProducer
+
+#: Long enough that a produce() blocking for space would be told from a loaded machine.
+LINGER_MS = 4000
 
 
 def run(coro):
@@ -108,25 +112,34 @@ async def _ticker(ticks: list[float], stop: asyncio.Event) -> None:
 
 
 def test_the_loop_is_never_blocked_while_the_queue_is_full(broker):
+    """The 101st record waits for the first 100 to be sent after their 4 s linger: a produce()
+    that blocked for space would stop the loop that long; one that awaits keeps it ticking."""
     topic = unique_topic("aio-full")
     create_topic(broker, topic, 1)
     ticks: list[float] = []
+    waited: list[float] = []
 
     async def main():
         stop = asyncio.Event()
         tick_task = asyncio.ensure_future(_ticker(ticks, stop))
         async with AIOProducer(broker.client_config(
-                {"queue.buffering.max.messages": 100, "linger.ms": 20})) as producer:
-            futures = [await producer.produce(topic, b"%05d" % i) for i in range(2000)]
+                {"queue.buffering.max.messages": 100, "linger.ms": LINGER_MS})) as producer:
+            await asyncio.sleep(0.05)  # the ticker is running before the queue fills
+            futures = [await producer.produce(topic, b"%05d" % i) for i in range(100)]
+            started = time.monotonic()
+            futures += [await producer.produce(topic, b"%05d" % i) for i in range(100, 200)]
+            waited.append(time.monotonic() - started)
             msgs = await asyncio.gather(*futures)
         stop.set()
         await tick_task
         return msgs
 
     msgs = run(main())
-    assert [m.offset() for m in msgs] == list(range(2000))
+    assert [(m.offset(), m.value()) for m in msgs] == [(i, b"%05d" % i) for i in range(200)]
+    assert waited[0] >= 0.9 * LINGER_MS / 1000, f"no wait for space: {waited[0]:.2f}s"
     gaps = np.diff(ticks)
-    assert len(ticks) > 3 and gaps.max() < 1.0, f"the loop stalled for {gaps.max():.2f}s"
+    assert len(ticks) > 3 and gaps.max() < LINGER_MS / 2000, \
+        f"the loop stalled for {gaps.max():.2f}s"
 
 
 def test_a_large_produce_batch_to_a_stalled_broker_never_blocks_the_loop(fresh_mock_cluster):

@@ -154,9 +154,13 @@ def test_token_for_another_audience_is_refused_by_the_broker(oidc_kafka, mock_oa
 
 
 def test_tokens_from_the_endpoint_are_renewed_after_80_percent_of_their_life(mock_oauth2):
-    fetch = OidcClientCredentials(mock_oauth2.token_url(), OIDC_CLIENTS[0], "s", "kafka")
+    # One frozen clock for the fetch and the cache: the machine's pace does not move "now".
+    start = time.time()
     offset = [0.0]
-    source = TokenSource(fetch, clock=lambda: time.time() + offset[0], blocking=True)
+    clock = lambda: start + offset[0]  # noqa: E731
+    fetch = OidcClientCredentials(mock_oauth2.token_url(), OIDC_CLIENTS[0], "s", "kafka",
+                                  clock=clock)
+    source = TokenSource(fetch, clock=clock, blocking=True)
     first = source.token()
     assert first.principal == OIDC_CLIENTS[0]
     assert time.time() + TOKEN_LIFETIME - 3 < first.expiry <= time.time() + TOKEN_LIFETIME + 1
