@@ -180,3 +180,21 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
     for name in set(_PLAN.started) - wanted:
         for fixturedef in _PLAN.started.pop(name):
             fixturedef.finish(item._request)
+
+
+#: Environment variable naming a file to which each test's phases are appended as JSON lines
+#: (node id, worker, phase, start and stop in seconds since the epoch): the run's timeline.
+TIMELINE_ENV = "KAFKA_FAST_TEST_TIMELINE"
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Append the phase to the timeline file, on the controller (or a run without workers)."""
+    path = os.environ.get(TIMELINE_ENV)
+    if not path or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    node = getattr(report, "node", None)
+    worker = node.gateway.id if node is not None else "main"
+    with open(path, "a") as out:
+        out.write(json.dumps({"test": report.nodeid, "worker": worker, "phase": report.when,
+                              "start": report.start, "stop": report.stop,
+                              "outcome": report.outcome}) + "\n")
