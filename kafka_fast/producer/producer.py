@@ -522,9 +522,13 @@ class Producer(ProduceRouter):
         self.close()
 
     def __del__(self) -> None:
+        # A constructor that raised leaves the later attributes unset: a client it made is
+        # stopped all the same; without one there is nothing to stop.
+        state = self.__dict__
+        if state.get("_closed", False) or "_client" not in state:
+            return
         try:
-            if not self._closed:
-                self._client.close(0)
-                switch_interval.release(self.__dict__.pop("_switch", None))
+            self._client.close(0)
+            switch_interval.release(state.pop("_switch", None))
         except Exception:  # interpreter shutdown: modules may be gone
             log.debug("stopping a dropped producer's client failed", exc_info=True)

@@ -214,3 +214,16 @@ def _murmur(key: bytes) -> int:
     from kafka_fast.producer.partitioner import murmur2
 
     return murmur2(key)
+
+
+def test_a_producer_whose_constructor_raised_is_dropped_quietly(caplog):
+    """The half-made object of a refused configuration is collected without a logged
+    traceback (its __del__ has nothing to stop)."""
+    import gc
+    import logging
+
+    caplog.set_level(logging.DEBUG, logger="kafka_fast")
+    with pytest.raises(ConfigError, match="acks"):
+        Producer({"bootstrap.servers": _dead(), "acks": "several"})
+    gc.collect()
+    assert [r.getMessage() for r in caplog.records if r.exc_info] == []
