@@ -3,14 +3,12 @@
 ``package()`` names the Maven coordinate for the installed PySpark: its own version when
 Maven Central has it, else the newest published release of the same major version (the
 connector is published after PySpark itself; a Spark 4.x connector runs on any 4.x).
-``session(...)`` starts a local Spark session that has it (and ``kafka_fast`` registered).
-
-    python tests/spark/builtin_connector.py BOOTSTRAP TOPIC   # JSON: both connectors' rows
+``session(...)`` starts a local Spark session that has it (and ``kafka_fast`` registered);
+``read_rows(...)`` reads a topic with either connector as comparable rows.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -79,24 +77,3 @@ def read_rows(spark: Any, fmt: str, bootstrap: str, topic: str) -> list[list]:
                    r.value.hex() if r.value is not None else None, r.timestamp.isoformat(),
                    r.timestampType, [[h.key, h.value.hex()] for h in r.headers or ()]]
                   for r in df.collect())
-
-
-def main(argv: list[str]) -> int:
-    bootstrap, topic = argv
-    coordinate = package()
-    if coordinate is None:
-        print(json.dumps({"skip": "spark-sql-kafka-0-10 is not resolvable from Maven Central"}))
-        return 0
-    spark = session(coordinate)
-    try:
-        out = {"package": coordinate,
-               "builtin": read_rows(spark, "kafka", bootstrap, topic),
-               "kafka_fast": read_rows(spark, "kafka_fast", bootstrap, topic)}
-    finally:
-        spark.stop()
-    print(json.dumps(out))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -60,3 +60,16 @@ def spark(builtin_package):
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="module")
+def both(spark, builtin_package):
+    """The shared session, with both connectors."""
+    if builtin_package is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Spark's Kafka connector (spark-sql-kafka-0-10) is not resolvable")
+        pytest.skip("Spark's Kafka connector (spark-sql-kafka-0-10) is not resolvable")
+    import kafka_fast.spark
+
+    kafka_fast.spark.register(spark)
+    return spark

@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 import kafka_fast.spark as kspark
 from kafka_fast.spark.source import driver_cores, parse_source_options
 
+from .builtin_connector import read_rows
 from .kafka_records import read_committed
 
 pytestmark = pytest.mark.timeout(300)
@@ -361,22 +362,12 @@ def test_exactly_once_stream_write_survives_a_failed_task(spark, kafka, tmp_path
 # Spark's built-in Kafka connector reads the same rows
 
 
-def test_builtin_connector_reads_the_same_rows(kafka, three_partitions):
+def test_builtin_connector_reads_the_same_rows(both, kafka, three_partitions):
     topic, log = three_partitions
-    script = Path(__file__).with_name("builtin_connector.py")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, str(script), kafka.bootstrap, topic], env=env,
-                          capture_output=True, text=True, timeout=280)
-    assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
-    if "skip" in out:
-        if os.environ.get("CI") == "true":
-            pytest.fail(out["skip"])
-        pytest.skip(out["skip"])
-    assert len(out["builtin"]) == len(log) == 300
-    assert out["kafka_fast"] == out["builtin"], out["package"]
-    assert [(r[1], r[2], bytes.fromhex(r[3]), bytes.fromhex(r[4])) for r in out["builtin"]] == [
+    builtin = read_rows(both, "kafka", kafka.bootstrap, topic)
+    assert len(builtin) == len(log) == 300
+    assert read_rows(both, "kafka_fast", kafka.bootstrap, topic) == builtin
+    assert [(r[1], r[2], bytes.fromhex(r[3]), bytes.fromhex(r[4])) for r in builtin] == [
         (p, o, k, v) for p, o, k, v, _ in log]
 
 

@@ -9,7 +9,6 @@ builds the option table of docs/spark.md from those names."""
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 import uuid
@@ -21,8 +20,6 @@ from confluent_kafka import TopicPartition as CTP
 from confluent_kafka.admin import AdminClient
 from harness import create_topic, unique_topic
 from pyspark.sql import functions as F
-
-import kafka_fast.spark as kspark
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -36,17 +33,6 @@ def covers(*options: str):
         fn.covers = options
         return fn
     return mark
-
-
-@pytest.fixture(scope="module")
-def both(spark, builtin_package):
-    """The shared session, with both connectors."""
-    if builtin_package is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("Spark's Kafka connector (spark-sql-kafka-0-10) is not resolvable")
-        pytest.skip("Spark's Kafka connector (spark-sql-kafka-0-10) is not resolvable")
-    kspark.register(spark)
-    return spark
 
 
 def produce(kafka, topic: str, items) -> None:
