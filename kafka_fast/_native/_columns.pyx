@@ -2,76 +2,44 @@
 """Build ``Message`` objects from decoded record columns, compiled (twin: ``kafka_fast._pure.columns``).
 
 ``append_messages`` turns a run of one batch's columns into ``Message`` objects in one C loop:
-the instance is allocated with the type's ``tp_alloc`` and its slots are written directly at the
-offsets the slot descriptors report (the same store the descriptors perform), so a message
-costs its allocation plus the key and value ``bytes``.
+each ``Message`` (``_message.pyx``) is made without ``__init__`` and its fields written directly,
+positions as C values, so a message costs its allocation plus the key and value ``bytes``.
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from cpython.long cimport PyLong_FromLongLong
-from cpython.object cimport PyObject, PyTypeObject
-from cpython.ref cimport Py_INCREF, Py_XDECREF
-from libc.stdint cimport int64_t, uint8_t
+from cpython.object cimport PyObject
+from libc.stdint cimport int32_t, int64_t, uint8_t
+
+from kafka_fast._native._message cimport Message
 
 import numpy as np
 
 from kafka_fast.records.buffers import byte_view
-from kafka_fast.message import Message
 
 
 cdef extern from "Python.h":
-    ctypedef struct PyMemberDef:
-        const char *name
-        int type
-        Py_ssize_t offset
-        int flags
-    ctypedef struct PyMemberDescrObject:
-        PyMemberDef *d_member
-    PyTypeObject PyMemberDescr_Type
-    PyObject *PyType_GenericAlloc(PyTypeObject *t, Py_ssize_t n) except NULL
     void PyObject_GC_UnTrack(void *op)
-    int PyObject_IS_GC(PyObject *op)
-    int T_OBJECT_EX
 
 
-cdef PyTypeObject *MSG_TYPE = <PyTypeObject *>Message
-cdef Py_ssize_t O_TOPIC, O_PARTITION, O_OFFSET, O_KEY, O_VALUE, O_HEADERS
-cdef Py_ssize_t O_TSTYPE, O_TS, O_ERROR, O_LATENCY, O_EPOCH, O_DELIVERED
-
-
-cdef Py_ssize_t _slot(str name) except -1:
-    descr = Message.__dict__[name]
-    descr_type = type(descr)
-    if <PyTypeObject *>descr_type is not &PyMemberDescr_Type:
-        raise TypeError(f"Message.{name} is not a slot")
-    cdef PyMemberDef *m = (<PyMemberDescrObject *><PyObject *>descr).d_member
-    if m.type != T_OBJECT_EX:
-        raise TypeError(f"Message.{name} is not an object slot")
-    return m.offset
-
-
-O_TOPIC = _slot("_topic")
-O_PARTITION = _slot("_partition")
-O_OFFSET = _slot("_offset")
-O_KEY = _slot("_key")
-O_VALUE = _slot("_value")
-O_HEADERS = _slot("_headers")
-O_TSTYPE = _slot("_timestamp_type")
-O_TS = _slot("_timestamp")
-O_ERROR = _slot("_error")
-O_LATENCY = _slot("_latency")
-O_EPOCH = _slot("_leader_epoch")
-O_DELIVERED = _slot("_delivered")
-
-
-cdef inline void _put(object obj, Py_ssize_t off, object value) noexcept:
-    # Steals nothing: takes a new reference to value, drops the old one. Cannot fail, so no
-    # exception check follows each of the dozen stores per message.
-    cdef PyObject **slot = <PyObject **>((<char *><PyObject *>obj) + off)
-    cdef PyObject *old = slot[0]
-    Py_INCREF(value)
-    slot[0] = <PyObject *>value
-    Py_XDECREF(old)
+cdef inline Message _new(object topic, int32_t partition, int64_t offset, object key,
+                         object value, object headers, int32_t tstype, int64_t ts,
+                         object error, int32_t epoch):
+    # tp_new without __init__: the fields are written here, positions as C values (negative
+    # ones stored as the constructor stores them).
+    cdef Message msg = Message.__new__(Message)
+    msg.topic_ = topic
+    msg.partition_ = partition if partition >= 0 else -1
+    msg.offset_ = offset if offset >= 0 else -1001
+    msg.key_ = key
+    msg.value_ = value
+    msg.headers_ = headers
+    msg.timestamp_type_ = tstype
+    msg.timestamp_ = ts
+    msg.error_ = error
+    msg.latency_ = -1.0
+    msg.leader_epoch_ = epoch if epoch >= 0 else -1
+    msg.delivered_ = -1
+    return msg
 
 
 cdef inline object _field(const uint8_t[::1] data, const int64_t[::1] offs,
@@ -116,39 +84,23 @@ def append_messages(list out, str topic, int partition, cols, Py_ssize_t start,
     cdef bint has_headers = headers is not None
     if has_headers and len(headers) != n:
         raise ValueError("record headers column has the wrong length")
-    part = partition
-    tstype = timestamp_type
-    epoch = leader_epoch if leader_epoch >= 0 else None
+    cdef int32_t epoch = leader_epoch if leader_epoch >= 0 else -1
     cdef Py_ssize_t i
-    cdef object msg
-    cdef bint untrack = not has_headers
+    cdef Message msg
+    cdef object hdrs = None
     for i in range(start, stop):  # every slice checked first: all records or none
         if not (0 <= ko[i] <= ko[i + 1] <= kd.shape[0] and 0 <= vo[i] <= vo[i + 1] <= vd.shape[0]):
             raise ValueError(f"column offsets out of bounds at record {i}")
     for i in range(start, stop):
-        msg = <object>PyType_GenericAlloc(MSG_TYPE, 0)
-        # PyType_GenericAlloc returned a new reference that <object> took over once more.
-        Py_XDECREF(<PyObject *>msg)
-        _put(msg, O_TOPIC, topic)
-        _put(msg, O_PARTITION, part)
-        _put(msg, O_OFFSET, PyLong_FromLongLong(offsets[i]))
-        _put(msg, O_KEY, _field(kd, ko, kn, True, i))
-        _put(msg, O_VALUE, _field(vd, vo, vn, True, i))
         if has_headers:
-            h = headers[i]
-            _put(msg, O_HEADERS, h if h else None)
-        else:
-            _put(msg, O_HEADERS, None)
-        _put(msg, O_TSTYPE, tstype)
-        _put(msg, O_TS, PyLong_FromLongLong(timestamps[i]))
-        _put(msg, O_ERROR, None)
-        _put(msg, O_LATENCY, None)
-        _put(msg, O_EPOCH, epoch)
-        _put(msg, O_DELIVERED, None)
-        if untrack:
-            # Holds only bytes, ints, str and None (headers lists stay tracked themselves),
-            # so it can never close a reference cycle: keep it out of the cycle collector,
-            # which would otherwise rescan every message of a large consume() list.
+            hdrs = headers[i] or None
+        msg = _new(topic, partition, offsets[i], _field(kd, ko, kn, True, i),
+                   _field(vd, vo, vn, True, i), hdrs, timestamp_type, timestamps[i], None,
+                   epoch)
+        if not has_headers:
+            # Holds only bytes and str (headers lists stay tracked themselves), so it can
+            # never close a reference cycle: keep it out of the cycle collector, which would
+            # otherwise rescan every message of a large consume() list.
             PyObject_GC_UnTrack(<PyObject *>msg)
         out.append(msg)
     return stop - start
@@ -214,29 +166,6 @@ cdef class _Cells:
         return _field(self.data, self.offs, self.nulls, self.has_nulls, i)
 
 
-cdef inline object _report(object topic, object partition, object offset, object key,
-                           object value, object headers, object tstype, object ts,
-                           object error):
-    """A delivery-report ``Message`` (no latency, no leader epoch), its slots written
-    directly."""
-    cdef object msg = <object>PyType_GenericAlloc(MSG_TYPE, 0)
-    # PyType_GenericAlloc returned a new reference that <object> took over once more.
-    Py_XDECREF(<PyObject *>msg)
-    _put(msg, O_TOPIC, topic)
-    _put(msg, O_PARTITION, partition)
-    _put(msg, O_OFFSET, offset)
-    _put(msg, O_KEY, key)
-    _put(msg, O_VALUE, value)
-    _put(msg, O_HEADERS, headers)
-    _put(msg, O_TSTYPE, tstype)
-    _put(msg, O_TS, ts)
-    _put(msg, O_ERROR, error)
-    _put(msg, O_LATENCY, None)
-    _put(msg, O_EPOCH, None)
-    _put(msg, O_DELIVERED, None)
-    return msg
-
-
 def delivery_messages(list out, str topic, int partition, int64_t base_offset, values, keys,
                       headers, timestamps, int timestamp_type, int64_t fixed_timestamp,
                       error, Py_ssize_t count):
@@ -252,17 +181,13 @@ def delivery_messages(list out, str topic, int partition, int64_t base_offset, v
     cdef bint has_headers = headers is not None
     if has_headers and len(headers) < count:
         raise ValueError(f"headers has {len(headers)} rows for {count} records")
-    part = partition
-    tstype = timestamp_type
-    fixed = fixed_timestamp
-    no_offset = -1001
     cdef Py_ssize_t i
-    cdef object msg
+    cdef Message msg
     for i in range(count):
-        msg = _report(topic, part, PyLong_FromLongLong(base_offset + i) if base_offset >= 0
-                      else no_offset, ks.cell(i), vals.cell(i),
-                      headers[i] if has_headers else None, tstype,
-                      fixed if fixed_timestamp >= 0 else PyLong_FromLongLong(ts[i]), error)
+        msg = _new(topic, partition, base_offset + i if base_offset >= 0 else -1001,
+                   ks.cell(i), vals.cell(i), headers[i] if has_headers else None,
+                   timestamp_type, fixed_timestamp if fixed_timestamp >= 0 else ts[i], error,
+                   -1)
         if not has_headers:
             # As in append_messages: bytes, ints, str, None and the batch's error cannot
             # close a reference cycle, so the cycle collector need not scan the message.
@@ -281,20 +206,17 @@ def entry_messages(list out, list items, str topic, int partition, int64_t base_
     cdef Py_ssize_t n = len(items) // 5
     if len(items) != n * 5:
         raise ValueError(f"record entries hold {len(items)} items, not five per record")
-    part = partition
-    tstype = timestamp_type
-    fixed = fixed_timestamp
-    no_offset = -1001
     cdef Py_ssize_t i
-    cdef object msg, hdrs
+    cdef Message msg
+    cdef object hdrs
     for i in range(n):
         if items[5 * i] is None:
             out.append(None)
             continue
         hdrs = items[5 * i + 3]
-        msg = _report(topic, part, PyLong_FromLongLong(base_offset + i) if base_offset >= 0
-                      else no_offset, items[5 * i + 1], items[5 * i + 2], hdrs, tstype,
-                      fixed if fixed_timestamp >= 0 else items[5 * i + 4], error)
+        msg = _new(topic, partition, base_offset + i if base_offset >= 0 else -1001,
+                   items[5 * i + 1], items[5 * i + 2], hdrs, timestamp_type,
+                   fixed_timestamp if fixed_timestamp >= 0 else items[5 * i + 4], error, -1)
         if hdrs is None and _atomic(items[5 * i + 1]) and _atomic(items[5 * i + 2]):
             # As in delivery_messages: nothing here can close a reference cycle.
             PyObject_GC_UnTrack(<PyObject *>msg)

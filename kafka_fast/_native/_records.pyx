@@ -735,6 +735,7 @@ def encode_batch(values, keys=None, *, timestamps=None, headers=None, compressio
 
 
 @cython.final
+@cython.binding(False)  # methods check their self (Cls.method(None) raises TypeError)
 cdef class RecordBatchBuilder:
     """Builds one RecordBatch record by record; ``append`` returns False once it is full."""
 
@@ -1003,6 +1004,7 @@ cdef class _Region:
 
 
 @cython.final
+@cython.binding(False)
 cdef class RecordBatch:
     """A decoded RecordBatch (magic 2) header; records are parsed on ``records()``/``columns()``."""
 

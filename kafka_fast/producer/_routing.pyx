@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, binding=False
 """The producer's routing state, compiled (twin: ``kafka_fast._pure.routing``).
 
 The accumulator, its topic and partition states (``kafka_fast.producer.accumulator``) subclass

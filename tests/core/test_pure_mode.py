@@ -41,9 +41,10 @@ CHOICES = [
      "kafka_fast._pure.columns"),
     ("kafka_fast.consumer.batch_view", "append_messages", "kafka_fast._native._columns",
      "kafka_fast._pure.columns"),
+    ("kafka_fast.message", "_impl", "kafka_fast._native._message", "kafka_fast._pure.message"),
 ]
 FLAGS = ["kafka_fast.records", "kafka_fast.codecs.crc", "kafka_fast.producer.partitioner",
-         "kafka_fast.producer.routing", "kafka_fast.producer.wire"]
+         "kafka_fast.producer.routing", "kafka_fast.producer.wire", "kafka_fast.message"]
 
 
 def in_use(module: str, attr: str) -> str:

@@ -16,9 +16,9 @@ import pytest
 from harness.peers import missing
 
 ROOT = Path(__file__).resolve().parents[2]
-NATIVE_MODULES = ("_native._columns", "_native._crc32c", "_native._fetchwire", "_native._partition",
-                  "_native._producewire", "_native._records", "_native._sockio", "producer._produce",
-                  "producer._routing")
+NATIVE_MODULES = ("_native._columns", "_native._crc32c", "_native._fetchwire", "_native._message",
+                  "_native._partition", "_native._producewire", "_native._records", "_native._sockio",
+                  "producer._produce", "producer._routing")
 
 GOOD = """\
 from kafka_fast import (AdminClient, Consumer, KafkaError, Producer, SerializingProducer,

@@ -1,0 +1,177 @@
+# cython: language_level=3
+"""``Message``, compiled (twin: ``kafka_fast._pure.message``).
+
+Positions (partition, offset, timestamp, leader epoch, latency, delivery count) are C fields
+made into Python objects when asked for, so a consumed record costs its ``Message`` and its key
+and value ``bytes``; the data fields (topic, key, value, headers, error) hold any object.
+"""
+
+cimport cython
+from cpython.number cimport PyNumber_Index
+from libc.stdint cimport int32_t, int64_t
+
+
+cdef extern from "Python.h":
+    ctypedef struct PyTypeObject:
+        const char *tp_name
+
+
+cdef inline int64_t _int64(object value) except? -1:
+    # Integers only (``__index__``), as operator.index: a float or a str is a TypeError.
+    return PyNumber_Index(value)
+
+
+cdef inline int32_t _int32(object value, str what) except? -1:
+    cdef long long number = _int64(value)
+    if not -2147483648 <= number <= 2147483647:
+        raise OverflowError(f"{what} {number} does not fit in 32 bits")
+    return <int32_t>number
+
+
+@cython.binding(False)  # methods check their self: Message.topic(None) raises TypeError
+cdef class Message:
+    """A record with its topic, partition, offset and error (confluent-kafka's accessors)."""
+
+    def __init__(self, topic=None, partition=-1, offset=-1001, key=None, value=None,
+                 headers=None, error=None, timestamp=(0, 0), latency=None, leader_epoch=None,
+                 delivery_count=-1):
+        # As the twin: integers for the positions (negative is "none"), a (type, ms) tuple or
+        # None for the timestamp, a 16-bit delivery count ("none" when not positive).
+        cdef int32_t part = _int32(partition, "partition")
+        cdef int64_t off = _int64(offset)
+        if timestamp is None:
+            timestamp = (0, 0)
+        if not isinstance(timestamp, tuple) or len(timestamp) != 2:
+            raise TypeError("timestamp must be a tuple of (int, int)")
+        cdef int32_t tstype = _int32(timestamp[0], "timestamp type")
+        cdef int64_t ts = _int64(timestamp[1])
+        cdef double lat = -1.0 if latency is None else <double>latency
+        cdef int32_t epoch = -1 if leader_epoch is None else _int32(leader_epoch, "leader_epoch")
+        cdef long long count = _int64(delivery_count)
+        if not -32768 <= count <= 32767:
+            raise OverflowError(f"delivery_count {count} does not fit in 16 bits")
+        self.topic_ = topic
+        self.partition_ = part if part >= 0 else -1
+        self.offset_ = off if off >= 0 else -1001
+        self.key_ = key
+        self.value_ = value
+        self.headers_ = headers
+        self.timestamp_type_ = tstype
+        self.timestamp_ = ts
+        self.error_ = error
+        self.latency_ = lat
+        self.leader_epoch_ = epoch if epoch >= 0 else -1
+        self.delivered_ = <int32_t>count if count > 0 else -1
+
+    def topic(self):
+        """The topic name."""
+        return self.topic_
+
+    def partition(self):
+        """The partition, or None if unassigned. A record produced to a partition its topic
+        does not have reports that partition, as confluent-kafka does."""
+        return None if self.partition_ < 0 else self.partition_
+
+    def offset(self):
+        """The offset, or None if unknown."""
+        return None if self.offset_ < 0 else self.offset_
+
+    def key(self):
+        """The key bytes (None if null)."""
+        return self.key_
+
+    def value(self):
+        """The value bytes (None if null)."""
+        return self.value_
+
+    def headers(self):
+        """Headers as a list of ``(name, value)`` pairs (None for a record without any)."""
+        return self.headers_
+
+    def timestamp(self):
+        """``(timestamp_type, timestamp_ms)``."""
+        return (self.timestamp_type_, self.timestamp_)
+
+    def error(self):
+        """A ``KafkaError`` if this message reports an error, else None."""
+        return self.error_
+
+    def latency(self):
+        """Produce latency in seconds (delivery reports only)."""
+        return None if self.latency_ < 0 else self.latency_
+
+    def leader_epoch(self):
+        """The partition leader epoch of the record's batch, if known."""
+        return None if self.leader_epoch_ < 0 else self.leader_epoch_
+
+    def len(self):
+        """Length of the value in bytes."""
+        return len(self.value_) if self.value_ is not None else 0
+
+    def __len__(self):
+        return len(self.value_) if self.value_ is not None else 0
+
+    def set_headers(self, headers):
+        """Replace the headers."""
+        self.headers_ = headers
+
+    def set_key(self, key):
+        """Replace the key."""
+        self.key_ = key
+
+    def set_value(self, value):
+        """Replace the value."""
+        self.value_ = value
+
+    def set_topic(self, topic):
+        """Replace the topic name."""
+        self.topic_ = topic
+
+    def set_error(self, error):
+        """Replace the error."""
+        self.error_ = error
+
+    def deserialized_key(self):
+        """The key as a ``DeserializingConsumer`` left it (the same object as ``key()``)."""
+        return self.key_
+
+    def deserialized_value(self):
+        """The value as a ``DeserializingConsumer`` left it (the same object as ``value()``)."""
+        return self.value_
+
+    def delivery_count(self):
+        """How often a share group delivered this record; None outside share groups."""
+        return None if self.delivered_ <= 0 else self.delivered_
+
+    def __reduce__(self):
+        """Pickled as confluent-kafka pickles it: the base class and its constructor's
+        arguments (-1, -1001, -1.0 standing for "none")."""
+        return (Message, self._args())
+
+    cdef tuple _args(self):
+        return (self.topic_, self.partition_, self.offset_, self.key_, self.value_,
+                self.headers_, self.error_, (self.timestamp_type_, self.timestamp_),
+                self.latency_ if not self.latency_ < 0 else -1.0, self.leader_epoch_,
+                self.delivered_)
+
+    def __eq__(self, other):
+        if not isinstance(other, Message):
+            return NotImplemented
+        return self._args() == (<Message>other)._args()
+
+    def __ne__(self, other):
+        if not isinstance(other, Message):
+            return NotImplemented
+        return self._args() != (<Message>other)._args()
+
+    __hash__ = None
+
+    def __repr__(self):
+        return (f"Message(topic={self.topic_!r}, partition={self.partition_}, "
+                f"offset={self.offset_}, key={self.key_!r}, error={self.error_!r})")
+
+
+# Named where users import it from, as the twin (``__module__``): pickles name
+# ``kafka_fast.message.Message``, which loads in either mode and in later releases.
+cdef const char *PUBLIC_NAME = "kafka_fast.message.Message"
+(<PyTypeObject *>Message).tp_name = PUBLIC_NAME
