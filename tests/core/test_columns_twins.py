@@ -1,5 +1,5 @@
-"""``append_messages`` (compiled: writes Message slots at the offsets the slot descriptors
-report) against its pure twin: the same messages, every slot set, references counted right."""
+"""``append_messages`` (compiled: writes the compiled Message's fields directly) against its
+pure twin: the same messages, every field set, references counted right."""
 
 from __future__ import annotations
 
@@ -19,8 +19,13 @@ IMPLS = {"native": native_columns, "pure": pure_columns}
 
 
 def state(msg: Message) -> tuple:
-    """Every slot of a message (AttributeError if one was left unset)."""
-    return tuple(getattr(msg, slot) for slot in Message.__slots__)
+    """Every field of a message, as stored (its pickle's arguments, "none" as None): topic,
+    partition, offset, key, value, headers, timestamp type, timestamp, error, latency, leader
+    epoch, delivery count."""
+    assert type(msg) is Message
+    topic, part, off, key, value, hdrs, err, (tstype, ts), lat, epoch, count = msg.__reduce__()[1]
+    return (topic, part, off, key, value, hdrs, tstype, ts, err, None if lat < 0 else lat,
+            None if epoch < 0 else epoch, None if count < 0 else count)
 
 
 def accessors(msg: Message) -> tuple:
