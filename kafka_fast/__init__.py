@@ -21,7 +21,6 @@ from .message import (
     TIMESTAMP_CREATE_TIME,
     TIMESTAMP_LOG_APPEND_TIME,
     TIMESTAMP_NOT_AVAILABLE,
-    Message,
 )
 from .topic_partition import (
     OFFSET_BEGINNING,
@@ -48,6 +47,7 @@ if TYPE_CHECKING:
     from .codecs.crc import crc32c_impl as crc32c_impl
     from .consumer import Consumer as Consumer
     from .consumer import RecordBatchView as RecordBatchView
+    from .message import Message as Message
     from .net.events import ThrottleEvent as ThrottleEvent
     from .producer import Producer as Producer
     from .producer.partitioners import consistent as consistent
@@ -73,6 +73,7 @@ _LAZY = {
         "ElectionType", "IsolationLevel", "Node", "TopicCollection", "TopicPartitionInfo",
         "Uuid")},
     "RecordBatchView": ("kafka_fast.consumer", "RecordBatchView"),
+    "Message": ("kafka_fast.message", "Message"),
     "SerializingProducer": ("kafka_fast.serialization.producer", "SerializingProducer"),
     "ThrottleEvent": ("kafka_fast.net.events", "ThrottleEvent"),
     "murmur2": ("kafka_fast.producer.partitioners", "murmur2"),

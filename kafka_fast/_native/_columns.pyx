@@ -24,11 +24,11 @@ cdef extern from "Python.h":
 cdef inline Message _new(object topic, int32_t partition, int64_t offset, object key,
                          object value, object headers, int32_t tstype, int64_t ts,
                          object error, int32_t epoch):
-    # tp_new without __init__: the fields are written here, positions as C values (negative
-    # ones stored as the constructor stores them).
+    # tp_new without __init__: the fields are written here, positions as C values, as
+    # _message.build writes them (the partition as given).
     cdef Message msg = Message.__new__(Message)
     msg.topic_ = topic
-    msg.partition_ = partition if partition >= 0 else -1
+    msg.partition_ = partition
     msg.offset_ = offset if offset >= 0 else -1001
     msg.key_ = key
     msg.value_ = value

@@ -70,7 +70,7 @@ cdef class Message:
     def partition(self):
         """The partition, or None if unassigned. A record produced to a partition its topic
         does not have reports that partition, as confluent-kafka does."""
-        return None if self.partition_ < 0 else self.partition_
+        return None if self.partition_ == -1 else self.partition_
 
     def offset(self):
         """The offset, or None if unknown."""
@@ -169,6 +169,27 @@ cdef class Message:
     def __repr__(self):
         return (f"Message(topic={self.topic_!r}, partition={self.partition_}, "
                 f"offset={self.offset_}, key={self.key_!r}, error={self.error_!r})")
+
+
+def build(topic, int32_t partition, int64_t offset, key, value, headers, int32_t timestamp_type,
+          int64_t timestamp, error, int32_t leader_epoch):
+    """A ``Message`` of these fields, the partition as given (a delivery report names the
+    partition a record was produced to, even a negative one, as confluent-kafka's do); a
+    negative offset or leader epoch is "none"."""
+    cdef Message msg = Message.__new__(Message)
+    msg.topic_ = topic
+    msg.partition_ = partition
+    msg.offset_ = offset if offset >= 0 else -1001
+    msg.key_ = key
+    msg.value_ = value
+    msg.headers_ = headers
+    msg.timestamp_type_ = timestamp_type
+    msg.timestamp_ = timestamp
+    msg.error_ = error
+    msg.latency_ = -1.0
+    msg.leader_epoch_ = leader_epoch if leader_epoch >= 0 else -1
+    msg.delivered_ = -1
+    return msg
 
 
 # Named where users import it from, as the twin (``__module__``): pickles name

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kafka_fast.message import Message
+from kafka_fast.message import build
 from kafka_fast.records.buffers import byte_view
 
 
@@ -25,7 +25,6 @@ def append_messages(out: list, topic: str, partition: int, cols, start: int, sto
     offsets = cols.offsets.tolist()
     timestamps = cols.timestamps.tolist()
     headers = cols.headers
-    epoch = leader_epoch if leader_epoch >= 0 else None
     if (len(timestamps) != n or len(ko) != n + 1 or len(vo) != n + 1 or len(kn) != n
             or len(vn) != n):
         raise ValueError("record columns have inconsistent lengths")
@@ -36,13 +35,12 @@ def append_messages(out: list, topic: str, partition: int, cols, start: int, sto
             if not 0 <= offs[i] <= offs[i + 1] <= len(data):
                 raise ValueError(f"column offsets out of bounds at record {i}")
     for i in range(start, stop):
-        out.append(Message(
+        out.append(build(
             topic, partition, offsets[i],
             None if kn[i] else bytes(kd[ko[i]:ko[i + 1]]),
             None if vn[i] else bytes(vd[vo[i]:vo[i + 1]]),
             (headers[i] or None) if headers is not None else None,
-            timestamp=(timestamp_type, timestamps[i]), leader_epoch=epoch,
-        ))
+            timestamp_type, timestamps[i], None, leader_epoch))
     return stop - start
 
 
@@ -124,10 +122,10 @@ def delivery_messages(out: list, topic: str, partition: int, base_offset: int, v
     if headers is not None and len(headers) < count:
         raise ValueError(f"headers has {len(headers)} rows for {count} records")
     for i in range(count):
-        out.append(Message(
+        out.append(build(
             topic, partition, base_offset + i if base_offset >= 0 else -1001,
-            ks.cell(i), vals.cell(i), None if headers is None else headers[i], error,
-            (timestamp_type, fixed_timestamp if fixed_timestamp >= 0 else ts[i])))
+            ks.cell(i), vals.cell(i), None if headers is None else headers[i], timestamp_type,
+            fixed_timestamp if fixed_timestamp >= 0 else ts[i], error, -1))
     return count
 
 
@@ -146,7 +144,7 @@ def entry_messages(out: list, items: list, topic: str, partition: int, base_offs
         if cb is None:
             out.append(None)
             continue
-        out.append(Message(topic, partition, base_offset + i if base_offset >= 0 else -1001,
-                           key, value, headers, error,
-                           (timestamp_type, fixed_timestamp if fixed_timestamp >= 0 else ts)))
+        out.append(build(topic, partition, base_offset + i if base_offset >= 0 else -1001,
+                         key, value, headers, timestamp_type,
+                         fixed_timestamp if fixed_timestamp >= 0 else ts, error, -1))
     return n

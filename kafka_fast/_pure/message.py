@@ -82,7 +82,7 @@ class Message:
     def partition(self) -> int | None:
         """The partition, or None if unassigned. A record produced to a partition its topic
         does not have reports that partition, as confluent-kafka does."""
-        return None if self._partition < 0 else self._partition
+        return None if self._partition == -1 else self._partition
 
     def offset(self) -> int | None:
         """The offset, or None if unknown."""
@@ -176,3 +176,14 @@ class Message:
             f"Message(topic={self._topic!r}, partition={self._partition}, "
             f"offset={self._offset}, key={self._key!r}, error={self._error!r})"
         )
+
+
+def build(topic: Any, partition: int, offset: int, key: Any, value: Any, headers: Any,
+          timestamp_type: int, timestamp: int, error: Any, leader_epoch: int) -> Message:
+    """A ``Message`` of these fields, the partition as given (a delivery report names the
+    partition a record was produced to, even a negative one, as confluent-kafka's do); a
+    negative offset or leader epoch is "none"."""
+    msg = Message(topic, -1, offset, key, value, headers, error, (timestamp_type, timestamp),
+                  None, leader_epoch)
+    msg._partition = partition
+    return msg

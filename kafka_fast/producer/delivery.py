@@ -21,7 +21,7 @@ from typing import Any
 
 from .._impl import load
 from ..errors import KafkaError, KafkaException
-from ..message import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message
+from ..message import TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Message, build
 from .batch import ColumnEntries, ProducerBatch, RecordEntries
 
 _columns = load("_columns", "columns")[0]
@@ -224,9 +224,9 @@ def _one_default(batch: ProducerBatch, i: int, cb: Any) -> None:
     """A report for a record whose key/value were not kept (no callback when produced)."""
     err = batch.error
     base = batch.base_offset
-    msg = Message(batch.part.topic, batch.part.partition,
-                  base + i if err is None and base >= 0 else -1001, None, None, None,
-                  err, _timestamp(batch, -1))
+    msg = build(batch.part.topic, batch.part.partition,
+                base + i if err is None and base >= 0 else -1001, None, None, None,
+                *_timestamp(batch, -1), err, -1)
     cb(err, msg)
 
 
