@@ -228,7 +228,10 @@ class ShareConsumer:
                 self._leave(self._deadline(self._request_timeout))
                 return
             self._subscription = names
-            self._client.call_soon(lambda: self._member.subscribe(names))
+            # the member, not self: a consumer dropped right after subscribe() is not kept
+            # alive until the I/O thread runs this
+            member = self._member
+            self._client.call_soon(lambda: member.subscribe(names))
 
     def subscription(self) -> list[str]:
         """The subscribed topic names."""

@@ -50,8 +50,8 @@ def test_sdist_builds_and_installs_in_a_fresh_venv(tmp_path, tansu):
     package = Path(run(str(python), "-c", "import kafka_fast, os; "
                        "print(os.path.dirname(kafka_fast.__file__))", cwd=tmp_path).strip())
     assert (package / "py.typed").exists()
-    for name in ("_native/_columns", "_native/_crc32c", "_native/_fetchwire", "_native/_partition",
-                 "_native/_producewire", "_native/_records", "_native/_sockio", "producer/_produce",
-                 "producer/_routing"):
+    for name in ("_native/_columns", "_native/_crc32c", "_native/_fetchwire", "_native/_message",
+                 "_native/_partition", "_native/_producewire", "_native/_records",
+                 "_native/_sockio", "producer/_produce", "producer/_routing", "message"):
         assert (package / f"{name}.pyi").exists(), name
     smoke(fresh, tansu, "{}.{}".format(*sys.version_info[:2]))
