@@ -10,7 +10,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.object cimport PyObject
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
-from kafka_fast._native._message cimport Message
+from kafka_fast._native._message cimport Message, new_message
 
 import numpy as np
 
@@ -19,27 +19,6 @@ from kafka_fast.records.buffers import byte_view
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void *op)
-
-
-cdef inline Message _new(object topic, int32_t partition, int64_t offset, object key,
-                         object value, object headers, int32_t tstype, int64_t ts,
-                         object error, int32_t epoch):
-    # tp_new without __init__: the fields are written here, positions as C values, as
-    # _message.build writes them (the partition as given).
-    cdef Message msg = Message.__new__(Message)
-    msg.topic_ = topic
-    msg.partition_ = partition
-    msg.offset_ = offset if offset >= 0 else -1001
-    msg.key_ = key
-    msg.value_ = value
-    msg.headers_ = headers
-    msg.timestamp_type_ = tstype
-    msg.timestamp_ = ts
-    msg.error_ = error
-    msg.latency_ = -1.0
-    msg.leader_epoch_ = epoch if epoch >= 0 else -1
-    msg.delivered_ = -1
-    return msg
 
 
 cdef inline object _field(const uint8_t[::1] data, const int64_t[::1] offs,
@@ -94,9 +73,9 @@ def append_messages(list out, str topic, int partition, cols, Py_ssize_t start,
     for i in range(start, stop):
         if has_headers:
             hdrs = headers[i] or None
-        msg = _new(topic, partition, offsets[i], _field(kd, ko, kn, True, i),
-                   _field(vd, vo, vn, True, i), hdrs, timestamp_type, timestamps[i], None,
-                   epoch)
+        msg = new_message(topic, partition, offsets[i], _field(kd, ko, kn, True, i),
+                          _field(vd, vo, vn, True, i), hdrs, timestamp_type, timestamps[i], None,
+                          epoch)
         if not has_headers:
             # Holds only bytes and str (headers lists stay tracked themselves), so it can
             # never close a reference cycle: keep it out of the cycle collector, which would
@@ -184,10 +163,10 @@ def delivery_messages(list out, str topic, int partition, int64_t base_offset, v
     cdef Py_ssize_t i
     cdef Message msg
     for i in range(count):
-        msg = _new(topic, partition, base_offset + i if base_offset >= 0 else -1001,
-                   ks.cell(i), vals.cell(i), headers[i] if has_headers else None,
-                   timestamp_type, fixed_timestamp if fixed_timestamp >= 0 else ts[i], error,
-                   -1)
+        msg = new_message(topic, partition, base_offset + i if base_offset >= 0 else -1001,
+                          ks.cell(i), vals.cell(i), headers[i] if has_headers else None,
+                          timestamp_type, fixed_timestamp if fixed_timestamp >= 0 else ts[i], error,
+                          -1)
         if not has_headers:
             # As in append_messages: bytes, ints, str, None and the batch's error cannot
             # close a reference cycle, so the cycle collector need not scan the message.
@@ -214,9 +193,9 @@ def entry_messages(list out, list items, str topic, int partition, int64_t base_
             out.append(None)
             continue
         hdrs = items[5 * i + 3]
-        msg = _new(topic, partition, base_offset + i if base_offset >= 0 else -1001,
-                   items[5 * i + 1], items[5 * i + 2], hdrs, timestamp_type,
-                   fixed_timestamp if fixed_timestamp >= 0 else items[5 * i + 4], error, -1)
+        msg = new_message(topic, partition, base_offset + i if base_offset >= 0 else -1001,
+                          items[5 * i + 1], items[5 * i + 2], hdrs, timestamp_type,
+                          fixed_timestamp if fixed_timestamp >= 0 else items[5 * i + 4], error, -1)
         if hdrs is None and _atomic(items[5 * i + 1]) and _atomic(items[5 * i + 2]):
             # As in delivery_messages: nothing here can close a reference cycle.
             PyObject_GC_UnTrack(<PyObject *>msg)

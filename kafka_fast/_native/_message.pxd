@@ -11,3 +11,8 @@ cdef class Message:
     cdef double latency_
 
     cdef tuple _args(self)
+
+
+cdef Message new_message(object topic, int32_t partition, int64_t offset, object key,
+                         object value, object headers, int32_t tstype, int64_t ts, object error,
+                         int32_t epoch)

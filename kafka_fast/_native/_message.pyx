@@ -50,17 +50,9 @@ cdef class Message:
         cdef long long count = _int64(delivery_count)
         if not -32768 <= count <= 32767:
             raise OverflowError(f"delivery_count {count} does not fit in 16 bits")
-        self.topic_ = topic
-        self.partition_ = part if part >= 0 else -1
-        self.offset_ = off if off >= 0 else -1001
-        self.key_ = key
-        self.value_ = value
-        self.headers_ = headers
-        self.timestamp_type_ = tstype
-        self.timestamp_ = ts
-        self.error_ = error
+        _fill(self, topic, part if part >= 0 else -1, off, key, value, headers, tstype, ts,
+              error, epoch)
         self.latency_ = lat
-        self.leader_epoch_ = epoch if epoch >= 0 else -1
         self.delivered_ = <int32_t>count if count > 0 else -1
 
     def topic(self):
@@ -171,25 +163,39 @@ cdef class Message:
                 f"offset={self.offset_}, key={self.key_!r}, error={self.error_!r})")
 
 
-def build(topic, int32_t partition, int64_t offset, key, value, headers, int32_t timestamp_type,
-          int64_t timestamp, error, int32_t leader_epoch):
-    """A ``Message`` of these fields, the partition as given (a delivery report names the
-    partition a record was produced to, even a negative one, as confluent-kafka's do); a
-    negative offset or leader epoch is "none"."""
-    cdef Message msg = Message.__new__(Message)
+cdef inline void _fill(Message msg, object topic, int32_t partition, int64_t offset, object key,
+                       object value, object headers, int32_t tstype, int64_t ts, object error,
+                       int32_t epoch):
     msg.topic_ = topic
     msg.partition_ = partition
     msg.offset_ = offset if offset >= 0 else -1001
     msg.key_ = key
     msg.value_ = value
     msg.headers_ = headers
-    msg.timestamp_type_ = timestamp_type
-    msg.timestamp_ = timestamp
+    msg.timestamp_type_ = tstype
+    msg.timestamp_ = ts
     msg.error_ = error
+    msg.leader_epoch_ = epoch if epoch >= 0 else -1
+
+
+cdef Message new_message(object topic, int32_t partition, int64_t offset, object key,
+                         object value, object headers, int32_t tstype, int64_t ts, object error,
+                         int32_t epoch):
+    """``build`` for compiled callers (``_columns.pyx``): tp_new without ``__init__``."""
+    cdef Message msg = Message.__new__(Message)
+    _fill(msg, topic, partition, offset, key, value, headers, tstype, ts, error, epoch)
     msg.latency_ = -1.0
-    msg.leader_epoch_ = leader_epoch if leader_epoch >= 0 else -1
     msg.delivered_ = -1
     return msg
+
+
+def build(topic, int32_t partition, int64_t offset, key, value, headers, int32_t timestamp_type,
+          int64_t timestamp, error, int32_t leader_epoch):
+    """A ``Message`` of these fields, the partition as given (a delivery report names the
+    partition a record was produced to, even a negative one, as confluent-kafka's do); a
+    negative offset or leader epoch is "none"."""
+    return new_message(topic, partition, offset, key, value, headers, timestamp_type,
+                       timestamp, error, leader_epoch)
 
 
 # Named where users import it from, as the twin (``__module__``): pickles name
