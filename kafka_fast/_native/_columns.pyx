@@ -63,7 +63,6 @@ def append_messages(list out, str topic, int partition, cols, Py_ssize_t start,
     cdef bint has_headers = headers is not None
     if has_headers and len(headers) != n:
         raise ValueError("record headers column has the wrong length")
-    cdef int32_t epoch = leader_epoch if leader_epoch >= 0 else -1
     cdef Py_ssize_t i
     cdef Message msg
     cdef object hdrs = None
@@ -75,7 +74,7 @@ def append_messages(list out, str topic, int partition, cols, Py_ssize_t start,
             hdrs = headers[i] or None
         msg = new_message(topic, partition, offsets[i], _field(kd, ko, kn, True, i),
                           _field(vd, vo, vn, True, i), hdrs, timestamp_type, timestamps[i], None,
-                          epoch)
+                          leader_epoch)
         if not has_headers:
             # Holds only bytes and str (headers lists stay tracked themselves), so it can
             # never close a reference cycle: keep it out of the cycle collector, which would

@@ -151,11 +151,6 @@ cdef class Message:
             return NotImplemented
         return self._args() == (<Message>other)._args()
 
-    def __ne__(self, other):
-        if not isinstance(other, Message):
-            return NotImplemented
-        return self._args() != (<Message>other)._args()
-
     __hash__ = None
 
     def __repr__(self):
