@@ -188,10 +188,11 @@ def test_oidc_needs_an_endpoint_and_a_client_id():
 
 
 
-def _renewing() -> set[int]:
+def _renewing() -> set[object]:
+    """The renewal threads alive now (the thread objects: idents are reused)."""
     import threading
 
-    return {t.ident or 0 for t in threading.enumerate() if t.name == "kafka_fast-oauth-refresh"}
+    return {t for t in threading.enumerate() if t.name == "kafka_fast-oauth-refresh"}
 
 
 def test_renewals_end_with_close_and_with_a_client_dropped_unclosed():
@@ -208,23 +209,28 @@ def test_renewals_end_with_close_and_with_a_client_dropped_unclosed():
 
     conf = {"bootstrap.servers": "127.0.0.1:1", "security.protocol": "SASL_PLAINTEXT",
             "sasl.mechanism": "OAUTHBEARER", "oauth_cb": cb}
-    already = _renewing()
+    already = _renewing()  # an earlier test's dropped client may still have one, ending later
     p = Producer(conf)
     assert len(calls) == 1  # while the client was built
+    p_renewal = _renewing() - already
+    assert len(p_renewal) == 1
     time.sleep(1.5)
     assert len(calls) >= 2  # renewed at 80% of the one-second lifetime
     p.close()
     time.sleep(0.2)
     closed_at = len(calls)
     time.sleep(1.5)
-    assert len(calls) == closed_at and _renewing() == already
+    assert len(calls) == closed_at and not p_renewal & _renewing()
 
+    before_q = _renewing()
     q = Producer(conf)
     assert len(calls) == closed_at + 1
+    q_renewal = _renewing() - before_q
+    assert len(q_renewal) == 1
     del q
     gc.collect()
     time.sleep(1.5)  # the renewal due meanwhile finds the client gone (or closed)
     dropped_at = len(calls)
     time.sleep(1.5)
     assert len(calls) == dropped_at <= closed_at + 2
-    assert _renewing() == already
+    assert not q_renewal & _renewing()
