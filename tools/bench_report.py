@@ -37,6 +37,7 @@ import argparse
 import dataclasses
 import re
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -255,30 +256,51 @@ def _goal_rows(goal: Goal, results: list[Result], floor: float | None, where: st
     return rows
 
 
+def _floors(floor_run: dict[str, Any]) -> dict[tuple[str, str], float]:
+    """(direction, codec) -> the floor's CPU s/M in ``floor_run`` (a codec's: floor plus
+    compressing or decompressing)."""
+    floors = {(r["direction"], "none"): r["cpu_s_per_million"]
+              for r in floor_run["results"] if r["step"] == "floor (sum)"}
+    for r in floor_run["results"]:
+        base = floors.get((r["direction"], "none"))
+        if "codec" in r and base is not None:
+            floors[(r["direction"], r["codec"])] = base + r["cpu_s_per_million"]
+    return floors
+
+
+def nearest_floor(floor_runs: list[dict[str, Any]], run: dict[str, Any]
+                  ) -> dict[str, Any] | None:
+    """The floor run measured closest in time to ``run`` on the same machine (CPU model and
+    kernel build) if there is one: a machine of another day may be much faster or slower, and
+    a ratio to the floor is only meaningful between measurements of one machine."""
+    when = datetime.fromisoformat(run["time"])
+    same = [f for f in floor_runs if f.get("machine") == run.get("machine")]
+    return min(same or floor_runs, default=None,
+               key=lambda f: abs((datetime.fromisoformat(f["time"]) - when).total_seconds()))
+
+
 def render_goals(results_dir: Path) -> str:
     """Each goal against the newest stored run of every broker: met or not, and by how much."""
-    floors: dict[tuple[str, str], float] = {}  # (direction, codec): CPU s/M
     floor_path = results_dir / "floor.jsonl"
-    floor_run = newest(store.load(floor_path), {}) if floor_path.exists() else None
-    if floor_run is not None:
-        floors = {(r["direction"], "none"): r["cpu_s_per_million"]
-                  for r in floor_run["results"] if r["step"] == "floor (sum)"}
-        for r in floor_run["results"]:
-            base = floors.get((r["direction"], "none"))
-            if "codec" in r and base is not None:
-                floors[(r["direction"], r["codec"])] = base + r["cpu_s_per_million"]
+    floor_runs = store.load(floor_path) if floor_path.exists() else []
     lines = ["| path | broker | records/s | CPU s/M | x confluent CPU | x floor | goal | met |",
              "|---|---|---:|---:|---:|---:|---|---|"]
     captions = []
+    used: list[dict[str, Any]] = []
     for direction, spec in GOAL_RUNS:
         runs = store.load(results_dir / f"{direction}.jsonl")
         run, filters = newest_of(runs, alternatives(spec.split()))
         if run is None:
             raise ValueError(f"no stored {direction} run matches {filters}")
+        floor_run = nearest_floor(floor_runs, run)
+        floors = _floors(floor_run) if floor_run is not None else {}
+        if floor_run is not None and floor_run not in used:
+            used.append(floor_run)
         s = run["settings"]
         captions.append(f"{direction} on {run['broker']} (acks {filters.get('acks', '-')}): "
                         f"{run['time'][:10]}, commit `{run['commit'] or 'unknown'}`, median of "
-                        f"{s.get('repeat', 1)}")
+                        f"{s.get('repeat', 1)}"
+                        + (f", floor {used.index(floor_run) + 1}" if floor_run else ""))
         results = results_of(run, filters.get("acks"))
         where = run["broker"] + (f", acks={filters['acks']}" if "acks" in filters else "")
         one_node_acks1 = "(1 node)" in run["broker"] and filters.get("acks") == "1"
@@ -286,15 +308,18 @@ def render_goals(results_dir: Path) -> str:
             if goal.direction == direction:
                 lines += _goal_rows(goal, results, floors.get((direction, goal.codec)),
                                     where, one_node_acks1)
-    if floor_run is not None:
+    for number, floor_run in enumerate(used, 1):
+        floors = _floors(floor_run)
         extra = "".join(f", {d} + {c} {v:.3f}" for (d, c), v in floors.items() if c != "none")
-        captions.append(f"floor: {floor_run['time'][:10]}, commit "
+        captions.append(f"floor {number}: {floor_run['time'][:16].replace('T', ' ')}, commit "
                         f"`{floor_run['commit'] or 'unknown'}` (produce "
                         f"{floors.get(('produce', 'none'), 0):.3f}, consume "
                         f"{floors.get(('consume', 'none'), 0):.3f}{extra} CPU s/M)")
     return ("\n".join(lines) + "\n\nA compressed row's floor is the floor plus the CPU of "
             "compressing (produce) or decompressing (consume) the same records with the same "
-            "library and level (`benchmarks/bench_floor.py`); a codec a run did not measure has "
+            "library and level (`benchmarks/bench_floor.py`), each run's floor the one measured "
+            "closest in time to it (the machine's speed differs between days); a codec a run "
+            "did not measure has "
             "no row. Runs: " + "; ".join(captions) + ".\n")
 
 

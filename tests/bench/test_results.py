@@ -303,7 +303,30 @@ def test_goals_are_checked_against_the_runs_and_the_floor(tmp_path, monkeypatch)
         ["poll()", "Tansu (embedded)", "2,000,000", "0.60", "0.30", "",
          "<= 0.33x confluent poll()", "yes"]]
     assert "produce 0.050, consume 0.000, produce + lz4 0.200 CPU s/M" in out
+    assert out.count(", floor 1;") + out.count(", floor 1.") == 3  # every run's floor named
     assert "median of 3" in out
+
+
+def test_each_run_is_held_against_the_floor_of_its_own_machine_nearest_in_time():
+    """A machine of another day runs at another speed: each run's floor is the one measured
+    on the same machine (CPU model and kernel build), closest in time."""
+    def floor(time: str, machine: str) -> dict:
+        return {"time": time, "machine": {"kernel": machine}, "results": []}
+
+    a_day1, a_day2 = floor("2026-11-27T10:00:00+00:00", "a"), floor("2026-11-28T10:00:00+00:00", "a")
+    b_day3 = floor("2026-11-29T10:00:00+00:00", "b")
+    runs = [a_day1, a_day2, b_day3]
+
+    def run(time: str, machine: str) -> dict:
+        return {"time": time, "machine": {"kernel": machine}}
+
+    assert bench_report.nearest_floor(runs, run("2026-11-27T20:00:00+00:00", "a")) is a_day1
+    assert bench_report.nearest_floor(runs, run("2026-11-28T02:00:00+00:00", "a")) is a_day2
+    # the newest floor is of another machine: the same machine's older floor is used
+    assert bench_report.nearest_floor(runs, run("2026-11-29T11:00:00+00:00", "a")) is a_day2
+    # no floor of the run's machine: the nearest of any
+    assert bench_report.nearest_floor(runs, run("2026-11-29T11:00:00+00:00", "c")) is b_day3
+    assert bench_report.nearest_floor([], run("2026-11-29T11:00:00+00:00", "c")) is None
 
 
 def test_the_floor_is_the_sum_of_its_measured_steps(tmp_path, capsys):
