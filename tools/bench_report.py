@@ -271,11 +271,13 @@ def _floors(floor_run: dict[str, Any]) -> dict[tuple[str, str], float]:
 def nearest_floor(floor_runs: list[dict[str, Any]], run: dict[str, Any]
                   ) -> dict[str, Any] | None:
     """The floor run measured closest in time to ``run`` on the same machine (CPU model and
-    kernel build) if there is one: a machine of another day may be much faster or slower, and
-    a ratio to the floor is only meaningful between measurements of one machine."""
+    kernel build) if there is one, from a clean tree if there is one: a machine of another
+    day may be much faster or slower, and a ratio to the floor is only meaningful between
+    measurements of one machine."""
     when = datetime.fromisoformat(run["time"])
-    same = [f for f in floor_runs if f.get("machine") == run.get("machine")]
-    return min(same or floor_runs, default=None,
+    same = [f for f in floor_runs if f.get("machine") == run.get("machine")] or floor_runs
+    clean = [f for f in same if not str(f.get("commit") or "").endswith("-dirty")] or same
+    return min(clean, default=None,
                key=lambda f: abs((datetime.fromisoformat(f["time"]) - when).total_seconds()))
 
 

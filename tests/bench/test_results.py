@@ -309,9 +309,9 @@ def test_goals_are_checked_against_the_runs_and_the_floor(tmp_path, monkeypatch)
 
 def test_each_run_is_held_against_the_floor_of_its_own_machine_nearest_in_time():
     """A machine of another day runs at another speed: each run's floor is the one measured
-    on the same machine (CPU model and kernel build), closest in time."""
-    def floor(time: str, machine: str) -> dict:
-        return {"time": time, "machine": {"kernel": machine}, "results": []}
+    on the same machine (CPU model and kernel build), closest in time, from a clean tree."""
+    def floor(time: str, machine: str, commit: str = "abc") -> dict:
+        return {"time": time, "machine": {"kernel": machine}, "results": [], "commit": commit}
 
     a_day1, a_day2 = floor("2026-11-27T10:00:00+00:00", "a"), floor("2026-11-28T10:00:00+00:00", "a")
     b_day3 = floor("2026-11-29T10:00:00+00:00", "b")
@@ -327,6 +327,11 @@ def test_each_run_is_held_against_the_floor_of_its_own_machine_nearest_in_time()
     # no floor of the run's machine: the nearest of any
     assert bench_report.nearest_floor(runs, run("2026-11-29T11:00:00+00:00", "c")) is b_day3
     assert bench_report.nearest_floor([], run("2026-11-29T11:00:00+00:00", "c")) is None
+    # a floor of a dirty tree only when there is no clean one
+    dirty = floor("2026-11-28T19:00:00+00:00", "a", "abc-dirty")
+    assert bench_report.nearest_floor([*runs, dirty],
+                                      run("2026-11-28T20:00:00+00:00", "a")) is a_day2
+    assert bench_report.nearest_floor([dirty], run("2026-11-28T20:00:00+00:00", "a")) is dirty
 
 
 def test_the_floor_is_the_sum_of_its_measured_steps(tmp_path, capsys):
