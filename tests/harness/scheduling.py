@@ -183,8 +183,21 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
 
 
 #: Environment variable naming a file to which each test's phases are appended as JSON lines
-#: (node id, worker, phase, start and stop in seconds since the epoch): the run's timeline.
+#: (node id, worker, phase, start and stop in seconds since the epoch, and the machine's
+#: cumulative busy and total CPU time from /proc/stat when the phase was reported): the run's
+#: timeline, which shows where the run waits and whether the CPUs were saturated meanwhile.
 TIMELINE_ENV = "KAFKA_FAST_TEST_TIMELINE"
+
+
+def _machine_cpu() -> tuple[int, int]:
+    """(busy, total) CPU ticks of the whole machine so far (zeros without /proc/stat)."""
+    try:
+        with open("/proc/stat") as stat:
+            ticks = [int(v) for v in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    idle = sum(ticks[3:5])  # idle and iowait
+    return sum(ticks) - idle, sum(ticks)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -194,7 +207,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         return
     node = getattr(report, "node", None)
     worker = node.gateway.id if node is not None else "main"
+    busy, total = _machine_cpu()
     with open(path, "a") as out:
         out.write(json.dumps({"test": report.nodeid, "worker": worker, "phase": report.when,
                               "start": report.start, "stop": report.stop,
-                              "outcome": report.outcome}) + "\n")
+                              "outcome": report.outcome, "cpu_busy": busy,
+                              "cpu_total": total}) + "\n")
