@@ -7,7 +7,6 @@ positions as C values, so a message costs its allocation plus the key and value 
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from cpython.object cimport PyObject
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
 from kafka_fast._native._message cimport Message, new_message
@@ -15,10 +14,6 @@ from kafka_fast._native._message cimport Message, new_message
 import numpy as np
 
 from kafka_fast.records.buffers import byte_view
-
-
-cdef extern from "Python.h":
-    void PyObject_GC_UnTrack(void *op)
 
 
 cdef inline object _field(const uint8_t[::1] data, const int64_t[::1] offs,
@@ -75,11 +70,6 @@ def append_messages(list out, str topic, int partition, cols, Py_ssize_t start,
         msg = new_message(topic, partition, offsets[i], _field(kd, ko, kn, True, i),
                           _field(vd, vo, vn, True, i), hdrs, timestamp_type, timestamps[i], None,
                           leader_epoch)
-        if not has_headers:
-            # Holds only bytes and str (headers lists stay tracked themselves), so it can
-            # never close a reference cycle: keep it out of the cycle collector, which would
-            # otherwise rescan every message of a large consume() list.
-            PyObject_GC_UnTrack(<PyObject *>msg)
         out.append(msg)
     return stop - start
 
@@ -166,10 +156,6 @@ def delivery_messages(list out, str topic, int partition, int64_t base_offset, v
                           ks.cell(i), vals.cell(i), headers[i] if has_headers else None,
                           timestamp_type, fixed_timestamp if fixed_timestamp >= 0 else ts[i], error,
                           -1)
-        if not has_headers:
-            # As in append_messages: bytes, ints, str, None and the batch's error cannot
-            # close a reference cycle, so the cycle collector need not scan the message.
-            PyObject_GC_UnTrack(<PyObject *>msg)
         out.append(msg)
     return count
 
@@ -195,12 +181,5 @@ def entry_messages(list out, list items, str topic, int partition, int64_t base_
         msg = new_message(topic, partition, base_offset + i if base_offset >= 0 else -1001,
                           items[5 * i + 1], items[5 * i + 2], hdrs, timestamp_type,
                           fixed_timestamp if fixed_timestamp >= 0 else items[5 * i + 4], error, -1)
-        if hdrs is None and _atomic(items[5 * i + 1]) and _atomic(items[5 * i + 2]):
-            # As in delivery_messages: nothing here can close a reference cycle.
-            PyObject_GC_UnTrack(<PyObject *>msg)
         out.append(msg)
     return n
-
-
-cdef inline bint _atomic(object value):
-    return value is None or type(value) is bytes

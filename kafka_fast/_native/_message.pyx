@@ -14,6 +14,21 @@ from libc.stdint cimport int32_t, int64_t
 cdef extern from "Python.h":
     ctypedef struct PyTypeObject:
         const char *tp_name
+    void PyObject_GC_Track(object)
+    void PyObject_GC_UnTrack(object)
+    bint PyObject_GC_IsTracked(object)
+
+
+cdef inline bint _atomic(object value) noexcept:
+    """Whether ``value`` can hold no reference back to a Message (CPython's own test when it
+    untracks a tuple or a dict)."""
+    return value is None or type(value) is bytes or type(value) is str
+
+
+cdef inline void _track(Message msg, object value) noexcept:
+    # A field that may refer back to the message makes the collector watch it again.
+    if not _atomic(value) and not PyObject_GC_IsTracked(msg):
+        PyObject_GC_Track(msg)
 
 
 cdef inline int64_t _int64(object value) except? -1:
@@ -105,22 +120,27 @@ cdef class Message:
 
     def set_headers(self, headers):
         """Replace the headers."""
+        _track(self, headers)
         self.headers_ = headers
 
     def set_key(self, key):
         """Replace the key."""
+        _track(self, key)
         self.key_ = key
 
     def set_value(self, value):
         """Replace the value."""
+        _track(self, value)
         self.value_ = value
 
     def set_topic(self, topic):
         """Replace the topic name."""
+        _track(self, topic)
         self.topic_ = topic
 
     def set_error(self, error):
         """Replace the error."""
+        _track(self, error)
         self.error_ = error
 
     def deserialized_key(self):
@@ -181,6 +201,12 @@ cdef Message new_message(object topic, int32_t partition, int64_t offset, object
     _fill(msg, topic, partition, offset, key, value, headers, tstype, ts, error, epoch)
     msg.latency_ = -1.0
     msg.delivered_ = -1
+    if (headers is None and error is None and _atomic(key) and _atomic(value)
+            and _atomic(topic)):
+        # Nothing it holds can lead back to it: the cyclic collector need not visit the
+        # message (a consumed batch is thousands of them); a setter given a container makes
+        # it tracked again.
+        PyObject_GC_UnTrack(msg)
     return msg
 
 

@@ -96,6 +96,41 @@ def test_references_and_gc_tracking(impl):
     assert sys.getrefcount(topic) == before
 
 
+class _Finalised:
+    """Says when the cyclic collector freed it."""
+
+    def __init__(self, freed: list[str], name: str) -> None:
+        self.freed, self.name, self.ref = freed, name, None
+
+    def __del__(self) -> None:
+        self.freed.append(self.name)
+
+
+@pytest.mark.parametrize("impl", sorted(IMPLS))
+@pytest.mark.parametrize("setter", ["set_headers", "set_key", "set_value", "set_topic",
+                                    "set_error"])
+def test_a_message_given_a_container_by_a_setter_is_collected_in_a_cycle(impl, setter):
+    """A consumed message of bytes is kept out of the cycle collector; a setter that gives it
+    anything that could refer back to it puts it under the collector again, so a reference
+    cycle through it is freed."""
+    msgs: list = []
+    IMPLS[impl].append_messages(msgs, "t", 0, columns_of(*CASES["plain"]), 0, 1, 1, -1)
+    msg = msgs.pop()
+    if impl == "native":
+        assert not gc.is_tracked(msg)
+        msg.set_value(b"still bytes")
+        msg.set_topic("still a str")
+        assert not gc.is_tracked(msg)
+    freed: list[str] = []
+    holder = _Finalised(freed, setter)
+    holder.ref = msg
+    getattr(msg, setter)([("h", holder)] if setter == "set_headers" else holder)
+    assert gc.is_tracked(msg)
+    del msg, holder
+    gc.collect()
+    assert freed == [setter]
+
+
 @pytest.mark.parametrize("impl", sorted(IMPLS))
 def test_set_key_value_headers_after_append(impl):
     msgs = []
@@ -366,17 +401,17 @@ def test_entry_messages_references_and_tracking(impl):
     topic = "".join(["topic-", "entries"])
     value = b"".join([b"value-", b"1"])
     headers = [("h", b"1")]
-    items = _entries([print] * 3, [None, b"k", "text"], [value, value, value],
-                     [None, headers, None], [1, 2, 3])
+    items = _entries([print] * 4, [None, b"k", bytearray(b"k"), "text"],
+                     [value, value, value, value], [None, headers, None, None], [1, 2, 3, 4])
     before = sys.getrefcount(topic), sys.getrefcount(value)
     msgs: list = []
     IMPLS[impl].entry_messages(msgs, items, topic, 0, 5, 1, -1, None)
-    assert (sys.getrefcount(topic), sys.getrefcount(value)) == (before[0] + 3, before[1] + 3)
-    assert [m.offset() for m in msgs] == [5, 6, 7]
+    assert (sys.getrefcount(topic), sys.getrefcount(value)) == (before[0] + 4, before[1] + 4)
+    assert [m.offset() for m in msgs] == [5, 6, 7, 8]
     if impl == "native":
-        # Bytes and None only: untracked. Headers, or a key the client did not make bytes,
-        # could close a reference cycle: those stay tracked.
-        assert [gc.is_tracked(m) for m in msgs] == [False, True, True]
+        # Bytes, str and None only: untracked. Headers, or a key of a mutable type, could
+        # close a reference cycle: those stay tracked.
+        assert [gc.is_tracked(m) for m in msgs] == [False, True, True, False]
     del msgs
     gc.collect()
     assert (sys.getrefcount(topic), sys.getrefcount(value)) == before
