@@ -16,7 +16,7 @@ pytest.register_assert_rewrite("harness")
 
 pytest_plugins = [
     "harness.tansu", "harness.mock_cluster", "harness.apache_kafka", "harness.oauth2",
-    "harness.fixtures", "harness.scheduling",
+    "harness.fixtures", "harness.scheduling", "harness.spark_retry",
 ]
 
 
