@@ -77,6 +77,11 @@ def test_acls_for_a_user_are_created_described_used_and_deleted(apache_kafka):
         on_groups = AclBindingFilter(ResourceType.GROUP, prefix + "-member",
                                      ResourcePatternType.MATCH, USER, None, AclOperation.ANY,
                                      AclPermissionType.ANY)
+        # The broker's authorizer applies new ACLs from the metadata log a moment after
+        # CreateAcls is answered: described until they are there, then compared exactly.
+        wait_for(lambda: len(admin.describe_acls(on_topic).result(30)) == 2
+                 and len(admin.describe_acls(on_groups).result(30)) == 1, 30,
+                 "the ACLs being described")
         assert _acl_view(admin.describe_acls(on_topic).result(30)) == _acl_view(bindings[:2])
         assert _acl_view(admin.describe_acls(on_groups).result(30)) == _acl_view(bindings[2:])
         reference = ReferenceAdmin(apache_kafka.client_config())
@@ -95,7 +100,9 @@ def test_acls_for_a_user_are_created_described_used_and_deleted(apache_kafka):
         assert list(deleted) == [on_topic, on_groups]
         assert _acl_view(deleted[on_topic].result(30)) == _acl_view(bindings[:2])
         assert _acl_view(deleted[on_groups].result(30)) == _acl_view(bindings[2:])
-        assert admin.describe_acls(on_topic).result(30) == []
+        # and removes deleted ones a moment after DeleteAcls is answered
+        wait_for(lambda: admin.describe_acls(on_topic).result(30) == [], 30,
+                 "the deleted ACLs leaving the descriptions")
     wait_for(lambda: _topic_access(noaccess, topic) == KafkaError.TOPIC_AUTHORIZATION_FAILED,
              30, "the ACLs being gone")
 
