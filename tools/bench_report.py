@@ -67,8 +67,7 @@ def _matches(run: dict[str, Any], filters: dict[str, str]) -> bool:
                 return False
         elif key == "clean_median_of":  # a clean tree's run with at least this many repeats
             s = run.get("settings", {})
-            if str(run.get("commit", "")).endswith("-dirty") or not run.get("commit") \
-                    or int(s.get("repeat", 1)) < int(want):
+            if not from_clean_tree(run) or int(s.get("repeat", 1)) < int(want):
                 return False
         elif key == "nodes":  # the broker's node count, as its name gives it: "(3 nodes)"
             if f"({want} node" not in str(run.get("broker", "")):
@@ -268,6 +267,12 @@ def _floors(floor_run: dict[str, Any]) -> dict[tuple[str, str], float]:
     return floors
 
 
+def from_clean_tree(run: dict[str, Any]) -> bool:
+    """Whether ``run`` names the commit it measured, with no uncommitted change."""
+    commit = str(run.get("commit") or "")
+    return bool(commit) and not commit.endswith("-dirty")
+
+
 def nearest_floor(floor_runs: list[dict[str, Any]], run: dict[str, Any]
                   ) -> dict[str, Any] | None:
     """The floor run measured closest in time to ``run`` on the same machine (CPU model and
@@ -276,7 +281,7 @@ def nearest_floor(floor_runs: list[dict[str, Any]], run: dict[str, Any]
     measurements of one machine."""
     when = datetime.fromisoformat(run["time"])
     same = [f for f in floor_runs if f.get("machine") == run.get("machine")] or floor_runs
-    clean = [f for f in same if not str(f.get("commit") or "").endswith("-dirty")] or same
+    clean = [f for f in same if from_clean_tree(f)] or same
     return min(clean, default=None,
                key=lambda f: abs((datetime.fromisoformat(f["time"]) - when).total_seconds()))
 
