@@ -67,6 +67,10 @@ cdef class Message:
             raise OverflowError(f"delivery_count {count} does not fit in 16 bits")
         _fill(self, topic, part if part >= 0 else -1, off, key, value, headers, tstype, ts,
               error, epoch)
+        # __init__ called again on a message made untracked (``new_message``) tracks it, as
+        # the setters do.
+        for field in (topic, key, value, headers, error):
+            _track(self, field)
         self.latency_ = lat
         self.delivered_ = <int32_t>count if count > 0 else -1
 

@@ -132,6 +132,25 @@ def test_a_message_given_a_container_by_a_setter_is_collected_in_a_cycle(impl, s
 
 
 @pytest.mark.parametrize("impl", sorted(IMPLS))
+@pytest.mark.parametrize("field", ["topic", "key", "value", "headers", "error"])
+def test_a_consumed_message_initialised_again_with_a_container_is_collected_in_a_cycle(
+        impl, field):
+    """``__init__`` called again on a consumed message of bytes puts it under the collector
+    when a field could refer back to it, as the setters do."""
+    msgs: list = []
+    IMPLS[impl].append_messages(msgs, "t", 0, columns_of(*CASES["plain"]), 0, 1, 1, -1)
+    msg = msgs.pop()
+    freed: list[str] = []
+    holder = _Finalised(freed, field)
+    holder.ref = msg
+    type(msg).__init__(msg, **{field: [("h", holder)] if field == "headers" else holder})
+    assert gc.is_tracked(msg)
+    del msg, holder
+    gc.collect()
+    assert freed == [field]
+
+
+@pytest.mark.parametrize("impl", sorted(IMPLS))
 def test_set_key_value_headers_after_append(impl):
     msgs = []
     IMPLS[impl].append_messages(msgs, "t", 0, columns_of(*CASES["plain"]), 0, 2, 1, -1)
