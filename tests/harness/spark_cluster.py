@@ -2,7 +2,9 @@
 installation's own ``spark-class`` (``org.apache.spark.deploy.master.Master`` and
 ``org.apache.spark.deploy.worker.Worker``).
 
-Each worker offers 1 core and 1 GB; the daemons' own JVMs get 256 MB. Every start-up wait
+Each worker offers 1 core and 1 GB; the daemons' own JVMs get 256 MB and the client compiler
+only (``harness.jvm_start``; an application's drivers and executors get it from
+``jvm_start.spark_submit_args()``). Every start-up wait
 is bounded; ``stop()`` kills every JVM (a worker's process group holds the executors and
 the Python workers it started) and removes the work directories. The daemons start with an
 environment stripped of ``PYTHONPATH`` and ``PYSPARK_*``: whatever an application's
@@ -23,6 +25,7 @@ import signal
 import time
 from pathlib import Path
 
+from harness.jvm_start import QUICK_JVM
 from harness.ports import LOOPBACK, free_port, wait_listening
 from harness.process import ManagedProcess
 
@@ -71,7 +74,8 @@ class SparkCluster:
         home = spark_home()
         env = {k: v for k, v in os.environ.items() if k not in _STRIPPED}
         env.update(SPARK_HOME=str(home), SPARK_CONF_DIR=str(conf_dir), SPARK_LOCAL_IP=LOOPBACK,
-                   SPARK_DAEMON_MEMORY=DAEMON_MEMORY, SPARK_LOG_DIR=str(root / "logs"),
+                   SPARK_DAEMON_MEMORY=DAEMON_MEMORY, SPARK_DAEMON_JAVA_OPTS=QUICK_JVM,
+                   SPARK_LOG_DIR=str(root / "logs"),
                    SPARK_NO_DAEMONIZE="1")
         port, ui = free_port(), free_port()
         master = ManagedProcess(

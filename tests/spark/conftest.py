@@ -1,4 +1,5 @@
-"""One local Spark session (``local[2]``) for every Spark test: small memory, no UI, quiet."""
+"""One local Spark session (``local[2]``) for every Spark test: small memory, no UI, quiet, the
+driver's JVM with the client compiler only (harness.jvm_start)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import os
 import sys
 
 import pytest
+from harness.jvm_start import QUICK_JVM
 from harness.peers import require_java
 
 from .builtin_connector import package
@@ -55,6 +57,7 @@ def spark(builtin_package):
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.python.worker.reuse", "true")
         .config("spark.log.level", "ERROR")
+        .config("spark.driver.extraJavaOptions", QUICK_JVM)
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

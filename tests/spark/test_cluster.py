@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 from harness import create_topic, unique_topic
+from harness.jvm_start import spark_submit_args
 from harness.peers import require_java
 from harness.spark_cluster import SparkCluster
 
@@ -51,7 +52,7 @@ def cluster(tmp_path_factory):
 
 
 def driver_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYSPARK_SUBMIT_ARGS"}
+    env = {**os.environ, "PYSPARK_SUBMIT_ARGS": spark_submit_args()}
     env["PYTHONPATH"] = str(ROOT)  # the driver imports this tree; executors: see the driver
     return env
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 from harness import create_topic, unique_topic
+from harness.jvm_start import spark_submit_args
 from pyspark.sql import functions as F
 
 import kafka_fast.spark as kspark
@@ -441,7 +442,7 @@ def test_reads_print_nothing_to_stderr(kafka, tmp_path):
     topic = unique_topic("ds-quiet")
     create_topic(kafka, topic, 3)
     produce_exact(kafka, topic, [(i % 3, None, b"q%d" % i, BASE_TS + i) for i in range(90)])
-    env = {k: v for k, v in os.environ.items() if k != "PYSPARK_SUBMIT_ARGS"}
+    env = {**os.environ, "PYSPARK_SUBMIT_ARGS": spark_submit_args()}
     done = subprocess.run([sys.executable, "-c", QUIET_READS, kafka.bootstrap, topic],
                           capture_output=True, text=True, timeout=280, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
