@@ -39,9 +39,9 @@ HEAP = "-Xmx512m"
 JVM_OPTIONS = [HEAP, "-Xms64m", "-XX:+UseSerialGC", "-Xss512k", "-Djava.awt.headless=true"]
 #: In test sessions (this module loaded as a pytest plugin), which start and stop many nodes
 #: under light load: the client compiler only (HotSpot's optimising compiler costs more CPU
-#: than its faster code gives back there; measured on one node: 8.6 against 5.3 CPU s to
-#: start, 2.8 against 1.3 for 200k records), and the classes from a trained class-data
-#: archive (2.6 CPU s to start with it). Benchmarks, which import this module but are no
+#: than its faster code gives back there), and the classes from a trained class-data archive
+#: (one node measured: 6.9 CPU s to start and 2.2 for 200k records at HotSpot's defaults,
+#: 2.6 and 1.1 this way). Benchmarks, which import this module but are no
 #: pytest session, run the nodes at HotSpot's defaults.
 QUICK_START_OPTIONS = [jvm_start.TOLERANT, jvm_start.CLIENT_COMPILER]
 _quick_start = False
