@@ -27,7 +27,8 @@ def test_soak_under_restarts_and_toxics(tmp_path, chaos_seed):
     require_toxiproxy()
     seconds = env_int("SOAK_SECONDS", 180, minimum=60)
     settings = SoakSettings(seconds=seconds, rate=50, restart_every=60.0, seed=chaos_seed)
-    cluster = start_proxied_cluster(tmp_path / "cluster", RESTART_TIMEOUT)
+    # Brokers loaded for minutes run as users run them: HotSpot's optimising compiler.
+    cluster = start_proxied_cluster(tmp_path / "cluster", RESTART_TIMEOUT, client_compiler=False)
     try:
         result = run_soak(cluster, tmp_path / "soak", settings)
     finally:
