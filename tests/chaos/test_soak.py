@@ -27,8 +27,7 @@ def test_soak_under_restarts_and_toxics(tmp_path, chaos_seed):
     require_toxiproxy()
     seconds = env_int("SOAK_SECONDS", 180, minimum=60)
     settings = SoakSettings(seconds=seconds, rate=50, restart_every=60.0, seed=chaos_seed)
-    # Brokers loaded for minutes run as users run them: HotSpot's optimising compiler.
-    cluster = start_proxied_cluster(tmp_path / "cluster", RESTART_TIMEOUT, client_compiler=False)
+    cluster = start_proxied_cluster(tmp_path / "cluster", RESTART_TIMEOUT)
     try:
         result = run_soak(cluster, tmp_path / "soak", settings)
     finally:

@@ -142,9 +142,8 @@ def pytest_configure(config: pytest.Config) -> None:
     _quick_start = True
 
 
-def _start_options(java: str, libs: Path, client_compiler: bool) -> list[str]:
-    """The JVM options that make a node of ``libs`` start quickly in a test session (with
-    the client compiler only when ``client_compiler``)."""
+def _start_options(java: str, libs: Path) -> list[str]:
+    """The JVM options that make a node of ``libs`` start quickly in a test session."""
     if not _quick_start:
         return []
     if libs not in _archives:
@@ -156,8 +155,7 @@ def _start_options(java: str, libs: Path, client_compiler: bool) -> list[str]:
             warnings.warn(f"no class-data archive for {libs}: {exc}", stacklevel=1)
             _archives[libs] = None
     archive = _archives[libs]
-    return [*(QUICK_START_OPTIONS if client_compiler else [jvm_start.TOLERANT]),
-            *([f"-XX:SharedArchiveFile={archive}"] if archive else [])]
+    return [*QUICK_START_OPTIONS, *([f"-XX:SharedArchiveFile={archive}"] if archive else [])]
 
 
 def _train_archive(libs: Path, path: Path) -> None:
@@ -248,18 +246,15 @@ class KafkaNode:
     ``ports`` maps listener names (PLAINTEXT, CONTROLLER, SASL, SSL, CLIENT) to ports, fixed
     for the node's lifetime so a restarted node comes back at the same addresses;
     ``advertised`` maps a listener to the port it is advertised at when another (a proxy's);
-    ``quick_start`` False starts it without ``QUICK_START_OPTIONS`` even in a test session,
-    ``client_compiler`` False with HotSpot's optimising compiler (but the class archive).
+    ``quick_start`` False starts it without ``QUICK_START_OPTIONS`` even in a test session.
     """
 
     def __init__(self, node_id: int, workdir: Path, ports: dict[str, int],
                  settings: dict[str, str], libs: Path,
                  jvm_options: tuple[str, ...] = (),
-                 advertised: dict[str, int] | None = None, quick_start: bool = True,
-                 client_compiler: bool = True) -> None:
+                 advertised: dict[str, int] | None = None, quick_start: bool = True) -> None:
         self.node_id = node_id
         self.quick_start = quick_start
-        self.client_compiler = client_compiler
         self.advertised = dict(advertised or {})
         self.jvm_options = list(jvm_options)
         self.workdir = workdir
@@ -289,8 +284,7 @@ class KafkaNode:
         java = java_binary()
         if java is None:
             raise KafkaUnavailable("java not found")
-        quick = (_start_options(java, self.libs, self.client_compiler) if self.quick_start
-                 else [])
+        quick = _start_options(java, self.libs) if self.quick_start else []
         return [java, *JVM_OPTIONS, *quick, *self.jvm_options,
                 f"-Dlog4j2.configurationFile={self.log4j_path}",
                 f"-Dlog4j.configuration=file:{self.log4j1_path}", "-cp", f"{self.libs}/*", main, *args]
@@ -597,8 +591,7 @@ def start_apache_kafka(workdir: Path, brokers: int = 1, secure: bool = False,
                        timeout: float = START_TIMEOUT,
                        jvm_options: tuple[str, ...] = (),
                        version: str | None = None,
-                       client_ports: dict[int, int] | None = None,
-                       client_compiler: bool = True) -> ApacheKafka:
+                       client_ports: dict[int, int] | None = None) -> ApacheKafka:
     """Format and start ``brokers`` combined broker/controller nodes and wait until ready.
 
     ``secure`` adds the SASL listener and StandardAuthorizer (one node only), and the
@@ -609,9 +602,7 @@ def start_apache_kafka(workdir: Path, brokers: int = 1, secure: bool = False,
     java command, e.g. ``-D`` system properties; ``version`` picks the fetched Kafka release,
     default the pom's kafka.version; ``client_ports`` maps each node id to a port, e.g. a
     proxy's, at which a CLIENT listener of that node is advertised, so clients bootstrapped
-    there reach every broker through it while the brokers talk on PLAINTEXT;
-    ``client_compiler`` False runs the nodes with HotSpot's optimising compiler even in a
-    test session, for a test that loads them for minutes). A port taken by someone else between
+    there reach every broker through it while the brokers talk on PLAINTEXT). A port taken by someone else between
     choosing and binding it is retried with new ports. Raises KafkaUnavailable when Java
     or the jars are missing.
     """
@@ -620,7 +611,7 @@ def start_apache_kafka(workdir: Path, brokers: int = 1, secure: bool = False,
             return _start_once(workdir / f"attempt{attempt}", brokers, secure, tls_pem,
                                ca_path, wrong_ca_path, settings or {}, node_settings or {},
                                timeout, jvm_options, version or kafka_version(),
-                               client_ports or {}, client_compiler)
+                               client_ports or {})
         except _PortTaken:
             if attempt == START_ATTEMPTS:
                 raise
@@ -653,7 +644,7 @@ def _start_once(workdir: Path, brokers: int, secure: bool, tls_pem: Path | None,
                 ca_path: str | None, wrong_ca_path: str | None, settings: dict[str, str],
                 per_node: dict[int, dict[str, str]], timeout: float,
                 jvm_options: tuple[str, ...], version: str,
-                client_ports: dict[int, int], client_compiler: bool) -> ApacheKafka:
+                client_ports: dict[int, int]) -> ApacheKafka:
     libs = kafka_libs(version)
     ids = list(range(1, brokers + 1))
     names = ["PLAINTEXT", "CONTROLLER"]
@@ -686,7 +677,7 @@ def _start_once(workdir: Path, brokers: int, secure: bool, tls_pem: Path | None,
         node_settings.update(settings)
         node_settings.update(per_node.get(i, {}))
         nodes[i] = KafkaNode(i, workdir / f"node{i}", ports[i], node_settings, libs,
-                             jvm_options, advertised, client_compiler=client_compiler)
+                             jvm_options, advertised)
     cluster = ApacheKafka(nodes, version, ca_path, wrong_ca_path)
     cluster_id = new_cluster_id()
     with ThreadPoolExecutor(len(ids)) as pool:

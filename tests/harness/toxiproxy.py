@@ -180,16 +180,14 @@ class ProxiedCluster:
         self.server.stop()
 
 
-def start_proxied_cluster(workdir: Path, timeout: float = START_TIMEOUT,
-                          client_compiler: bool = True) -> ProxiedCluster:
+def start_proxied_cluster(workdir: Path, timeout: float = START_TIMEOUT) -> ProxiedCluster:
     """Toxiproxy and three Kafka nodes, one proxy in front of each node's CLIENT listener
-    (``timeout``: seconds the nodes may take to start; ``client_compiler``: as for
-    ``start_apache_kafka``)."""
+    (``timeout``: seconds the nodes may take to start)."""
     server = Toxiproxy(workdir / "toxiproxy")
     listen = {i: reserved_port() for i in (1, 2, 3)}
     try:
         cluster = start_apache_kafka(workdir / "kafka", brokers=3, client_ports=listen,
-                                     timeout=timeout, client_compiler=client_compiler)
+                                     timeout=timeout)
     except BaseException:
         server.stop()
         raise

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 from harness import jvm_start
-from harness.apache_kafka import QUICK_START_OPTIONS, require_apache_kafka, start_apache_kafka
+from harness.apache_kafka import QUICK_START_OPTIONS
 
 
 def test_a_session_node_runs_with_the_client_compiler_and_maps_the_archive(apache_kafka):
@@ -21,18 +21,6 @@ def test_a_session_node_runs_with_the_client_compiler_and_maps_the_archive(apach
     # refused with a [cds] warning in the JVM's output (the node's log).
     assert archive in Path(f"/proc/{node.pid}/maps").read_text()
     assert "[cds]" not in node.log_tail(1 << 20)
-
-
-def test_nodes_loaded_for_minutes_keep_the_optimising_compiler_and_use_the_archive(tmp_path):
-    require_apache_kafka()
-    cluster = start_apache_kafka(tmp_path, brokers=1, client_compiler=False)
-    try:
-        (node,) = cluster.nodes.values()
-        argv = Path(f"/proc/{node.pid}/cmdline").read_bytes().decode().split("\0")
-        assert jvm_start.CLIENT_COMPILER not in argv
-        assert any(a.startswith("-XX:SharedArchiveFile=") for a in argv)
-    finally:
-        cluster.discard()
 
 
 def test_the_archive_is_trained_once_for_concurrent_callers(tmp_path):
