@@ -36,6 +36,9 @@ PARTITIONS = 3
 DRAIN = 240.0
 #: Seconds without input after which examples/exactly_once.py's loop returns (then restarts).
 IDLE = 10.0
+#: Errors of a lost connection, counted only; the others' texts are kept (the first TEXTS).
+CONNECTION_ERRORS = ("_TRANSPORT", "_ALL_BROKERS_DOWN")
+TEXTS = 20
 CLIENT = {"request.timeout.ms": 5000, "socket.connection.setup.timeout.ms": 5000}
 
 
@@ -58,7 +61,11 @@ class Transformer(threading.Thread):
         self.attempted = 0  # queued in a transaction (committed or aborted), as it goes
         self.runs = 0
         self.restarts: list[str] = []  # non-fatal errors that stopped the loop
+        self.restart_texts: list[str] = []  # what they said (with the time into the run)
         self.errors: list[str] = []
+        #: what errors other than lost connections said, with the time (at most TEXTS)
+        self.error_texts: list[str] = []
+        self.started = time.monotonic()
         self.exception: str = ""
 
     def run(self) -> None:
@@ -91,6 +98,7 @@ class Transformer(threading.Thread):
                     if exc.args[0].fatal():
                         raise
                     self.restarts.append(exc.args[0].name())
+                    self.restart_texts.append(self._stamped(exc.args[0]))
                 finally:
                     producer.close()
                     consumer.close()
@@ -99,6 +107,11 @@ class Transformer(threading.Thread):
 
     def _error(self, err: Any) -> None:
         self.errors.append(err.name())
+        if err.name() not in CONNECTION_ERRORS and len(self.error_texts) < TEXTS:
+            self.error_texts.append(self._stamped(err))
+
+    def _stamped(self, err: Any) -> str:
+        return f"{time.monotonic() - self.started:.1f}s {err.name()}: {err.str()}"
 
     def _attempt(self, msgs: list[Any]) -> None:
         self.attempted += len(msgs)
@@ -173,6 +186,8 @@ def main(bootstrap: str, source: str, target: str, records: int, seconds: float,
         "transformer_restarts": dict(Counter(transformer.restarts)),
         "transformer_exception": transformer.exception,
         "transformer_errors": dict(Counter(transformer.errors)),
+        "transformer_error_texts": transformer.error_texts,
+        "transformer_restart_texts": transformer.restart_texts,
         "group_missing": len(missing), "group_missing_first": missing[:10],
         "group_repeated": sum(c - 1 for c in group.seen.values()),
         "group_exception": group.exception, "group_errors": dict(Counter(group.errors)),
