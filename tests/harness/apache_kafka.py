@@ -41,9 +41,8 @@ JVM_OPTIONS = [HEAP, "-Xms64m", "-XX:+UseSerialGC", "-Xss512k", "-Djava.awt.head
 #: under light load: the client compiler only (HotSpot's optimising compiler costs more CPU
 #: than its faster code gives back there), and the classes from a trained class-data archive
 #: (one node measured: 6.9 CPU s to start and 2.2 for 200k records at HotSpot's defaults,
-#: 2.6 and 1.1 this way). Benchmarks, which import this module but are no
-#: pytest session, run the nodes at HotSpot's defaults.
-QUICK_START_OPTIONS = [jvm_start.TOLERANT, jvm_start.CLIENT_COMPILER]
+#: 2.6 and 1.1 this way): ``jvm_start.QUICK_OPTIONS``. Benchmarks, which import this module
+#: but are no pytest session, run the nodes at HotSpot's defaults.
 _quick_start = False
 _archives: dict[Path, Path | None] = {}
 
@@ -137,7 +136,7 @@ def _pom_property(name: str) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """A test session starts its nodes quickly (``QUICK_START_OPTIONS``)."""
+    """A test session starts its nodes quickly (``jvm_start.QUICK_OPTIONS``, the archive)."""
     global _quick_start
     _quick_start = True
 
@@ -155,7 +154,8 @@ def _start_options(java: str, libs: Path) -> list[str]:
             warnings.warn(f"no class-data archive for {libs}: {exc}", stacklevel=1)
             _archives[libs] = None
     archive = _archives[libs]
-    return [*QUICK_START_OPTIONS, *([f"-XX:SharedArchiveFile={archive}"] if archive else [])]
+    return [*jvm_start.QUICK_OPTIONS,
+            *([f"-XX:SharedArchiveFile={archive}"] if archive else [])]
 
 
 def _train_archive(libs: Path, path: Path) -> None:
@@ -246,7 +246,7 @@ class KafkaNode:
     ``ports`` maps listener names (PLAINTEXT, CONTROLLER, SASL, SSL, CLIENT) to ports, fixed
     for the node's lifetime so a restarted node comes back at the same addresses;
     ``advertised`` maps a listener to the port it is advertised at when another (a proxy's);
-    ``quick_start`` False starts it without ``QUICK_START_OPTIONS`` even in a test session.
+    ``quick_start`` False starts it without the quick start's options even in a test session.
     """
 
     def __init__(self, node_id: int, workdir: Path, ports: dict[str, int],

@@ -22,8 +22,10 @@ from pathlib import Path
 TOLERANT = "-XX:+IgnoreUnrecognizedVMOptions"
 #: HotSpot's client compiler (C1) only.
 CLIENT_COMPILER = "-XX:TieredStopAtLevel=1"
-#: Both, as one option string (Spark's ``extraJavaOptions``).
-QUICK_JVM = f"{TOLERANT} {CLIENT_COMPILER}"
+#: Both, as a java command's arguments and as one option string (Spark's
+#: ``extraJavaOptions``).
+QUICK_OPTIONS = (TOLERANT, CLIENT_COMPILER)
+QUICK_JVM = " ".join(QUICK_OPTIONS)
 
 
 def spark_submit_args() -> str:

@@ -34,7 +34,7 @@ from harness.apache_kafka import (
     start_apache_kafka,
     wait_for_login,
 )
-from harness.jvm_start import QUICK_JVM
+from harness.jvm_start import QUICK_OPTIONS
 from harness.ports import LOOPBACK, free_port
 from harness.process import ManagedProcess
 
@@ -110,7 +110,7 @@ class MockOAuth2Server:
         java = java_binary()
         assert java is not None
         self.process = ManagedProcess(
-            [java, "-Xmx128m", "-XX:+UseSerialGC", *QUICK_JVM.split(), "-cp", f"{libs}/*",
+            [java, "-Xmx128m", "-XX:+UseSerialGC", *QUICK_OPTIONS, "-cp", f"{libs}/*",
              MAIN], self.log_path,
             env={"SERVER_PORT": str(self.port), "SERVER_HOSTNAME": LOOPBACK,
                  "JSON_CONFIG": _json_config(keystore)})

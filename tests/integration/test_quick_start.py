@@ -8,13 +8,12 @@ import threading
 from pathlib import Path
 
 from harness import jvm_start
-from harness.apache_kafka import QUICK_START_OPTIONS
 
 
 def test_a_session_node_runs_with_the_client_compiler_and_maps_the_archive(apache_kafka):
     (node,) = apache_kafka.nodes.values()
     argv = Path(f"/proc/{node.pid}/cmdline").read_bytes().decode().split("\0")
-    assert set(QUICK_START_OPTIONS) <= set(argv)
+    assert set(jvm_start.QUICK_OPTIONS) <= set(argv)
     (archive,) = [a.split("=", 1)[1] for a in argv if a.startswith("-XX:SharedArchiveFile=")]
     assert Path(archive).stat().st_size > 1 << 20
     # HotSpot maps an archive it accepted; one that does not match the classpath is

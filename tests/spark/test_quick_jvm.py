@@ -11,4 +11,3 @@ def test_the_shared_sessions_driver_runs_with_the_client_compiler(spark):
     arguments = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
                      .getInputArguments())
     assert CLIENT_COMPILER in arguments
-
