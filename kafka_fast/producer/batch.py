@@ -81,7 +81,7 @@ class ProducerBatch:
         "part", "builder", "payload", "count", "size", "created", "entries",
         "base_sequence", "stamp", "attempts", "retry_at",
         "error", "base_offset", "log_append_time", "order", "sent_at", "reported", "encoding",
-        "topic_id", "in_doubt", "__weakref__",
+        "topic_id", "in_doubt", "last_error", "__weakref__",
     )
 
     def __init__(self, part: Any, count: int, size: int, created: float, entries: Any,
@@ -103,6 +103,8 @@ class ProducerBatch:
         self.in_doubt = False
         self.stamp = UNSTAMPED  # (producer_id, epoch, base_sequence) the payload carries
         self.attempts = 0
+        #: the error of the last attempt that is being retried (None: not retried)
+        self.last_error: Any = None
         self.retry_at = 0.0
         self.error: Any = None
         self.base_offset = -1

@@ -92,7 +92,8 @@ class Sender:
         if self.identity is not None:
             self.identity.on_new_epoch = self._reset_sequences
         #: A transactional producer plugs in here: ``ready(ps) -> bool`` gates sending to a
-        #: partition (AddPartitionsToTxn first), ``batch_failed(batch, err)`` sees failures.
+        #: partition (AddPartitionsToTxn first), ``sending(ps) -> bool`` says so without side
+        #: effects, ``batch_failed(batch, err)`` sees failures.
         self.txn_hook: Any = None
         self.transactional = False
         self.queued: dict[PartitionState, None] = {}  # partitions with sealed batches
@@ -260,8 +261,10 @@ class Sender:
         if timeout != float("inf"):
             for ps in list(self.queued):
                 sealed = ps.sealed
-                while sealed and now - sealed[0].created > timeout:
-                    self._expired(sealed.popleft())
+                if sealed and now - sealed[0].created > timeout:
+                    why = self._held_reason(ps, now)
+                    while sealed and now - sealed[0].created > timeout:
+                        self._expired(sealed.popleft(), why)
         probe = now >= self.next_topic_probe
         for t in list(acc.topics.values()):
             if not t.pending:
@@ -287,10 +290,42 @@ class Sender:
         if self.identity is not None:
             self.identity.request_bump()
 
-    def _expired(self, batch: ProducerBatch) -> None:
+    def _expired(self, batch: ProducerBatch, why: str) -> None:
         if self.idempotent and batch.base_sequence >= 0:
             self._bump()  # its sequence numbers will never be acknowledged
-        self._finish(batch, KafkaError.of(KafkaError._MSG_TIMED_OUT, "Local: Message timed out"))
+        last = batch.last_error
+        tried = f"; last error: {last.str()}" if last is not None else ""
+        self._finish(batch, KafkaError.of(KafkaError._MSG_TIMED_OUT, (
+            f"Local: Message timed out ({batch.count} record(s) of {batch.part.topic} "
+            f"[{batch.part.partition}] waited {self.delivery_timeout:g} s: {why}{tried})")))
+
+    def _held_reason(self, ps: PartitionState, now: float) -> str:
+        """Why the head batch of ``ps`` is not on its way to the broker (for the message of a
+        time-out): what ``_sendable`` and ``_drain`` wait for."""
+        head = ps.sealed[0]
+        if self.idempotent and ps.inflight and (
+                ps.resync or ps.acked_seq == 0 or len(ps.inflight) >= MAX_IDEMPOTENT_IN_FLIGHT):
+            return (f"{len(ps.inflight)} earlier batch(es) of the partition still awaited "
+                    f"an answer (idempotent order)")
+        if head.retry_at > now or ps.backoff_until > now:
+            return "it was backing off before a retry"
+        if not head.encoded():
+            return "it was still being compressed"
+        hook = self.txn_hook
+        if hook is not None and not hook.sending(ps):
+            return "the transaction was not ready to send to the partition"
+        client = self.client
+        leader = client.cluster.leader(ps.topic, ps.partition)
+        if leader is None:
+            return "no leader was known for the partition"
+        if leader not in client.cluster.brokers:
+            return f"its leader, broker {leader}, was missing from the metadata"
+        lane = self.lanes[ps.partition % len(self.lanes)]
+        state = client.connection_state(leader, lane)
+        if state != "READY":
+            return f"no connection to its leader, broker {leader} ({state})"
+        return (f"the connection to its leader, broker {leader}, had no room "
+                f"({self.conn_requests.get((leader, lane), 0)} produce requests awaited)")
 
     # -- draining --------------------------------------------------------------------------
     def _sendable(self, ps: PartitionState, now: float) -> bool:
@@ -608,11 +643,9 @@ class Sender:
 
     def _retry(self, batch: ProducerBatch, err: KafkaError, now: float,
                count_attempt: bool = True) -> None:
+        batch.last_error = err
         if now - batch.created > self.delivery_timeout:
-            if self.idempotent and batch.base_sequence >= 0:
-                self._bump()
-            self._finish(batch, KafkaError.of(
-                KafkaError._MSG_TIMED_OUT, f"Local: Message timed out (last error: {err.str()})"))
+            self._expired(batch, "its last attempt failed")
             return
         if count_attempt:
             batch.attempts += 1

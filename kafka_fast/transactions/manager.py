@@ -169,6 +169,13 @@ class TransactionManager:
                 self._schedule_adds()
             return False
 
+    def sending(self, part: Any) -> bool:
+        """Whether batches for ``part`` may be sent now, without side effects (``ready``
+        asks for the partition to be added)."""
+        with self._lock:
+            return self._state in SENDING_STATES and (
+                self._tv2 or (part.topic, part.partition) in self._in_txn)
+
     def maybe_add_partitions(self, tps: Iterable[TopicPart]) -> Future:
         """A Future resolved once every ``(topic, partition)`` is in the open transaction
         (at once if they are, or with transactions v2); failed with the transaction's error."""

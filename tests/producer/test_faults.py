@@ -413,3 +413,31 @@ def test_a_batch_that_cannot_be_encoded_fails_alone(kafka, monkeypatch):
     assert "batch cannot be encoded: MemoryError('no room for the batch')" in e1.str()
     assert (e2, v2, o2) == (None, b"r2", 1)
     _assert_exactly_once_in_order(kafka, topic, 1, 2, {0: [b"r0", b"r2"]})
+
+
+def test_a_timed_out_record_says_what_it_waited_for(fresh_mock_cluster):
+    cluster = fresh_mock_cluster
+    topic = unique_topic("held")
+    create_topic(cluster, topic, 1)
+    cluster.set_leader(topic, 0, 2)
+    reports = []
+    conf = cluster.client_config({"message.timeout.ms": 1500, "acks": "all"})
+    with Producer(conf) as p:
+        assert p.list_topics(topic, 10).topics[topic].partitions[0].leader == 2
+        cluster.broker_down(2)
+        p.produce(topic, b"held", on_delivery=lambda e, m: reports.append((e, m.value())))
+        p.flush(10)
+        cluster.broker_up(2)
+        # A retried record names the error of its last attempt.
+        cluster.push_errors(PRODUCE, [KafkaError.NOT_ENOUGH_REPLICAS] * 200)
+        p.produce(topic, b"refused", on_delivery=lambda e, m: reports.append((e, m.value())))
+        p.flush(10)
+        cluster.clear_errors(PRODUCE)
+    assert [(e.code(), v) for e, v in reports] == [
+        (KafkaError._MSG_TIMED_OUT, b"held"), (KafkaError._MSG_TIMED_OUT, b"refused")]
+    held, refused = (e.str() for e, _ in reports)
+    # (the mock cluster leaves a broker that is down out of its metadata)
+    assert held == (f"Local: Message timed out (1 record(s) of {topic} [0] waited 1.5 s: "
+                    f"its leader, broker 2, was missing from the metadata)"), held
+    assert "last error: Broker: Messages are rejected since there are fewer in-sync" in refused, \
+        refused
