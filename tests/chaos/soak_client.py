@@ -12,9 +12,11 @@ records, reporting progress every second and its ledger at the end.
 - a consumer group (auto commit) reads ``SOURCE`` and counts every record it is given.
 
 Each second a JSON line ``{"delivered": .., "transformed": .., "grouped": ..}`` (delivery
-reports, records put in a transaction, distinct records the group saw) goes to stdout; at the end (every workload done, or its drain time out) ``RESULT_PATH`` gets the
-delivery reports per partition, what the group missed or saw twice, errors told to
-``error_cb`` and any exception, as JSON.
+reports, records put in a transaction, distinct records the group saw) goes to stdout; at
+the end (every workload done, or its drain time out) ``RESULT_PATH`` gets the delivery
+reports per partition, what the group missed or saw twice, errors told to ``error_cb``, any
+exception and, when the transactional loop stalled, its producer's statistics at the time,
+as JSON.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ IDLE = 10.0
 #: Errors of a lost connection, counted only; the others' texts are kept (the first TEXTS).
 CONNECTION_ERRORS = ("_TRANSPORT", "_ALL_BROKERS_DOWN")
 TEXTS = 20
+#: Seconds without a transaction after which the transformer's producer statistics are kept
+#: (the state behind a stall: brokers' connections, each partition's queue and leader).
+STALL = 60.0
 CLIENT = {"request.timeout.ms": 5000, "socket.connection.setup.timeout.ms": 5000}
 
 
@@ -67,6 +72,10 @@ class Transformer(threading.Thread):
         self.error_texts: list[str] = []
         self.started = time.monotonic()
         self.exception: str = ""
+        self.last_stats = ""  # the producer's latest statistics (JSON)
+        #: the statistics of the first stall past STALL seconds (JSON), with when it began
+        self.stall_stats = ""
+        self.stall_began = 0.0
 
     def run(self) -> None:
         _examples()
@@ -82,7 +91,8 @@ class Transformer(threading.Thread):
                 producer = Producer({
                     "bootstrap.servers": self.bootstrap,
                     "transactional.id": f"soak-tid-{self.source}",
-                    "transaction.timeout.ms": 60000, "error_cb": self._error, **CLIENT})
+                    "transaction.timeout.ms": 60000, "error_cb": self._error,
+                    "statistics.interval.ms": 5000, "stats_cb": self._stats, **CLIENT})
                 self.runs += 1
                 try:
                     consumer.subscribe([self.source])
@@ -109,6 +119,15 @@ class Transformer(threading.Thread):
         self.errors.append(err.name())
         if err.name() not in CONNECTION_ERRORS and len(self.error_texts) < TEXTS:
             self.error_texts.append(self._stamped(err))
+
+    def _stats(self, stats: str) -> None:
+        self.last_stats = stats
+
+    def watch(self, stalled_for: float) -> None:
+        """Keep the producer's statistics once the loop has made no progress for STALL s."""
+        if stalled_for >= STALL and not self.stall_stats:
+            self.stall_stats = self.last_stats
+            self.stall_began = round(time.monotonic() - self.started - stalled_for, 1)
 
     def _stamped(self, err: Any) -> str:
         return f"{time.monotonic() - self.started:.1f}s {err.name()}: {err.str()}"
@@ -168,10 +187,15 @@ def main(bootstrap: str, source: str, target: str, records: int, seconds: float,
         return {"delivered": sum(len(v) for v in producer.delivered.values()),
                 "transformed": transformer.attempted, "grouped": len(group.seen)}
 
+    attempted, since = -1, time.monotonic()
     while any(w.is_alive() for w in workers):
         if not producer.is_alive() and deadline[0] == float("inf"):
             deadline[0] = time.monotonic() + DRAIN
         print(json.dumps(progress()), flush=True)
+        if transformer.attempted != attempted:
+            attempted, since = transformer.attempted, time.monotonic()
+        elif transformer.is_alive():
+            transformer.watch(time.monotonic() - since)
         time.sleep(1.0)
     print(json.dumps(progress()), flush=True)
     missing = sorted(set(range(records)) - set(group.seen))
@@ -188,6 +212,9 @@ def main(bootstrap: str, source: str, target: str, records: int, seconds: float,
         "transformer_errors": dict(Counter(transformer.errors)),
         "transformer_error_texts": transformer.error_texts,
         "transformer_restart_texts": transformer.restart_texts,
+        "transformer_stall": ({"began": transformer.stall_began,
+                               "stats": json.loads(transformer.stall_stats)}
+                              if transformer.stall_stats else None),
         "group_missing": len(missing), "group_missing_first": missing[:10],
         "group_repeated": sum(c - 1 for c in group.seen.values()),
         "group_exception": group.exception, "group_errors": dict(Counter(group.errors)),

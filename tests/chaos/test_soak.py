@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.chaos, pytest.mark.timeout(900)]
 def test_soak_under_restarts_and_toxics(tmp_path, chaos_seed):
     require_apache_kafka()
     require_toxiproxy()
-    seconds = env_int("SOAK_SECONDS", 180, minimum=60)
+    seconds = env_int("SOAK_SECONDS", 180, minimum=120)
     settings = SoakSettings(seconds=seconds, rate=50, restart_every=60.0, seed=chaos_seed)
     cluster = start_proxied_cluster(tmp_path / "cluster", RESTART_TIMEOUT)
     try:
