@@ -11,7 +11,7 @@ RECORDS ?= 200000
 # together, and the files sharing a cluster or Spark session run on one worker, longest
 # groups first (tests/harness/scheduling.py). Three on two cores: much of the suite waits on
 # brokers (restarts, timeouts), not the CPU.
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 4
 XDIST := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 # The second pass of `make test`, with KAFKA_FAST_NO_EXTENSIONS=1: the pure-Python twins
 # (records, columns, CRC32C, partitioner, buffers, socket I/O) under the record engine,
