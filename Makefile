@@ -9,8 +9,9 @@ SCHEMAS ?= ../shared/kafka-protocol-4.4
 RECORDS ?= 200000
 # pytest worker processes: each starts the brokers its tests need; tests of one file stay
 # together, and the files sharing a cluster or Spark session run on one worker, longest
-# groups first (tests/harness/scheduling.py). Three on two cores: much of the suite waits on
-# brokers (restarts, timeouts), not the CPU.
+# groups first (tests/harness/scheduling.py). Four on two cores: much of the suite waits on
+# brokers (restarts, timeouts), not the CPU (docs/testing.md: 31.5 minutes with three, 29.3
+# with four).
 TEST_WORKERS ?= 4
 XDIST := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 # The second pass of `make test`, with KAFKA_FAST_NO_EXTENSIONS=1: the pure-Python twins

@@ -602,9 +602,9 @@ def start_apache_kafka(workdir: Path, brokers: int = 1, secure: bool = False,
     java command, e.g. ``-D`` system properties; ``version`` picks the fetched Kafka release,
     default the pom's kafka.version; ``client_ports`` maps each node id to a port, e.g. a
     proxy's, at which a CLIENT listener of that node is advertised, so clients bootstrapped
-    there reach every broker through it while the brokers talk on PLAINTEXT). A port taken by someone else between
-    choosing and binding it is retried with new ports. Raises KafkaUnavailable when Java
-    or the jars are missing.
+    there reach every broker through it while the brokers talk on PLAINTEXT). A port taken
+    by someone else between choosing and binding it is retried with new ports. Raises
+    KafkaUnavailable when Java or the jars are missing.
     """
     for attempt in range(1, START_ATTEMPTS + 1):
         try:
