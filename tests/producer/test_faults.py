@@ -3,11 +3,14 @@ in order per partition; plus failures that need no broker at all."""
 
 from __future__ import annotations
 
+import re
+import signal
 import socket
 import threading
 import time
 
 import pytest
+from harness.apache_kafka import require_apache_kafka, start_apache_kafka
 from harness.topics import create_topic, unique_topic
 from readback import read_confluent
 
@@ -441,3 +444,26 @@ def test_a_timed_out_record_says_what_it_waited_for(fresh_mock_cluster):
                     f"its leader, broker 2, was missing from the metadata)"), held
     assert "last error: Broker: Messages are rejected since there are fewer in-sync" in refused, \
         refused
+
+
+def test_a_record_for_a_stopped_apache_kafka_leader_says_so(tmp_path):
+    require_apache_kafka()
+    kafka = start_apache_kafka(tmp_path, brokers=1)
+    try:
+        kafka.create_topic("held", 1)
+        reports = []
+        conf = {"bootstrap.servers": kafka.bootstrap, "message.timeout.ms": 2000}
+        with Producer(conf) as p:
+            assert p.list_topics("held", 10).topics["held"].partitions[0].leader == 1
+            kafka.stop_node(1, signal.SIGKILL)
+            p.produce("held", b"v", on_delivery=lambda e, m: reports.append(e))
+            p.flush(10)
+    finally:
+        kafka.discard()
+    (err,) = reports
+    assert err.code() == KafkaError._MSG_TIMED_OUT
+    # The leader is named; whether as unreachable or as gone from the metadata depends on
+    # what the client's view held when the record expired.
+    assert re.fullmatch(r"Local: Message timed out \(1 record\(s\) of held \[0\] waited 2 s: "
+                        r"(no connection to its leader, broker 1 \(\w+\)|its leader, broker 1, "
+                        r"was missing from the metadata)\)", err.str()), err.str()
