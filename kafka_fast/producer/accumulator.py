@@ -44,7 +44,7 @@ class PartitionState(PartitionRoute):
     __slots__ = (
         "topic", "partition", "builder", "opened", "sealed", "inflight",
         "next_seq", "acked_seq", "resync", "backoff_until", "order", "pending_ready",
-        "reported_upto", "held",
+        "reported_upto", "held", "inflight_node",
     )
 
     def __init__(self, topic: str, partition: int) -> None:
@@ -59,6 +59,7 @@ class PartitionState(PartitionRoute):
         self.sealed: deque[ProducerBatch] = deque()  # in order; retries go back in front
         # The rest belongs to the I/O thread.
         self.inflight: list[ProducerBatch] = []
+        self.inflight_node = -1  # the broker ``inflight`` was sent to
         self.next_seq = 0  # next sequence number to assign (idempotence)
         self.acked_seq = 0  # sequence following the last acknowledged batch
         self.resync = False  # a batch is being retried: one request in flight at a time

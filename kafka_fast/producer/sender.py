@@ -318,6 +318,9 @@ class Sender:
         leader = client.cluster.leader(ps.topic, ps.partition)
         if leader is None:
             return "no leader was known for the partition"
+        if ps.inflight and ps.inflight_node != leader:
+            return (f"{len(ps.inflight)} earlier batch(es) of the partition still awaited "
+                    f"an answer from its previous leader, broker {ps.inflight_node}")
         if leader not in client.cluster.brokers:
             return f"its leader, broker {leader}, was missing from the metadata"
         lane = self.lanes[ps.partition % len(self.lanes)]
@@ -369,6 +372,10 @@ class Sender:
             leader = client.leader(ps.topic, ps.partition)
             if leader is None:
                 self.want_metadata.add(ps.topic)
+                continue
+            if ps.inflight and ps.inflight_node != leader:
+                # The leader moved: the previous leader answers the batches sent to it first,
+                # or a later batch could be written before an earlier one it refuses.
                 continue
             by_node.setdefault((leader, lanes[ps.partition % width]), []).append(ps)
         brokers = client.cluster.brokers
@@ -433,6 +440,7 @@ class Sender:
                     batch.base_sequence = ps.next_seq
                     ps.next_seq = (ps.next_seq + batch.count) & SEQ_MASK
                 ps.inflight.append(batch)
+                ps.inflight_node = conn[0]
             try:
                 payload = batch.wire_bytes(pid, epoch, self.transactional)
             except Exception as exc:  # the encoder failed: this batch can never be sent
