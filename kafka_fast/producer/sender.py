@@ -435,12 +435,11 @@ class Sender:
                     rest.append(ps)
                 continue
             ids[ps.topic] = topic_id
-            if self.idempotent:
-                if batch.base_sequence < 0:
-                    batch.base_sequence = ps.next_seq
-                    ps.next_seq = (ps.next_seq + batch.count) & SEQ_MASK
-                ps.inflight.append(batch)
-                ps.inflight_node = conn[0]
+            if self.idempotent and batch.base_sequence < 0:
+                batch.base_sequence = ps.next_seq
+                ps.next_seq = (ps.next_seq + batch.count) & SEQ_MASK
+            ps.inflight.append(batch)
+            ps.inflight_node = conn[0]
             try:
                 payload = batch.wire_bytes(pid, epoch, self.transactional)
             except Exception as exc:  # the encoder failed: this batch can never be sent
@@ -596,8 +595,10 @@ class Sender:
         """``batch`` was written; its report goes to ``done`` when given (queued by the
         caller with the others of its response), else to the queue at once."""
         ps = batch.part
+        _discard(ps.inflight, batch)
+        if batch.reported:
+            return  # purged while in flight: its answer changes nothing
         if self.idempotent:
-            _discard(ps.inflight, batch)
             end = (batch.base_sequence + batch.count) & SEQ_MASK
             if _seq_after(end, ps.acked_seq):
                 ps.acked_seq = end
@@ -612,9 +613,11 @@ class Sender:
 
     def _handle_error(self, batch: ProducerBatch, err: KafkaError, now: float) -> None:
         ps = batch.part
+        _discard(ps.inflight, batch)
+        if batch.reported:
+            return  # purged while in flight: never sent again
         code = err.code()
         if self.idempotent:
-            _discard(ps.inflight, batch)
             identity = self.identity
             assert identity is not None
             stale = batch.stamp[1] != identity.epoch or batch.stamp[0] != identity.producer_id

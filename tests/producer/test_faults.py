@@ -16,7 +16,8 @@ from readback import read_confluent
 
 from kafka_fast import KafkaError, KafkaException, Producer
 
-PRODUCE = 0  # API key
+PRODUCE = 0  # API keys
+INIT_PRODUCER_ID = 22
 
 
 def _values(count: int) -> list[bytes]:
@@ -273,6 +274,42 @@ def test_purge_in_flight_reports_purged_records(fresh_mock_cluster):
     assert sorted(reports) == [(KafkaError._PURGE_INFLIGHT, b"slow-%d" % i) for i in range(5)]
 
 
+@pytest.mark.parametrize("idempotent", [True, False])
+def test_a_record_purged_in_flight_is_not_sent_again_when_refused_late(fresh_mock_cluster,
+                                                                       idempotent):
+    """Purged in flight, then refused with a retriable error: the answer is ignored (no retry
+    writes the record after its report said purged)."""
+    cluster = fresh_mock_cluster
+    topic = unique_topic("purge-late")
+    create_topic(cluster, topic, 1)
+    reports = []
+    conf = cluster.client_config({"enable.idempotence": idempotent, "retry.backoff.ms": 10})
+    with Producer(conf) as p:
+        leader = p.list_topics(topic, 10).topics[topic].partitions[0].leader
+        p.produce(topic, b"first")
+        assert p.flush(10) == 0
+        cluster.start_request_tracking()
+        cluster.push_broker_errors_rtt(leader, PRODUCE,
+                                       [(KafkaError.NOT_ENOUGH_REPLICAS, 1000)])
+        p.produce(topic, b"purged", on_delivery=lambda e, m: reports.append((e, m.value())))
+        deadline = time.monotonic() + 10
+        while cluster.broker_error_stack_cnt(leader, PRODUCE) and time.monotonic() < deadline:
+            time.sleep(0.01)  # in flight; refused in 1 s
+        p.purge(in_queue=False)
+        assert p.poll(1) == 1
+        time.sleep(1.5)  # the refusal has come
+        p.produce(topic, b"after", on_delivery=lambda e, m: reports.append((e, m.value())))
+        assert p.flush(10) == 0
+    assert [(e.code() if e else None, v) for e, v in reports] == [
+        (KafkaError._PURGE_INFLIGHT, b"purged"), (None, b"after")]
+    # "purged" sent once, "after" once; an idempotent producer takes one new epoch (for the
+    # purge's sequence gap), not a second one for a failed attempt to send "purged" again.
+    sent = [r.api_key for r in cluster.requests() if r.api_key in (PRODUCE, INIT_PRODUCER_ID)]
+    assert sent == ([PRODUCE, INIT_PRODUCER_ID, PRODUCE] if idempotent else [PRODUCE, PRODUCE])
+    got = read_confluent(cluster, topic, 1, 2, timeout=30)
+    assert [(g.offset, g.value) for g in got] == [(0, b"first"), (1, b"after")]
+
+
 def test_delivery_report_only_error(mock_cluster):
     topic = unique_topic("only-err")
     create_topic(mock_cluster, topic, 1)
@@ -418,8 +455,12 @@ def test_a_batch_that_cannot_be_encoded_fails_alone(kafka, monkeypatch):
     _assert_exactly_once_in_order(kafka, topic, 1, 2, {0: [b"r0", b"r2"]})
 
 
+@pytest.mark.parametrize("ordered", [
+    {"enable.idempotence": True},
+    {"enable.idempotence": False, "max.in.flight.requests.per.connection": 1},
+], ids=["idempotent", "one-in-flight"])
 def test_a_batch_for_a_new_leader_waits_for_the_answer_of_the_previous_one(
-        fresh_mock_cluster):
+        fresh_mock_cluster, ordered):
     """A leader moves while a batch is in flight to the previous one, which refuses it late:
     the batch behind it is not written first. (The mock cluster checks no sequence numbers of
     a producer without a transactional id, so only the client can keep the order here.)"""
@@ -428,7 +469,7 @@ def test_a_batch_for_a_new_leader_waits_for_the_answer_of_the_previous_one(
     create_topic(cluster, topic, 1, replication_factor=3)
     cluster.set_leader(topic, 0, 1)
     reports = []
-    conf = cluster.client_config({"acks": "all", "retry.backoff.ms": 10})
+    conf = cluster.client_config({"acks": "all", "retry.backoff.ms": 10, **ordered})
     with Producer(conf) as p:
         p.produce(topic, b"first")
         assert p.flush(10) == 0
