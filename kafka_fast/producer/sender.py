@@ -321,7 +321,11 @@ class Sender:
         if ps.inflight and ps.inflight_node != leader:
             return (f"{len(ps.inflight)} earlier batch(es) of the partition still awaited "
                     f"an answer from its previous leader, broker {ps.inflight_node}")
-        if leader not in client.cluster.brokers:
+        brokers = client.cluster.brokers
+        if not brokers:
+            return (f"no broker was known (every broker had been unreachable: the client went "
+                    f"back to bootstrap.servers; its leader was broker {leader})")
+        if leader not in brokers:
             return f"its leader, broker {leader}, was missing from the metadata"
         lane = self.lanes[ps.partition % len(self.lanes)]
         state = client.connection_state(leader, lane)
