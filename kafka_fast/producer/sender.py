@@ -86,6 +86,9 @@ class Sender:
         self.max_in_flight = min(
             config["max.in.flight.requests.per.connection"],
             MAX_IDEMPOTENT_IN_FLIGHT if idempotent else 1 << 30)
+        #: a partition's order is kept across retries and leader moves (idempotence, or one
+        #: request in flight per connection)
+        self.ordered = idempotent or self.max_in_flight == 1
         #: the connections of each broker that Produce requests go over (partition p: p % k)
         self.lanes = PRODUCE_LANES[:config["produce.connections.per.broker"]]
         self.identity = ProducerIdentity(client, config) if idempotent else None
@@ -318,7 +321,7 @@ class Sender:
         leader = client.cluster.leader(ps.topic, ps.partition)
         if leader is None:
             return "no leader was known for the partition"
-        if ps.inflight and ps.inflight_node != leader:
+        if ps.inflight and ps.inflight_node != leader and self.ordered:
             return (f"{len(ps.inflight)} earlier batch(es) of the partition still awaited "
                     f"an answer from its previous leader, broker {ps.inflight_node}")
         brokers = client.cluster.brokers
@@ -377,7 +380,7 @@ class Sender:
             if leader is None:
                 self.want_metadata.add(ps.topic)
                 continue
-            if ps.inflight and ps.inflight_node != leader:
+            if ps.inflight and ps.inflight_node != leader and self.ordered:
                 # The leader moved: the previous leader answers the batches sent to it first,
                 # or a later batch could be written before an earlier one it refuses.
                 continue

@@ -455,36 +455,49 @@ def test_a_batch_that_cannot_be_encoded_fails_alone(kafka, monkeypatch):
     _assert_exactly_once_in_order(kafka, topic, 1, 2, {0: [b"r0", b"r2"]})
 
 
-@pytest.mark.parametrize("ordered", [
-    {"enable.idempotence": True},
-    {"enable.idempotence": False, "max.in.flight.requests.per.connection": 1},
-], ids=["idempotent", "one-in-flight"])
+@pytest.mark.parametrize(("conf", "written"), [
+    ({"enable.idempotence": True}, [b"first", b"a", b"b"]),
+    ({"enable.idempotence": False, "max.in.flight.requests.per.connection": 1},
+     [b"first", b"a", b"b"]),
+    # No order promised (several requests in flight, no idempotence): "b" does not wait.
+    ({"enable.idempotence": False, "max.in.flight.requests.per.connection": 5},
+     [b"first", b"b", b"a"]),
+], ids=["idempotent", "one-in-flight", "unordered"])
 def test_a_batch_for_a_new_leader_waits_for_the_answer_of_the_previous_one(
-        fresh_mock_cluster, ordered):
+        fresh_mock_cluster, conf, written):
     """A leader moves while a batch is in flight to the previous one, which refuses it late:
     the batch behind it is not written first. (The mock cluster checks no sequence numbers of
     a producer without a transactional id, so only the client can keep the order here.)"""
     cluster = fresh_mock_cluster
     topic = unique_topic("handover")
-    create_topic(cluster, topic, 1, replication_factor=3)
-    cluster.set_leader(topic, 0, 1)
+    create_topic(cluster, topic, 2, replication_factor=3)
+    cluster.set_leader(topic, 0, 3)
+    cluster.set_leader(topic, 1, 1)
     reports = []
-    conf = cluster.client_config({"acks": "all", "retry.backoff.ms": 10, **ordered})
-    with Producer(conf) as p:
-        p.produce(topic, b"first")
+    # Partition 1's records go over a second connection to its leader, so the metadata
+    # asked for below is not answered after the late refusal on the first.
+    conf = {"acks": "all", "retry.backoff.ms": 10, "produce.connections.per.broker": 2, **conf}
+    with Producer(cluster.client_config(conf)) as p:
+        p.produce(topic, b"first", partition=1)
         assert p.flush(10) == 0
-        cluster.push_broker_errors_rtt(1, PRODUCE, [(KafkaError.NOT_LEADER_OR_FOLLOWER, 1500)])
-        p.produce(topic, b"a", on_delivery=lambda e, m: reports.append((e, m.value())))
+        cluster.push_broker_errors_rtt(1, PRODUCE, [(KafkaError.NOT_LEADER_OR_FOLLOWER, 3000)])
+        p.produce(topic, b"a", partition=1,
+                  on_delivery=lambda e, m: reports.append((e, m.value())))
         deadline = time.monotonic() + 10
         while cluster.broker_error_stack_cnt(1, PRODUCE) and time.monotonic() < deadline:
-            time.sleep(0.01)  # "a" reached broker 1, which answers in 1.5 s
-        cluster.set_leader(topic, 0, 2)
-        assert p.list_topics(topic, 10).topics[topic].partitions[0].leader == 2
-        p.produce(topic, b"b", on_delivery=lambda e, m: reports.append((e, m.value())))
+            time.sleep(0.01)  # "a" reached broker 1, which answers in 3 s
+        cluster.set_leader(topic, 1, 2)
+        asked = time.monotonic()
+        assert p.list_topics(topic, 10).topics[topic].partitions[1].leader == 2
+        assert time.monotonic() - asked < 2.5  # known before the refusal
+        p.produce(topic, b"b", partition=1,
+                  on_delivery=lambda e, m: reports.append((e, m.value())))
         assert p.flush(10) == 0
+    # Reports come in production order either way.
     assert reports == [(None, b"a"), (None, b"b")]
-    got = read_confluent(cluster, topic, 1, 3, timeout=30)
-    assert [(g.offset, g.value) for g in got] == [(0, b"first"), (1, b"a"), (2, b"b")]
+    got = read_confluent(cluster, topic, 2, 3, timeout=30)
+    assert [(g.partition, g.offset, g.value) for g in got] == [
+        (1, o, v) for o, v in enumerate(written)]
 
 
 def test_a_timed_out_record_says_what_it_waited_for(fresh_mock_cluster):
