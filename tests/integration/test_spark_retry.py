@@ -1,5 +1,6 @@
 """tests/harness/spark_retry.py: a Spark test failed by Spark's Python worker start timeout is
-run once more; any other failure, a second timeout, or a test without Spark is not."""
+run again, up to three runs; any other failure, a timeout on every run, or a test without
+Spark is not."""
 
 from __future__ import annotations
 
@@ -12,6 +13,11 @@ TESTS = Path(__file__).resolve().parents[1]
 CONFTEST = '''
 import pytest
 pytest_plugins = ["harness.spark_retry"]
+
+
+def pytest_configure(config):
+    import harness.spark_retry
+    harness.spark_retry.PAUSE = 0.0
 
 @pytest.fixture
 def spark():
@@ -35,7 +41,12 @@ def test_timed_out_once(spark, tmp_path):
 
 
 def test_timed_out_twice(spark):
-    _count("twice")
+    if _count("twice") <= 2:
+        raise RuntimeError("Python worker failed to connect back.")
+
+
+def test_timed_out_every_time(spark):
+    _count("always")
     raise RuntimeError("Python worker failed to connect back.")
 
 
@@ -50,7 +61,7 @@ def test_without_spark():
 
 
 def test_counts():
-    assert RUNS == {"once": 2, "twice": 2, "other": 1, "nospark": 1}
+    assert RUNS == {"once": 2, "twice": 3, "always": 3, "other": 1, "nospark": 1}
 '''
 
 
@@ -65,8 +76,8 @@ def test_only_sparks_worker_timeout_runs_a_spark_test_again(tmp_path):
     out = done.stdout
     outcomes = sorted(line.split(" ")[0] + " " + line.split("::")[1].split(" ")[0]
                       for line in out.splitlines() if line.startswith(("PASSED", "FAILED")))
-    assert outcomes == ["FAILED test_another_failure", "FAILED test_timed_out_twice",
+    assert outcomes == ["FAILED test_another_failure", "FAILED test_timed_out_every_time",
                         "FAILED test_without_spark", "PASSED test_counts",
-                        "PASSED test_timed_out_once"], out
-    assert " 2 warnings in " in out, out  # once and twice each ran again
+                        "PASSED test_timed_out_once", "PASSED test_timed_out_twice"], out
+    assert " 5 warnings in " in out, out  # once ran again once; twice and always twice each
     assert "test_timed_out_once: run again after Spark's Python worker" in out
