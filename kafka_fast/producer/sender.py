@@ -302,6 +302,12 @@ class Sender:
             f"Local: Message timed out ({batch.count} record(s) of {batch.part.topic} "
             f"[{batch.part.partition}] waited {self.delivery_timeout:g} s: {why}{tried})")))
 
+    def _awaits_previous_leader(self, ps: PartitionState, leader: int) -> bool:
+        """The leader moved while batches of ``ps`` were in flight to the previous one: an
+        ordered producer waits for those answers, or a later batch could be written before
+        an earlier one the previous leader refuses."""
+        return self.ordered and bool(ps.inflight) and ps.inflight_node != leader
+
     def _held_reason(self, ps: PartitionState, now: float) -> str:
         """Why the head batch of ``ps`` is not on its way to the broker (for the message of a
         time-out): what ``_sendable`` and ``_drain`` wait for."""
@@ -321,7 +327,7 @@ class Sender:
         leader = client.cluster.leader(ps.topic, ps.partition)
         if leader is None:
             return "no leader was known for the partition"
-        if ps.inflight and ps.inflight_node != leader and self.ordered:
+        if self._awaits_previous_leader(ps, leader):
             return (f"{len(ps.inflight)} earlier batch(es) of the partition still awaited "
                     f"an answer from its previous leader, broker {ps.inflight_node}")
         brokers = client.cluster.brokers
@@ -380,9 +386,7 @@ class Sender:
             if leader is None:
                 self.want_metadata.add(ps.topic)
                 continue
-            if ps.inflight and ps.inflight_node != leader and self.ordered:
-                # The leader moved: the previous leader answers the batches sent to it first,
-                # or a later batch could be written before an earlier one it refuses.
+            if self._awaits_previous_leader(ps, leader):
                 continue
             by_node.setdefault((leader, lanes[ps.partition % width]), []).append(ps)
         brokers = client.cluster.brokers

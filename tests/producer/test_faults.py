@@ -24,6 +24,14 @@ def _values(count: int) -> list[bytes]:
     return [b"%09d" % i for i in range(count)]
 
 
+def _until_received(cluster, broker: int) -> None:
+    """Wait until ``broker`` has taken the Produce errors pushed for it (the request is there)."""
+    deadline = time.monotonic() + 10
+    while cluster.broker_error_stack_cnt(broker, PRODUCE) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert cluster.broker_error_stack_cnt(broker, PRODUCE) == 0
+
+
 def _assert_exactly_once_in_order(broker, topic: str, partitions: int, count: int,
                                   keys_per_partition: dict[int, list[bytes]]) -> None:
     got = read_confluent(broker, topic, partitions, count, timeout=60)
@@ -292,9 +300,7 @@ def test_a_record_purged_in_flight_is_not_sent_again_when_refused_late(fresh_moc
         cluster.push_broker_errors_rtt(leader, PRODUCE,
                                        [(KafkaError.NOT_ENOUGH_REPLICAS, 1000)])
         p.produce(topic, b"purged", on_delivery=lambda e, m: reports.append((e, m.value())))
-        deadline = time.monotonic() + 10
-        while cluster.broker_error_stack_cnt(leader, PRODUCE) and time.monotonic() < deadline:
-            time.sleep(0.01)  # in flight; refused in 1 s
+        _until_received(cluster, leader)  # in flight; refused in 1 s
         p.purge(in_queue=False)
         assert p.poll(1) == 1
         time.sleep(1.5)  # the refusal has come
@@ -483,9 +489,7 @@ def test_a_batch_for_a_new_leader_waits_for_the_answer_of_the_previous_one(
         cluster.push_broker_errors_rtt(1, PRODUCE, [(KafkaError.NOT_LEADER_OR_FOLLOWER, 3000)])
         p.produce(topic, b"a", partition=1,
                   on_delivery=lambda e, m: reports.append((e, m.value())))
-        deadline = time.monotonic() + 10
-        while cluster.broker_error_stack_cnt(1, PRODUCE) and time.monotonic() < deadline:
-            time.sleep(0.01)  # "a" reached broker 1, which answers in 3 s
+        _until_received(cluster, 1)  # "a" reached broker 1, which answers in 3 s
         cluster.set_leader(topic, 1, 2)
         asked = time.monotonic()
         assert p.list_topics(topic, 10).topics[topic].partitions[1].leader == 2
